@@ -1,0 +1,334 @@
+//! The attribute's grammar, `#[retry(key = value, …)]`, and the checks on it alone.
+
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
+use syn::ext::IdentExt;
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
+
+use crate::duration;
+
+const KEYS: &[&str] = &[
+    "attempts",
+    "base",
+    "cap",
+    "jitter",
+    "on",
+    "max_elapsed",
+    "notify",
+    "sleep",
+    "policy",
+    "crate",
+];
+
+/// The keys `policy` replaces.
+const POLICY_KEYS: &[&str] = &["attempts", "base", "cap", "jitter", "max_elapsed"];
+
+const DEFAULT_BASE_NANOS: u128 = 200_000_000;
+const DEFAULT_CAP_NANOS: u128 = 30_000_000_000;
+
+/// A duration key's value: a literal parsed here, or an expression of type `Duration`.
+pub(crate) enum DurationArg {
+    Lit { nanos: u128, lit: LitStr },
+    Expr(Expr),
+}
+
+/// `attempts`: a literal checked here, or an expression of type `u32`.
+pub(crate) enum AttemptsArg {
+    Lit(u32, Span),
+    Expr(Expr),
+}
+
+/// The `jitter` kinds, by the name the attribute uses.
+pub(crate) const JITTERS: &[(&str, &str)] = &[
+    ("full", "Full"),
+    ("equal", "Equal"),
+    ("decorrelated", "Decorrelated"),
+    ("none", "None"),
+];
+
+#[derive(Default)]
+pub(crate) struct Args {
+    pub attempts: Option<AttemptsArg>,
+    pub base: Option<DurationArg>,
+    pub cap: Option<DurationArg>,
+    pub max_elapsed: Option<DurationArg>,
+    /// The runtime's variant name (`Full`…), spanned at the user's word.
+    pub jitter: Option<Ident>,
+    pub on: Option<Expr>,
+    pub notify: Option<Expr>,
+    pub sleep: Option<Expr>,
+    pub policy: Option<Expr>,
+    pub krate: Option<syn::Path>,
+    /// The `sleep` key's own name, for errors about it.
+    pub sleep_key: Option<Ident>,
+}
+
+impl Parse for Args {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let mut args = Args::default();
+        let mut seen: Vec<Ident> = Vec::new();
+        let mut errors: Option<syn::Error> = None;
+        let mut push = |e: syn::Error| match &mut errors {
+            Some(all) => all.combine(e),
+            None => errors = Some(e),
+        };
+        while !input.is_empty() {
+            let key = Ident::parse_any(input)?;
+            if !input.peek(Token![=]) {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("expected `{key} = value`: every key of #[retry] takes a value"),
+                ));
+            }
+            input.parse::<Token![=]>()?;
+            let value: Expr = input.parse()?;
+            if !input.is_empty() {
+                input.parse::<Token![,]>()?;
+            }
+            let name = key.to_string();
+            if let Some(first) = seen.iter().find(|k| **k == name) {
+                let mut e = syn::Error::new(
+                    key.span(),
+                    format!("duplicate key `{name}`: give each key once, remove this one"),
+                );
+                e.combine(syn::Error::new(
+                    first.span(),
+                    format!("`{name}` first given here"),
+                ));
+                push(e);
+                continue;
+            }
+            seen.push(key.clone());
+            if let Err(e) = args.set(&key, value) {
+                push(e);
+            }
+        }
+        if let Err(e) = args.check(&seen) {
+            push(e);
+        }
+        match errors {
+            Some(e) => Err(e),
+            None => Ok(args),
+        }
+    }
+}
+
+impl Args {
+    fn set(&mut self, key: &Ident, value: Expr) -> syn::Result<()> {
+        match key.to_string().as_str() {
+            "attempts" => self.attempts = Some(attempts(value)?),
+            "base" => self.base = Some(duration_arg(value)?),
+            "cap" => self.cap = Some(duration_arg(value)?),
+            "max_elapsed" => self.max_elapsed = Some(duration_arg(value)?),
+            "jitter" => self.jitter = Some(jitter(value)?),
+            "on" => self.on = Some(value),
+            "notify" => self.notify = Some(value),
+            "sleep" => {
+                self.sleep = Some(value);
+                self.sleep_key = Some(key.clone());
+            }
+            "policy" => self.policy = Some(value),
+            "crate" => self.krate = Some(crate_path(value)?),
+            "budget" | "give_up" => {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "`{key}` is not available in this version of retry-jitter; \
+                         valid keys are {}",
+                        list(KEYS)
+                    ),
+                ))
+            }
+            other => {
+                let hint = closest(other)
+                    .map(|k| format!(" (did you mean `{k}`?)"))
+                    .unwrap_or_default();
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!("unknown key `{other}`{hint}: valid keys are {}", list(KEYS)),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks between keys: `policy` against the keys it replaces, `cap` against `base`.
+    fn check(&self, seen: &[Ident]) -> syn::Result<()> {
+        if self.policy.is_some() {
+            if let Some(key) = seen
+                .iter()
+                .find(|k| POLICY_KEYS.contains(&k.to_string().as_str()))
+            {
+                return Err(syn::Error::new(
+                    key.span(),
+                    format!(
+                        "`{key}` cannot be combined with `policy`: the policy already sets it; \
+                         set it on the Policy instead (`Policy::new().with_{key}(…)`) \
+                         or remove `policy`"
+                    ),
+                ));
+            }
+        }
+        let lit = |arg: &Option<DurationArg>| match arg {
+            Some(DurationArg::Lit { nanos, lit }) => Some((*nanos, lit.span())),
+            _ => None,
+        };
+        let (base, cap) = (lit(&self.base), lit(&self.cap));
+        let (base_nanos, cap_nanos, span) = match (base, cap, &self.base, &self.cap) {
+            (Some((b, _)), Some((c, span)), _, _) => (b, c, span),
+            (Some((b, span)), None, _, None) => (b, DEFAULT_CAP_NANOS, span),
+            (None, Some((c, span)), None, _) => (DEFAULT_BASE_NANOS, c, span),
+            _ => return Ok(()),
+        };
+        if cap_nanos < base_nanos {
+            let (b, c) = (duration::show(base_nanos), duration::show(cap_nanos));
+            let default =
+                |arg: &Option<DurationArg>| if arg.is_none() { " (the default)" } else { "" };
+            return Err(syn::Error::new(
+                span,
+                format!(
+                    "`cap` ({c}{}) is below `base` ({b}{}): every wait would be cut to the cap; \
+                     raise `cap` to at least {b} or lower `base`",
+                    default(&self.cap),
+                    default(&self.base)
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn attempts(value: Expr) -> syn::Result<AttemptsArg> {
+    let Expr::Lit(ExprLit {
+        lit: Lit::Int(int), ..
+    }) = &value
+    else {
+        return Ok(AttemptsArg::Expr(value));
+    };
+    let n: u32 = int.base10_parse().map_err(|_| {
+        syn::Error::new(
+            int.span(),
+            "`attempts` is a `u32`: write a whole number from 1 to 4294967295",
+        )
+    })?;
+    if n == 0 {
+        return Err(syn::Error::new(
+            int.span(),
+            "`attempts = 0` would never call the function: `attempts` counts every call, \
+             the first included; write `attempts = 1` for no retries",
+        ));
+    }
+    Ok(AttemptsArg::Lit(n, int.span()))
+}
+
+fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
+    match value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => match duration::parse(&lit.value()) {
+            Ok(nanos) => Ok(DurationArg::Lit { nanos, lit }),
+            Err(msg) => Err(syn::Error::new(lit.span(), msg)),
+        },
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) => Err(syn::Error::new(
+            int.span(),
+            format!(
+                "a bare number has no unit: write a duration literal such as \"{}ms\", \
+                 or a `Duration` expression",
+                int.base10_digits()
+            ),
+        )),
+        other => Ok(DurationArg::Expr(other)),
+    }
+}
+
+fn jitter(value: Expr) -> syn::Result<Ident> {
+    let names: Vec<&str> = JITTERS.iter().map(|(name, _)| *name).collect();
+    let word = match &value {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
+        _ => None,
+    };
+    // `none` is not a keyword, but `None` would parse as a path too: accept only the words.
+    if let Some(word) = word {
+        if let Some((_, variant)) = JITTERS.iter().find(|(name, _)| word == name) {
+            return Ok(Ident::new(variant, word.span()));
+        }
+    }
+    Err(syn::Error::new(
+        value.span(),
+        format!(
+            "unknown jitter `{}`: write one of {} (default `full`)",
+            value.to_token_stream(),
+            list(&names)
+        ),
+    ))
+}
+
+fn crate_path(value: Expr) -> syn::Result<syn::Path> {
+    match &value {
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => lit.parse::<syn::Path>().map_err(|_| {
+            syn::Error::new(
+                lit.span(),
+                format!(
+                    "`{}` is not a path: write the path of the retry_jitter crate, \
+                     like `crate = \"::my_reexports::retry_jitter\"`",
+                    lit.value()
+                ),
+            )
+        }),
+        _ => Err(syn::Error::new(
+            value.span(),
+            "`crate` takes a string literal: write `crate = \"::path::to::retry_jitter\"`",
+        )),
+    }
+}
+
+fn list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The valid key closest to a misspelt one, if any is close.
+fn closest(word: &str) -> Option<&'static str> {
+    fn distance(a: &str, b: &str) -> usize {
+        let b: Vec<char> = b.chars().collect();
+        let mut row: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.chars().enumerate() {
+            let mut prev = row[0];
+            row[0] = i + 1;
+            for (j, cb) in b.iter().enumerate() {
+                let cur = row[j + 1];
+                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+                prev = cur;
+            }
+        }
+        row[b.len()]
+    }
+    KEYS.iter()
+        .map(|k| (distance(word, k), *k))
+        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
+        .min()
+        .map(|(_, k)| k)
+}
+
+impl DurationArg {
+    /// The value as a `Duration` expression.
+    pub(crate) fn to_tokens(&self, private: &TokenStream) -> TokenStream {
+        match self {
+            DurationArg::Lit { nanos, lit } => {
+                let secs = (nanos / 1_000_000_000) as u64;
+                let sub = (nanos % 1_000_000_000) as u32;
+                quote::quote_spanned!(lit.span()=> #private::Duration::new(#secs, #sub))
+            }
+            DurationArg::Expr(e) => e.to_token_stream(),
+        }
+    }
+}

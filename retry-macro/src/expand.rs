@@ -1,0 +1,202 @@
+//! The expansion: the original function, same attributes and signature, with a retry loop for
+//! a body. Sync functions hand a closure to the runtime's blocking loop; `async fn`s loop here
+//! over a non-`move` async block, one turn of the loop being the runtime's `step`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{GenericArgument, Ident, PathArguments, ReturnType, Type};
+
+use crate::args::{Args, AttemptsArg};
+use crate::item::Item;
+use crate::params;
+
+/// The whole macro: on any error, the errors **and** the function unchanged, so that call sites
+/// and IDEs keep working and the user sees one error, not a cascade.
+pub(crate) fn retry(args: TokenStream, input: TokenStream) -> TokenStream {
+    let item: Item = match syn::parse2(input.clone()) {
+        Ok(item) => item,
+        Err(e) => return with_error(e, input),
+    };
+    let args: Args = match syn::parse2(args) {
+        Ok(args) => args,
+        Err(e) => return with_error(e, input),
+    };
+    if let Err(e) = item.check(&args) {
+        return with_error(e, item.into_token_stream());
+    }
+    expand(&args, item)
+}
+
+fn with_error(error: syn::Error, item: TokenStream) -> TokenStream {
+    let mut out = error.to_compile_error();
+    out.extend(item);
+    out
+}
+
+fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+fn expand(args: &Args, mut item: Item) -> TokenStream {
+    let krate = match &args.krate {
+        Some(path) => path.to_token_stream(),
+        None => quote!(::retry_jitter),
+    };
+    let p = quote!(#krate::__private);
+    let rebind = params::rebind(&mut item.sig, &p);
+    let ReturnType::Type(_, ret) = &item.sig.output else {
+        unreachable!("Item::check rejects functions without a return type")
+    };
+    let ret_span = ret.span();
+    let ret = erase_impl_trait(ret);
+    let name = item.sig.ident.unraw().to_string();
+    let body = item.body.take().unwrap_or_default();
+
+    let policy = policy(args, &p);
+    let on = match &args.on {
+        Some(on) => {
+            let head = quote_spanned!(ret_span=> #p::classifier::<#ret, _, _>);
+            quote_spanned!(on.span()=> #head(#on))
+        }
+        None => quote!(#p::RetryAll),
+    };
+    let notify = match &args.notify {
+        Some(notify) => {
+            let head = quote_spanned!(ret_span=> #p::notifier::<#ret, _>);
+            quote_spanned!(notify.span()=> #head(#notify))
+        }
+        None => quote!(#p::NoNotify),
+    };
+
+    let (policy_l, on_l, notify_l, state_l) = (
+        local("__retry_policy"),
+        local("__retry_on"),
+        local("__retry_notify"),
+        local("__retry_state"),
+    );
+    let (out_l, delay_l, pin_l) = (
+        local("__retry_out"),
+        local("__retry_delay"),
+        local("__retry_pin"),
+    );
+    // Makes `?` and `return` in the body infer against the declared return type.
+    let pin = quote_spanned! {ret_span=>
+        if let ::core::option::Option::Some(#pin_l) = ::core::option::Option::None::<#ret> {
+            return #pin_l;
+        }
+    };
+    let setup = quote! {
+        let #policy_l: #p::Policy = #policy;
+        let #on_l = #on;
+        let #notify_l = #notify;
+    };
+
+    let new_body = if item.sig.asyncness.is_some() {
+        let (clock, sleep) = match &args.sleep {
+            Some(sleep) => (quote!(#p::now), sleep.to_token_stream()),
+            None => (quote!(#p::tokio_now), quote!(#p::tokio_sleep)),
+        };
+        quote! {
+            #setup
+            let mut #state_l = #p::RetryState::with_clock(#policy_l, #clock);
+            loop {
+                let #out_l = async {
+                    #rebind
+                    #pin
+                    { #body }
+                }
+                .await;
+                match #p::step(&mut #state_l, #out_l, &#on_l, &#notify_l, #name) {
+                    #p::ControlFlow::Break(#out_l) => return #out_l,
+                    #p::ControlFlow::Continue(#delay_l) => #sleep(#delay_l).await,
+                }
+            }
+        }
+    } else {
+        quote! {
+            #setup
+            let mut #state_l = #p::RetryState::new(#policy_l);
+            #p::run_blocking(&mut #state_l, &#on_l, &#notify_l, #name, || {
+                #rebind
+                #pin
+                { #body }
+            })
+        }
+    };
+
+    let Item {
+        attrs, vis, sig, ..
+    } = &item;
+    quote! {
+        #(#attrs)*
+        #vis #sig {
+            #new_body
+        }
+    }
+}
+
+/// The `Policy` expression: a `policy = …` key, or the defaults changed by the keys given.
+fn policy(args: &Args, p: &TokenStream) -> TokenStream {
+    if let Some(policy) = &args.policy {
+        let head = quote_spanned!(policy.span()=> #p::policy);
+        return quote!(#head(#policy));
+    }
+    let mut out = quote!(#p::Policy::new());
+    match &args.attempts {
+        Some(AttemptsArg::Lit(n, span)) => out.extend(quote_spanned!(*span=> .with_attempts(#n))),
+        Some(AttemptsArg::Expr(e)) => out.extend(quote_spanned!(e.span()=> .with_attempts(#e))),
+        None => {}
+    }
+    for (arg, setter) in [
+        (&args.base, "with_base"),
+        (&args.cap, "with_cap"),
+        (&args.max_elapsed, "with_max_elapsed"),
+    ] {
+        if let Some(arg) = arg {
+            let setter = Ident::new(setter, Span::call_site());
+            let value = arg.to_tokens(p);
+            out.extend(quote!(.#setter(#value)));
+        }
+    }
+    if let Some(jitter) = &args.jitter {
+        out.extend(quote!(.with_jitter(#p::Jitter::#jitter)));
+    }
+    out
+}
+
+/// `impl Trait` cannot be named in an expression: replace it with `_`, left to inference.
+fn erase_impl_trait(ty: &Type) -> Type {
+    let mut ty = ty.clone();
+    erase(&mut ty);
+    ty
+}
+
+fn erase(ty: &mut Type) {
+    match ty {
+        Type::ImplTrait(_) => *ty = syn::parse_quote!(_),
+        Type::Reference(r) => erase(&mut r.elem),
+        Type::Ptr(p) => erase(&mut p.elem),
+        Type::Slice(s) => erase(&mut s.elem),
+        Type::Array(a) => erase(&mut a.elem),
+        Type::Paren(p) => erase(&mut p.elem),
+        Type::Group(g) => erase(&mut g.elem),
+        Type::Tuple(t) => t.elems.iter_mut().for_each(erase),
+        Type::Path(path) => {
+            if let Some(q) = &mut path.qself {
+                erase(&mut q.ty);
+            }
+            for seg in &mut path.path.segments {
+                if let PathArguments::AngleBracketed(a) = &mut seg.arguments {
+                    for arg in &mut a.args {
+                        if let GenericArgument::Type(t) = arg {
+                            erase(t);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,132 @@
+//! The annotated function: its attributes, signature and body (kept as tokens), and the checks
+//! on it that need no types.
+
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
+use syn::parse::{Parse, ParseStream};
+use syn::spanned::Spanned;
+use syn::{Attribute, FnArg, ReturnType, Signature, Token, Visibility};
+
+use crate::args::Args;
+
+pub(crate) struct Item {
+    pub attrs: Vec<Attribute>,
+    pub vis: Visibility,
+    pub sig: Signature,
+    /// The body's tokens, braces excluded; `None` for a trait method without a body.
+    pub body: Option<TokenStream>,
+    /// The body with its braces, or the `;`, exactly as written.
+    pub tail: TokenStream,
+}
+
+impl Parse for Item {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let attrs = input.call(Attribute::parse_outer)?;
+        let vis: Visibility = input.parse()?;
+        let sig: Signature = input.parse()?;
+        if input.peek(Token![;]) {
+            let semi: Token![;] = input.parse()?;
+            return Ok(Item {
+                attrs,
+                vis,
+                sig,
+                body: None,
+                tail: semi.into_token_stream(),
+            });
+        }
+        let group: proc_macro2::Group = input.parse()?;
+        if group.delimiter() != proc_macro2::Delimiter::Brace {
+            return Err(syn::Error::new(
+                group.span(),
+                "expected the function's body `{ … }`",
+            ));
+        }
+        Ok(Item {
+            attrs,
+            vis,
+            sig,
+            body: Some(group.stream()),
+            tail: group.into_token_stream(),
+        })
+    }
+}
+
+impl ToTokens for Item {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        let Item {
+            attrs,
+            vis,
+            sig,
+            tail,
+            ..
+        } = self;
+        tokens.extend(quote!(#(#attrs)* #vis #sig #tail));
+    }
+}
+
+impl Item {
+    /// Everything that makes a function impossible to retry, each error on its token.
+    pub(crate) fn check(&self, args: &Args) -> syn::Result<()> {
+        let mut errors: Vec<syn::Error> = Vec::new();
+        let sig = &self.sig;
+        if let Some(c) = &sig.constness {
+            errors.push(syn::Error::new(
+                c.span(),
+                "`#[retry]` cannot make a `const fn` retry: waiting is not possible in const \
+                 evaluation; remove `const`",
+            ));
+        }
+        if self.body.is_none() {
+            errors.push(syn::Error::new(
+                sig.ident.span(),
+                "`#[retry]` needs a body to retry, and this trait method has none; \
+                 put `#[retry]` on the method in each `impl`, or give the method a default body",
+            ));
+        }
+        if let ReturnType::Default = sig.output {
+            errors.push(syn::Error::new(
+                sig.paren_token.span.close(),
+                "`#[retry]` needs a function that returns a `Result`: retrying decides on the \
+                 error; add a return type like `-> Result<(), MyError>`",
+            ));
+        }
+        if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
+            if r.reference.is_none() {
+                errors.push(syn::Error::new(
+                    r.span(),
+                    "`#[retry]` calls the body once per attempt, and `self` taken by value can be \
+                     used only once: take `&self` or `&mut self`",
+                ));
+            }
+        }
+        if let Some(v) = &sig.variadic {
+            errors.push(syn::Error::new(
+                v.span(),
+                "`#[retry]` cannot retry a variadic function: remove `...`",
+            ));
+        }
+        if sig.asyncness.is_none() {
+            if let (Some(key), Some(_)) = (&args.sleep_key, &args.sleep) {
+                errors.push(syn::Error::new(
+                    key.span(),
+                    "`sleep` is the timer of `async fn`s; a sync function waits with \
+                     `std::thread::sleep`: remove `sleep`",
+                ));
+            }
+        } else if args.sleep.is_none() && !cfg!(feature = "tokio") {
+            errors.push(syn::Error::new(
+                sig.asyncness.span(),
+                "an `async fn` needs a timer to wait between attempts: enable retry-jitter's \
+                 `tokio` feature, or give one with `sleep = my_runtime::sleep`",
+            ));
+        }
+        let mut errors = errors.into_iter();
+        match errors.next() {
+            None => Ok(()),
+            Some(mut first) => {
+                first.extend(errors);
+                Err(first)
+            }
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The runtime of [retry-jitter](https://docs.rs/retry-jitter): everything a retried call runs.
+//!
+//! Use it through the `retry-jitter` crate, which re-exports all of it beside the `#[retry]`
+//! attribute. It holds:
+//!
+//! - [`Backoff`]: capped exponential backoff, `c(k) = min(cap, base · 2^(k−1))`, with a
+//!   [`Jitter`] drawn under that ceiling (full jitter by default);
+//! - [`Policy`]: backoff, attempts and an optional time budget;
+//! - [`Decision`] and [`Classify`]: which errors are worth retrying;
+//! - [`RetryState`]: the per-call state every retry loop here is driven by;
+//! - [`Retry`]: the closure API, for call sites an attribute cannot reach;
+//! - [`sleep`]: timers and their clocks; [`testing`]: seeded jitter and recorded waits.
+//!
+//! ```
+//! use retry_runtime::{Policy, Retry};
+//! use std::time::Duration;
+//!
+//! let mut calls = 0;
+//! let out = Retry::new(Policy::new().with_base(Duration::from_millis(1))).call(|| {
+//!     calls += 1;
+//!     if calls < 3 { Err("not yet") } else { Ok("done") }
+//! });
+//! assert_eq!((out, calls), (Ok("done"), 3));
+//! ```
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod backoff;
+mod decision;
+mod policy;
+mod retry;
+mod rng;
+mod state;
+
+pub mod sleep;
+pub mod testing;
+
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+
+pub use backoff::{Backoff, Jitter, Schedule};
+pub use decision::{Decision, GiveUp, RetryEvent};
+pub use policy::Policy;
+pub use retry::Retry;
+pub use state::{Classify, NoNotify, Notify, RetryAll, RetryState};

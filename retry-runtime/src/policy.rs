@@ -1,0 +1,171 @@
+//! The whole retry configuration of one call site.
+
+use core::time::Duration;
+
+use crate::{Backoff, Jitter};
+
+/// Backoff, the number of attempts, and an optional time budget: everything `#[retry]` needs
+/// to know about *when* to retry. `Copy` and `const`-constructible, so it can be a `const`, a
+/// field, or built from configuration at run time (`#[retry(policy = self.policy)]`).
+///
+/// ```
+/// use retry_runtime::{Jitter, Policy};
+/// use std::time::Duration;
+///
+/// const DB: Policy = Policy::new()
+///     .with_attempts(4)
+///     .with_base(Duration::from_millis(50))
+///     .with_cap(Duration::from_secs(2))
+///     .with_jitter(Jitter::Equal)
+///     .with_max_elapsed(Duration::from_secs(5));
+/// assert_eq!(DB.attempts(), 4);
+/// assert_eq!(Policy::default(), Policy::new());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Policy {
+    backoff: Backoff,
+    attempts: u32,
+    max_elapsed: Option<Duration>,
+}
+
+impl Default for Policy {
+    /// 5 attempts, 200 ms base, 30 s cap, full jitter, no time budget.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// assert_eq!(Policy::default().attempts(), 5);
+    /// ```
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Policy {
+    /// The defaults: 5 attempts, 200 ms base, 30 s cap, full jitter, no time budget.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// assert_eq!(Policy::new().max_elapsed(), None);
+    /// ```
+    #[must_use]
+    pub const fn new() -> Self {
+        Policy {
+            backoff: Backoff::DEFAULT,
+            attempts: 5,
+            max_elapsed: None,
+        }
+    }
+
+    /// The **total** number of calls, the first included: `1` never retries.
+    ///
+    /// `0` is treated as `1`: the first call is always made.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// assert_eq!(Policy::new().with_attempts(0).attempts(), 1);
+    /// ```
+    #[must_use]
+    pub const fn with_attempts(mut self, attempts: u32) -> Self {
+        self.attempts = if attempts == 0 { 1 } else { attempts };
+        self
+    }
+
+    /// The ceiling of the first retry's wait.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    /// let p = Policy::new().with_base(Duration::from_millis(10));
+    /// assert_eq!(p.backoff().base(), Duration::from_millis(10));
+    /// ```
+    #[must_use]
+    pub const fn with_base(mut self, base: Duration) -> Self {
+        self.backoff = Backoff::new(base, self.backoff.cap()).with_jitter(self.backoff.jitter());
+        self
+    }
+
+    /// The longest single wait (a server's `RetryAfter` hint aside).
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    /// let p = Policy::new().with_cap(Duration::from_secs(1));
+    /// assert_eq!(p.backoff().ceiling(100), Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub const fn with_cap(mut self, cap: Duration) -> Self {
+        self.backoff = Backoff::new(self.backoff.base(), cap).with_jitter(self.backoff.jitter());
+        self
+    }
+
+    /// How each wait is drawn under its ceiling.
+    ///
+    /// ```
+    /// use retry_runtime::{Jitter, Policy};
+    /// assert_eq!(Policy::new().with_jitter(Jitter::None).backoff().jitter(), Jitter::None);
+    /// ```
+    #[must_use]
+    pub const fn with_jitter(mut self, jitter: Jitter) -> Self {
+        self.backoff = self.backoff.with_jitter(jitter);
+        self
+    }
+
+    /// Base, cap and jitter at once.
+    ///
+    /// ```
+    /// use retry_runtime::{Backoff, Policy};
+    /// use std::time::Duration;
+    /// let b = Backoff::new(Duration::from_millis(1), Duration::from_millis(8));
+    /// assert_eq!(Policy::new().with_backoff(b).backoff(), b);
+    /// ```
+    #[must_use]
+    pub const fn with_backoff(mut self, backoff: Backoff) -> Self {
+        self.backoff = backoff;
+        self
+    }
+
+    /// A time budget from the first call: a wait that would end past it is not slept, and the
+    /// last error is returned instead.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    /// let p = Policy::new().with_max_elapsed(Duration::from_secs(10));
+    /// assert_eq!(p.max_elapsed(), Some(Duration::from_secs(10)));
+    /// ```
+    #[must_use]
+    pub const fn with_max_elapsed(mut self, max_elapsed: Duration) -> Self {
+        self.max_elapsed = Some(max_elapsed);
+        self
+    }
+
+    /// The total number of calls allowed, the first included (at least 1).
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// assert_eq!(Policy::new().with_attempts(3).attempts(), 3);
+    /// ```
+    pub const fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The backoff: base, cap, jitter.
+    ///
+    /// ```
+    /// use retry_runtime::{Backoff, Policy};
+    /// assert_eq!(Policy::new().backoff(), Backoff::DEFAULT);
+    /// ```
+    pub const fn backoff(&self) -> Backoff {
+        self.backoff
+    }
+
+    /// The time budget, if any.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    /// assert!(Policy::new().max_elapsed().is_none());
+    /// ```
+    pub const fn max_elapsed(&self) -> Option<Duration> {
+        self.max_elapsed
+    }
+}

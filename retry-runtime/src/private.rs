@@ -1,0 +1,86 @@
+//! What `#[retry]`'s expansion calls. Not a public API: names and signatures change freely.
+
+pub use core::ops::ControlFlow;
+pub use core::time::Duration;
+
+pub use crate::retry::{run_blocking, step, IsResult};
+pub use crate::sleep::{now, sleep_blocking};
+#[cfg(feature = "tokio")]
+pub use crate::sleep::{tokio_now, tokio_sleep};
+pub use crate::{Classify, Decision, Jitter, NoNotify, Notify, Policy, RetryAll, RetryState};
+
+/// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
+/// `on = |e| e.is_timeout()` needs no annotation.
+#[inline(always)]
+pub fn classifier<R, D, F>(on: F) -> F
+where
+    R: IsResult,
+    D: Into<Decision>,
+    F: Fn(&R::Err) -> D,
+{
+    on
+}
+
+/// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`.
+#[inline(always)]
+pub fn notifier<R, F>(notify: F) -> F
+where
+    R: IsResult,
+    F: Fn(&R::Err, &crate::RetryEvent),
+{
+    notify
+}
+
+/// The by-value arguments of a retried function are cloned for each attempt.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` calls the body once per attempt, so the by-value argument type `{Self}` must be `Clone`",
+    label = "this argument is cloned for each attempt",
+    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it"
+)]
+pub trait CloneArg {
+    /// A fresh copy for the next attempt.
+    fn clone_arg(&self) -> Self;
+}
+
+impl<T: Clone> CloneArg for T {
+    #[inline(always)]
+    fn clone_arg(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// Clone a by-value argument for one attempt.
+#[inline(always)]
+pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
+    arg.clone_arg()
+}
+
+/// `policy = …` takes a `Policy` or a `&Policy`.
+#[diagnostic::on_unimplemented(
+    message = "`policy = …` takes a `retry_jitter::Policy` or a `&Policy`, not `{Self}`",
+    label = "expected a `Policy`"
+)]
+pub trait AsPolicy {
+    /// The policy.
+    fn as_policy(&self) -> Policy;
+}
+
+impl AsPolicy for Policy {
+    #[inline(always)]
+    fn as_policy(&self) -> Policy {
+        *self
+    }
+}
+
+impl AsPolicy for &Policy {
+    #[inline(always)]
+    fn as_policy(&self) -> Policy {
+        **self
+    }
+}
+
+/// The policy of a `policy = …` key.
+#[inline(always)]
+pub fn policy<P: AsPolicy>(policy: P) -> Policy {
+    policy.as_policy()
+}

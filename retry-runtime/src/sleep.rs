@@ -1,0 +1,69 @@
+//! Timers and clocks: blocking sleep for sync code, tokio's sleep for async code.
+//!
+//! Each timer has its clock, and `max_elapsed` is measured on it: the monotonic system clock
+//! with [`sleep_blocking`] (or an async timer given with `sleep = path`), tokio's clock with
+//! tokio's timer, so a paused test clock works.
+
+use core::time::Duration;
+use std::time::Instant;
+
+/// A clock: the current instant on the timer's own time line.
+///
+/// ```
+/// use retry_runtime::sleep::{self, Clock};
+/// let clock: Clock = sleep::now;
+/// assert!(clock() <= sleep::now());
+/// ```
+pub type Clock = fn() -> Instant;
+
+/// The monotonic system clock, moved forward by the waits that
+/// [`testing::record_sleeps`](crate::testing::record_sleeps) recorded instead of sleeping.
+///
+/// ```
+/// let a = retry_runtime::sleep::now();
+/// assert!(retry_runtime::sleep::now() >= a);
+/// ```
+pub fn now() -> Instant {
+    let now = Instant::now();
+    match crate::testing::recorded_offset() {
+        Some(offset) => now.checked_add(offset).unwrap_or(now),
+        None => now,
+    }
+}
+
+/// Block the thread for `delay` (`std::thread::sleep`), or record the wait instead when running
+/// inside [`testing::record_sleeps`](crate::testing::record_sleeps).
+///
+/// ```
+/// retry_runtime::sleep::sleep_blocking(std::time::Duration::from_millis(1));
+/// ```
+pub fn sleep_blocking(delay: Duration) {
+    if !crate::testing::record(delay) {
+        std::thread::sleep(delay);
+    }
+}
+
+/// tokio's clock (`tokio::time::Instant::now`), paused and advanced in tests like tokio's timer.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let a = retry_runtime::sleep::tokio_now();
+/// assert!(retry_runtime::sleep::tokio_now() >= a);
+/// # }
+/// ```
+#[cfg(feature = "tokio")]
+pub fn tokio_now() -> Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+/// tokio's timer: `tokio::time::sleep`. Needs a tokio runtime with the time driver enabled.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// retry_runtime::sleep::tokio_sleep(std::time::Duration::from_millis(1)).await;
+/// # }
+/// ```
+#[cfg(feature = "tokio")]
+pub async fn tokio_sleep(delay: Duration) {
+    tokio::time::sleep(delay).await;
+}

@@ -1,0 +1,230 @@
+//! The per-call retry state: the one driver behind `#[retry]` and the closure API.
+
+use core::time::Duration;
+use std::time::Instant;
+
+use crate::sleep::{self, Clock};
+use crate::{Decision, GiveUp, Policy, RetryEvent};
+
+/// Decides, error by error, whether a failed call is retried.
+///
+/// Implemented for every `Fn(&E) -> D` where `D: Into<Decision>` (so `bool` works), and for
+/// [`RetryAll`].
+///
+/// ```
+/// use retry_runtime::{Classify, Decision};
+///
+/// let on = |e: &u16| *e >= 500;
+/// assert_eq!(on.classify(&503), Decision::Retry);
+/// assert_eq!(on.classify(&404), Decision::Stop);
+/// ```
+pub trait Classify<E> {
+    /// What to do about `error`.
+    fn classify(&self, error: &E) -> Decision;
+}
+
+impl<E, D: Into<Decision>, F: Fn(&E) -> D> Classify<E> for F {
+    fn classify(&self, error: &E) -> Decision {
+        self(error).into()
+    }
+}
+
+/// The classifier used when none is given: every error is retried.
+///
+/// ```
+/// use retry_runtime::{Classify, Decision, RetryAll};
+/// assert_eq!(RetryAll.classify(&"any error"), Decision::Retry);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RetryAll;
+
+impl<E> Classify<E> for RetryAll {
+    fn classify(&self, _: &E) -> Decision {
+        Decision::Retry
+    }
+}
+
+/// Told about each retry before its wait (logging, metrics).
+///
+/// Implemented for every `Fn(&E, &RetryEvent)`, and for [`NoNotify`].
+///
+/// ```
+/// use retry_runtime::{Notify, RetryEvent};
+///
+/// let log = |e: &String, ev: &RetryEvent| eprintln!("{}: {e}, retry in {:?}", ev.function, ev.delay);
+/// # let _ = &log as &dyn Notify<String>;
+/// ```
+pub trait Notify<E> {
+    /// `error` ended call number `event.attempt`; the next call comes after `event.delay`.
+    fn notify(&self, error: &E, event: &RetryEvent);
+}
+
+impl<E, F: Fn(&E, &RetryEvent)> Notify<E> for F {
+    fn notify(&self, error: &E, event: &RetryEvent) {
+        self(error, event);
+    }
+}
+
+/// The hook used when none is given: does nothing.
+///
+/// ```
+/// use retry_runtime::{NoNotify, Notify, RetryEvent};
+/// # let _ = &NoNotify as &dyn Notify<()>;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoNotify;
+
+impl<E> Notify<E> for NoNotify {
+    fn notify(&self, _: &E, _: &RetryEvent) {}
+}
+
+/// The state of one retried call: how many calls failed, the previous wait, the start time.
+///
+/// Creating it costs nothing but a copy of the policy: the clock is read only when the policy
+/// has a `max_elapsed`, and nothing random is drawn until a call fails.
+///
+/// ```
+/// use retry_runtime::{Decision, GiveUp, Jitter, Policy, RetryState};
+/// use std::time::Duration;
+///
+/// let mut state = RetryState::new(Policy::new().with_attempts(3).with_jitter(Jitter::None));
+/// assert_eq!(state.next_wait(Decision::Retry), Ok(Duration::from_millis(200)));
+/// assert_eq!(state.next_wait(Decision::Retry), Ok(Duration::from_millis(400)));
+/// assert_eq!(state.next_wait(Decision::Retry), Err(GiveUp::Attempts));
+/// assert_eq!(state.failed_calls(), 3);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RetryState {
+    policy: Policy,
+    failed: u32,
+    prev: Duration,
+    start: Option<Instant>,
+    clock: Clock,
+}
+
+impl RetryState {
+    /// The state for one call under `policy`, timed on the monotonic system clock.
+    ///
+    /// ```
+    /// use retry_runtime::{Policy, RetryState};
+    /// let state = RetryState::new(Policy::default());
+    /// assert_eq!(state.failed_calls(), 0);
+    /// ```
+    #[inline]
+    pub fn new(policy: Policy) -> Self {
+        Self::with_clock(policy, sleep::now)
+    }
+
+    /// The state for one call under `policy`, timed on `clock` (the clock of the timer that will
+    /// sleep the waits, e.g. [`sleep::tokio_now`](crate::sleep::tokio_now)).
+    ///
+    /// ```
+    /// use retry_runtime::{sleep, Policy, RetryState};
+    /// let state = RetryState::with_clock(Policy::default(), sleep::now);
+    /// # let _ = state;
+    /// ```
+    #[inline]
+    pub fn with_clock(policy: Policy, clock: Clock) -> Self {
+        RetryState {
+            policy,
+            failed: 0,
+            prev: policy.backoff().base(),
+            start: policy.max_elapsed().map(|_| clock()),
+            clock,
+        }
+    }
+
+    /// The policy this call runs under.
+    ///
+    /// ```
+    /// use retry_runtime::{Policy, RetryState};
+    /// assert_eq!(RetryState::new(Policy::default()).policy(), Policy::default());
+    /// ```
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// How many calls have failed so far.
+    ///
+    /// ```
+    /// use retry_runtime::{Decision, Policy, RetryState};
+    /// let mut state = RetryState::new(Policy::default());
+    /// let _ = state.next_wait(Decision::Stop);
+    /// assert_eq!(state.failed_calls(), 1);
+    /// ```
+    pub fn failed_calls(&self) -> u32 {
+        self.failed
+    }
+
+    /// A call just failed and `decision` says what to do: the wait before the next call, or
+    /// why there is none.
+    ///
+    /// ```
+    /// use retry_runtime::{Decision, GiveUp, Policy, RetryState};
+    /// use std::time::Duration;
+    ///
+    /// let mut state = RetryState::new(Policy::default());
+    /// let hint = Duration::from_secs(2);
+    /// let wait = state.next_wait(Decision::RetryAfter(hint)).unwrap();
+    /// assert!(wait >= hint && wait <= hint + Duration::from_millis(200));
+    /// assert_eq!(state.next_wait(Decision::RetryAfter(Duration::from_secs(60))), Err(GiveUp::HintBeyondCap));
+    /// ```
+    pub fn next_wait(&mut self, decision: Decision) -> Result<Duration, GiveUp> {
+        self.failed = self.failed.saturating_add(1);
+        let backoff = self.policy.backoff();
+        let hint = match decision {
+            Decision::Stop => return Err(GiveUp::Stopped),
+            Decision::Retry => Duration::ZERO,
+            Decision::RetryAfter(hint) if hint > backoff.cap() => {
+                return Err(GiveUp::HintBeyondCap)
+            }
+            Decision::RetryAfter(hint) => hint,
+        };
+        if self.failed >= self.policy.attempts() {
+            return Err(GiveUp::Attempts);
+        }
+        let drawn = backoff.delay(self.failed, self.prev);
+        let wait = hint.saturating_add(drawn);
+        if let (Some(max), Some(start)) = (self.policy.max_elapsed(), self.start) {
+            let elapsed = (self.clock)().saturating_duration_since(start);
+            if elapsed.saturating_add(wait) > max {
+                return Err(GiveUp::Elapsed);
+            }
+        }
+        self.prev = drawn;
+        Ok(wait)
+    }
+
+    /// The whole step after a failed call: classify `error` with `on`, compute the wait, and
+    /// tell `notify` about it. `Ok(wait)` to retry after `wait`, `Err(reason)` to return `error`.
+    ///
+    /// ```
+    /// use retry_runtime::{GiveUp, NoNotify, Policy, RetryState};
+    ///
+    /// let mut state = RetryState::new(Policy::default());
+    /// let on = |e: &u16| *e >= 500;
+    /// assert!(state.on_error(&503, &on, &NoNotify, "fetch").is_ok());
+    /// assert_eq!(state.on_error(&404, &on, &NoNotify, "fetch"), Err(GiveUp::Stopped));
+    /// ```
+    pub fn on_error<E, C, N>(
+        &mut self,
+        error: &E,
+        on: &C,
+        notify: &N,
+        function: &'static str,
+    ) -> Result<Duration, GiveUp>
+    where
+        C: Classify<E> + ?Sized,
+        N: Notify<E> + ?Sized,
+    {
+        let delay = self.next_wait(on.classify(error))?;
+        let event = RetryEvent {
+            attempt: self.failed,
+            delay,
+            function,
+            attempts: self.policy.attempts(),
+        };
+        notify.notify(error, &event);
+        Ok(delay)
+    }
+}
