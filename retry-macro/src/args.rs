@@ -88,16 +88,11 @@ impl Parse for Args {
                 input.parse::<Token![,]>()?;
             }
             let name = key.to_string();
-            if let Some(first) = seen.iter().find(|k| **k == name) {
-                let mut e = syn::Error::new(
+            if seen.iter().any(|k| *k == name) {
+                push(syn::Error::new(
                     key.span(),
-                    format!("duplicate key `{name}`: give each key once, remove this one"),
-                );
-                e.combine(syn::Error::new(
-                    first.span(),
-                    format!("`{name}` first given here"),
+                    format!("duplicate key `{name}`: give each key once; remove this one"),
                 ));
-                push(e);
                 continue;
             }
             seen.push(key.clone());
@@ -185,11 +180,11 @@ impl Args {
         if cap_nanos < base_nanos {
             let (b, c) = (duration::show(base_nanos), duration::show(cap_nanos));
             let default =
-                |arg: &Option<DurationArg>| if arg.is_none() { " (the default)" } else { "" };
+                |arg: &Option<DurationArg>| if arg.is_none() { "the default, " } else { "" };
             return Err(syn::Error::new(
                 span,
                 format!(
-                    "`cap` ({c}{}) is below `base` ({b}{}): every wait would be cut to the cap; \
+                    "`cap` ({}{c}) is below `base` ({}{b}): every wait would be cut to the cap; \
                      raise `cap` to at least {b} or lower `base`",
                     default(&self.cap),
                     default(&self.base)

@@ -35,8 +35,10 @@ fn with_error(error: syn::Error, item: TokenStream) -> TokenStream {
     out
 }
 
-fn local(name: &str) -> Ident {
-    Ident::new(name, Span::mixed_site())
+/// A generated local: invisible to the user's code (mixed-site hygiene), located at `at` so that
+/// the calls it appears in are reported there.
+fn local(name: &str, at: Span) -> Ident {
+    Ident::new(name, Span::mixed_site().located_at(at))
 }
 
 fn expand(args: &Args, mut item: Item) -> TokenStream {
@@ -51,36 +53,50 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     };
     let ret_span = ret.span();
     let ret = erase_impl_trait(ret);
-    let name = item.sig.ident.unraw().to_string();
+    let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
     let body = item.body.take().unwrap_or_default();
 
+    let p_ret = respan(&p, ret_span);
     let policy = policy(args, &p);
     let on = match &args.on {
         Some(on) => {
-            let head = quote_spanned!(ret_span=> #p::classifier::<#ret, _, _>);
-            quote_spanned!(on.span()=> #head(#on))
+            let (p_on, ret_on) = (
+                respan(&p, on.span()),
+                respan(&ret.to_token_stream(), on.span()),
+            );
+            quote_spanned!(on.span()=> #p_on::classifier::<#ret_on, _, _>(#on))
         }
         None => quote!(#p::RetryAll),
     };
     let notify = match &args.notify {
         Some(notify) => {
-            let head = quote_spanned!(ret_span=> #p::notifier::<#ret, _>);
-            quote_spanned!(notify.span()=> #head(#notify))
+            let span = notify.span();
+            let (p_notify, ret_notify) = (respan(&p, span), respan(&ret.to_token_stream(), span));
+            quote_spanned!(span=> #p_notify::notifier::<#ret_notify, _>(#notify))
         }
         None => quote!(#p::NoNotify),
     };
 
     let (policy_l, on_l, notify_l, state_l) = (
-        local("__retry_policy"),
-        local("__retry_on"),
-        local("__retry_notify"),
-        local("__retry_state"),
+        local("__retry_policy", ret_span),
+        local("__retry_on", ret_span),
+        local("__retry_notify", ret_span),
+        local("__retry_state", ret_span),
     );
     let (out_l, delay_l, pin_l) = (
-        local("__retry_out"),
-        local("__retry_delay"),
-        local("__retry_pin"),
+        local("__retry_out", ret_span),
+        local("__retry_delay", ret_span),
+        local("__retry_pin", ret_span),
     );
+    // Every call whose bounds need `#ret: IsResult` is spanned alike, on the return type: when it
+    // is not a `Result`, the compiler reports that once, there, and not once per call.
+    let op_l = local("__retry_op", ret_span);
+    let step = quote_spanned! {ret_span=>
+        #p_ret::step::<#ret, _, _>(&mut #state_l, #out_l, &#on_l, &#notify_l, #name)
+    };
+    let run_blocking = quote_spanned! {ret_span=>
+        #p_ret::run_blocking::<#ret, _, _, _>(&mut #state_l, &#on_l, &#notify_l, #name, #op_l)
+    };
     // Makes `?` and `return` in the body infer against the declared return type.
     let pin = quote_spanned! {ret_span=>
         if let ::core::option::Option::Some(#pin_l) = ::core::option::Option::None::<#ret> {
@@ -108,7 +124,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                     { #body }
                 }
                 .await;
-                match #p::step(&mut #state_l, #out_l, &#on_l, &#notify_l, #name) {
+                match #step {
                     #p::ControlFlow::Break(#out_l) => return #out_l,
                     #p::ControlFlow::Continue(#delay_l) => #sleep(#delay_l).await,
                 }
@@ -118,11 +134,12 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         quote! {
             #setup
             let mut #state_l = #p::RetryState::new(#policy_l);
-            #p::run_blocking(&mut #state_l, &#on_l, &#notify_l, #name, || {
+            let #op_l = || {
                 #rebind
                 #pin
                 { #body }
-            })
+            };
+            #run_blocking
         }
     };
 
@@ -199,4 +216,22 @@ fn erase(ty: &mut Type) {
         }
         _ => {}
     }
+}
+
+/// The same tokens, all spanned at `span`.
+fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut tt| {
+            if let proc_macro2::TokenTree::Group(g) = &tt {
+                let mut group = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
+                group.set_span(span);
+                tt = group.into();
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
 }

@@ -91,7 +91,7 @@ impl Item {
             ));
         }
         if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
-            if r.reference.is_none() {
+            if !matches!(*r.ty, syn::Type::Reference(_)) {
                 errors.push(syn::Error::new(
                     r.span(),
                     "`#[retry]` calls the body once per attempt, and `self` taken by value can be \

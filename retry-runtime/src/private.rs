@@ -1,5 +1,7 @@
 //! What `#[retry]`'s expansion calls. Not a public API: names and signatures change freely.
 
+use core::marker::PhantomData;
+
 pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
@@ -7,28 +9,61 @@ pub use crate::retry::{run_blocking, step, IsResult};
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
-pub use crate::{Classify, Decision, Jitter, NoNotify, Notify, Policy, RetryAll, RetryState};
+pub use crate::{
+    Classify, Decision, Jitter, NoNotify, Notify, Policy, RetryAll, RetryEvent, RetryState,
+};
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
 /// `on = |e| e.is_timeout()` needs no annotation.
 #[inline(always)]
-pub fn classifier<R, D, F>(on: F) -> F
+pub fn classifier<R, D, F>(on: F) -> impl Classify<R::Err>
 where
     R: IsResult,
     D: Into<Decision>,
     F: Fn(&R::Err) -> D,
 {
-    on
+    On::<R, F>(on, PhantomData)
 }
 
-/// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`.
-#[inline(always)]
-pub fn notifier<R, F>(notify: F) -> F
+/// An `on = …` value, tied to the function's return type `R`. [`classifier`] returns it as an
+/// opaque `impl Classify<R::Err>`, so the loop's bounds hold whatever `on` is, and a mistake in
+/// `on` is reported at the `on` key, once.
+pub struct On<R, F>(F, PhantomData<fn(&R)>);
+
+impl<R, D, F> Classify<R::Err> for On<R, F>
 where
     R: IsResult,
-    F: Fn(&R::Err, &crate::RetryEvent),
+    D: Into<Decision>,
+    F: Fn(&R::Err) -> D,
 {
-    notify
+    #[inline]
+    fn classify(&self, error: &R::Err) -> Decision {
+        (self.0)(error).into()
+    }
+}
+
+/// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`, like [`classifier`].
+#[inline(always)]
+pub fn notifier<R, F>(notify: F) -> impl Notify<R::Err>
+where
+    R: IsResult,
+    F: Fn(&R::Err, &RetryEvent),
+{
+    OnRetry::<R, F>(notify, PhantomData)
+}
+
+/// A `notify = …` value, tied to the function's return type `R`, like [`On`].
+pub struct OnRetry<R, F>(F, PhantomData<fn(&R)>);
+
+impl<R, F> Notify<R::Err> for OnRetry<R, F>
+where
+    R: IsResult,
+    F: Fn(&R::Err, &RetryEvent),
+{
+    #[inline]
+    fn notify(&self, error: &R::Err, event: &RetryEvent) {
+        (self.0)(error, event);
+    }
 }
 
 /// The by-value arguments of a retried function are cloned for each attempt.

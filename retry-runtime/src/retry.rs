@@ -185,14 +185,15 @@ impl<C, N> Retry<C, N> {
 
 /// The blocking retry loop shared by [`Retry::call`] and sync `#[retry]` functions.
 #[inline]
-pub fn run_blocking<R, C, N>(
+pub fn run_blocking<R, C, N, F>(
     state: &mut RetryState,
     on: &C,
     notify: &N,
     function: &'static str,
-    mut op: impl FnMut() -> R,
+    mut op: F,
 ) -> R
 where
+    F: FnMut() -> R,
     R: IsResult,
     C: Classify<R::Err> + ?Sized,
     N: Notify<R::Err> + ?Sized,

@@ -1,0 +1,9 @@
+//! Compile-time behaviour of `#[retry]`: every misuse is one clear error (goldens in
+//! `tests/ui/fail`), and every supported shape compiles (`tests/ui/pass`).
+
+#[test]
+fn ui() {
+    let t = trybuild::TestCases::new();
+    t.pass("tests/ui/pass/*.rs");
+    t.compile_fail("tests/ui/fail/*.rs");
+}
