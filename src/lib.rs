@@ -1,8 +1,108 @@
-//! Retries done right by default.
+//! Retries done right by default: capped exponential backoff with **full jitter**, on any sync or
+//! async function that returns a `Result`, with one attribute.
+//!
+//! ```
+//! use retry_jitter::retry;
+//! # #[derive(Debug)] struct ApiError { status: u16 }
+//! # fn is_transient(e: &ApiError) -> bool { e.status >= 500 }
+//! # static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+//! # fn call_the_api(id: u64) -> Result<String, ApiError> {
+//! #     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+//! #     if n < 2 { Err(ApiError { status: 503 }) } else { Ok(format!("user {id}")) }
+//! # }
+//!
+//! #[retry(base = "10ms", cap = "1s", attempts = 5, on = is_transient)]
+//! fn fetch_user(id: u64) -> Result<String, ApiError> {
+//!     call_the_api(id)
+//! }
+//!
+//! assert_eq!(fetch_user(7).unwrap(), "user 7"); // two 503s, then a success
+//! ```
+//!
+//! Thousands of clients that failed together must not retry together: each wait before retry
+//! `k` is drawn uniformly in `[0, c(k)]`, where `c(k) = min(cap, base · 2^(k−1))` — under 200 ms,
+//! 400 ms, 800 ms… with the defaults. See [`retry`] for every key, and the README for the
+//! reasoning.
+//!
+//! Without the attribute, the same loop runs through [`Retry`] (a closure API); the delay math
+//! is [`Backoff`]; [`testing`] seeds the jitter and records waits instead of sleeping them.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+/// Turn a function returning `Result` into a retry loop: capped exponential backoff with full
+/// jitter, and only the errors worth retrying retried.
+///
+/// ```
+/// use retry_jitter::{retry, Decision};
+/// use std::io;
+///
+/// fn transient(e: &io::Error) -> bool {
+///     matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::ConnectionRefused)
+/// }
+///
+/// #[retry(attempts = 3, base = "1ms", on = transient)]
+/// fn read_config(path: &str) -> io::Result<String> {
+///     std::fs::read_to_string(path)
+/// }
+///
+/// // NotFound is not transient: one call, the error returned unchanged.
+/// assert_eq!(read_config("/no/such/file").unwrap_err().kind(), io::ErrorKind::NotFound);
+/// ```
+///
+/// Every key is optional:
+///
+/// | key | value | default |
+/// |---|---|---|
+/// | `attempts` | integer literal ≥ 1 or `u32` expression: **total** calls, the first included | `5` |
+/// | `base` | duration literal (`"200ms"`, `"1m30s"`) or `Duration` expression: the first wait's ceiling | `"200ms"` |
+/// | `cap` | duration literal or expression: no wait is longer (a server hint aside) | `"30s"` |
+/// | `jitter` | `full`, `equal`, `decorrelated`, `none` | `full` |
+/// | `on` | path or closure `Fn(&E) -> D`, `D: Into<Decision>` (`bool` works) | retry every error |
+/// | `max_elapsed` | duration literal or expression: time budget from the first call | none |
+/// | `notify` | path or closure `Fn(&E, &RetryEvent)`, called before each wait | none |
+/// | `sleep` | path to an async `fn(Duration)`: the timer of an `async fn` off tokio | `tokio::time::sleep` |
+/// | `policy` | a [`Policy`] or `&Policy` expression (excludes `attempts`, `base`, `cap`, `jitter`, `max_elapsed`) | none |
+/// | `crate` | string literal: the path of this crate, when re-exported | `"::retry_jitter"` |
+///
+/// Key expressions are evaluated once per call, before the first attempt, in the function's
+/// scope (`policy = self.policy` works). By-value arguments are cloned for each attempt, `&mut`
+/// ones re-borrowed; `return` and `?` end one attempt, and an `Err` from them is retried like
+/// any other. The function's own error comes back unchanged: the last one.
+///
+/// One shape cannot be retried in today's Rust: returning a borrow taken from a `&mut`
+/// argument or `&mut self` (the borrow checker cannot see that the attempt which returns is the
+/// last). Return an owned value there.
+///
+/// Async functions sleep on tokio's timer (feature `tokio`, on by default) and measure
+/// `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs them in no
+/// real time:
+///
+/// ```
+/// use retry_jitter::{retry, Decision};
+/// use std::time::Duration;
+///
+/// #[derive(Debug, PartialEq)]
+/// enum HttpError { Status(u16), RetryAfter(Duration) }
+///
+/// fn classify(e: &HttpError) -> Decision {
+///     match e {
+///         HttpError::RetryAfter(hint) => Decision::RetryAfter(*hint),
+///         HttpError::Status(s) if *s >= 500 => Decision::Retry,
+///         HttpError::Status(_) => Decision::Stop,
+///     }
+/// }
+///
+/// #[retry(attempts = 3, on = classify)]
+/// async fn get(status: u16) -> Result<(), HttpError> {
+///     Err(HttpError::Status(status))
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// assert_eq!(get(404).await, Err(HttpError::Status(404))); // a 4xx is never retried
+/// # }
+/// ```
 pub use retry_macro::retry;
+
 pub use retry_runtime::{
     sleep, testing, Backoff, Classify, Decision, GiveUp, Jitter, NoNotify, Notify, Policy, Retry,
     RetryAll, RetryEvent, RetryState, Schedule,

@@ -172,7 +172,10 @@ fn every_wait_is_within_its_jitter_bounds() {
         let (_, waits) = testing::record_sleeps(equal);
         for (k, w) in (1..).zip(&waits) {
             let c = b.ceiling(k);
-            assert!(*w >= c / 2 && *w <= c, "equal: wait {k} = {w:?} under {c:?}");
+            assert!(
+                *w >= c / 2 && *w <= c,
+                "equal: wait {k} = {w:?} under {c:?}"
+            );
         }
         let (_, waits) = testing::record_sleeps(decorrelated);
         let mut prev = ms(100);
@@ -205,7 +208,10 @@ fn retry_after_is_a_lower_bound_plus_jitter_and_a_hint_beyond_cap_stops() {
         let (_, waits) = testing::record_sleeps(|| rate_limited(0));
         assert_eq!(calls(), 4);
         for (k, w) in (1..).zip(&waits) {
-            assert!(*w >= ms(2000) && *w <= ms(2000) + b.ceiling(k), "wait {k} = {w:?}");
+            assert!(
+                *w >= ms(2000) && *w <= ms(2000) + b.ceiling(k),
+                "wait {k} = {w:?}"
+            );
         }
     }
     reset();
@@ -240,7 +246,10 @@ fn notify_sees_each_retry_with_its_delay_and_the_function_name() {
     reset();
     let (_, waits) = testing::record_sleeps(notified);
     let events = events();
-    assert_eq!(events.iter().map(|e| e.attempt).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(
+        events.iter().map(|e| e.attempt).collect::<Vec<_>>(),
+        [1, 2, 3]
+    );
     assert_eq!(events.iter().map(|e| e.delay).collect::<Vec<_>>(), waits);
     assert!(events.iter().all(|e| e.function == "notified"));
 }
@@ -413,9 +422,7 @@ async fn the_async_closure_api_retries_on_tokios_clock() {
         fail_first: 2,
     };
     let start = tokio::time::Instant::now();
-    let result = Retry::new(policy)
-        .call_async(|| async { up.hit() })
-        .await;
+    let result = Retry::new(policy).call_async(|| async { up.hit() }).await;
     assert_eq!(result, Ok(3));
     assert_eq!(start.elapsed(), ms(600));
 }

@@ -93,11 +93,19 @@ fn full_jitter_is_uniform_under_its_ceiling() {
     let b = Backoff::new(Duration::from_millis(200), Duration::from_secs(30));
     let k = 4;
     let c = b.ceiling(k).as_secs_f64();
-    let draws: Vec<f64> = (0..N).map(|_| b.delay(k, b.base()).as_secs_f64() / c).collect();
-    assert!(draws.iter().all(|x| (0.0..=1.0).contains(x)), "a draw exceeded its ceiling");
+    let draws: Vec<f64> = (0..N)
+        .map(|_| b.delay(k, b.base()).as_secs_f64() / c)
+        .collect();
+    assert!(
+        draws.iter().all(|x| (0.0..=1.0).contains(x)),
+        "a draw exceeded its ceiling"
+    );
 
     let mean = draws.iter().sum::<f64>() / N as f64;
-    assert!((mean - 0.5).abs() <= 0.005, "mean {mean} is not within 1% of c/2");
+    assert!(
+        (mean - 0.5).abs() <= 0.005,
+        "mean {mean} is not within 1% of c/2"
+    );
 
     let (d, critical) = ks_uniform(draws);
     assert!(d < critical, "KS statistic {d} >= {critical}: not uniform");
@@ -114,5 +122,8 @@ fn the_ks_test_rejects_a_jitter_that_overshoots_its_ceiling() {
         .map(|_| (b.delay(4, b.base()) + b.delay(1, b.base())).as_secs_f64() / c.as_secs_f64())
         .collect();
     let (d, critical) = ks_uniform(draws);
-    assert!(d > critical, "KS statistic {d} did not reject an overshooting jitter");
+    assert!(
+        d > critical,
+        "KS statistic {d} did not reject an overshooting jitter"
+    );
 }

@@ -23,7 +23,7 @@ pub(crate) fn retry(args: TokenStream, input: TokenStream) -> TokenStream {
         Ok(args) => args,
         Err(e) => return with_error(e, input),
     };
-    if let Err(e) = item.check(&args) {
+    if let Err(e) = item.check(&args, cfg!(feature = "tokio")) {
         return with_error(e, item.into_token_stream());
     }
     expand(&args, item)

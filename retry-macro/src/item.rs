@@ -66,7 +66,8 @@ impl ToTokens for Item {
 
 impl Item {
     /// Everything that makes a function impossible to retry, each error on its token.
-    pub(crate) fn check(&self, args: &Args) -> syn::Result<()> {
+    /// `tokio_timer`: whether an `async fn` without `sleep = …` has a timer (feature `tokio`).
+    pub(crate) fn check(&self, args: &Args, tokio_timer: bool) -> syn::Result<()> {
         let mut errors: Vec<syn::Error> = Vec::new();
         let sig = &self.sig;
         if let Some(c) = &sig.constness {
@@ -113,7 +114,7 @@ impl Item {
                      `std::thread::sleep`: remove `sleep`",
                 ));
             }
-        } else if args.sleep.is_none() && !cfg!(feature = "tokio") {
+        } else if args.sleep.is_none() && !tokio_timer {
             errors.push(syn::Error::new(
                 sig.asyncness.span(),
                 "an `async fn` needs a timer to wait between attempts: enable retry-jitter's \
@@ -128,5 +129,38 @@ impl Item {
                 Err(first)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(args: &str, item: &str, tokio_timer: bool) -> Result<(), String> {
+        let args: Args = syn::parse_str(args).map_err(|e| e.to_string())?;
+        let item: Item = syn::parse_str(item).map_err(|e| e.to_string())?;
+        item.check(&args, tokio_timer).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn an_async_fn_without_a_timer_is_rejected_on_its_async_token() {
+        let item = "async fn f() -> Result<(), ()> { Ok(()) }";
+        let err = check("", item, false).unwrap_err();
+        assert!(
+            err.contains("enable retry-jitter's `tokio` feature"),
+            "{err}"
+        );
+        assert!(err.contains("sleep = my_runtime::sleep"), "{err}");
+        assert_eq!(check("sleep = my_sleep", item, false), Ok(()));
+        assert_eq!(check("", item, true), Ok(()));
+    }
+
+    #[test]
+    fn the_async_error_is_spanned_at_async() {
+        let args: Args = syn::parse_str("").unwrap();
+        let item: Item = syn::parse_str("pub async fn f() -> Result<(), ()> { Ok(()) }").unwrap();
+        let err = item.check(&args, false).unwrap_err();
+        let start = err.span().start();
+        assert_eq!((start.line, start.column), (1, 4));
     }
 }
