@@ -1,6 +1,6 @@
 //! The expansion: the original function, same attributes and signature, with a retry loop for
 //! a body. Sync functions hand a closure to the runtime's blocking loop; `async fn`s loop here
-//! over a non-`move` async block, one turn of the loop being the runtime's `step`.
+//! over a non-`move` async block, each turn ending in the runtime's `Attempts::after`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
@@ -91,11 +91,12 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // Every call whose bounds need `#ret: IsResult` is spanned alike, on the return type: when it
     // is not a `Result`, the compiler reports that once, there, and not once per call.
     let op_l = local("__retry_op", ret_span);
-    let step = quote_spanned! {ret_span=>
-        #p_ret::step::<#ret, _, _>(&mut #state_l, #out_l, &#on_l, &#notify_l, #name)
+    let clock_l = local("__retry_clock", ret_span);
+    let after = quote_spanned! {ret_span=>
+        #state_l.after::<#ret, _, _>(#policy_l, #clock_l, #out_l, (&#on_l, &#notify_l, #name))
     };
     let run_blocking = quote_spanned! {ret_span=>
-        #p_ret::run_blocking::<#ret, _, _, _>(&mut #state_l, &#on_l, &#notify_l, #name, #op_l)
+        #p_ret::run_blocking::<#ret, _, _, _>(#policy_l, &#on_l, &#notify_l, #name, #op_l)
     };
     // Makes `?` and `return` in the body infer against the declared return type.
     let pin = quote_spanned! {ret_span=>
@@ -103,8 +104,18 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
             return #pin_l;
         }
     };
+    // A policy of literals is a constant: nothing to store, nothing to compute per call.
+    let policy_item = if policy_is_const(args) {
+        let policy_c = Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span));
+        quote! {
+            const #policy_c: #p::Policy = #policy;
+            let #policy_l: #p::Policy = #policy_c;
+        }
+    } else {
+        quote!(let #policy_l: #p::Policy = #policy;)
+    };
     let setup = quote! {
-        let #policy_l: #p::Policy = #policy;
+        #policy_item
         let #on_l = #on;
         let #notify_l = #notify;
     };
@@ -116,7 +127,8 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         };
         quote! {
             #setup
-            let mut #state_l = #p::RetryState::with_clock(#policy_l, #clock);
+            let #clock_l: #p::Clock = #clock;
+            let mut #state_l = #p::Attempts::new(&#policy_l, #clock_l);
             loop {
                 let #out_l = async {
                     #rebind
@@ -124,16 +136,15 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                     { #body }
                 }
                 .await;
-                match #step {
+                match #after {
                     #p::ControlFlow::Break(#out_l) => return #out_l,
-                    #p::ControlFlow::Continue(#delay_l) => #sleep(#delay_l).await,
+                    #p::ControlFlow::Continue(#delay_l) => #p::sleep_boxed(#sleep(#delay_l)).await,
                 }
             }
         }
     } else {
         quote! {
             #setup
-            let mut #state_l = #p::RetryState::new(#policy_l);
             let #op_l = || {
                 #rebind
                 #pin
@@ -152,6 +163,16 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
             #new_body
         }
     }
+}
+
+fn policy_is_const(args: &Args) -> bool {
+    use crate::args::DurationArg;
+    let lit = |d: &Option<DurationArg>| !matches!(d, Some(DurationArg::Expr(_)));
+    args.policy.is_none()
+        && !matches!(args.attempts, Some(AttemptsArg::Expr(_)))
+        && lit(&args.base)
+        && lit(&args.cap)
+        && lit(&args.max_elapsed)
 }
 
 /// The `Policy` expression: a `policy = …` key, or the defaults changed by the keys given.

@@ -5,8 +5,8 @@ use core::marker::PhantomData;
 pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
-pub use crate::retry::{run_blocking, step, IsResult};
-pub use crate::sleep::{now, sleep_blocking};
+pub use crate::retry::{run_blocking, Attempts, IsResult};
+pub use crate::sleep::{now, sleep_blocking, Clock};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
 pub use crate::{
@@ -118,4 +118,11 @@ impl AsPolicy for &Policy {
 #[inline(always)]
 pub fn policy<P: AsPolicy>(policy: P) -> Policy {
     policy.as_policy()
+}
+
+/// The timer of an `async fn`, boxed: the retried function's future then holds a pointer, not
+/// a timer, and a first-call success (which never sleeps) allocates nothing.
+#[inline]
+pub fn sleep_boxed<F: core::future::Future<Output = ()>>(sleep: F) -> core::pin::Pin<Box<F>> {
+    Box::pin(sleep)
 }

@@ -5,6 +5,9 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::sleep::{self, Clock};
+use std::time::Instant;
+
+use crate::state::start_time;
 use crate::{Classify, NoNotify, Notify, Policy, RetryAll, RetryState};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
@@ -114,8 +117,7 @@ impl<C, N> Retry<C, N> {
         C: Classify<E>,
         N: Notify<E>,
     {
-        let mut state = RetryState::new(self.policy);
-        run_blocking(&mut state, &self.on, &self.notify, self.name, op)
+        run_blocking(self.policy, &self.on, &self.notify, self.name, op)
     }
 
     /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
@@ -172,21 +174,87 @@ impl<C, N> Retry<C, N> {
         S: FnMut(Duration) -> SFut,
         SFut: Future<Output = ()>,
     {
-        let mut state = RetryState::with_clock(self.policy, clock);
+        let mut attempts = Attempts::new(&self.policy, clock);
         loop {
-            let outcome = op().await;
-            match step(&mut state, outcome, &self.on, &self.notify, self.name) {
+            let hooks = (&self.on, &self.notify, self.name);
+            match attempts.after(self.policy, clock, op().await, hooks) {
                 ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue(delay) => sleep(delay).await,
+                ControlFlow::Continue(delay) => Box::pin(sleep(delay)).await,
             }
         }
     }
 }
 
-/// The blocking retry loop shared by [`Retry::call`] and sync `#[retry]` functions.
+/// The retry machinery of one call, built only when its first attempt fails: until then it is
+/// nothing but the start time (read only with `max_elapsed`) and an empty pointer. Every retry
+/// loop here (blocking, async, closure API, `#[retry]`) is driven by it.
+///
+/// The policy and the clock are passed in, not kept, so that a policy known at compile time
+/// stays a constant; the state lives in a box allocated at the first failure, so that an
+/// `async fn`'s future grows by two words, not by the whole state.
+pub struct Attempts {
+    start: Option<Instant>,
+    state: Option<Box<RetryState>>,
+}
+
+impl Attempts {
+    /// Before the first attempt: reads `clock` only if `policy` has a `max_elapsed`.
+    #[inline(always)]
+    pub fn new(policy: &Policy, clock: Clock) -> Self {
+        Attempts {
+            start: start_time(policy, clock),
+            state: None,
+        }
+    }
+
+    /// After an attempt: `Break` with the outcome to return it (a success, or an error retrying
+    /// ends on), `Continue` with the wait before the next attempt. A success touches nothing.
+    #[inline(always)]
+    pub fn after<R, C, N>(
+        &mut self,
+        policy: Policy,
+        clock: Clock,
+        outcome: R,
+        hooks: (&C, &N, &'static str),
+    ) -> ControlFlow<R, Duration>
+    where
+        R: IsResult,
+        C: Classify<R::Err> + ?Sized,
+        N: Notify<R::Err> + ?Sized,
+    {
+        if outcome.as_err().is_none() {
+            return ControlFlow::Break(outcome);
+        }
+        self.after_error(policy, clock, outcome, hooks)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn after_error<R, C, N>(
+        &mut self,
+        policy: Policy,
+        clock: Clock,
+        outcome: R,
+        (on, notify, function): (&C, &N, &'static str),
+    ) -> ControlFlow<R, Duration>
+    where
+        R: IsResult,
+        C: Classify<R::Err> + ?Sized,
+        N: Notify<R::Err> + ?Sized,
+    {
+        let start = self.start;
+        let state = self
+            .state
+            .get_or_insert_with(|| Box::new(RetryState::resume(policy, clock, start)));
+        step(state, outcome, on, notify, function)
+    }
+}
+
+/// The blocking retry loop shared by [`Retry::call`] and sync `#[retry]` functions. The first
+/// attempt runs before anything else exists: a success returns without a store.
 #[inline]
 pub fn run_blocking<R, C, N, F>(
-    state: &mut RetryState,
+    policy: Policy,
     on: &C,
     notify: &N,
     function: &'static str,
@@ -198,18 +266,44 @@ where
     C: Classify<R::Err> + ?Sized,
     N: Notify<R::Err> + ?Sized,
 {
+    let start = start_time(&policy, sleep::now);
+    let first = op();
+    if first.as_err().is_none() {
+        return first;
+    }
+    retry_blocking(policy, start, first, (on, notify, function), op)
+}
+
+#[cold]
+#[inline(never)]
+fn retry_blocking<R, C, N, F>(
+    policy: Policy,
+    start: Option<Instant>,
+    first: R,
+    (on, notify, function): (&C, &N, &'static str),
+    mut op: F,
+) -> R
+where
+    F: FnMut() -> R,
+    R: IsResult,
+    C: Classify<R::Err> + ?Sized,
+    N: Notify<R::Err> + ?Sized,
+{
+    let mut state = RetryState::resume(policy, sleep::now, start);
+    let mut outcome = first;
     loop {
-        match step(state, op(), on, notify, function) {
+        match step(&mut state, outcome, on, notify, function) {
             ControlFlow::Break(outcome) => return outcome,
             ControlFlow::Continue(delay) => sleep::sleep_blocking(delay),
         }
+        outcome = op();
     }
 }
 
 /// One turn of every retry loop (blocking, async, closure API, `#[retry]`): a success or a
 /// final error breaks out with the outcome; a retried error is dropped and the wait returned.
 #[inline]
-pub fn step<R, C, N>(
+fn step<R, C, N>(
     state: &mut RetryState,
     outcome: R,
     on: &C,

@@ -78,6 +78,12 @@ impl<E> Notify<E> for NoNotify {
     fn notify(&self, _: &E, _: &RetryEvent) {}
 }
 
+/// When a call's first attempt begins, on `clock`: read only if the policy has a `max_elapsed`.
+#[inline]
+pub(crate) fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
+    policy.max_elapsed().map(|_| clock())
+}
+
 /// The state of one retried call: how many calls failed, the previous wait, the start time.
 ///
 /// Creating it costs nothing but a copy of the policy: the clock is read only when the policy
@@ -125,11 +131,18 @@ impl RetryState {
     /// ```
     #[inline]
     pub fn with_clock(policy: Policy, clock: Clock) -> Self {
+        Self::resume(policy, clock, start_time(&policy, clock))
+    }
+
+    /// The state of a call whose first attempt began at `start` (see [`start_time`]) and
+    /// failed: the retry loops build it only then, so a first-call success never does.
+    #[inline]
+    pub(crate) fn resume(policy: Policy, clock: Clock, start: Option<Instant>) -> Self {
         RetryState {
             policy,
             failed: 0,
             prev: policy.backoff().base(),
-            start: policy.max_elapsed().map(|_| clock()),
+            start,
             clock,
         }
     }
