@@ -15,8 +15,11 @@ fn is_transient(e: &ApiError) -> bool {
 }
 
 fn log_retry(e: &ApiError, ev: &RetryEvent) {
+    let ApiError::Unavailable(status) = e else {
+        return;
+    };
     println!(
-        "  {}: call {}/{} failed with {e:?}; retrying in {:?}",
+        "  {}: call {}/{} failed with {status}; retrying in {:?}",
         ev.function, ev.attempt, ev.attempts, ev.delay
     );
 }

@@ -31,13 +31,13 @@ const DEFAULT_CAP_NANOS: u128 = 30_000_000_000;
 /// A duration key's value: a literal parsed here, or an expression of type `Duration`.
 pub(crate) enum DurationArg {
     Lit { nanos: u128, lit: LitStr },
-    Expr(Expr),
+    Expr(Box<Expr>),
 }
 
 /// `attempts`: a literal checked here, or an expression of type `u32`.
 pub(crate) enum AttemptsArg {
     Lit(u32, Span),
-    Expr(Expr),
+    Expr(Box<Expr>),
 }
 
 /// The `jitter` kinds, by the name the attribute uses.
@@ -200,7 +200,7 @@ fn attempts(value: Expr) -> syn::Result<AttemptsArg> {
         lit: Lit::Int(int), ..
     }) = &value
     else {
-        return Ok(AttemptsArg::Expr(value));
+        return Ok(AttemptsArg::Expr(Box::new(value)));
     };
     let n: u32 = int.base10_parse().map_err(|_| {
         syn::Error::new(
@@ -236,7 +236,7 @@ fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
                 int.base10_digits()
             ),
         )),
-        other => Ok(DurationArg::Expr(other)),
+        other => Ok(DurationArg::Expr(Box::new(other))),
     }
 }
 

@@ -157,12 +157,11 @@ impl Backoff {
             return Duration::ZERO;
         }
         let shift = k - 1;
-        // base < 2^95 ns, so base · 2^shift cannot overflow u128 while shift < 32; beyond that
-        // the checked multiply saturates to the cap.
+        // base < 2^95 ns: base · 2^shift saturates at u128::MAX, which the cap then clips.
         let base = self.base.as_nanos();
         let cap = self.cap.as_nanos();
         let grown = if shift < 127 {
-            base.checked_mul(1u128 << shift).unwrap_or(u128::MAX)
+            base.saturating_mul(1u128 << shift)
         } else if base == 0 {
             0
         } else {
