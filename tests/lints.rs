@@ -8,7 +8,7 @@ use retry_jitter::{retry, Decision, Policy, RetryEvent};
 struct Error(u32);
 
 fn classify(e: &Error) -> Decision {
-    Decision::from(e.0 < 500)
+    Decision::from(e.0 >= 500)
 }
 
 fn log(e: &Error, ev: &RetryEvent) {
