@@ -57,11 +57,11 @@ impl From<bool> for Decision {
 /// ```
 /// use retry_runtime::{Policy, Retry, RetryEvent};
 ///
-/// let mut seen = Vec::new();
+/// let seen = std::cell::RefCell::new(Vec::new());
 /// let _ = Retry::new(Policy::default().with_attempts(3).with_base(std::time::Duration::ZERO))
-///     .notify(|_e: &&str, ev: &RetryEvent| seen.push(ev.attempt))
+///     .notify(|_e: &&str, ev: &RetryEvent| seen.borrow_mut().push(ev.attempt))
 ///     .call(|| Err::<(), _>("down"));
-/// assert_eq!(seen, [1, 2]);
+/// assert_eq!(seen.into_inner(), [1, 2]);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
