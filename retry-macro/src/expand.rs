@@ -77,8 +77,15 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         None => quote!(#p::NoNotify),
     };
 
+    // A policy of literals is a constant: nothing to store (not even in an async fn's future),
+    // nothing to compute per call.
+    let policy_const = policy_is_const(args);
     let (policy_l, on_l, notify_l, state_l) = (
-        local("__retry_policy", ret_span),
+        if policy_const {
+            Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span))
+        } else {
+            local("__retry_policy", ret_span)
+        },
         local("__retry_on", ret_span),
         local("__retry_notify", ret_span),
         local("__retry_state", ret_span),
@@ -91,9 +98,12 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // Every call whose bounds need `#ret: IsResult` is spanned alike, on the return type: when it
     // is not a `Result`, the compiler reports that once, there, and not once per call.
     let op_l = local("__retry_op", ret_span);
-    let clock_l = local("__retry_clock", ret_span);
+    let (clock, sleep) = match &args.sleep {
+        Some(sleep) => (quote!(#p::now), sleep.to_token_stream()),
+        None => (quote!(#p::tokio_now), quote!(#p::tokio_sleep)),
+    };
     let after = quote_spanned! {ret_span=>
-        #state_l.after::<#ret, _, _>(#policy_l, #clock_l, #out_l, (&#on_l, &#notify_l, #name))
+        #state_l.after::<#ret, _, _>(#policy_l, #clock, #out_l, (&#on_l, &#notify_l, #name))
     };
     let run_blocking = quote_spanned! {ret_span=>
         #p_ret::run_blocking::<#ret, _, _, _>(#policy_l, &#on_l, &#notify_l, #name, #op_l)
@@ -104,13 +114,8 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
             return #pin_l;
         }
     };
-    // A policy of literals is a constant: nothing to store, nothing to compute per call.
-    let policy_item = if policy_is_const(args) {
-        let policy_c = Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span));
-        quote! {
-            const #policy_c: #p::Policy = #policy;
-            let #policy_l: #p::Policy = #policy_c;
-        }
+    let policy_item = if policy_const {
+        quote!(const #policy_l: #p::Policy = #policy;)
     } else {
         quote!(let #policy_l: #p::Policy = #policy;)
     };
@@ -121,14 +126,9 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     };
 
     let new_body = if item.sig.asyncness.is_some() {
-        let (clock, sleep) = match &args.sleep {
-            Some(sleep) => (quote!(#p::now), sleep.to_token_stream()),
-            None => (quote!(#p::tokio_now), quote!(#p::tokio_sleep)),
-        };
         quote! {
             #setup
-            let #clock_l: #p::Clock = #clock;
-            let mut #state_l = #p::Attempts::new(&#policy_l, #clock_l);
+            let mut #state_l = #p::Attempts::new(&#policy_l, #clock);
             loop {
                 let #out_l = async {
                     #rebind
