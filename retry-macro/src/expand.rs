@@ -102,8 +102,22 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         Some(sleep) => (quote!(#p::now), sleep.to_token_stream()),
         None => (quote!(#p::tokio_now), quote!(#p::tokio_sleep)),
     };
-    let after = quote_spanned! {ret_span=>
-        #state_l.after::<#ret, _, _>(#policy_l, #clock, #out_l, (&#on_l, &#notify_l, #name))
+    // The start time is kept only where a time budget may be set: otherwise it is a constant
+    // `None`, and the future does not carry it.
+    let start_l = local("__retry_start", ret_span);
+    let (start_item, start) = if args.policy.is_some() || args.max_elapsed.is_some() {
+        (
+            quote!(let #start_l = #p::start_time(&#policy_l, #clock);),
+            start_l.to_token_stream(),
+        )
+    } else {
+        (TokenStream::new(), quote!(::core::option::Option::None))
+    };
+    let succeeded = quote_spanned! {ret_span=>
+        #p_ret::succeeded::<#ret>(&#out_l)
+    };
+    let failed = quote_spanned! {ret_span=>
+        #state_l.failed::<#ret, _, _>((#policy_l, #clock, #start), #out_l, (&#on_l, &#notify_l, #name))
     };
     let run_blocking = quote_spanned! {ret_span=>
         #p_ret::run_blocking::<#ret, _, _, _>(#policy_l, &#on_l, &#notify_l, #name, #op_l)
@@ -128,7 +142,8 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     let new_body = if item.sig.asyncness.is_some() {
         quote! {
             #setup
-            let mut #state_l = #p::Attempts::new(&#policy_l, #clock);
+            #start_item
+            let mut #state_l = #p::Attempts::new();
             loop {
                 let #out_l = async {
                     #rebind
@@ -136,7 +151,10 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                     { #body }
                 }
                 .await;
-                match #after {
+                if #succeeded {
+                    return #out_l;
+                }
+                match #failed {
                     #p::ControlFlow::Break(#out_l) => return #out_l,
                     #p::ControlFlow::Continue(#delay_l) => #p::sleep_boxed(#sleep(#delay_l)).await,
                 }

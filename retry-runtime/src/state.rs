@@ -79,8 +79,9 @@ impl<E> Notify<E> for NoNotify {
 }
 
 /// When a call's first attempt begins, on `clock`: read only if the policy has a `max_elapsed`.
+#[doc(hidden)]
 #[inline]
-pub(crate) fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
+pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
     policy.max_elapsed().map(|_| clock())
 }
 
