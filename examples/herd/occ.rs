@@ -1,0 +1,189 @@
+//! The model of the AWS Architecture Blog's "Exponential Backoff And Jitter" (2015): clients
+//! contend for one row under optimistic concurrency control.
+//!
+//! Each client reads the row's version, then writes conditionally on it; the server accepts the
+//! write only if the version still matches (and increments it). Every message takes its own
+//! network delay |normal(10 ms, 2 ms)|. A client whose write failed waits its backoff, then
+//! reads again, until its write succeeds (no attempt limit here).
+//!
+//! The published simulator draws its first backoff with exponent 1, a ceiling of 2·base: the
+//! exponential strategies here use `Backoff::new(2·base, cap)` so that the figures compare with
+//! the post's charts (decorrelated jitter grows from `base` itself, as in the post).
+
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use retry_jitter::Backoff;
+
+use crate::sim::{seed_for, Queue};
+use crate::strategy::{Strategy, Waits};
+
+/// The OCC scenario's parameters.
+#[derive(Clone, Debug)]
+pub struct Occ {
+    pub base: Duration,
+    pub cap: Duration,
+    pub net_mean: Duration,
+    pub net_sd: Duration,
+    pub runs: u32,
+    pub seed: u64,
+}
+
+impl Default for Occ {
+    fn default() -> Self {
+        Occ {
+            base: Duration::from_millis(5),
+            cap: Duration::from_millis(2_000),
+            net_mean: Duration::from_millis(10),
+            net_sd: Duration::from_millis(2),
+            runs: 100,
+            seed: 1,
+        }
+    }
+}
+
+/// The averages over the runs of one strategy at one client count.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OccResult {
+    pub strategy: Strategy,
+    pub clients: u32,
+    /// Write calls (reads not counted), averaged over runs.
+    pub writes: f64,
+    /// When the last client learnt its write succeeded, averaged over runs (ns).
+    pub completion: f64,
+}
+
+enum Event {
+    ReadAtServer(usize),
+    ReadReply(usize, u64),
+    WriteAtServer(usize, u64),
+    WriteReply(usize, bool),
+}
+
+impl Occ {
+    /// The backoff a strategy uses in this model (see the module docs for the 2·base).
+    pub fn backoff(&self, strategy: Strategy) -> Backoff {
+        match strategy {
+            Strategy::Decorrelated => strategy.backoff(self.base, self.cap),
+            _ => strategy.backoff(self.base * 2, self.cap),
+        }
+    }
+
+    /// `runs` runs of `clients` clients under `strategy`, averaged.
+    pub fn run(&self, strategy: Strategy, clients: u32) -> OccResult {
+        let (mut writes, mut completion) = (0u64, 0u64);
+        for run in 0..self.runs {
+            let (w, c) = self.run_once(strategy, clients, run);
+            writes += w;
+            completion += c;
+        }
+        let runs = f64::from(self.runs.max(1));
+        OccResult {
+            strategy,
+            clients,
+            writes: writes as f64 / runs,
+            completion: completion as f64 / runs,
+        }
+    }
+
+    /// One run: (write calls, completion time in ns).
+    pub fn run_once(&self, strategy: Strategy, clients: u32, run: u32) -> (u64, u64) {
+        let seed = seed_for(&[
+            self.seed,
+            2,
+            strategy as u64,
+            u64::from(clients),
+            u64::from(run),
+        ]);
+        retry_jitter::testing::seed_jitter(seed);
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let (mean, sd) = (self.net_mean.as_secs_f64(), self.net_sd.as_secs_f64());
+        let mut delay = move || {
+            // Box–Muller: one normal draw, its absolute value as the message's delay.
+            let (u1, u2): (f64, f64) = (rng.random::<f64>().max(f64::MIN_POSITIVE), rng.random());
+            let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+            ((mean + sd * z).abs() * 1e9) as u64
+        };
+        let backoff = self.backoff(strategy);
+        let n = clients as usize;
+        let mut waits = vec![Waits::new(&backoff); n];
+        let mut queue = Queue::with_capacity(4 * n);
+        for client in 0..n {
+            queue.push(delay(), Event::ReadAtServer(client));
+        }
+        let (mut version, mut writes, mut last_done) = (0u64, 0u64, 0u64);
+        while let Some((t, event)) = queue.pop() {
+            match event {
+                Event::ReadAtServer(c) => queue.push(t + delay(), Event::ReadReply(c, version)),
+                Event::ReadReply(c, v) => {
+                    writes += 1;
+                    queue.push(t + delay(), Event::WriteAtServer(c, v));
+                }
+                Event::WriteAtServer(c, v) => {
+                    let ok = v == version;
+                    if ok {
+                        version += 1;
+                    }
+                    queue.push(t + delay(), Event::WriteReply(c, ok));
+                }
+                Event::WriteReply(_, true) => last_done = last_done.max(t),
+                Event::WriteReply(c, false) => {
+                    let wait = waits[c].next(&backoff);
+                    queue.push(t + wait + delay(), Event::ReadAtServer(c));
+                }
+            }
+        }
+        (writes, last_done)
+    }
+}
+
+/// The client counts of the default sweep: 10, 30, …, 190.
+pub fn sweep() -> Vec<u32> {
+    (10..=190).step_by(20).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::strategy::nanos;
+
+    #[test]
+    fn every_client_writes_once_without_contention() {
+        let occ = Occ::default();
+        for s in Strategy::ALL {
+            let (writes, done) = occ.run_once(s, 1, 0);
+            assert_eq!(writes, 1, "{s}");
+            assert!(done > 0 && done < nanos(Duration::from_millis(100)), "{s}");
+        }
+    }
+
+    #[test]
+    fn at_least_one_write_per_client_and_the_same_seed_repeats() {
+        let occ = Occ {
+            runs: 3,
+            ..Occ::default()
+        };
+        for s in Strategy::ALL {
+            let r = occ.run(s, 30);
+            assert!(r.writes >= 30.0, "{s}");
+            assert_eq!(r, occ.run(s, 30), "{s}");
+        }
+    }
+
+    #[test]
+    fn at_100_clients_every_jittered_strategy_writes_less_than_exponential() {
+        let occ = Occ {
+            runs: 10,
+            ..Occ::default()
+        };
+        let exponential = occ.run(Strategy::Exponential, 100).writes;
+        for s in Strategy::ALL.into_iter().filter(|s| s.jittered()) {
+            let writes = occ.run(s, 100).writes;
+            assert!(
+                writes < exponential,
+                "{s}: {writes} vs exponential {exponential}"
+            );
+        }
+    }
+}

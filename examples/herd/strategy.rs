@@ -1,0 +1,115 @@
+//! The retry strategies compared, each a `retry_jitter::Backoff`: the demo draws every wait from
+//! the same code `#[retry]` runs and never re-implements the delay math.
+
+use std::fmt;
+use std::time::Duration;
+
+use retry_jitter::{Backoff, Jitter};
+
+/// A way of waiting between attempts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
+pub enum Strategy {
+    /// No backoff: retry at once.
+    None,
+    /// Always 1 s.
+    Fixed,
+    /// Capped exponential, no jitter.
+    Exponential,
+    /// Capped exponential, full jitter (the default of `#[retry]`).
+    Full,
+    /// Capped exponential, equal jitter.
+    Equal,
+    /// Decorrelated jitter.
+    Decorrelated,
+}
+
+impl Strategy {
+    /// Every strategy, in table order.
+    pub const ALL: [Strategy; 6] = [
+        Strategy::None,
+        Strategy::Fixed,
+        Strategy::Exponential,
+        Strategy::Full,
+        Strategy::Equal,
+        Strategy::Decorrelated,
+    ];
+
+    /// The backoff this strategy waits with, for a model whose base and cap are given.
+    pub fn backoff(self, base: Duration, cap: Duration) -> Backoff {
+        match self {
+            Strategy::None => {
+                Backoff::new(Duration::ZERO, Duration::ZERO).with_jitter(Jitter::None)
+            }
+            Strategy::Fixed => {
+                let second = Duration::from_secs(1);
+                Backoff::new(second, second).with_jitter(Jitter::None)
+            }
+            Strategy::Exponential => Backoff::new(base, cap).with_jitter(Jitter::None),
+            Strategy::Full => Backoff::new(base, cap).with_jitter(Jitter::Full),
+            Strategy::Equal => Backoff::new(base, cap).with_jitter(Jitter::Equal),
+            Strategy::Decorrelated => Backoff::new(base, cap).with_jitter(Jitter::Decorrelated),
+        }
+    }
+
+    /// Whether the strategy draws its waits at random.
+    #[cfg(test)]
+    pub fn jittered(self) -> bool {
+        matches!(
+            self,
+            Strategy::Full | Strategy::Equal | Strategy::Decorrelated
+        )
+    }
+
+    /// The name used in tables, CSV and chart legends.
+    pub fn name(self) -> &'static str {
+        match self {
+            Strategy::None => "none",
+            Strategy::Fixed => "fixed",
+            Strategy::Exponential => "exponential",
+            Strategy::Full => "full",
+            Strategy::Equal => "equal",
+            Strategy::Decorrelated => "decorrelated",
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// One client's retry schedule: which retry is next and the previous wait (for decorrelated).
+#[derive(Clone, Copy, Debug)]
+pub struct Waits {
+    retry: u32,
+    prev: Duration,
+}
+
+impl Waits {
+    /// Before the first retry.
+    pub fn new(backoff: &Backoff) -> Self {
+        Waits {
+            retry: 0,
+            prev: backoff.base(),
+        }
+    }
+
+    /// The wait before the next retry, in nanoseconds.
+    pub fn next(&mut self, backoff: &Backoff) -> u64 {
+        self.retry += 1;
+        let wait = backoff.delay(self.retry, self.prev);
+        self.prev = wait;
+        nanos(wait)
+    }
+}
+
+/// A duration in whole nanoseconds of virtual time (saturating: 584 years is plenty).
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Milliseconds, for tables.
+pub fn ms(t: u64) -> f64 {
+    t as f64 / 1e6
+}
