@@ -2,7 +2,8 @@
 //! identical hand-written function, sync and async. Target: ratio ≤ 1.05.
 //!
 //! Rows come in pairs: a body of one multiply (so the loop's own cost shows, down to the
-//! instruction), and a body that parses a short number (a few ns of real work).
+//! instruction), a body that parses a short number (a few ns of real work), and for async a
+//! body that awaits (as async fns worth retrying do: their I/O).
 //!
 //! The headline rows take their argument by reference, as DESIGN.md's guarantee reads: a
 //! by-value argument is cloned for each attempt, the first included, and must outlive the first
@@ -84,6 +85,24 @@ async fn annotated_parse_async(s: &str) -> Result<u64, std::num::ParseIntError> 
     black_box(s).parse()
 }
 
+// An async body that really suspends: it awaits a tokio semaphore (uncontended, so it is ready
+// at once, but the compiler cannot know), as real async fns await their I/O.
+
+static PERMITS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+#[inline(never)]
+async fn plain_await(x: &u64) -> Result<u64, u64> {
+    let _permit = PERMITS.acquire().await.map_err(|_| 0u64)?;
+    work(*x)
+}
+
+#[retry]
+#[inline(never)]
+async fn annotated_await(x: &u64) -> Result<u64, u64> {
+    let _permit = PERMITS.acquire().await.map_err(|_| 0u64)?;
+    work(*x)
+}
+
 fn success_path(c: &mut Criterion) {
     let mut g = c.benchmark_group("success_path");
     g.warm_up_time(Duration::from_millis(500));
@@ -115,6 +134,12 @@ fn success_path(c: &mut Criterion) {
     });
     g.bench_function("async/#[retry]", |b| {
         b.to_async(&rt).iter(|| annotated_async(black_box(&x)))
+    });
+    g.bench_function("async/plain await", |b| {
+        b.to_async(&rt).iter(|| plain_await(black_box(&x)))
+    });
+    g.bench_function("async/#[retry] await", |b| {
+        b.to_async(&rt).iter(|| annotated_await(black_box(&x)))
     });
     g.bench_function("async/plain parse", |b| {
         b.to_async(&rt).iter(|| plain_parse_async(black_box(n)))
