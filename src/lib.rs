@@ -104,9 +104,12 @@
 pub use retry_macro::retry;
 
 pub use retry_runtime::{
-    sleep, testing, Backoff, Classify, Decision, GiveUp, Jitter, NoNotify, Notify, Policy, Retry,
-    RetryAll, RetryEvent, RetryState, Schedule,
+    either, sleep, testing, transient, Backoff, Budget, Classify, Decision, GiveUp, GiveUpHook,
+    GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Notify, Policy, Retry,
+    RetryAll, RetryBudget, RetryEvent, RetryState, Schedule, Trace, Transient,
 };
+#[cfg(feature = "tracing")]
+pub use retry_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};
 
 #[doc(hidden)]
 pub mod __private {

@@ -18,8 +18,20 @@ const KEYS: &[&str] = &[
     "max_elapsed",
     "notify",
     "sleep",
+    "give_up",
+    "budget",
     "policy",
+    "trace_level",
     "crate",
+];
+
+/// The levels of `trace_level`, by the word the attribute uses.
+pub(crate) const LEVELS: &[(&str, &str)] = &[
+    ("error", "ERROR"),
+    ("warn", "WARN"),
+    ("info", "INFO"),
+    ("debug", "DEBUG"),
+    ("trace", "TRACE"),
 ];
 
 /// The keys `policy` replaces.
@@ -58,6 +70,10 @@ pub(crate) struct Args {
     pub jitter: Option<Ident>,
     pub on: Option<Expr>,
     pub notify: Option<Expr>,
+    pub give_up: Option<Expr>,
+    pub budget: Option<Expr>,
+    /// The `tracing::Level` constant's name (`WARN`…), spanned at the user's word.
+    pub trace_level: Option<Ident>,
     pub sleep: Option<Expr>,
     pub policy: Option<Expr>,
     pub krate: Option<syn::Path>,
@@ -117,7 +133,7 @@ impl Args {
             "base" => self.base = Some(duration_arg(value)?),
             "cap" => self.cap = Some(duration_arg(value)?),
             "max_elapsed" => self.max_elapsed = Some(duration_arg(value)?),
-            "jitter" => self.jitter = Some(jitter(value)?),
+            "jitter" => self.jitter = Some(word(value, "jitter", JITTERS, "full")?),
             "on" => self.on = Some(value),
             "notify" => self.notify = Some(value),
             "sleep" => {
@@ -126,16 +142,9 @@ impl Args {
             }
             "policy" => self.policy = Some(value),
             "crate" => self.krate = Some(crate_path(value)?),
-            "budget" | "give_up" => {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!(
-                        "`{key}` is not available in this version of retry-jitter; \
-                         valid keys are {}",
-                        list(KEYS)
-                    ),
-                ))
-            }
+            "give_up" => self.give_up = Some(value),
+            "budget" => self.budget = Some(value),
+            "trace_level" => self.trace_level = Some(word(value, "trace_level", LEVELS, "warn")?),
             other => {
                 let hint = closest(other)
                     .map(|k| format!(" (did you mean `{k}`?)"))
@@ -240,22 +249,23 @@ fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
     }
 }
 
-fn jitter(value: Expr) -> syn::Result<Ident> {
-    let names: Vec<&str> = JITTERS.iter().map(|(name, _)| *name).collect();
+/// A key whose value is one of a few words (`jitter = full`): the runtime's name for it,
+/// spanned at the user's word.
+fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::Result<Ident> {
+    let names: Vec<&str> = words.iter().map(|(name, _)| *name).collect();
     let word = match &value {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
         _ => None,
     };
-    // `none` is not a keyword, but `None` would parse as a path too: accept only the words.
     if let Some(word) = word {
-        if let Some((_, variant)) = JITTERS.iter().find(|(name, _)| word == name) {
-            return Ok(Ident::new(variant, word.span()));
+        if let Some((_, runtime)) = words.iter().find(|(name, _)| word == name) {
+            return Ok(Ident::new(runtime, word.span()));
         }
     }
     Err(syn::Error::new(
         value.span(),
         format!(
-            "unknown jitter `{}`: write one of {} (default `full`)",
+            "unknown {key} `{}`: write one of {} (default `{default}`)",
             value.to_token_stream(),
             list(&names)
         ),

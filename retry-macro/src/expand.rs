@@ -58,36 +58,73 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
 
     let p_ret = respan(&p, ret_span);
     let policy = policy(args, &p);
-    let on = match &args.on {
-        Some(on) => {
-            let (p_on, ret_on) = (
-                respan(&p, on.span()),
-                respan(&ret.to_token_stream(), on.span()),
-            );
-            quote_spanned!(on.span()=> #p_on::classifier::<#ret_on, _, _>(#on))
+    // `on`, `notify` and `give_up` get their closure signatures from the return type, through
+    // helpers spanned at the key's value: a mismatch is reported there.
+    let hook =
+        |value: &Option<syn::Expr>, helper: &str, generics: TokenStream, none: TokenStream| {
+            match value {
+                Some(value) => {
+                    let span = value.span();
+                    let (p_at, ret_at) = (respan(&p, span), respan(&ret.to_token_stream(), span));
+                    let helper = Ident::new(helper, span);
+                    quote_spanned!(span=> #p_at::#helper::<#ret_at, #generics>(#value))
+                }
+                None => none,
+            }
+        };
+    // Everything the expansion adds is spanned at the return type unless it stands for a key's
+    // value: an error about the return type then has one span, and is reported once.
+    let on = hook(
+        &args.on,
+        "classifier",
+        quote!(_, _),
+        quote!(#p_ret::RetryAll),
+    );
+    let notify = hook(
+        &args.notify,
+        "notifier",
+        quote!(_),
+        quote!(#p_ret::NoNotify),
+    );
+    let give_up = hook(
+        &args.give_up,
+        "give_upper",
+        quote!(_),
+        quote!(#p_ret::NoGiveUp),
+    );
+    let budget = match &args.budget {
+        Some(budget) => {
+            let p_at = respan(&p, budget.span());
+            quote_spanned!(budget.span()=> #p_at::budget(#budget))
         }
-        None => quote!(#p::RetryAll),
+        None => quote!(#p_ret::NoBudget),
     };
-    let notify = match &args.notify {
-        Some(notify) => {
-            let span = notify.span();
-            let (p_notify, ret_notify) = (respan(&p, span), respan(&ret.to_token_stream(), span));
-            quote_spanned!(span=> #p_notify::notifier::<#ret_notify, _>(#notify))
+    let trace = if cfg!(feature = "tracing") {
+        let level = args
+            .trace_level
+            .clone()
+            .unwrap_or_else(|| Ident::new("WARN", ret_span));
+        quote_spanned! {ret_span=>
+            #p_ret::tracer(#p_ret::Level::#level, {
+                #[allow(unused_imports)]
+                use #p_ret::{ShowDebug as _, ShowDisplay as _, ShowNothing as _};
+                (&&&#p_ret::ShownOutcome::<#ret>::new()).render_fn()
+            })
         }
-        None => quote!(#p::NoNotify),
+    } else {
+        quote!(#p_ret::NoTrace)
     };
 
     // A policy of literals is a constant: nothing to store (not even in an async fn's future),
     // nothing to compute per call.
     let policy_const = policy_is_const(args);
-    let (policy_l, on_l, notify_l, state_l) = (
+    let hooks_l = local("__retry_hooks", ret_span);
+    let (policy_l, state_l) = (
         if policy_const {
             Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span))
         } else {
             local("__retry_policy", ret_span)
         },
-        local("__retry_on", ret_span),
-        local("__retry_notify", ret_span),
         local("__retry_state", ret_span),
     );
     let (out_l, delay_l, pin_l) = (
@@ -113,14 +150,18 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     } else {
         (TokenStream::new(), quote!(::core::option::Option::None))
     };
+    let for_ret = quote_spanned!(ret_span=> #p_ret::For::<#ret>);
     let succeeded = quote_spanned! {ret_span=>
-        #p_ret::succeeded::<#ret>(&#out_l)
+        #for_ret::succeeded(&#out_l)
     };
     let failed = quote_spanned! {ret_span=>
-        #state_l.failed::<#ret, _, _>((#policy_l, #clock, #start), #out_l, (&#on_l, &#notify_l, #name))
+        #for_ret::failed(&mut #state_l, (#policy_l, #clock, #start), #out_l, &#hooks_l, #name)
+    };
+    let succeeded_l = quote_spanned! {ret_span=>
+        #for_ret::paid(&#state_l, &#hooks_l)
     };
     let run_blocking = quote_spanned! {ret_span=>
-        #p_ret::run_blocking::<#ret, _, _, _>(#policy_l, &#on_l, &#notify_l, #name, #op_l)
+        #for_ret::run_blocking(#policy_l, &#hooks_l, #name, #op_l)
     };
     // Makes `?` and `return` in the body infer against the declared return type.
     let pin = quote_spanned! {ret_span=>
@@ -133,10 +174,15 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     } else {
         quote!(let #policy_l: #p::Policy = #policy;)
     };
-    let setup = quote! {
+    let setup = quote_spanned! {ret_span=>
         #policy_item
-        let #on_l = #on;
-        let #notify_l = #notify;
+        let #hooks_l = #p_ret::Hooks {
+            on: #on,
+            notify: #notify,
+            give_up: #give_up,
+            budget: #budget,
+            trace: #trace,
+        };
     };
 
     let new_body = if item.sig.asyncness.is_some() {
@@ -152,6 +198,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                 }
                 .await;
                 if #succeeded {
+                    #succeeded_l;
                     return #out_l;
                 }
                 match #failed {

@@ -80,20 +80,70 @@ pub struct RetryEvent {
 /// Why retrying ended with an error.
 ///
 /// ```
-/// use retry_runtime::{GiveUp, Policy, RetryState, Decision};
+/// use retry_runtime::{Decision, GiveUpReason, Policy, RetryState};
 ///
 /// let mut state = RetryState::new(Policy::default().with_attempts(1));
-/// assert_eq!(state.next_wait(Decision::Retry), Err(GiveUp::Attempts));
+/// assert_eq!(state.next_wait(Decision::Retry), Err(GiveUpReason::Attempts));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum GiveUp {
+pub enum GiveUpReason {
     /// Every allowed call was made.
     Attempts,
     /// The next wait would end past `max_elapsed`.
     Elapsed,
+    /// The shared [`RetryBudget`](crate::RetryBudget) had no tokens for another retry.
+    BudgetEmpty,
     /// The classifier said [`Decision::Stop`].
     Stopped,
     /// The server asked for a wait ([`Decision::RetryAfter`]) longer than the cap.
     HintBeyondCap,
+}
+
+impl GiveUpReason {
+    /// A short description, for logs.
+    ///
+    /// ```
+    /// use retry_runtime::GiveUpReason;
+    /// assert_eq!(GiveUpReason::Attempts.as_str(), "attempts spent");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            GiveUpReason::Attempts => "attempts spent",
+            GiveUpReason::Elapsed => "max_elapsed reached",
+            GiveUpReason::BudgetEmpty => "retry budget empty",
+            GiveUpReason::Stopped => "not retryable (Decision::Stop)",
+            GiveUpReason::HintBeyondCap => "server hint beyond cap",
+        }
+    }
+}
+
+impl core::fmt::Display for GiveUpReason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What a `give_up` hook is told, once, when retrying ends with an error.
+///
+/// ```
+/// use retry_runtime::{GiveUp, GiveUpReason, Policy, Retry};
+/// use std::cell::Cell;
+/// use std::time::Duration;
+///
+/// let seen = Cell::new(None);
+/// let _ = Retry::new(Policy::new().with_attempts(3).with_base(Duration::ZERO))
+///     .give_up(|_e: &&str, g: &GiveUp| seen.set(Some((g.reason, g.calls))))
+///     .call(|| Err::<(), _>("down"));
+/// assert_eq!(seen.get(), Some((GiveUpReason::Attempts, 3)));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GiveUp {
+    /// Why retrying ended.
+    pub reason: GiveUpReason,
+    /// How many calls were made, the first included.
+    pub calls: u32,
+    /// The retried function's name, as in [`RetryEvent::function`].
+    pub function: &'static str,
 }

@@ -26,7 +26,10 @@
 #![forbid(unsafe_code)]
 
 mod backoff;
+mod budget;
+mod classify;
 mod decision;
+mod hooks;
 mod policy;
 mod retry;
 mod rng;
@@ -40,7 +43,12 @@ pub mod testing;
 pub mod __private;
 
 pub use backoff::{Backoff, Jitter, Schedule};
-pub use decision::{Decision, GiveUp, RetryEvent};
+pub use budget::RetryBudget;
+pub use classify::{either, transient, Transient};
+pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
+#[cfg(feature = "tracing")]
+pub use hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+pub use hooks::{Budget, GiveUpHook, Hooks, NoBudget, NoGiveUp, NoTrace, Trace};
 pub use policy::Policy;
 pub use retry::Retry;
 pub use state::{Classify, NoNotify, Notify, RetryAll, RetryState};

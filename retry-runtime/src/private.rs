@@ -5,12 +5,13 @@ use core::marker::PhantomData;
 pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
-pub use crate::retry::{run_blocking, start_time, succeeded, Attempts, IsResult};
+pub use crate::retry::{start_time, Attempts, For, IsResult};
 pub use crate::sleep::{now, sleep_blocking, Clock};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
 pub use crate::{
-    Classify, Decision, Jitter, NoNotify, Notify, Policy, RetryAll, RetryEvent, RetryState,
+    Budget, Classify, Decision, GiveUp, GiveUpHook, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify,
+    NoTrace, Notify, Policy, RetryAll, RetryBudget, RetryEvent, RetryState,
 };
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
@@ -63,6 +64,108 @@ where
     #[inline]
     fn notify(&self, error: &R::Err, event: &RetryEvent) {
         (self.0)(error, event);
+    }
+}
+
+/// Gives a `give_up = …` closure its signature `Fn(&E, &GiveUp)`, like [`classifier`].
+#[inline(always)]
+pub fn give_upper<R, F>(give_up: F) -> impl GiveUpHook<R::Err>
+where
+    R: IsResult,
+    F: Fn(&R::Err, &GiveUp),
+{
+    OnGiveUp::<R, F>(give_up, PhantomData)
+}
+
+/// A `give_up = …` value, tied to the function's return type `R`, like [`On`].
+pub struct OnGiveUp<R, F>(F, PhantomData<fn(&R)>);
+
+impl<R, F> GiveUpHook<R::Err> for OnGiveUp<R, F>
+where
+    R: IsResult,
+    F: Fn(&R::Err, &GiveUp),
+{
+    #[inline]
+    fn give_up(&self, error: &R::Err, give_up: &GiveUp) {
+        (self.0)(error, give_up);
+    }
+}
+
+/// `budget = …` takes a `&RetryBudget`.
+#[inline(always)]
+pub fn budget(budget: &RetryBudget) -> &RetryBudget {
+    budget
+}
+
+#[cfg(feature = "tracing")]
+pub use tracing_support::*;
+
+#[cfg(feature = "tracing")]
+mod tracing_support {
+    use core::fmt::{Debug, Display};
+    use core::marker::PhantomData;
+
+    use crate::Rendered;
+
+    pub use crate::{tracer, Level};
+
+    /// How the trace shows the error of an outcome `R`.
+    pub type RenderFn<R> = for<'e> fn(&'e R) -> Rendered<'e>;
+
+    /// Autoref specialisation on the function's return type `R`:
+    /// `(&&&ShownOutcome::<R>::new()).render_fn()` shows the error with `Display` if its type
+    /// has it, else `Debug`, else not at all. Decided where the type is known, with no bound,
+    /// and with no projection of `R`: if `R` is not a `Result`, the fallback applies and
+    /// nothing here adds to the one error about it.
+    pub struct ShownOutcome<R>(PhantomData<fn(&R)>);
+
+    impl<R> ShownOutcome<R> {
+        /// The chooser.
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            ShownOutcome(PhantomData)
+        }
+    }
+
+    /// The `Display` arm.
+    pub trait ShowDisplay<R> {
+        /// The renderer.
+        fn render_fn(&self) -> RenderFn<R>;
+    }
+    impl<T, E: Display> ShowDisplay<Result<T, E>> for &&ShownOutcome<Result<T, E>> {
+        fn render_fn(&self) -> RenderFn<Result<T, E>> {
+            |r| {
+                r.as_ref()
+                    .err()
+                    .map_or(Rendered::Nothing, |e| Rendered::Display(e))
+            }
+        }
+    }
+
+    /// The `Debug` arm.
+    pub trait ShowDebug<R> {
+        /// The renderer.
+        fn render_fn(&self) -> RenderFn<R>;
+    }
+    impl<T, E: Debug> ShowDebug<Result<T, E>> for &ShownOutcome<Result<T, E>> {
+        fn render_fn(&self) -> RenderFn<Result<T, E>> {
+            |r| {
+                r.as_ref()
+                    .err()
+                    .map_or(Rendered::Nothing, |e| Rendered::Debug(e))
+            }
+        }
+    }
+
+    /// The fallback: not shown.
+    pub trait ShowNothing<R> {
+        /// The renderer.
+        fn render_fn(&self) -> RenderFn<R>;
+    }
+    impl<R> ShowNothing<R> for ShownOutcome<R> {
+        fn render_fn(&self) -> RenderFn<R> {
+            |_| Rendered::Nothing
+        }
     }
 }
 

@@ -1,14 +1,15 @@
-//! The closure API: retry any call, for call sites `#[retry]` cannot annotate.
+//! The closure API: retry any call, for call sites `#[retry]` cannot annotate; and the loops
+//! that both it and `#[retry]` run.
 
 use core::future::Future;
 use core::ops::ControlFlow;
 use core::time::Duration;
-
-use crate::sleep::{self, Clock};
 use std::time::Instant;
 
+use crate::hooks::{Budget, GiveUpHook, Hooks, NoBudget, NoGiveUp, NoTrace, Trace};
+use crate::sleep::{self, Clock};
 pub use crate::state::start_time;
-use crate::{Classify, NoNotify, Notify, Policy, RetryAll, RetryState};
+use crate::{Classify, GiveUp, NoNotify, Notify, Policy, RetryAll, RetryBudget, RetryState};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
@@ -30,10 +31,9 @@ use crate::{Classify, NoNotify, Notify, Policy, RetryAll, RetryState};
 /// ```
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a Retry does nothing until `call` or `call_async`"]
-pub struct Retry<C = RetryAll, N = NoNotify> {
+pub struct Retry<C = RetryAll, N = NoNotify, G = NoGiveUp, B = NoBudget, T = NoTrace> {
     policy: Policy,
-    on: C,
-    notify: N,
+    hooks: Hooks<C, N, G, B, T>,
     name: &'static str,
 }
 
@@ -48,27 +48,44 @@ impl Retry {
     pub const fn new(policy: Policy) -> Self {
         Retry {
             policy,
-            on: RetryAll,
-            notify: NoNotify,
+            hooks: Hooks {
+                on: RetryAll,
+                notify: NoNotify,
+                give_up: NoGiveUp,
+                budget: NoBudget,
+                trace: NoTrace,
+            },
             name: "closure",
         }
     }
 }
 
-impl<C, N> Retry<C, N> {
+impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// Which errors are retried: a [`Classify`], usually a closure `Fn(&E) -> D` where
-    /// `D: Into<Decision>` (annotate its argument's type).
+    /// `D: Into<Decision>` (annotate its argument's type), or [`transient`](crate::transient).
     ///
     /// ```
     /// use retry_runtime::{Decision, Policy, Retry};
     /// let r = Retry::new(Policy::default()).on(|_: &std::io::Error| Decision::Stop);
     /// assert!(r.call(|| std::fs::read("/no/such/file")).is_err());
     /// ```
-    pub fn on<C2>(self, on: C2) -> Retry<C2, N> {
+    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T> {
+        let Hooks {
+            notify,
+            give_up,
+            budget,
+            trace,
+            ..
+        } = self.hooks;
         Retry {
             policy: self.policy,
-            on,
-            notify: self.notify,
+            hooks: Hooks {
+                on,
+                notify,
+                give_up,
+                budget,
+                trace,
+            },
             name: self.name,
         }
     }
@@ -82,16 +99,121 @@ impl<C, N> Retry<C, N> {
     ///     .notify(|e: &&str, ev: &RetryEvent| eprintln!("{} failed: {e}", ev.function));
     /// assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     /// ```
-    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2> {
+    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T> {
+        let Hooks {
+            on,
+            give_up,
+            budget,
+            trace,
+            ..
+        } = self.hooks;
         Retry {
             policy: self.policy,
-            on: self.on,
-            notify,
+            hooks: Hooks {
+                on,
+                notify,
+                give_up,
+                budget,
+                trace,
+            },
             name: self.name,
         }
     }
 
-    /// The name given to `notify` hooks as [`RetryEvent::function`](crate::RetryEvent::function)
+    /// A hook called once when retrying ends with an error, with the reason: a
+    /// [`GiveUpHook`], usually a closure `Fn(&E, &GiveUp)`.
+    ///
+    /// ```
+    /// use retry_runtime::{GiveUp, GiveUpReason, Policy, Retry};
+    /// let r = Retry::new(Policy::default())
+    ///     .on(|_: &&str| false)
+    ///     .give_up(|_: &&str, g: &GiveUp| assert_eq!(g.reason, GiveUpReason::Stopped));
+    /// assert_eq!(r.call(|| Err::<(), _>("fatal")), Err("fatal"));
+    /// ```
+    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T> {
+        let Hooks {
+            on,
+            notify,
+            budget,
+            trace,
+            ..
+        } = self.hooks;
+        Retry {
+            policy: self.policy,
+            hooks: Hooks {
+                on,
+                notify,
+                give_up,
+                budget,
+                trace,
+            },
+            name: self.name,
+        }
+    }
+
+    /// Share a [`RetryBudget`] with every other call that uses it.
+    ///
+    /// ```
+    /// use retry_runtime::{Policy, Retry, RetryBudget};
+    /// static BUDGET: RetryBudget = RetryBudget::new(0);
+    /// let mut calls = 0;
+    /// let r = Retry::new(Policy::default()).budget(&BUDGET);
+    /// let _ = r.call(|| { calls += 1; Err::<(), _>("down") });
+    /// assert_eq!(calls, 1); // an empty budget: no retry
+    /// ```
+    pub fn budget(self, budget: &RetryBudget) -> Retry<C, N, G, &RetryBudget, T> {
+        let Hooks {
+            on,
+            notify,
+            give_up,
+            trace,
+            ..
+        } = self.hooks;
+        Retry {
+            policy: self.policy,
+            hooks: Hooks {
+                on,
+                notify,
+                give_up,
+                budget,
+                trace,
+            },
+            name: self.name,
+        }
+    }
+
+    /// Trace each retry and each give-up as an event at `level` (feature `tracing`). The error
+    /// is not part of these events (a closure API call knows nothing of its type); `#[retry]`
+    /// adds it.
+    ///
+    /// ```
+    /// use retry_runtime::{Level, Policy, Retry};
+    /// let r = Retry::new(Policy::default()).trace(Level::WARN);
+    /// # let _ = r;
+    /// ```
+    #[cfg(feature = "tracing")]
+    pub fn trace(self, level: crate::Level) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>> {
+        let Hooks {
+            on,
+            notify,
+            give_up,
+            budget,
+            ..
+        } = self.hooks;
+        Retry {
+            policy: self.policy,
+            hooks: Hooks {
+                on,
+                notify,
+                give_up,
+                budget,
+                trace: crate::tracer(level, crate::Unrendered),
+            },
+            name: self.name,
+        }
+    }
+
+    /// The name given to hooks as [`RetryEvent::function`](crate::RetryEvent::function)
     /// (default `"closure"`).
     ///
     /// ```
@@ -112,12 +234,15 @@ impl<C, N> Retry<C, N> {
     /// let r = Retry::new(Policy::default());
     /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
     /// ```
-    pub fn call<T, E>(&self, op: impl FnMut() -> Result<T, E>) -> Result<T, E>
+    pub fn call<V, E>(&self, op: impl FnMut() -> Result<V, E>) -> Result<V, E>
     where
         C: Classify<E>,
         N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
     {
-        run_blocking(self.policy, &self.on, &self.notify, self.name, op)
+        run_blocking(self.policy, &self.hooks, self.name, op)
     }
 
     /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
@@ -131,12 +256,15 @@ impl<C, N> Retry<C, N> {
     /// # }
     /// ```
     #[cfg(feature = "tokio")]
-    pub async fn call_async<T, E, F, Fut>(&self, op: F) -> Result<T, E>
+    pub async fn call_async<V, E, F, Fut>(&self, op: F) -> Result<V, E>
     where
         C: Classify<E>,
         N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
+        Fut: Future<Output = Result<V, E>>,
     {
         self.call_async_with(sleep::tokio_sleep, sleep::tokio_now, op)
             .await
@@ -160,17 +288,20 @@ impl<C, N> Retry<C, N> {
     /// assert_eq!(out, Ok(2));
     /// # }
     /// ```
-    pub async fn call_async_with<T, E, F, Fut, S, SFut>(
+    pub async fn call_async_with<V, E, F, Fut, S, SFut>(
         &self,
         mut sleep: S,
         clock: Clock,
         mut op: F,
-    ) -> Result<T, E>
+    ) -> Result<V, E>
     where
         C: Classify<E>,
         N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
+        Fut: Future<Output = Result<V, E>>,
         S: FnMut(Duration) -> SFut,
         SFut: Future<Output = ()>,
     {
@@ -179,10 +310,11 @@ impl<C, N> Retry<C, N> {
         loop {
             let outcome = op().await;
             if succeeded(&outcome) {
+                attempts.succeeded(&self.hooks);
                 return outcome;
             }
-            let hooks = (&self.on, &self.notify, self.name);
-            match attempts.failed((self.policy, clock, start), outcome, hooks) {
+            let now = (self.policy, clock, start);
+            match attempts.failed(now, outcome, &self.hooks, self.name) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(delay) => Box::pin(sleep(delay)).await,
             }
@@ -214,21 +346,32 @@ impl Attempts {
     /// the next attempt.
     #[cold]
     #[inline(never)]
-    pub fn failed<R, C, N>(
+    pub fn failed<R, C, N, G, B, T>(
         &mut self,
         (policy, clock, start): (Policy, Clock, Option<Instant>),
         outcome: R,
-        (on, notify, function): (&C, &N, &'static str),
+        hooks: &Hooks<C, N, G, B, T>,
+        function: &'static str,
     ) -> ControlFlow<R, Duration>
     where
         R: IsResult,
-        C: Classify<R::Err> + ?Sized,
-        N: Notify<R::Err> + ?Sized,
+        C: Classify<R::Err>,
+        N: Notify<R::Err>,
+        G: GiveUpHook<R::Err>,
+        B: Budget,
+        T: Trace<R>,
     {
         let state = self
             .state
             .get_or_insert_with(|| Box::new(RetryState::resume(policy, clock, start)));
-        step(state, outcome, on, notify, function)
+        step(state, outcome, hooks, function)
+    }
+
+    /// An attempt succeeded: give the budget its due (the first-try reward, or what this
+    /// call's retries took).
+    #[inline(always)]
+    pub fn succeeded<C, N, G, B: Budget, T>(&self, hooks: &Hooks<C, N, G, B, T>) {
+        pay(hooks, self.state.as_ref().map_or(0, |s| s.budget_retries()));
     }
 }
 
@@ -239,77 +382,170 @@ pub fn succeeded<R: IsResult>(outcome: &R) -> bool {
     outcome.as_err().is_none()
 }
 
-/// The blocking retry loop shared by [`Retry::call`] and sync `#[retry]` functions. The first
-/// attempt runs before anything else exists: a success returns without a store.
-#[inline]
-pub fn run_blocking<R, C, N, F>(
-    policy: Policy,
-    on: &C,
-    notify: &N,
-    function: &'static str,
-    mut op: F,
-) -> R
-where
-    F: FnMut() -> R,
-    R: IsResult,
-    C: Classify<R::Err> + ?Sized,
-    N: Notify<R::Err> + ?Sized,
-{
-    let start = start_time(&policy, sleep::now);
-    let first = op();
-    if succeeded(&first) {
-        return first;
+/// The loops' entry points for a function returning `R`, as `For::<R>::…`: the return type
+/// is named once, in the path, so every error about it (`R` is not a `Result`) has the same
+/// span, the return type's, and the compiler reports it once.
+pub struct For<R>(core::marker::PhantomData<fn() -> R>);
+
+impl<R> For<R> {
+    /// [`run_blocking`].
+    #[inline(always)]
+    pub fn run_blocking<C, N, G, B, T, F>(
+        policy: Policy,
+        hooks: &Hooks<C, N, G, B, T>,
+        function: &'static str,
+        op: F,
+    ) -> R
+    where
+        R: IsResult,
+        C: Classify<R::Err>,
+        N: Notify<R::Err>,
+        G: GiveUpHook<R::Err>,
+        B: Budget,
+        T: Trace<R>,
+        F: FnMut() -> R,
+    {
+        run_blocking(policy, hooks, function, op)
     }
-    retry_blocking(policy, start, first, (on, notify, function), op)
+
+    /// [`succeeded`].
+    #[inline(always)]
+    pub fn succeeded(outcome: &R) -> bool
+    where
+        R: IsResult,
+    {
+        succeeded(outcome)
+    }
+
+    /// [`Attempts::succeeded`].
+    #[inline(always)]
+    pub fn paid<C, N, G, B: Budget, T>(attempts: &Attempts, hooks: &Hooks<C, N, G, B, T>) {
+        attempts.succeeded(hooks);
+    }
+
+    /// [`Attempts::failed`].
+    #[inline(always)]
+    pub fn failed<C, N, G, B, T>(
+        attempts: &mut Attempts,
+        now: (Policy, Clock, Option<Instant>),
+        outcome: R,
+        hooks: &Hooks<C, N, G, B, T>,
+        function: &'static str,
+    ) -> ControlFlow<R, Duration>
+    where
+        R: IsResult,
+        C: Classify<R::Err>,
+        N: Notify<R::Err>,
+        G: GiveUpHook<R::Err>,
+        B: Budget,
+        T: Trace<R>,
+    {
+        attempts.failed(now, outcome, hooks, function)
+    }
 }
 
-#[cold]
-#[inline(never)]
-fn retry_blocking<R, C, N, F>(
-    policy: Policy,
-    start: Option<Instant>,
-    first: R,
-    (on, notify, function): (&C, &N, &'static str),
-    mut op: F,
-) -> R
-where
-    F: FnMut() -> R,
-    R: IsResult,
-    C: Classify<R::Err> + ?Sized,
-    N: Notify<R::Err> + ?Sized,
-{
-    let mut state = RetryState::resume(policy, sleep::now, start);
-    let mut outcome = first;
-    loop {
-        match step(&mut state, outcome, on, notify, function) {
-            ControlFlow::Break(outcome) => return outcome,
-            ControlFlow::Continue(delay) => sleep::sleep_blocking(delay),
-        }
-        outcome = op();
+/// A success pays the budget back: the first-try reward, or what the call's retries took.
+#[inline(always)]
+fn pay<C, N, G, B: Budget, T>(hooks: &Hooks<C, N, G, B, T>, budget_retries: u32) {
+    if let Some(budget) = hooks.budget.get() {
+        budget.succeeded_after(budget_retries);
     }
 }
 
-/// One turn of every retry loop (blocking, async, closure API, `#[retry]`): a success or a
-/// final error breaks out with the outcome; a retried error is dropped and the wait returned.
+/// One turn of every retry loop after a failure: a success (of a later attempt) pays the
+/// budget back and breaks out; an error retrying ends on is reported to `give_up` and the
+/// trace and breaks out; a retried error is dropped and the wait returned.
 #[inline]
-fn step<R, C, N>(
+fn step<R, C, N, G, B, T>(
     state: &mut RetryState,
     outcome: R,
-    on: &C,
-    notify: &N,
+    hooks: &Hooks<C, N, G, B, T>,
     function: &'static str,
 ) -> ControlFlow<R, Duration>
 where
     R: IsResult,
-    C: Classify<R::Err> + ?Sized,
-    N: Notify<R::Err> + ?Sized,
+    C: Classify<R::Err>,
+    N: Notify<R::Err>,
+    G: GiveUpHook<R::Err>,
+    B: Budget,
+    T: Trace<R>,
 {
     let Some(error) = outcome.as_err() else {
+        pay(hooks, state.budget_retries());
         return ControlFlow::Break(outcome);
     };
-    match state.on_error(error, on, notify, function) {
-        Ok(delay) => ControlFlow::Continue(delay),
-        Err(_) => ControlFlow::Break(outcome),
+    match state.on_error(error, hooks, function) {
+        Ok(delay) => {
+            hooks.trace.retry(&outcome, &state.event(delay, function));
+            ControlFlow::Continue(delay)
+        }
+        Err(reason) => {
+            let give_up = GiveUp {
+                reason,
+                calls: state.failed_calls(),
+                function,
+            };
+            hooks.trace.give_up(&outcome, &give_up);
+            hooks.give_up.give_up(error, &give_up);
+            ControlFlow::Break(outcome)
+        }
+    }
+}
+
+/// The blocking retry loop shared by [`Retry::call`] and sync `#[retry]` functions. The first
+/// attempt runs before anything else exists: a success returns without a store.
+#[inline]
+pub fn run_blocking<R, C, N, G, B, T, F>(
+    policy: Policy,
+    hooks: &Hooks<C, N, G, B, T>,
+    function: &'static str,
+    mut op: F,
+) -> R
+where
+    R: IsResult,
+    C: Classify<R::Err>,
+    N: Notify<R::Err>,
+    G: GiveUpHook<R::Err>,
+    B: Budget,
+    T: Trace<R>,
+    F: FnMut() -> R,
+{
+    let start = start_time(&policy, sleep::now);
+    let first = op();
+    if succeeded(&first) {
+        pay(hooks, 0);
+        return first;
+    }
+    retry_blocking(policy, start, first, hooks, function, op)
+}
+
+#[cold]
+#[inline(never)]
+fn retry_blocking<R, C, N, G, B, T, F>(
+    policy: Policy,
+    start: Option<Instant>,
+    first: R,
+    hooks: &Hooks<C, N, G, B, T>,
+    function: &'static str,
+    mut op: F,
+) -> R
+where
+    R: IsResult,
+    C: Classify<R::Err>,
+    N: Notify<R::Err>,
+    G: GiveUpHook<R::Err>,
+    B: Budget,
+    T: Trace<R>,
+    F: FnMut() -> R,
+{
+    let mut state = RetryState::resume(policy, sleep::now, start);
+    let mut outcome = first;
+    loop {
+        match step(&mut state, outcome, hooks, function) {
+            ControlFlow::Break(outcome) => return outcome,
+            ControlFlow::Continue(delay) => sleep::sleep_blocking(delay),
+        }
+        outcome = op();
     }
 }
 

@@ -3,8 +3,9 @@
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::hooks::{Budget, Hooks};
 use crate::sleep::{self, Clock};
-use crate::{Decision, GiveUp, Policy, RetryEvent};
+use crate::{Decision, GiveUpReason, Policy, RetryEvent};
 
 /// Decides, error by error, whether a failed call is retried.
 ///
@@ -91,13 +92,13 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 /// has a `max_elapsed`, and nothing random is drawn until a call fails.
 ///
 /// ```
-/// use retry_runtime::{Decision, GiveUp, Jitter, Policy, RetryState};
+/// use retry_runtime::{Decision, GiveUpReason, Jitter, Policy, RetryState};
 /// use std::time::Duration;
 ///
 /// let mut state = RetryState::new(Policy::new().with_attempts(3).with_jitter(Jitter::None));
 /// assert_eq!(state.next_wait(Decision::Retry), Ok(Duration::from_millis(200)));
 /// assert_eq!(state.next_wait(Decision::Retry), Ok(Duration::from_millis(400)));
-/// assert_eq!(state.next_wait(Decision::Retry), Err(GiveUp::Attempts));
+/// assert_eq!(state.next_wait(Decision::Retry), Err(GiveUpReason::Attempts));
 /// assert_eq!(state.failed_calls(), 3);
 /// ```
 #[derive(Clone, Debug)]
@@ -107,6 +108,7 @@ pub struct RetryState {
     prev: Duration,
     start: Option<Instant>,
     clock: Clock,
+    budget_retries: u32,
 }
 
 impl RetryState {
@@ -145,6 +147,7 @@ impl RetryState {
             prev: policy.backoff().base(),
             start,
             clock,
+            budget_retries: 0,
         }
     }
 
@@ -174,71 +177,88 @@ impl RetryState {
     /// why there is none.
     ///
     /// ```
-    /// use retry_runtime::{Decision, GiveUp, Policy, RetryState};
+    /// use retry_runtime::{Decision, GiveUpReason, Policy, RetryState};
     /// use std::time::Duration;
     ///
     /// let mut state = RetryState::new(Policy::default());
     /// let hint = Duration::from_secs(2);
     /// let wait = state.next_wait(Decision::RetryAfter(hint)).unwrap();
     /// assert!(wait >= hint && wait <= hint + Duration::from_millis(200));
-    /// assert_eq!(state.next_wait(Decision::RetryAfter(Duration::from_secs(60))), Err(GiveUp::HintBeyondCap));
+    /// assert_eq!(state.next_wait(Decision::RetryAfter(Duration::from_secs(60))), Err(GiveUpReason::HintBeyondCap));
     /// ```
-    pub fn next_wait(&mut self, decision: Decision) -> Result<Duration, GiveUp> {
+    pub fn next_wait(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
         self.failed = self.failed.saturating_add(1);
         let backoff = self.policy.backoff();
         let hint = match decision {
-            Decision::Stop => return Err(GiveUp::Stopped),
+            Decision::Stop => return Err(GiveUpReason::Stopped),
             Decision::Retry => Duration::ZERO,
             Decision::RetryAfter(hint) if hint > backoff.cap() => {
-                return Err(GiveUp::HintBeyondCap)
+                return Err(GiveUpReason::HintBeyondCap)
             }
             Decision::RetryAfter(hint) => hint,
         };
         if self.failed >= self.policy.attempts() {
-            return Err(GiveUp::Attempts);
+            return Err(GiveUpReason::Attempts);
         }
         let drawn = backoff.delay(self.failed, self.prev);
         let wait = hint.saturating_add(drawn);
         if let (Some(max), Some(start)) = (self.policy.max_elapsed(), self.start) {
             let elapsed = (self.clock)().saturating_duration_since(start);
             if elapsed.saturating_add(wait) > max {
-                return Err(GiveUp::Elapsed);
+                return Err(GiveUpReason::Elapsed);
             }
         }
         self.prev = drawn;
         Ok(wait)
     }
 
-    /// The whole step after a failed call: classify `error` with `on`, compute the wait, and
-    /// tell `notify` about it. `Ok(wait)` to retry after `wait`, `Err(reason)` to return `error`.
+    /// The whole step after a failed call: classify `error` with `hooks.on`, compute the wait,
+    /// take the budget's tokens, and tell `hooks.notify` about it. `Ok(wait)`
+    /// to retry after `wait`, `Err(reason)` to return `error`.
     ///
     /// ```
-    /// use retry_runtime::{GiveUp, NoNotify, Policy, RetryState};
+    /// use retry_runtime::{GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
     ///
     /// let mut state = RetryState::new(Policy::default());
     /// let on = |e: &u16| *e >= 500;
-    /// assert!(state.on_error(&503, &on, &NoNotify, "fetch").is_ok());
-    /// assert_eq!(state.on_error(&404, &on, &NoNotify, "fetch"), Err(GiveUp::Stopped));
+    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace };
+    /// assert!(state.on_error(&503, &hooks, "fetch").is_ok());
+    /// assert_eq!(state.on_error(&404, &hooks, "fetch"), Err(GiveUpReason::Stopped));
     /// ```
-    pub fn on_error<E, C, N>(
+    pub fn on_error<E, C, N, G, B, T>(
         &mut self,
         error: &E,
-        on: &C,
-        notify: &N,
+        hooks: &Hooks<C, N, G, B, T>,
         function: &'static str,
-    ) -> Result<Duration, GiveUp>
+    ) -> Result<Duration, GiveUpReason>
     where
-        C: Classify<E> + ?Sized,
-        N: Notify<E> + ?Sized,
+        C: Classify<E>,
+        N: Notify<E>,
+        B: Budget,
     {
-        let delay = self.next_wait(on.classify(error))?;
-        let event = RetryEvent {
+        let delay = self.next_wait(hooks.on.classify(error))?;
+        if let Some(budget) = hooks.budget.get() {
+            if !budget.try_retry() {
+                return Err(GiveUpReason::BudgetEmpty);
+            }
+            self.budget_retries += 1;
+        }
+        hooks.notify.notify(error, &self.event(delay, function));
+        Ok(delay)
+    }
+
+    /// The event of the retry about to wait `delay`.
+    pub(crate) fn event(&self, delay: Duration, function: &'static str) -> RetryEvent {
+        RetryEvent {
             attempt: self.failed,
             delay,
             function,
             attempts: self.policy.attempts(),
-        };
-        notify.notify(error, &event);
-        Ok(delay)
+        }
+    }
+
+    /// How many retries took tokens from the budget (what a later success gives back).
+    pub(crate) fn budget_retries(&self) -> u32 {
+        self.budget_retries
     }
 }

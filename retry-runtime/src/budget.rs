@@ -1,0 +1,186 @@
+//! A retry budget shared by many calls: a lock-free token bucket.
+
+use core::fmt;
+use core::sync::atomic::{AtomicU32, Ordering};
+
+/// A token bucket shared by every call that uses it, so that a fleet's retries stay a fraction
+/// of its calls during a long outage, whatever each call's own `attempts` allow.
+///
+/// Per-call limits alone still let every client multiply the load on a service that is down
+/// (3 attempts = 3×; five layers of 3 attempts = 243×). With a budget, each retry takes
+/// [`retry_cost`](RetryBudget::retry_cost) tokens; a call that succeeds at once gives back
+/// [`success_reward`](RetryBudget::success_reward) token, and one that succeeds after retries
+/// gives back what its retries took, never filling the bucket past its capacity. When a retry
+/// cannot take its tokens, the error is returned at once, without waiting. The first call of
+/// every retried call is always made.
+///
+/// The defaults follow the AWS SDKs' retry quota: 500 tokens, 5 per retry, 1 back per
+/// first-try success. Lock-free (one atomic), `const`-constructible, so it lives in a `static`:
+///
+/// ```
+/// use retry_runtime::{Policy, Retry, RetryBudget};
+/// use std::time::Duration;
+///
+/// static BUDGET: RetryBudget = RetryBudget::new(10);
+///
+/// let retry = Retry::new(Policy::new().with_base(Duration::ZERO)).budget(&BUDGET);
+/// let _ = retry.call(|| Err::<(), _>("down")); // 4 retries take 20 tokens: only 2 fit
+/// assert_eq!(BUDGET.available(), 0);
+/// ```
+pub struct RetryBudget {
+    tokens: AtomicU32,
+    capacity: u32,
+    retry_cost: u32,
+    success_reward: u32,
+}
+
+impl RetryBudget {
+    /// A full bucket of `capacity` tokens; a retry costs 5, a first-try success gives back 1.
+    ///
+    /// ```
+    /// use retry_runtime::RetryBudget;
+    /// static B: RetryBudget = RetryBudget::new(500);
+    /// assert_eq!(B.available(), 500);
+    /// ```
+    #[must_use]
+    pub const fn new(capacity: u32) -> Self {
+        RetryBudget {
+            tokens: AtomicU32::new(capacity),
+            capacity,
+            retry_cost: 5,
+            success_reward: 1,
+        }
+    }
+
+    /// The tokens one retry takes (default 5). `0` makes retries free: the budget never stops
+    /// one.
+    ///
+    /// ```
+    /// use retry_runtime::RetryBudget;
+    /// static B: RetryBudget = RetryBudget::new(100).with_retry_cost(10);
+    /// assert_eq!(B.retry_cost(), 10);
+    /// ```
+    #[must_use]
+    pub const fn with_retry_cost(self, retry_cost: u32) -> Self {
+        RetryBudget { retry_cost, ..self }
+    }
+
+    /// The tokens a call that succeeds at once gives back (default 1).
+    ///
+    /// ```
+    /// use retry_runtime::RetryBudget;
+    /// static B: RetryBudget = RetryBudget::new(100).with_success_reward(2);
+    /// assert_eq!(B.success_reward(), 2);
+    /// ```
+    #[must_use]
+    pub const fn with_success_reward(self, success_reward: u32) -> Self {
+        RetryBudget {
+            success_reward,
+            ..self
+        }
+    }
+
+    /// The most tokens the bucket holds.
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::RetryBudget::new(7).capacity(), 7);
+    /// ```
+    pub const fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// The tokens one retry takes.
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::RetryBudget::new(7).retry_cost(), 5);
+    /// ```
+    pub const fn retry_cost(&self) -> u32 {
+        self.retry_cost
+    }
+
+    /// The tokens a first-try success gives back.
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::RetryBudget::new(7).success_reward(), 1);
+    /// ```
+    pub const fn success_reward(&self) -> u32 {
+        self.success_reward
+    }
+
+    /// The tokens in the bucket now.
+    ///
+    /// ```
+    /// let b = retry_runtime::RetryBudget::new(12);
+    /// assert!(b.try_retry());
+    /// assert_eq!(b.available(), 7);
+    /// ```
+    pub fn available(&self) -> u32 {
+        self.tokens.load(Ordering::Relaxed)
+    }
+
+    /// Take the tokens of one retry: `false`, taking nothing, if there are not enough.
+    ///
+    /// ```
+    /// let b = retry_runtime::RetryBudget::new(9);
+    /// assert!(b.try_retry());
+    /// assert!(!b.try_retry()); // 4 left, a retry costs 5
+    /// assert_eq!(b.available(), 4);
+    /// ```
+    pub fn try_retry(&self) -> bool {
+        let cost = self.retry_cost;
+        self.tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| t.checked_sub(cost))
+            .is_ok()
+    }
+
+    /// A call succeeded after `retries` retries: give back the first-try reward (no retries)
+    /// or what the retries took, never past the capacity.
+    ///
+    /// ```
+    /// let b = retry_runtime::RetryBudget::new(20);
+    /// assert!(b.try_retry() && b.try_retry());
+    /// b.succeeded_after(2);
+    /// assert_eq!(b.available(), 20);
+    /// b.succeeded_after(0);
+    /// assert_eq!(b.available(), 20); // full: the reward is dropped
+    /// ```
+    pub fn succeeded_after(&self, retries: u32) {
+        let back = if retries == 0 {
+            self.success_reward
+        } else {
+            retries.saturating_mul(self.retry_cost)
+        };
+        if back == 0 {
+            return;
+        }
+        let capacity = self.capacity;
+        // Never fails: the closure always returns Some.
+        let _ = self
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
+                Some(t.saturating_add(back).min(capacity))
+            });
+    }
+}
+
+impl Default for RetryBudget {
+    /// The AWS SDKs' retry quota: 500 tokens, 5 per retry, 1 back per first-try success.
+    ///
+    /// ```
+    /// assert_eq!(retry_runtime::RetryBudget::default().capacity(), 500);
+    /// ```
+    fn default() -> Self {
+        RetryBudget::new(500)
+    }
+}
+
+impl fmt::Debug for RetryBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryBudget")
+            .field("available", &self.available())
+            .field("capacity", &self.capacity)
+            .field("retry_cost", &self.retry_cost)
+            .field("success_reward", &self.success_reward)
+            .finish()
+    }
+}

@@ -1,0 +1,251 @@
+//! What a retry loop calls out to besides the operation: the classifier, the `give_up` hook,
+//! the shared budget, and (feature `tracing`) the trace events. Each defaults to a zero-sized
+//! "nothing", so a call site pays only for what it uses.
+
+use crate::{GiveUp, RetryBudget, RetryEvent};
+
+/// Told once, when retrying ends with an error, why it ended.
+///
+/// Implemented for every `Fn(&E, &GiveUp)`, and for [`NoGiveUp`].
+///
+/// ```
+/// use retry_runtime::{GiveUp, GiveUpHook};
+/// let log = |e: &String, g: &GiveUp| eprintln!("{}: giving up ({}) after {} calls: {e}", g.function, g.reason, g.calls);
+/// # let _ = &log as &dyn GiveUpHook<String>;
+/// ```
+pub trait GiveUpHook<E> {
+    /// `error` is being returned, for the reason in `give_up`.
+    fn give_up(&self, error: &E, give_up: &GiveUp);
+}
+
+impl<E, F: Fn(&E, &GiveUp)> GiveUpHook<E> for F {
+    fn give_up(&self, error: &E, give_up: &GiveUp) {
+        self(error, give_up);
+    }
+}
+
+/// The `give_up` hook used when none is given: does nothing.
+///
+/// ```
+/// use retry_runtime::{GiveUpHook, NoGiveUp};
+/// # let _ = &NoGiveUp as &dyn GiveUpHook<()>;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoGiveUp;
+
+impl<E> GiveUpHook<E> for NoGiveUp {
+    fn give_up(&self, _: &E, _: &GiveUp) {}
+}
+
+/// Where a loop finds its [`RetryBudget`], if it has one: `&RetryBudget`, or [`NoBudget`].
+///
+/// ```
+/// use retry_runtime::{Budget, NoBudget, RetryBudget};
+/// static B: RetryBudget = RetryBudget::new(10);
+/// assert!((&B).get().is_some());
+/// assert!(NoBudget.get().is_none());
+/// ```
+pub trait Budget {
+    /// The budget.
+    fn get(&self) -> Option<&RetryBudget>;
+}
+
+impl Budget for &RetryBudget {
+    #[inline(always)]
+    fn get(&self) -> Option<&RetryBudget> {
+        Some(self)
+    }
+}
+
+/// No budget: retries are limited by the policy alone, and no atomic is touched.
+///
+/// ```
+/// use retry_runtime::{Budget, NoBudget};
+/// assert!(NoBudget.get().is_none());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoBudget;
+
+impl Budget for NoBudget {
+    #[inline(always)]
+    fn get(&self) -> Option<&RetryBudget> {
+        None
+    }
+}
+
+/// Trace events for retries and give-ups (feature `tracing`); [`NoTrace`] emits nothing.
+///
+/// `R` is the failed call's outcome (its `Result`): a trace sees the error through it, so that
+/// its type depends on the function's return type alone.
+///
+/// ```
+/// use retry_runtime::{NoTrace, Trace};
+/// # let _ = &NoTrace as &dyn Trace<Result<(), ()>>;
+/// ```
+pub trait Trace<R> {
+    /// A failed call's `outcome` is about to be retried after `event.delay`.
+    fn retry(&self, outcome: &R, event: &RetryEvent);
+    /// Retrying ended with `outcome`.
+    fn give_up(&self, outcome: &R, give_up: &GiveUp);
+}
+
+/// No trace events.
+///
+/// ```
+/// use retry_runtime::{NoTrace, Trace};
+/// # let _ = &NoTrace as &dyn Trace<u8>;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoTrace;
+
+impl<R> Trace<R> for NoTrace {
+    #[inline(always)]
+    fn retry(&self, _: &R, _: &RetryEvent) {}
+    #[inline(always)]
+    fn give_up(&self, _: &R, _: &GiveUp) {}
+}
+
+/// Everything a call site's retry loop calls out to besides the operation.
+///
+/// ```
+/// use retry_runtime::{Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, RetryAll};
+/// let hooks = Hooks { on: RetryAll, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace };
+/// # let _ = hooks;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hooks<C, N, G, B, T> {
+    /// Which errors are retried: a [`Classify`](crate::Classify).
+    pub on: C,
+    /// Told before each wait: a [`Notify`](crate::Notify).
+    pub notify: N,
+    /// Told once when retrying ends with an error: a [`GiveUpHook`].
+    pub give_up: G,
+    /// The shared budget, if any: a [`Budget`].
+    pub budget: B,
+    /// Trace events: a [`Trace`].
+    pub trace: T,
+}
+
+#[cfg(feature = "tracing")]
+pub use tracer::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+
+#[cfg(feature = "tracing")]
+mod tracer {
+    use core::fmt::{Debug, Display};
+
+    use super::Trace;
+    use crate::{GiveUp, RetryEvent};
+
+    pub use tracing::Level;
+
+    /// An error as a trace event shows it: through `Display` if its type has it, else `Debug`,
+    /// else not at all (chosen at compile time by `#[retry]`; no bound on the error type).
+    #[derive(Clone, Copy)]
+    pub enum Rendered<'a> {
+        /// Shown with `Display`.
+        Display(&'a dyn Display),
+        /// Shown with `Debug`.
+        Debug(&'a dyn Debug),
+        /// Not shown.
+        Nothing,
+    }
+
+    /// How a [`Tracer`] shows the error in a failed call's outcome `R`: a function pointer
+    /// `fn(&R) -> Rendered` (what `#[retry]` picks), or [`Unrendered`].
+    pub trait Render<R> {
+        /// The error as the event shows it.
+        fn render<'e>(&self, outcome: &'e R) -> Rendered<'e>;
+    }
+
+    impl<R> Render<R> for for<'e> fn(&'e R) -> Rendered<'e> {
+        fn render<'e>(&self, outcome: &'e R) -> Rendered<'e> {
+            self(outcome)
+        }
+    }
+
+    /// Events without the error: for the closure API, which knows nothing of its type.
+    ///
+    /// ```
+    /// use retry_runtime::{tracer, Level, Trace, Unrendered};
+    /// # let t = tracer(Level::WARN, Unrendered);
+    /// # let _ = &t as &dyn Trace<Result<(), String>>;
+    /// ```
+    #[derive(Clone, Copy, Debug, Default)]
+    pub struct Unrendered;
+
+    impl<R> Render<R> for Unrendered {
+        fn render<'e>(&self, _: &'e R) -> Rendered<'e> {
+            Rendered::Nothing
+        }
+    }
+
+    /// Trace events at `level`, the error shown by `render`.
+    ///
+    /// ```
+    /// use retry_runtime::{tracer, Level, Rendered, Trace};
+    /// fn show(r: &Result<(), String>) -> Rendered<'_> {
+    ///     r.as_ref().err().map_or(Rendered::Nothing, |e| Rendered::Display(e))
+    /// }
+    /// let t = tracer(Level::WARN, show as fn(&Result<(), String>) -> Rendered<'_>);
+    /// # let _ = &t as &dyn Trace<Result<(), String>>;
+    /// ```
+    #[derive(Clone, Copy, Debug)]
+    pub struct Tracer<F> {
+        level: Level,
+        render: F,
+    }
+
+    /// A [`Tracer`]: each retry and each give-up is an event at `level` (WARN by default in
+    /// `#[retry]`), with fields `function`, `attempt`, `delay_ms` (or `reason`, `calls`) and the
+    /// error as `render` shows it.
+    ///
+    /// ```
+    /// use retry_runtime::{tracer, Level, Rendered};
+    /// let t = tracer(Level::INFO, retry_runtime::Unrendered);
+    /// # let _ = t;
+    /// ```
+    pub fn tracer<F>(level: Level, render: F) -> Tracer<F> {
+        Tracer { level, render }
+    }
+
+    macro_rules! at_level {
+        ($level:expr, $($event:tt)*) => {
+            match $level {
+                Level::ERROR => tracing::event!(Level::ERROR, $($event)*),
+                Level::WARN => tracing::event!(Level::WARN, $($event)*),
+                Level::INFO => tracing::event!(Level::INFO, $($event)*),
+                Level::DEBUG => tracing::event!(Level::DEBUG, $($event)*),
+                _ => tracing::event!(Level::TRACE, $($event)*),
+            }
+        };
+    }
+
+    impl<R, F: Render<R>> Trace<R> for Tracer<F> {
+        fn retry(&self, error: &R, ev: &RetryEvent) {
+            let delay_ms = ev.delay.as_secs_f64() * 1e3;
+            let (function, attempt) = (ev.function, ev.attempt);
+            match self.render.render(error) {
+                Rendered::Display(e) => {
+                    at_level!(self.level, function, attempt, delay_ms, error = %e, "retrying")
+                }
+                Rendered::Debug(e) => {
+                    at_level!(self.level, function, attempt, delay_ms, error = ?e, "retrying")
+                }
+                Rendered::Nothing => at_level!(self.level, function, attempt, delay_ms, "retrying"),
+            }
+        }
+
+        fn give_up(&self, error: &R, g: &GiveUp) {
+            let (function, calls, reason) = (g.function, g.calls, g.reason.as_str());
+            match self.render.render(error) {
+                Rendered::Display(e) => {
+                    at_level!(self.level, function, calls, reason, error = %e, "giving up")
+                }
+                Rendered::Debug(e) => {
+                    at_level!(self.level, function, calls, reason, error = ?e, "giving up")
+                }
+                Rendered::Nothing => at_level!(self.level, function, calls, reason, "giving up"),
+            }
+        }
+    }
+}
