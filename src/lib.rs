@@ -25,7 +25,12 @@
 //! reasoning.
 //!
 //! Without the attribute, the same loop runs through [`Retry`] (a closure API); the delay math
-//! is [`Backoff`]; [`testing`] seeds the jitter and records waits instead of sleeping them.
+//! is [`Backoff`]; [`RetryBudget`] caps a fleet's retries; [`Transient`] and [`transient`]
+//! classify errors (`std::io::Error` included); [`testing`] seeds the jitter and records waits
+//! instead of sleeping them.
+//!
+//! Features: `tokio` (default), tokio's timer and clock for `async fn`s; `tracing`, an event
+//! for each retry and each give-up.
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
@@ -60,6 +65,9 @@
 /// | `on` | path or closure `Fn(&E) -> D`, `D: Into<Decision>` (`bool` works) | retry every error |
 /// | `max_elapsed` | duration literal or expression: time budget from the first call | none |
 /// | `notify` | path or closure `Fn(&E, &RetryEvent)`, called before each wait | none |
+/// | `give_up` | path or closure `Fn(&E, &GiveUp)`, called once when retrying ends with an error | none |
+/// | `budget` | a `&RetryBudget` expression (usually a `static`) shared by many calls | none |
+/// | `trace_level` | `error`, `warn`, `info`, `debug`, `trace` (feature `tracing`) | `warn` |
 /// | `sleep` | path to an async `fn(Duration)`: the timer of an `async fn` off tokio | `tokio::time::sleep` |
 /// | `policy` | a [`Policy`] or `&Policy` expression (excludes `attempts`, `base`, `cap`, `jitter`, `max_elapsed`) | none |
 /// | `crate` | string literal: the path of this crate, when re-exported | `"::retry_jitter"` |

@@ -9,6 +9,9 @@
 //! The published simulator draws its first backoff with exponent 1, a ceiling of 2·base: the
 //! exponential strategies here use `Backoff::new(2·base, cap)` so that the figures compare with
 //! the post's charts (decorrelated jitter grows from `base` itself, as in the post).
+//!
+//! `full+budget` shares one `RetryBudget` among the clients of a run: a client it refuses gives
+//! up, unwritten (the only way a client here ends without writing).
 
 use std::time::Duration;
 
@@ -106,8 +109,10 @@ impl Occ {
             ((mean + sd * z).abs() * 1e9) as u64
         };
         let backoff = self.backoff(strategy);
+        let budget = strategy.budget();
         let n = clients as usize;
         let mut waits = vec![Waits::new(&backoff); n];
+        let mut budget_retries = vec![0u32; n];
         let mut queue = Queue::with_capacity(4 * n);
         for client in 0..n {
             queue.push(delay(), Event::ReadAtServer(client));
@@ -127,8 +132,19 @@ impl Occ {
                     }
                     queue.push(t + delay(), Event::WriteReply(c, ok));
                 }
-                Event::WriteReply(_, true) => last_done = last_done.max(t),
+                Event::WriteReply(c, true) => {
+                    last_done = last_done.max(t);
+                    if let Some(b) = &budget {
+                        b.succeeded_after(budget_retries[c]);
+                    }
+                }
                 Event::WriteReply(c, false) => {
+                    // A client the shared budget refuses gives up: it is done, unwritten.
+                    if budget.as_ref().is_some_and(|b| !b.try_retry()) {
+                        last_done = last_done.max(t);
+                        continue;
+                    }
+                    budget_retries[c] += u32::from(budget.is_some());
                     let wait = waits[c].next(&backoff);
                     queue.push(t + wait + delay(), Event::ReadAtServer(c));
                 }

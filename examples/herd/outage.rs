@@ -77,8 +77,10 @@ impl Outage {
         let (down, rtt) = (nanos(self.down), nanos(self.rtt));
         let per_slot = (u64::from(self.capacity) * SLOT / 1_000_000_000).max(1) as u32;
 
+        let budget = strategy.budget();
         let n = self.clients as usize;
         let mut waits = vec![Waits::new(&backoff); n];
+        let mut budget_retries = vec![0u32; n];
         let mut calls_made = vec![0u32; n];
         let mut queue = Queue::with_capacity(n);
         for client in 0..n {
@@ -103,9 +105,15 @@ impl Outage {
             if ok {
                 served[slot] += 1;
                 done_at.push(t + rtt);
-            } else if calls_made[client] >= self.attempts {
+                if let Some(b) = &budget {
+                    b.succeeded_after(budget_retries[client]);
+                }
+            } else if calls_made[client] >= self.attempts
+                || budget.as_ref().is_some_and(|b| !b.try_retry())
+            {
                 gave_up += 1;
             } else {
+                budget_retries[client] += u32::from(budget.is_some());
                 let wait = waits[client].next(&backoff);
                 queue.push(t.saturating_add(rtt).saturating_add(wait), client);
             }
@@ -194,6 +202,24 @@ mod tests {
         }
         let other = Outage { seed: 2, ..small() };
         assert_ne!(o.run(Strategy::Full), other.run(Strategy::Full));
+    }
+
+    #[test]
+    fn a_shared_budget_caps_the_retries_of_a_long_outage_at_what_its_tokens_allow() {
+        let o = Outage {
+            down: Duration::from_secs(60),
+            ..Outage::default()
+        };
+        let full = o.run(Strategy::Full);
+        let budget = o.run(Strategy::FullBudget);
+        // Nothing succeeds during the outage, so nothing refills the 500 tokens: 100 retries.
+        assert_eq!(budget.calls, u64::from(o.clients) + 100);
+        assert!(
+            budget.calls * 5 < full.calls,
+            "{} vs {}",
+            budget.calls,
+            full.calls
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use retry_jitter::{Backoff, Jitter};
+use retry_jitter::{Backoff, Jitter, RetryBudget};
 
 /// A way of waiting between attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
@@ -21,17 +21,21 @@ pub enum Strategy {
     Equal,
     /// Decorrelated jitter.
     Decorrelated,
+    /// Full jitter, every retry also taking tokens from one `RetryBudget` shared by all clients.
+    #[value(name = "full+budget")]
+    FullBudget,
 }
 
 impl Strategy {
     /// Every strategy, in table order.
-    pub const ALL: [Strategy; 6] = [
+    pub const ALL: [Strategy; 7] = [
         Strategy::None,
         Strategy::Fixed,
         Strategy::Exponential,
         Strategy::Full,
         Strategy::Equal,
         Strategy::Decorrelated,
+        Strategy::FullBudget,
     ];
 
     /// The backoff this strategy waits with, for a model whose base and cap are given.
@@ -45,7 +49,9 @@ impl Strategy {
                 Backoff::new(second, second).with_jitter(Jitter::None)
             }
             Strategy::Exponential => Backoff::new(base, cap).with_jitter(Jitter::None),
-            Strategy::Full => Backoff::new(base, cap).with_jitter(Jitter::Full),
+            Strategy::Full | Strategy::FullBudget => {
+                Backoff::new(base, cap).with_jitter(Jitter::Full)
+            }
             Strategy::Equal => Backoff::new(base, cap).with_jitter(Jitter::Equal),
             Strategy::Decorrelated => Backoff::new(base, cap).with_jitter(Jitter::Decorrelated),
         }
@@ -56,8 +62,14 @@ impl Strategy {
     pub fn jittered(self) -> bool {
         matches!(
             self,
-            Strategy::Full | Strategy::Equal | Strategy::Decorrelated
+            Strategy::Full | Strategy::Equal | Strategy::Decorrelated | Strategy::FullBudget
         )
+    }
+
+    /// The budget this strategy's clients share, if any: the AWS SDKs' quota shape
+    /// (500 tokens, 5 a retry, 1 back per first-try success).
+    pub fn budget(self) -> Option<RetryBudget> {
+        (self == Strategy::FullBudget).then(RetryBudget::default)
     }
 
     /// The name used in tables, CSV and chart legends.
@@ -69,6 +81,7 @@ impl Strategy {
             Strategy::Full => "full",
             Strategy::Equal => "equal",
             Strategy::Decorrelated => "decorrelated",
+            Strategy::FullBudget => "full+budget",
         }
     }
 }

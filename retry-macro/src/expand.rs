@@ -9,7 +9,7 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, PathArguments, ReturnType, Type};
 
 use crate::args::{Args, AttemptsArg};
-use crate::item::Item;
+use crate::item::{Features, Item};
 use crate::params;
 
 /// The whole macro: on any error, the errors **and** the function unchanged, so that call sites
@@ -23,7 +23,7 @@ pub(crate) fn retry(args: TokenStream, input: TokenStream) -> TokenStream {
         Ok(args) => args,
         Err(e) => return with_error(e, input),
     };
-    if let Err(e) = item.check(&args, cfg!(feature = "tokio")) {
+    if let Err(e) = item.check(&args, Features::BUILT) {
         return with_error(e, item.into_token_stream());
     }
     expand(&args, item)
@@ -99,7 +99,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         }
         None => quote!(#p_ret::NoBudget),
     };
-    let trace = if cfg!(feature = "tracing") {
+    let trace = if Features::BUILT.tracing {
         let level = args
             .trace_level
             .clone()

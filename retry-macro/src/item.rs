@@ -9,6 +9,21 @@ use syn::{Attribute, FnArg, ReturnType, Signature, Token, Visibility};
 
 use crate::args::Args;
 
+/// The facade's features the expansion depends on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Features {
+    pub tokio: bool,
+    pub tracing: bool,
+}
+
+impl Features {
+    /// The features this build of the macro was compiled with (the facade forwards them).
+    pub(crate) const BUILT: Features = Features {
+        tokio: cfg!(feature = "tokio"),
+        tracing: cfg!(feature = "tracing"),
+    };
+}
+
 pub(crate) struct Item {
     pub attrs: Vec<Attribute>,
     pub vis: Visibility,
@@ -66,8 +81,9 @@ impl ToTokens for Item {
 
 impl Item {
     /// Everything that makes a function impossible to retry, each error on its token.
-    /// `tokio_timer`: whether an `async fn` without `sleep = …` has a timer (feature `tokio`).
-    pub(crate) fn check(&self, args: &Args, tokio_timer: bool) -> syn::Result<()> {
+    /// `features`: whether an `async fn` without `sleep = …` has a timer (feature `tokio`), and
+    /// whether trace events can be emitted (feature `tracing`).
+    pub(crate) fn check(&self, args: &Args, features: Features) -> syn::Result<()> {
         let mut errors: Vec<syn::Error> = Vec::new();
         let sig = &self.sig;
         if let Some(c) = &sig.constness {
@@ -114,11 +130,18 @@ impl Item {
                      `std::thread::sleep`: remove `sleep`",
                 ));
             }
-        } else if args.sleep.is_none() && !tokio_timer {
+        } else if args.sleep.is_none() && !features.tokio {
             errors.push(syn::Error::new(
                 sig.asyncness.span(),
                 "an `async fn` needs a timer to wait between attempts: enable retry-jitter's \
                  `tokio` feature, or give one with `sleep = my_runtime::sleep`",
+            ));
+        }
+        if let (Some(level), false) = (&args.trace_level, features.tracing) {
+            errors.push(syn::Error::new(
+                level.span(),
+                "`trace_level` sets the level of trace events, and there are none without \
+                 retry-jitter's `tracing` feature: enable it, or remove `trace_level`",
             ));
         }
         let mut errors = errors.into_iter();
@@ -136,10 +159,22 @@ impl Item {
 mod tests {
     use super::*;
 
-    fn check(args: &str, item: &str, tokio_timer: bool) -> Result<(), String> {
+    fn check(args: &str, item: &str, tokio: bool) -> Result<(), String> {
         let args: Args = syn::parse_str(args).map_err(|e| e.to_string())?;
         let item: Item = syn::parse_str(item).map_err(|e| e.to_string())?;
-        item.check(&args, tokio_timer).map_err(|e| e.to_string())
+        let features = Features {
+            tokio,
+            tracing: false,
+        };
+        item.check(&args, features).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn trace_level_without_the_tracing_feature_is_rejected() {
+        let item = "fn f() -> Result<(), ()> { Ok(()) }";
+        let err = check("trace_level = info", item, true).unwrap_err();
+        assert!(err.contains("`tracing` feature"), "{err}");
+        assert_eq!(check("", item, true), Ok(()));
     }
 
     #[test]
@@ -159,7 +194,11 @@ mod tests {
     fn the_async_error_is_spanned_at_async() {
         let args: Args = syn::parse_str("").unwrap();
         let item: Item = syn::parse_str("pub async fn f() -> Result<(), ()> { Ok(()) }").unwrap();
-        let err = item.check(&args, false).unwrap_err();
+        let features = Features {
+            tokio: false,
+            tracing: false,
+        };
+        let err = item.check(&args, features).unwrap_err();
         let start = err.span().start();
         assert_eq!((start.line, start.column), (1, 4));
     }

@@ -1,0 +1,169 @@
+//! Feature `tracing`: one event per retry and one per give-up, with their fields, the error
+//! shown through `Display` when its type has it, else `Debug`, else not at all.
+#![cfg(feature = "tracing")]
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+
+use retry_jitter::{retry, testing, Level, Policy, Retry};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Metadata, Subscriber};
+
+/// One recorded event: its level and its fields, rendered.
+#[derive(Debug, Clone, PartialEq)]
+struct Recorded {
+    level: tracing::Level,
+    fields: Vec<(String, String)>,
+}
+
+impl Recorded {
+    fn get(&self, name: &str) -> Option<&str> {
+        self.fields
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<Recorded>>>);
+
+struct Fields<'a>(&'a mut Vec<(String, String)>);
+
+impl Visit for Fields<'_> {
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        self.0.push((field.name().to_owned(), format!("{value:?}")));
+    }
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.0.push((field.name().to_owned(), value.to_owned()));
+    }
+}
+
+impl Subscriber for Recorder {
+    fn enabled(&self, _: &Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut fields = Vec::new();
+        event.record(&mut Fields(&mut fields));
+        self.0.lock().unwrap().push(Recorded {
+            level: *event.metadata().level(),
+            fields,
+        });
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+fn capture(f: impl FnOnce()) -> Vec<Recorded> {
+    let recorder = Recorder::default();
+    tracing::subscriber::with_default(recorder.clone(), f);
+    let events = recorder.0.lock().unwrap().clone();
+    events
+}
+
+#[derive(Debug)]
+struct Shown(u32);
+
+impl fmt::Display for Shown {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "shown #{}", self.0)
+    }
+}
+
+#[derive(Debug)]
+struct DebugOnly(#[allow(dead_code)] u32);
+
+struct Opaque;
+
+#[retry(attempts = 3, jitter = none, base = "10ms")]
+fn display_error() -> Result<(), Shown> {
+    Err(Shown(7))
+}
+
+#[retry(attempts = 2, base = "10ms", trace_level = info)]
+fn debug_error() -> Result<(), DebugOnly> {
+    Err(DebugOnly(8))
+}
+
+#[retry(attempts = 2, base = "10ms", on = |_| false)]
+fn opaque_error() -> Result<(), Opaque> {
+    Err(Opaque)
+}
+
+#[test]
+fn each_retry_and_the_give_up_are_events_with_their_fields() {
+    let events = capture(|| {
+        let _ = testing::record_sleeps(display_error);
+    });
+    assert_eq!(events.len(), 3, "{events:#?}");
+    assert!(events.iter().all(|e| e.level == tracing::Level::WARN));
+    for (event, (attempt, delay)) in events.iter().zip([("1", "10.0"), ("2", "20.0")]) {
+        assert_eq!(event.get("message"), Some("retrying"));
+        assert_eq!(event.get("function"), Some("display_error"));
+        assert_eq!(event.get("attempt"), Some(attempt));
+        assert_eq!(event.get("delay_ms"), Some(delay));
+        assert_eq!(event.get("error"), Some("shown #7"), "Display is preferred");
+    }
+    let last = &events[2];
+    assert_eq!(last.get("message"), Some("giving up"));
+    assert_eq!(last.get("reason"), Some("attempts spent"));
+    assert_eq!(last.get("calls"), Some("3"));
+    assert_eq!(last.get("error"), Some("shown #7"));
+}
+
+#[test]
+fn debug_is_the_fallback_and_the_level_is_configurable() {
+    let events = capture(|| {
+        let _ = testing::record_sleeps(debug_error);
+    });
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| e.level == tracing::Level::INFO));
+    assert_eq!(events[0].get("error"), Some("DebugOnly(8)"));
+}
+
+#[test]
+fn an_error_without_display_or_debug_is_left_out_and_stop_is_a_reason() {
+    let events = capture(|| {
+        let _ = opaque_error();
+    });
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].get("message"), Some("giving up"));
+    assert_eq!(
+        events[0].get("reason"),
+        Some("not retryable (Decision::Stop)")
+    );
+    assert_eq!(events[0].get("error"), None);
+}
+
+#[test]
+fn the_closure_api_traces_without_the_error() {
+    let policy = Policy::new()
+        .with_attempts(2)
+        .with_base(std::time::Duration::ZERO);
+    let events = capture(|| {
+        let _ = Retry::new(policy)
+            .name("job")
+            .trace(Level::ERROR)
+            .call(|| Err::<(), _>("x"));
+    });
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| e.level == tracing::Level::ERROR));
+    assert_eq!(events[0].get("function"), Some("job"));
+    assert_eq!(events[0].get("error"), None);
+}
+
+#[test]
+fn a_success_emits_nothing() {
+    #[retry]
+    fn ok() -> Result<u8, Shown> {
+        Ok(1)
+    }
+    assert!(capture(|| assert_eq!(ok().ok(), Some(1))).is_empty());
+}
