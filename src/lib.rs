@@ -111,6 +111,10 @@
 /// ```
 pub use retry_macro::retry;
 
+#[cfg(feature = "http")]
+pub use retry_runtime::http;
+#[cfg(feature = "reqwest")]
+pub use retry_runtime::reqwest;
 pub use retry_runtime::{
     either, sleep, testing, transient, Backoff, Budget, Classify, Decision, GiveUp, GiveUpHook,
     GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Notify, Policy, Retry,

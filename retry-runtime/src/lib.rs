@@ -35,6 +35,10 @@ mod retry;
 mod rng;
 mod state;
 
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "reqwest")]
+pub mod reqwest;
 pub mod sleep;
 pub mod testing;
 
