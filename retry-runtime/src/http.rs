@@ -19,8 +19,7 @@
 //! the error proves the request never reached the server (a refused connection). Generate the
 //! key *outside* the retried function and pass it in, so every attempt sends the same one:
 //!
-//! ```
-//! # #[cfg(any())] mod doc {
+//! ```text
 //! #[retry(on = retry_jitter::transient)]
 //! async fn pay(client: &reqwest::Client, key: &str, order: &Order) -> Result<Receipt, retry_jitter::reqwest::Error> {
 //!     let resp = client.post(URL).header("Idempotency-Key", key).json(order).send().await?;
@@ -28,7 +27,6 @@
 //! }
 //! let key = uuid::Uuid::new_v4().to_string(); // once per logical payment, not per attempt
 //! pay(&client, &key, &order).await?;
-//! # }
 //! ```
 
 use core::time::Duration;
