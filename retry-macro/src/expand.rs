@@ -203,7 +203,12 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                 }
                 match #failed {
                     #p::ControlFlow::Break(#out_l) => return #out_l,
-                    #p::ControlFlow::Continue(#delay_l) => #p::sleep_boxed(#sleep(#delay_l)).await,
+                    // A zero wait is not a timer registration (nor an allocation).
+                    #p::ControlFlow::Continue(#delay_l) => {
+                        if !#delay_l.is_zero() {
+                            #p::sleep_boxed(#sleep(#delay_l)).await;
+                        }
+                    }
                 }
             }
         }

@@ -156,18 +156,17 @@ impl Backoff {
         if k == 0 {
             return Duration::ZERO;
         }
-        let shift = k - 1;
-        // base < 2^95 ns: base · 2^shift saturates at u128::MAX, which the cap then clips.
-        let base = self.base.as_nanos();
-        let cap = self.cap.as_nanos();
-        let grown = if shift < 127 {
-            base.saturating_mul(1u128 << shift)
-        } else if base == 0 {
-            0
-        } else {
-            u128::MAX
-        };
-        from_nanos(grown.min(cap))
+        // base · 2^(k−1) in steps of at most 2^31 (Duration::saturating_mul takes a u32), until
+        // it reaches the cap: one step for every k up to 32, at most four for any k (2^94 ns
+        // exceeds Duration::MAX), and never a u128 division.
+        let mut ceiling = self.base;
+        let mut shift = k - 1;
+        while shift > 0 && ceiling < self.cap && !ceiling.is_zero() {
+            let step = shift.min(31);
+            ceiling = ceiling.saturating_mul(1 << step);
+            shift -= step;
+        }
+        ceiling.min(self.cap)
     }
 
     /// The wait before retry `k` (1-based), drawn under its ceiling.
@@ -188,9 +187,9 @@ impl Backoff {
         match self.jitter {
             Jitter::Full => rng::uniform(Duration::ZERO, self.ceiling(k)),
             Jitter::Equal => {
-                let c = self.ceiling(k);
-                let half = c / 2;
-                half + rng::uniform(Duration::ZERO, half)
+                // c/2 + uniform[0, c/2], drawn as one uniform[c/2, 2·(c/2)].
+                let half = self.ceiling(k) / 2;
+                rng::uniform(half, half.saturating_mul(2))
             }
             Jitter::Decorrelated => {
                 let hi = prev.saturating_mul(3).max(self.base);

@@ -316,6 +316,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
             let now = (self.policy, clock, start);
             match attempts.failed(now, outcome, &self.hooks, self.name) {
                 ControlFlow::Break(outcome) => return outcome,
+                ControlFlow::Continue(delay) if delay.is_zero() => {}
                 ControlFlow::Continue(delay) => Box::pin(sleep(delay)).await,
             }
         }

@@ -20,16 +20,20 @@ pub(crate) fn uniform(lo: Duration, hi: Duration) -> Duration {
     if hi <= lo {
         return lo;
     }
+    // Almost every wait fits in u64 nanoseconds (584 years): draw that, without u128 arithmetic.
+    if let (Some(lo), Some(hi)) = (nanos_u64(lo), nanos_u64(hi)) {
+        return Duration::from_nanos(with_rng(|rng| rng.random_range(lo..=hi)));
+    }
     let (lo, hi) = (lo.as_nanos(), hi.as_nanos());
-    let n = with_rng(|rng| {
-        // Almost every wait fits in u64 nanoseconds (584 years): draw that, it is cheaper.
-        if hi <= u64::MAX as u128 {
-            rng.random_range(lo as u64..=hi as u64) as u128
-        } else {
-            rng.random_range(lo..=hi)
-        }
-    });
-    from_nanos(n)
+    from_nanos(with_rng(|rng| rng.random_range(lo..=hi)))
+}
+
+/// `d` in nanoseconds, if that fits in a u64.
+#[inline]
+fn nanos_u64(d: Duration) -> Option<u64> {
+    d.as_secs()
+        .checked_mul(1_000_000_000)?
+        .checked_add(u64::from(d.subsec_nanos()))
 }
 
 fn with_rng<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {

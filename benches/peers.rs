@@ -1,0 +1,213 @@
+//! retry-jitter side by side with the retry crates users compare it with: backon, tokio-retry2,
+//! retry-policies, exponential-backoff. One run, one machine; BENCHMARKS.md has the figures.
+//!
+//! `cargo bench --bench peers`
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, SystemTime};
+
+use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
+use criterion::{criterion_group, criterion_main, Criterion};
+use retry_jitter::{retry, Backoff, Jitter, Policy, Retry};
+use retry_policies::RetryPolicy;
+
+// ---- the operation: succeeds at once, or fails 4 times and then succeeds ----
+
+#[inline(never)]
+fn work(x: &u64) -> Result<u64, u64> {
+    let y = black_box(*x).wrapping_mul(31);
+    if y == u64::MAX {
+        Err(y)
+    } else {
+        Ok(y)
+    }
+}
+
+/// Fails while the counter is below 4 (then resets it, so every call fails 4 times).
+#[inline(never)]
+fn flaky(n: &AtomicU32) -> Result<u32, u32> {
+    let k = n.fetch_add(1, Ordering::Relaxed);
+    if k < 4 {
+        Err(k)
+    } else {
+        n.store(0, Ordering::Relaxed);
+        Ok(k)
+    }
+}
+
+#[retry]
+fn ours(x: &u64) -> Result<u64, u64> {
+    work(x)
+}
+
+#[retry]
+async fn ours_async(x: &u64) -> Result<u64, u64> {
+    work(x)
+}
+
+#[retry(attempts = 5, base = "0ns")]
+fn ours_flaky(n: &AtomicU32) -> Result<u32, u32> {
+    flaky(n)
+}
+
+async fn no_sleep(_: Duration) {}
+
+#[retry(attempts = 5, base = "0ns", sleep = no_sleep)]
+async fn ours_flaky_async(n: &AtomicU32) -> Result<u32, u32> {
+    flaky(n)
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a tokio runtime")
+}
+
+fn zero_backon() -> ExponentialBuilder {
+    ExponentialBuilder::default()
+        .with_min_delay(Duration::ZERO)
+        .with_max_times(4)
+}
+
+fn success_path(c: &mut Criterion) {
+    let mut g = c.benchmark_group("success");
+    g.warm_up_time(Duration::from_millis(300));
+    g.measurement_time(Duration::from_secs(1));
+    let x = 7u64;
+    g.bench_function("sync/plain", |b| b.iter(|| work(black_box(&x))));
+    g.bench_function("sync/#[retry]", |b| b.iter(|| ours(black_box(&x))));
+    let r = Retry::new(Policy::new());
+    g.bench_function("sync/Retry::call", |b| {
+        b.iter(|| r.call(|| work(black_box(&x))))
+    });
+    g.bench_function("sync/backon", |b| {
+        b.iter(|| {
+            (|| work(black_box(&x)))
+                .retry(ExponentialBuilder::default())
+                .sleep(std::thread::sleep)
+                .call()
+        })
+    });
+    let rt = rt();
+    g.bench_function("async/plain", |b| {
+        b.to_async(&rt).iter(|| async { work(black_box(&x)) })
+    });
+    g.bench_function("async/#[retry]", |b| {
+        b.to_async(&rt).iter(|| ours_async(black_box(&x)))
+    });
+    g.bench_function("async/Retry::call_async", |b| {
+        b.to_async(&rt)
+            .iter(|| r.call_async(|| async { work(black_box(&x)) }))
+    });
+    g.bench_function("async/backon", |b| {
+        b.to_async(&rt)
+            .iter(|| (|| async { work(black_box(&x)) }).retry(ExponentialBuilder::default()))
+    });
+    g.bench_function("async/tokio-retry2", |b| {
+        b.to_async(&rt).iter(|| {
+            let strategy = tokio_retry2::strategy::ExponentialFactorBackoff::from_millis(200, 2.0)
+                .max_delay(Duration::from_secs(30))
+                .map(tokio_retry2::strategy::jitter)
+                .take(4);
+            tokio_retry2::Retry::spawn(strategy, || async {
+                work(black_box(&x)).map_err(tokio_retry2::RetryError::transient)
+            })
+        })
+    });
+    g.finish();
+}
+
+fn failure_machinery(c: &mut Criterion) {
+    let mut g = c.benchmark_group("fail4_then_succeed");
+    g.warm_up_time(Duration::from_millis(300));
+    g.measurement_time(Duration::from_secs(1));
+    let n = AtomicU32::new(0);
+    g.bench_function("sync/#[retry]", |b| b.iter(|| ours_flaky(black_box(&n))));
+    let r = Retry::new(Policy::new().with_base(Duration::ZERO));
+    g.bench_function("sync/Retry::call", |b| {
+        b.iter(|| r.call(|| flaky(black_box(&n))))
+    });
+    g.bench_function("sync/backon", |b| {
+        b.iter(|| {
+            (|| flaky(black_box(&n)))
+                .retry(zero_backon())
+                .sleep(|_| {})
+                .call()
+        })
+    });
+    let rt = rt();
+    g.bench_function("async/#[retry]", |b| {
+        b.to_async(&rt).iter(|| ours_flaky_async(black_box(&n)))
+    });
+    g.bench_function("async/backon", |b| {
+        b.to_async(&rt).iter(|| {
+            (|| async { flaky(black_box(&n)) })
+                .retry(zero_backon())
+                .sleep(|_| async {})
+        })
+    });
+    g.bench_function("async/tokio-retry2 (tokio sleep 0)", |b| {
+        b.to_async(&rt).iter(|| {
+            let strategy = tokio_retry2::strategy::FixedInterval::new(Duration::ZERO).take(4);
+            tokio_retry2::Retry::spawn(strategy, || async {
+                flaky(black_box(&n)).map_err(tokio_retry2::RetryError::transient)
+            })
+        })
+    });
+    g.finish();
+}
+
+fn delay_draw(c: &mut Criterion) {
+    let mut g = c.benchmark_group("delay_draw");
+    g.warm_up_time(Duration::from_millis(300));
+    g.measurement_time(Duration::from_secs(1));
+    let base = Duration::from_millis(200);
+    let cap = Duration::from_secs(30);
+    for (name, jitter) in [
+        ("ours/full", Jitter::Full),
+        ("ours/equal", Jitter::Equal),
+        ("ours/decorrelated", Jitter::Decorrelated),
+        ("ours/none", Jitter::None),
+    ] {
+        let b = Backoff::new(base, cap).with_jitter(jitter);
+        let mut k = 0u32;
+        g.bench_function(name, |bench| {
+            bench.iter(|| {
+                k = k % 8 + 1;
+                b.delay(black_box(k), base)
+            })
+        });
+    }
+    g.bench_function("backon/exponential+jitter", |bench| {
+        let builder = ExponentialBuilder::default()
+            .with_min_delay(base)
+            .with_max_delay(cap)
+            .with_jitter()
+            .without_max_times();
+        let mut it = backon::BackoffBuilder::build(builder);
+        bench.iter(|| it.next())
+    });
+    g.bench_function("retry-policies/full", |bench| {
+        let p = retry_policies::policies::ExponentialBackoff::builder()
+            .retry_bounds(base, cap)
+            .jitter(retry_policies::Jitter::Full)
+            .build_with_max_retries(u32::MAX);
+        let start = SystemTime::now();
+        let mut k = 0u32;
+        bench.iter(|| {
+            k = k % 8 + 1;
+            p.should_retry(start, black_box(k))
+        })
+    });
+    g.bench_function("exponential-backoff", |bench| {
+        let b = exponential_backoff::Backoff::new(u32::MAX, base, cap);
+        let mut it = b.iter();
+        bench.iter(|| it.next())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, success_path, failure_machinery, delay_draw);
+criterion_main!(benches);
