@@ -215,7 +215,10 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     } else {
         quote! {
             #setup
-            let #op_l = || {
+            // `move`: the attempt owns its copies of the arguments (a reference is copied, a
+            // by-value argument moved in and cloned per call), so nothing needs a stack slot
+            // on the success path.
+            let #op_l = move || {
                 #rebind
                 #pin
                 { #body }
