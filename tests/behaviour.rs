@@ -426,3 +426,17 @@ async fn the_async_closure_api_retries_on_tokios_clock() {
     assert_eq!(result, Ok(3));
     assert_eq!(start.elapsed(), ms(600));
 }
+
+#[retry(attempts = 5, base = "1ms")]
+fn panics() -> Result<(), Failed> {
+    call();
+    panic!("a bug, not a transient failure");
+}
+
+#[test]
+fn a_panic_in_the_body_is_not_caught_nor_retried() {
+    reset();
+    let caught = std::panic::catch_unwind(panics);
+    assert!(caught.is_err());
+    assert_eq!(calls(), 1);
+}

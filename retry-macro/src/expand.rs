@@ -228,13 +228,19 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     };
 
     let Item {
-        attrs, vis, sig, ..
+        attrs,
+        vis,
+        sig,
+        body_span,
+        ..
     } = &item;
+    // The new body in the original braces: the function's span stays the user's, so lints on
+    // the function itself (`dead_code`…) still fire.
+    let mut body = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, new_body);
+    body.set_span(*body_span);
     quote! {
         #(#attrs)*
-        #vis #sig {
-            #new_body
-        }
+        #vis #sig #body
     }
 }
 

@@ -30,6 +30,8 @@ pub(crate) struct Item {
     pub sig: Signature,
     /// The body's tokens, braces excluded; `None` for a trait method without a body.
     pub body: Option<TokenStream>,
+    /// The span of the body's braces (or of the `;`).
+    pub body_span: proc_macro2::Span,
     /// The body with its braces, or the `;`, exactly as written.
     pub tail: TokenStream,
 }
@@ -46,6 +48,7 @@ impl Parse for Item {
                 vis,
                 sig,
                 body: None,
+                body_span: semi.span,
                 tail: semi.into_token_stream(),
             });
         }
@@ -61,6 +64,7 @@ impl Parse for Item {
             vis,
             sig,
             body: Some(group.stream()),
+            body_span: group.span(),
             tail: group.into_token_stream(),
         })
     }
