@@ -127,6 +127,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         },
         local("__retry_state", ret_span),
     );
+    let sleep_l = local("__retry_sleep", ret_span);
     let (out_l, delay_l, pin_l) = (
         local("__retry_out", ret_span),
         local("__retry_delay", ret_span),
@@ -201,15 +202,13 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                     #succeeded_l;
                     return #out_l;
                 }
-                match #failed {
+                // The wait is made into its (boxed) timer inside the match, so that neither the
+                // outcome nor the delay is kept across the `.await`: the future stays small.
+                let #sleep_l = match #failed {
                     #p::ControlFlow::Break(#out_l) => return #out_l,
-                    // A zero wait is not a timer registration (nor an allocation).
-                    #p::ControlFlow::Continue(#delay_l) => {
-                        if !#delay_l.is_zero() {
-                            #p::sleep_boxed(#sleep(#delay_l)).await;
-                        }
-                    }
-                }
+                    #p::ControlFlow::Continue(#delay_l) => #p::sleep_boxed(#delay_l, #sleep),
+                };
+                #sleep_l.await;
             }
         }
     } else {

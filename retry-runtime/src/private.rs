@@ -223,9 +223,32 @@ pub fn policy<P: AsPolicy>(policy: P) -> Policy {
     policy.as_policy()
 }
 
-/// The timer of an `async fn`, boxed: the retried function's future then holds a pointer, not
-/// a timer, and a first-call success (which never sleeps) allocates nothing.
+/// The timer of an `async fn` for one wait, boxed: the retried function's future then holds a
+/// pointer, not a timer, and a first-call success (which never sleeps) allocates nothing. A zero
+/// wait is no timer at all (and no allocation).
 #[inline]
-pub fn sleep_boxed<F: core::future::Future<Output = ()>>(sleep: F) -> core::pin::Pin<Box<F>> {
-    Box::pin(sleep)
+pub fn sleep_boxed<F, S>(delay: Duration, sleep: S) -> Wait<F>
+where
+    F: core::future::Future<Output = ()>,
+    S: FnOnce(Duration) -> F,
+{
+    Wait((!delay.is_zero()).then(|| Box::pin(sleep(delay))))
+}
+
+/// One wait of an `async fn`'s retry loop: a boxed timer, or none for a zero wait.
+pub struct Wait<F>(Option<core::pin::Pin<Box<F>>>);
+
+impl<F: core::future::Future<Output = ()>> core::future::Future for Wait<F> {
+    type Output = ();
+
+    #[inline]
+    fn poll(
+        self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<()> {
+        match &mut self.get_mut().0 {
+            Some(timer) => timer.as_mut().poll(cx),
+            None => core::task::Poll::Ready(()),
+        }
+    }
 }
