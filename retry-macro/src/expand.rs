@@ -47,10 +47,13 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         None => quote!(::retry_jitter),
     };
     let p = quote!(#krate::__private);
-    let rebind = params::rebind(&mut item.sig, &p);
-    let ReturnType::Type(_, ret) = &item.sig.output else {
-        unreachable!("Item::check rejects functions without a return type")
+    // Item::check rejects a function without a return type; should one get here, it is
+    // emitted unchanged rather than the macro panicking.
+    let ReturnType::Type(_, ret) = item.sig.output.clone() else {
+        return item.into_token_stream();
     };
+    let ret = &ret;
+    let rebind = params::rebind(&mut item.sig, &p);
     let ret_span = ret.span();
     let ret = erase_impl_trait(ret);
     let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
