@@ -236,11 +236,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// ```
     pub fn call<V, E>(&self, op: impl FnMut() -> Result<V, E>) -> Result<V, E>
     where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
+        Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
     {
         run_blocking(self.policy, &self.hooks, self.name, op)
     }
@@ -258,11 +254,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     #[cfg(feature = "tokio")]
     pub async fn call_async<V, E, F, Fut>(&self, op: F) -> Result<V, E>
     where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
+        Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
     {
@@ -295,11 +287,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
         mut op: F,
     ) -> Result<V, E>
     where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
+        Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
         S: FnMut(Duration) -> SFut,
@@ -310,7 +298,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
         loop {
             let outcome = op().await;
             if succeeded(&outcome) {
-                attempts.succeeded(&self.hooks);
+                attempts.succeeded::<Result<V, E>, _>(&self.hooks);
                 return outcome;
             }
             let now = (self.policy, clock, start);
@@ -347,32 +335,24 @@ impl Attempts {
     /// the next attempt.
     #[cold]
     #[inline(never)]
-    pub fn failed<R, C, N, G, B, T>(
+    pub fn failed<R: IsResult, H: Serves<R>>(
         &mut self,
         (policy, clock, start): (Policy, Clock, Option<Instant>),
         outcome: R,
-        hooks: &Hooks<C, N, G, B, T>,
+        hooks: &H,
         function: &'static str,
-    ) -> ControlFlow<R, Duration>
-    where
-        R: IsResult,
-        C: Classify<R::Err>,
-        N: Notify<R::Err>,
-        G: GiveUpHook<R::Err>,
-        B: Budget,
-        T: Trace<R>,
-    {
+    ) -> ControlFlow<R, Duration> {
         let state = self
             .state
             .get_or_insert_with(|| Box::new(RetryState::resume(policy, clock, start)));
-        step(state, outcome, hooks, function)
+        hooks.step(state, outcome, function)
     }
 
     /// An attempt succeeded: give the budget its due (the first-try reward, or what this
     /// call's retries took).
     #[inline(always)]
-    pub fn succeeded<C, N, G, B: Budget, T>(&self, hooks: &Hooks<C, N, G, B, T>) {
-        pay(hooks, self.state.as_ref().map_or(0, |s| s.budget_retries()));
+    pub fn succeeded<R, H: Serves<R>>(&self, hooks: &H) {
+        hooks.pay(self.state.as_ref().map_or(0, |s| s.budget_retries()));
     }
 }
 
@@ -420,8 +400,16 @@ impl<R> For<R> {
 
     /// [`Attempts::succeeded`].
     #[inline(always)]
-    pub fn paid<C, N, G, B: Budget, T>(attempts: &Attempts, hooks: &Hooks<C, N, G, B, T>) {
-        attempts.succeeded(hooks);
+    pub fn paid<C, N, G, B, T>(attempts: &Attempts, hooks: &Hooks<C, N, G, B, T>)
+    where
+        R: IsResult,
+        C: Classify<R::Err>,
+        N: Notify<R::Err>,
+        G: GiveUpHook<R::Err>,
+        B: Budget,
+        T: Trace<R>,
+    {
+        attempts.succeeded::<R, _>(hooks);
     }
 
     /// [`Attempts::failed`].
@@ -445,24 +433,25 @@ impl<R> For<R> {
     }
 }
 
-/// A success pays the budget back: the first-try reward, or what the call's retries took.
-#[inline(always)]
-fn pay<C, N, G, B: Budget, T>(hooks: &Hooks<C, N, G, B, T>, budget_retries: u32) {
-    if let Some(budget) = hooks.budget.get() {
-        budget.succeeded_after(budget_retries);
-    }
+/// Hooks that serve a function returning `R`: every bound the loops need, in one place.
+/// (The `For::<R>` entry points spell the bounds out instead, so that a mistake in a hook is
+/// reported at the user's key.)
+pub trait Serves<R> {
+    /// One turn of every retry loop after a failure: a success (of a later attempt) pays the
+    /// budget back and breaks out; an error retrying ends on is reported to `give_up` and the
+    /// trace and breaks out; a retried error is dropped and the wait returned.
+    fn step(
+        &self,
+        state: &mut RetryState,
+        outcome: R,
+        function: &'static str,
+    ) -> ControlFlow<R, Duration>;
+
+    /// A success pays the budget back: the first-try reward, or what the call's retries took.
+    fn pay(&self, budget_retries: u32);
 }
 
-/// One turn of every retry loop after a failure: a success (of a later attempt) pays the
-/// budget back and breaks out; an error retrying ends on is reported to `give_up` and the
-/// trace and breaks out; a retried error is dropped and the wait returned.
-#[inline]
-fn step<R, C, N, G, B, T>(
-    state: &mut RetryState,
-    outcome: R,
-    hooks: &Hooks<C, N, G, B, T>,
-    function: &'static str,
-) -> ControlFlow<R, Duration>
+impl<R, C, N, G, B, T> Serves<R> for Hooks<C, N, G, B, T>
 where
     R: IsResult,
     C: Classify<R::Err>,
@@ -471,24 +460,39 @@ where
     B: Budget,
     T: Trace<R>,
 {
-    let Some(error) = outcome.as_err() else {
-        pay(hooks, state.budget_retries());
-        return ControlFlow::Break(outcome);
-    };
-    match state.on_error(error, hooks, function) {
-        Ok(delay) => {
-            hooks.trace.retry(&outcome, &state.event(delay, function));
-            ControlFlow::Continue(delay)
+    #[inline]
+    fn step(
+        &self,
+        state: &mut RetryState,
+        outcome: R,
+        function: &'static str,
+    ) -> ControlFlow<R, Duration> {
+        let Some(error) = outcome.as_err() else {
+            Serves::<R>::pay(self, state.budget_retries());
+            return ControlFlow::Break(outcome);
+        };
+        match state.on_error(error, self, function) {
+            Ok(delay) => {
+                self.trace.retry(&outcome, &state.event(delay, function));
+                ControlFlow::Continue(delay)
+            }
+            Err(reason) => {
+                let give_up = GiveUp {
+                    reason,
+                    calls: state.failed_calls(),
+                    function,
+                };
+                self.trace.give_up(&outcome, &give_up);
+                self.give_up.give_up(error, &give_up);
+                ControlFlow::Break(outcome)
+            }
         }
-        Err(reason) => {
-            let give_up = GiveUp {
-                reason,
-                calls: state.failed_calls(),
-                function,
-            };
-            hooks.trace.give_up(&outcome, &give_up);
-            hooks.give_up.give_up(error, &give_up);
-            ControlFlow::Break(outcome)
+    }
+
+    #[inline(always)]
+    fn pay(&self, budget_retries: u32) {
+        if let Some(budget) = self.budget.get() {
+            budget.succeeded_after(budget_retries);
         }
     }
 }
@@ -496,25 +500,16 @@ where
 /// The blocking retry loop shared by [`Retry::call`] and sync `#[retry]` functions. The first
 /// attempt runs before anything else exists: a success returns without a store.
 #[inline]
-pub fn run_blocking<R, C, N, G, B, T, F>(
-    policy: Policy,
-    hooks: &Hooks<C, N, G, B, T>,
-    function: &'static str,
-    mut op: F,
-) -> R
+pub fn run_blocking<R, H, F>(policy: Policy, hooks: &H, function: &'static str, mut op: F) -> R
 where
     R: IsResult,
-    C: Classify<R::Err>,
-    N: Notify<R::Err>,
-    G: GiveUpHook<R::Err>,
-    B: Budget,
-    T: Trace<R>,
+    H: Serves<R>,
     F: FnMut() -> R,
 {
     let start = start_time(&policy, sleep::now);
     let first = op();
     if succeeded(&first) {
-        pay(hooks, 0);
+        hooks.pay(0);
         return first;
     }
     retry_blocking(policy, start, first, hooks, function, op)
@@ -522,27 +517,23 @@ where
 
 #[cold]
 #[inline(never)]
-fn retry_blocking<R, C, N, G, B, T, F>(
+fn retry_blocking<R, H, F>(
     policy: Policy,
     start: Option<Instant>,
     first: R,
-    hooks: &Hooks<C, N, G, B, T>,
+    hooks: &H,
     function: &'static str,
     mut op: F,
 ) -> R
 where
     R: IsResult,
-    C: Classify<R::Err>,
-    N: Notify<R::Err>,
-    G: GiveUpHook<R::Err>,
-    B: Budget,
-    T: Trace<R>,
+    H: Serves<R>,
     F: FnMut() -> R,
 {
     let mut state = RetryState::resume(policy, sleep::now, start);
     let mut outcome = first;
     loop {
-        match step(&mut state, outcome, hooks, function) {
+        match hooks.step(&mut state, outcome, function) {
             ControlFlow::Break(outcome) => return outcome,
             ControlFlow::Continue(delay) => sleep::sleep_blocking(delay),
         }
