@@ -70,24 +70,13 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// assert!(r.call(|| std::fs::read("/no/such/file")).is_err());
     /// ```
     pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T> {
-        let Hooks {
-            notify,
-            give_up,
-            budget,
-            trace,
-            ..
-        } = self.hooks;
-        Retry {
-            policy: self.policy,
-            hooks: Hooks {
-                on,
-                notify,
-                give_up,
-                budget,
-                trace,
-            },
-            name: self.name,
-        }
+        self.map_hooks(|h| Hooks {
+            on,
+            notify: h.notify,
+            give_up: h.give_up,
+            budget: h.budget,
+            trace: h.trace,
+        })
     }
 
     /// A hook called before each wait: a [`Notify`], usually a closure `Fn(&E, &RetryEvent)`.
@@ -100,24 +89,13 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     /// ```
     pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T> {
-        let Hooks {
-            on,
-            give_up,
-            budget,
-            trace,
-            ..
-        } = self.hooks;
-        Retry {
-            policy: self.policy,
-            hooks: Hooks {
-                on,
-                notify,
-                give_up,
-                budget,
-                trace,
-            },
-            name: self.name,
-        }
+        self.map_hooks(|h| Hooks {
+            on: h.on,
+            notify,
+            give_up: h.give_up,
+            budget: h.budget,
+            trace: h.trace,
+        })
     }
 
     /// A hook called once when retrying ends with an error, with the reason: a
@@ -131,24 +109,13 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// assert_eq!(r.call(|| Err::<(), _>("fatal")), Err("fatal"));
     /// ```
     pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T> {
-        let Hooks {
-            on,
-            notify,
-            budget,
-            trace,
-            ..
-        } = self.hooks;
-        Retry {
-            policy: self.policy,
-            hooks: Hooks {
-                on,
-                notify,
-                give_up,
-                budget,
-                trace,
-            },
-            name: self.name,
-        }
+        self.map_hooks(|h| Hooks {
+            on: h.on,
+            notify: h.notify,
+            give_up,
+            budget: h.budget,
+            trace: h.trace,
+        })
     }
 
     /// Share a [`RetryBudget`] with every other call that uses it.
@@ -162,24 +129,13 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// assert_eq!(calls, 1); // an empty budget: no retry
     /// ```
     pub fn budget(self, budget: &RetryBudget) -> Retry<C, N, G, &RetryBudget, T> {
-        let Hooks {
-            on,
-            notify,
-            give_up,
-            trace,
-            ..
-        } = self.hooks;
-        Retry {
-            policy: self.policy,
-            hooks: Hooks {
-                on,
-                notify,
-                give_up,
-                budget,
-                trace,
-            },
-            name: self.name,
-        }
+        self.map_hooks(|h| Hooks {
+            on: h.on,
+            notify: h.notify,
+            give_up: h.give_up,
+            budget,
+            trace: h.trace,
+        })
     }
 
     /// Trace each retry and each give-up as an event at `level` (feature `tracing`). The error
@@ -193,22 +149,23 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// ```
     #[cfg(feature = "tracing")]
     pub fn trace(self, level: crate::Level) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>> {
-        let Hooks {
-            on,
-            notify,
-            give_up,
-            budget,
-            ..
-        } = self.hooks;
+        self.map_hooks(|h| Hooks {
+            on: h.on,
+            notify: h.notify,
+            give_up: h.give_up,
+            budget: h.budget,
+            trace: crate::tracer(level, crate::Unrendered),
+        })
+    }
+
+    /// The same retry with other hooks.
+    fn map_hooks<C2, N2, G2, B2, T2>(
+        self,
+        f: impl FnOnce(Hooks<C, N, G, B, T>) -> Hooks<C2, N2, G2, B2, T2>,
+    ) -> Retry<C2, N2, G2, B2, T2> {
         Retry {
             policy: self.policy,
-            hooks: Hooks {
-                on,
-                notify,
-                give_up,
-                budget,
-                trace: crate::tracer(level, crate::Unrendered),
-            },
+            hooks: f(self.hooks),
             name: self.name,
         }
     }
