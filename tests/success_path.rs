@@ -1,0 +1,87 @@
+//! A first-call success allocates nothing: counted with a global allocator that tallies every
+//! allocation this thread makes. (The other promises of the success path — no random draw, no
+//! clock read without `max_elapsed`, no atomic without `budget` — are tested in
+//! tests/behaviour.rs and measured in BENCHMARKS.md.)
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+
+use retry_jitter::retry;
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+// SAFETY: every call is forwarded to the system allocator unchanged; only a counter is added.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+        // SAFETY: the caller's contract is passed on to System.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: as above.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn allocations_in(f: impl FnOnce()) -> u64 {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+#[retry(attempts = 5, base = "100ms", jitter = full)]
+fn ok_sync(x: &u64) -> Result<u64, String> {
+    Ok(x + 1)
+}
+
+#[retry(attempts = 5, base = "100ms", jitter = decorrelated, max_elapsed = "1s")]
+async fn ok_async(x: &u64) -> Result<u64, String> {
+    Ok(x + 1)
+}
+
+#[retry(attempts = 3, base = "0ns")]
+async fn fails_once(n: &Cell<u32>) -> Result<u32, u32> {
+    n.set(n.get() + 1);
+    if n.get() < 2 {
+        Err(n.get())
+    } else {
+        Ok(n.get())
+    }
+}
+
+fn poll_once<F: Future>(f: F) -> F::Output {
+    let mut cx = Context::from_waker(Waker::noop());
+    match pin!(f).poll(&mut cx) {
+        Poll::Ready(out) => out,
+        Poll::Pending => panic!("a success does not wait"),
+    }
+}
+
+#[test]
+fn a_first_call_success_allocates_nothing() {
+    let x = 41;
+    assert_eq!(allocations_in(|| assert_eq!(ok_sync(&x), Ok(42))), 0);
+    assert_eq!(
+        allocations_in(|| assert_eq!(poll_once(ok_async(&x)), Ok(42))),
+        0
+    );
+}
+
+#[test]
+fn the_counter_sees_what_a_failure_allocates() {
+    // The control, so that the test above cannot pass by counting nothing: once a call fails,
+    // an async fn's retry state is boxed, and the counter sees it.
+    let n = Cell::new(0);
+    let allocated = allocations_in(|| assert_eq!(poll_once(fails_once(&n)), Ok(2)));
+    assert!(allocated >= 1, "{allocated}");
+}
