@@ -1,7 +1,12 @@
 //! A retry budget shared by many calls: a lock-free token bucket.
 
 use core::fmt;
+#[cfg(not(loom))]
 use core::sync::atomic::{AtomicU32, Ordering};
+// Under `--cfg loom`, the bucket's atomics are loom's, so that `tests/loom.rs` can explore every
+// interleaving of concurrent takes and refunds.
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU32, Ordering};
 
 /// A token bucket shared by every call that uses it, so that a fleet's retries stay a fraction
 /// of its calls during a long outage, whatever each call's own `attempts` allow.
@@ -43,7 +48,20 @@ impl RetryBudget {
     /// assert_eq!(B.available(), 500);
     /// ```
     #[must_use]
+    #[cfg(not(loom))]
     pub const fn new(capacity: u32) -> Self {
+        RetryBudget {
+            tokens: AtomicU32::new(capacity),
+            capacity,
+            retry_cost: 5,
+            success_reward: 1,
+        }
+    }
+
+    /// [`new`](RetryBudget::new) on loom's atomics, which cannot be made in `const`.
+    #[must_use]
+    #[cfg(loom)]
+    pub fn new(capacity: u32) -> Self {
         RetryBudget {
             tokens: AtomicU32::new(capacity),
             capacity,
