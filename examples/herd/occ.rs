@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 use retry_jitter::Backoff;
 
 use crate::sim::{seed_for, Queue};
-use crate::strategy::{Strategy, Waits};
+use crate::strategy::{next_wait, Strategy};
 
 /// The OCC scenario's parameters.
 #[derive(Clone, Debug)]
@@ -111,7 +111,7 @@ impl Occ {
         let backoff = self.backoff(strategy);
         let budget = strategy.budget();
         let n = clients as usize;
-        let mut waits = vec![Waits::new(&backoff); n];
+        let mut waits = vec![backoff.schedule(); n];
         let mut budget_retries = vec![0u32; n];
         let mut queue = Queue::with_capacity(4 * n);
         for client in 0..n {
@@ -145,7 +145,7 @@ impl Occ {
                         continue;
                     }
                     budget_retries[c] += u32::from(budget.is_some());
-                    let wait = waits[c].next(&backoff);
+                    let wait = next_wait(&mut waits[c]);
                     queue.push(t + wait + delay(), Event::ReadAtServer(c));
                 }
             }

@@ -7,7 +7,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::sim::{seed_for, Queue};
-use crate::strategy::{nanos, Strategy, Waits};
+use crate::strategy::{nanos, next_wait, Strategy};
 
 /// The server's capacity is counted in slots of this length; calls over a slot's share fail.
 pub const SLOT: u64 = 10_000_000;
@@ -79,7 +79,7 @@ impl Outage {
 
         let budget = strategy.budget();
         let n = self.clients as usize;
-        let mut waits = vec![Waits::new(&backoff); n];
+        let mut waits = vec![backoff.schedule(); n];
         let mut budget_retries = vec![0u32; n];
         let mut calls_made = vec![0u32; n];
         let mut queue = Queue::with_capacity(n);
@@ -114,7 +114,7 @@ impl Outage {
                 gave_up += 1;
             } else {
                 budget_retries[client] += u32::from(budget.is_some());
-                let wait = waits[client].next(&backoff);
+                let wait = next_wait(&mut waits[client]);
                 queue.push(t.saturating_add(rtt).saturating_add(wait), client);
             }
         }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use retry_jitter::{Backoff, Jitter, RetryBudget};
+use retry_jitter::{Backoff, Jitter, RetryBudget, Schedule};
 
 /// A way of waiting between attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
@@ -92,29 +92,9 @@ impl fmt::Display for Strategy {
     }
 }
 
-/// One client's retry schedule: which retry is next and the previous wait (for decorrelated).
-#[derive(Clone, Copy, Debug)]
-pub struct Waits {
-    retry: u32,
-    prev: Duration,
-}
-
-impl Waits {
-    /// Before the first retry.
-    pub fn new(backoff: &Backoff) -> Self {
-        Waits {
-            retry: 0,
-            prev: backoff.base(),
-        }
-    }
-
-    /// The wait before the next retry, in nanoseconds.
-    pub fn next(&mut self, backoff: &Backoff) -> u64 {
-        self.retry += 1;
-        let wait = backoff.delay(self.retry, self.prev);
-        self.prev = wait;
-        nanos(wait)
-    }
+/// The next wait of a client's schedule, in nanoseconds (a `Schedule` never ends).
+pub fn next_wait(schedule: &mut Schedule) -> u64 {
+    nanos(schedule.next().unwrap_or(Duration::MAX))
 }
 
 /// A duration in whole nanoseconds of virtual time (saturating: 584 years is plenty).
