@@ -5,7 +5,7 @@ use core::marker::PhantomData;
 pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
-pub use crate::retry::{start_time, Attempts, For, IsResult};
+pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult, Wait};
 pub use crate::sleep::{now, sleep_blocking, Clock};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
@@ -221,34 +221,4 @@ impl AsPolicy for &Policy {
 #[inline(always)]
 pub fn policy<P: AsPolicy>(policy: P) -> Policy {
     policy.as_policy()
-}
-
-/// The timer of an `async fn` for one wait, boxed: the retried function's future then holds a
-/// pointer, not a timer, and a first-call success (which never sleeps) allocates nothing. A zero
-/// wait is no timer at all (and no allocation).
-#[inline]
-pub fn sleep_boxed<F, S>(delay: Duration, sleep: S) -> Wait<F>
-where
-    F: core::future::Future<Output = ()>,
-    S: FnOnce(Duration) -> F,
-{
-    Wait((!delay.is_zero()).then(|| Box::pin(sleep(delay))))
-}
-
-/// One wait of an `async fn`'s retry loop: a boxed timer, or none for a zero wait.
-pub struct Wait<F>(Option<core::pin::Pin<Box<F>>>);
-
-impl<F: core::future::Future<Output = ()>> core::future::Future for Wait<F> {
-    type Output = ();
-
-    #[inline]
-    fn poll(
-        self: core::pin::Pin<&mut Self>,
-        cx: &mut core::task::Context<'_>,
-    ) -> core::task::Poll<()> {
-        match &mut self.get_mut().0 {
-            Some(timer) => timer.as_mut().poll(cx),
-            None => core::task::Poll::Ready(()),
-        }
-    }
 }

@@ -261,8 +261,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
             let now = (self.policy, clock, start);
             match attempts.failed(now, outcome, &self.hooks, self.name) {
                 ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue(delay) if delay.is_zero() => {}
-                ControlFlow::Continue(delay) => Box::pin(sleep(delay)).await,
+                ControlFlow::Continue(delay) => sleep_boxed(delay, &mut sleep).await,
             }
         }
     }
@@ -310,6 +309,36 @@ impl Attempts {
     #[inline(always)]
     pub fn succeeded<R, H: Serves<R>>(&self, hooks: &H) {
         hooks.pay(self.state.as_ref().map_or(0, |s| s.budget_retries()));
+    }
+}
+
+/// The timer of an async loop for one wait, boxed: the retried future then holds a pointer,
+/// not a timer, and a first-call success (which never sleeps) allocates nothing. A zero wait
+/// is no timer at all (and no allocation).
+#[inline]
+pub fn sleep_boxed<F, S>(delay: Duration, sleep: S) -> Wait<F>
+where
+    F: Future<Output = ()>,
+    S: FnOnce(Duration) -> F,
+{
+    Wait((!delay.is_zero()).then(|| Box::pin(sleep(delay))))
+}
+
+/// One wait of an async retry loop: a boxed timer, or none for a zero wait.
+pub struct Wait<F>(Option<core::pin::Pin<Box<F>>>);
+
+impl<F: Future<Output = ()>> Future for Wait<F> {
+    type Output = ();
+
+    #[inline]
+    fn poll(
+        self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<()> {
+        match &mut self.get_mut().0 {
+            Some(timer) => timer.as_mut().poll(cx),
+            None => core::task::Poll::Ready(()),
+        }
     }
 }
 
