@@ -212,6 +212,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     pub async fn call_async<V, E, F, Fut>(&self, op: F) -> Result<V, E>
     where
         Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
+        B: Budget,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
     {
@@ -245,6 +246,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     ) -> Result<V, E>
     where
         Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
+        B: Budget,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
         S: FnMut(Duration) -> SFut,
@@ -255,7 +257,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
         loop {
             let outcome = op().await;
             if succeeded(&outcome) {
-                attempts.succeeded::<Result<V, E>, _>(&self.hooks);
+                attempts.succeeded(&self.hooks);
                 return outcome;
             }
             let now = (self.policy, clock, start);
@@ -307,7 +309,7 @@ impl Attempts {
     /// An attempt succeeded: give the budget its due (the first-try reward, or what this
     /// call's retries took).
     #[inline(always)]
-    pub fn succeeded<R, H: Serves<R>>(&self, hooks: &H) {
+    pub fn succeeded<C, N, G, B: Budget, T>(&self, hooks: &Hooks<C, N, G, B, T>) {
         hooks.pay(self.state.as_ref().map_or(0, |s| s.budget_retries()));
     }
 }
@@ -386,16 +388,8 @@ impl<R> For<R> {
 
     /// [`Attempts::succeeded`].
     #[inline(always)]
-    pub fn paid<C, N, G, B, T>(attempts: &Attempts, hooks: &Hooks<C, N, G, B, T>)
-    where
-        R: IsResult,
-        C: Classify<R::Err>,
-        N: Notify<R::Err>,
-        G: GiveUpHook<R::Err>,
-        B: Budget,
-        T: Trace<R>,
-    {
-        attempts.succeeded::<R, _>(hooks);
+    pub fn paid<C, N, G, B: Budget, T>(attempts: &Attempts, hooks: &Hooks<C, N, G, B, T>) {
+        attempts.succeeded(hooks);
     }
 
     /// [`Attempts::failed`].
@@ -437,6 +431,17 @@ pub trait Serves<R> {
     fn pay(&self, budget_retries: u32);
 }
 
+impl<C, N, G, B: Budget, T> Hooks<C, N, G, B, T> {
+    /// A success pays the budget back: the first-try reward (no retries), or what the call's
+    /// retries took. Nothing at all without a budget.
+    #[inline(always)]
+    fn pay(&self, budget_retries: u32) {
+        if let Some(budget) = self.budget.get() {
+            budget.succeeded_after(budget_retries);
+        }
+    }
+}
+
 impl<R, C, N, G, B, T> Serves<R> for Hooks<C, N, G, B, T>
 where
     R: IsResult,
@@ -454,7 +459,7 @@ where
         function: &'static str,
     ) -> ControlFlow<R, Duration> {
         let Some(error) = outcome.as_err() else {
-            Serves::<R>::pay(self, state.budget_retries());
+            Hooks::pay(self, state.budget_retries());
             return ControlFlow::Break(outcome);
         };
         match state.on_error(error, self, function) {
@@ -477,9 +482,7 @@ where
 
     #[inline(always)]
     fn pay(&self, budget_retries: u32) {
-        if let Some(budget) = self.budget.get() {
-            budget.succeeded_after(budget_retries);
-        }
+        Hooks::pay(self, budget_retries);
     }
 }
 
