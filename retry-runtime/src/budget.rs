@@ -50,20 +50,20 @@ impl RetryBudget {
     #[must_use]
     #[cfg(not(loom))]
     pub const fn new(capacity: u32) -> Self {
-        RetryBudget {
-            tokens: AtomicU32::new(capacity),
-            capacity,
-            retry_cost: 5,
-            success_reward: 1,
-        }
+        Self::full(AtomicU32::new(capacity), capacity)
     }
 
     /// [`new`](RetryBudget::new) on loom's atomics, which cannot be made in `const`.
     #[must_use]
     #[cfg(loom)]
     pub fn new(capacity: u32) -> Self {
+        Self::full(AtomicU32::new(capacity), capacity)
+    }
+
+    /// A bucket holding `tokens` (its capacity), with the AWS SDKs' costs.
+    const fn full(tokens: AtomicU32, capacity: u32) -> Self {
         RetryBudget {
-            tokens: AtomicU32::new(capacity),
+            tokens,
             capacity,
             retry_cost: 5,
             success_reward: 1,
