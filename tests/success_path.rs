@@ -1,7 +1,7 @@
-//! A first-call success allocates nothing: counted with a global allocator that tallies every
-//! allocation this thread makes. (The other promises of the success path — no random draw, no
-//! clock read without `max_elapsed`, no atomic without `budget` — are tested in
-//! tests/behaviour.rs and measured in BENCHMARKS.md.)
+//! What a first-call success does not do: allocate (counted with a global allocator that tallies
+//! this thread's allocations) or read the clock without `max_elapsed` (counted through the
+//! clock the loop is given). No random draw: tests/behaviour.rs. No atomic without `budget`:
+//! the budget is a zero-sized `NoBudget` then, and BENCHMARKS.md shows the instructions.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -84,4 +84,36 @@ fn the_counter_sees_what_a_failure_allocates() {
     let n = Cell::new(0);
     let allocated = allocations_in(|| assert_eq!(poll_once(fails_once(&n)), Ok(2)));
     assert!(allocated >= 1, "{allocated}");
+}
+
+static CLOCK_READS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn counting_clock() -> std::time::Instant {
+    CLOCK_READS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    std::time::Instant::now()
+}
+
+async fn no_sleep(_: std::time::Duration) {}
+
+#[test]
+fn a_first_call_success_reads_the_clock_only_with_max_elapsed() {
+    use retry_jitter::{Policy, Retry};
+    use std::sync::atomic::Ordering::SeqCst;
+    use std::time::Duration;
+
+    let reads = |policy: Policy| {
+        CLOCK_READS.store(0, SeqCst);
+        let out = poll_once(Retry::new(policy).call_async_with(
+            no_sleep,
+            counting_clock,
+            || async { Ok::<_, ()>(1) },
+        ));
+        assert_eq!(out, Ok(1));
+        CLOCK_READS.load(SeqCst)
+    };
+    assert_eq!(reads(Policy::new()), 0);
+    assert_eq!(
+        reads(Policy::new().with_max_elapsed(Duration::from_secs(1))),
+        1
+    );
 }
