@@ -1,7 +1,5 @@
 //! What `#[retry]`'s expansion calls. Not a public API: names and signatures change freely.
 
-use core::marker::PhantomData;
-
 pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
@@ -15,7 +13,9 @@ pub use crate::{
 };
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
-/// `on = |e| e.is_timeout()` needs no annotation.
+/// `on = |e| e.is_timeout()` needs no annotation. It comes back as an opaque
+/// `impl Classify<R::Err>` (the blanket impl for closures), so the loop's bounds hold whatever
+/// `on` is, and a mistake in `on` is reported at the `on` key.
 #[inline(always)]
 pub fn classifier<R, D, F>(on: F) -> impl Classify<R::Err>
 where
@@ -23,24 +23,7 @@ where
     D: Into<Decision>,
     F: Fn(&R::Err) -> D,
 {
-    On::<R, F>(on, PhantomData)
-}
-
-/// An `on = …` value, tied to the function's return type `R`. [`classifier`] returns it as an
-/// opaque `impl Classify<R::Err>`, so the loop's bounds hold whatever `on` is, and a mistake in
-/// `on` is reported at the `on` key, once.
-pub struct On<R, F>(F, PhantomData<fn(&R)>);
-
-impl<R, D, F> Classify<R::Err> for On<R, F>
-where
-    R: IsResult,
-    D: Into<Decision>,
-    F: Fn(&R::Err) -> D,
-{
-    #[inline]
-    fn classify(&self, error: &R::Err) -> Decision {
-        (self.0)(error).into()
-    }
+    on
 }
 
 /// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`, like [`classifier`].
@@ -50,21 +33,7 @@ where
     R: IsResult,
     F: Fn(&R::Err, &RetryEvent),
 {
-    OnRetry::<R, F>(notify, PhantomData)
-}
-
-/// A `notify = …` value, tied to the function's return type `R`, like [`On`].
-pub struct OnRetry<R, F>(F, PhantomData<fn(&R)>);
-
-impl<R, F> Notify<R::Err> for OnRetry<R, F>
-where
-    R: IsResult,
-    F: Fn(&R::Err, &RetryEvent),
-{
-    #[inline]
-    fn notify(&self, error: &R::Err, event: &RetryEvent) {
-        (self.0)(error, event);
-    }
+    notify
 }
 
 /// Gives a `give_up = …` closure its signature `Fn(&E, &GiveUp)`, like [`classifier`].
@@ -74,21 +43,7 @@ where
     R: IsResult,
     F: Fn(&R::Err, &GiveUp),
 {
-    OnGiveUp::<R, F>(give_up, PhantomData)
-}
-
-/// A `give_up = …` value, tied to the function's return type `R`, like [`On`].
-pub struct OnGiveUp<R, F>(F, PhantomData<fn(&R)>);
-
-impl<R, F> GiveUpHook<R::Err> for OnGiveUp<R, F>
-where
-    R: IsResult,
-    F: Fn(&R::Err, &GiveUp),
-{
-    #[inline]
-    fn give_up(&self, error: &R::Err, give_up: &GiveUp) {
-        (self.0)(error, give_up);
-    }
+    give_up
 }
 
 /// `budget = …` takes a `&RetryBudget`.
