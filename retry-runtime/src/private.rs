@@ -3,14 +3,14 @@
 pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
-pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult, Wait};
-pub use crate::sleep::{now, sleep_blocking, Clock};
+// Exactly what the expansion names.
+pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult};
+pub use crate::sleep::now;
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
-pub use crate::{
-    Budget, Classify, Decision, GiveUp, GiveUpHook, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify,
-    NoTrace, Notify, Policy, RetryAll, RetryBudget, RetryEvent, RetryState,
-};
+pub use crate::{Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
+
+use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryBudget, RetryEvent};
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
 /// `on = |e| e.is_timeout()` needs no annotation. It comes back as an opaque
