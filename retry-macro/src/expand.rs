@@ -161,8 +161,10 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     let failed = quote_spanned! {ret_span=>
         #for_ret::failed(&mut #state_l, (#policy_l, #clock, #start), #out_l, &#hooks_l, #name)
     };
-    let succeeded_l = quote_spanned! {ret_span=>
-        #for_ret::paid(&#state_l, &#hooks_l)
+    // Not through `For::<R>`: nothing here is about `R`, and an `impl Trait` in it (erased to
+    // `_`) would be left for inference with nothing to infer it from.
+    let paid = quote_spanned! {ret_span=>
+        #p::Attempts::succeeded(&#state_l, &#hooks_l)
     };
     let run_blocking = quote_spanned! {ret_span=>
         #for_ret::run_blocking(#policy_l, &#hooks_l, #name, #op_l)
@@ -202,7 +204,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                 }
                 .await;
                 if #succeeded {
-                    #succeeded_l;
+                    #paid;
                     return #out_l;
                 }
                 // The wait is made into its (boxed) timer inside the match, so that neither the

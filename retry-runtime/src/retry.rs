@@ -386,12 +386,6 @@ impl<R> For<R> {
         succeeded(outcome)
     }
 
-    /// [`Attempts::succeeded`].
-    #[inline(always)]
-    pub fn paid<C, N, G, B: Budget, T>(attempts: &Attempts, hooks: &Hooks<C, N, G, B, T>) {
-        attempts.succeeded(hooks);
-    }
-
     /// [`Attempts::failed`].
     #[inline(always)]
     pub fn failed<C, N, G, B, T>(
