@@ -31,6 +31,7 @@ mod classify;
 mod decision;
 mod hooks;
 mod policy;
+mod question;
 mod retry;
 mod rng;
 mod state;

@@ -535,6 +535,8 @@ pub trait IsResult {
     type Err;
     /// The error, if this is one.
     fn as_err(&self) -> Option<&Self::Err>;
+    /// An outcome that is this error.
+    fn from_err(error: Self::Err) -> Self;
 }
 
 impl<T, E> IsResult for Result<T, E> {
@@ -542,5 +544,9 @@ impl<T, E> IsResult for Result<T, E> {
     #[inline]
     fn as_err(&self) -> Option<&E> {
         self.as_ref().err()
+    }
+    #[inline(always)]
+    fn from_err(error: E) -> Self {
+        Err(error)
     }
 }

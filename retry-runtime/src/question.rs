@@ -1,0 +1,124 @@
+//! `?` in an `async fn`'s attempt written inline (see the macro's `attempt.rs`). There `?` must
+//! end the attempt, not the function, so the macro writes out what rustc desugars `?` into,
+//! with a `break` to the attempt for rustc's `return`, and [`Branch`] for the unstable `Try`:
+//!
+//! ```text
+//! match Branch::branch(operand) {
+//!     ControlFlow::Continue(value) => value,
+//!     ControlFlow::Break(error) => break 'attempt IsResult::from_err(convert(error)),
+//! }
+//! ```
+//!
+//! As with rustc's `?`, the value's type may come from where it is used
+//! (`let n: u32 = s.parse()?`), and the error is converted with `From`.
+
+use core::ops::ControlFlow;
+use core::task::Poll;
+
+/// What `?` applies to: its value, or what it ends the attempt with.
+#[diagnostic::on_unimplemented(
+    message = "the `?` operator can only be used on a `Result` in a `#[retry]` function, not on `{Self}`",
+    label = "cannot use the `?` operator on `{Self}`",
+    note = "`#[retry]` retries on an error: give the `?` one, like `.ok_or(MyError)?` for an `Option`"
+)]
+pub trait Branch {
+    /// The value `?` gives.
+    type Output;
+    /// The error that ends the attempt.
+    type Residual;
+    /// `Continue` with the value, or `Break` with what ends the attempt.
+    fn branch(self) -> ControlFlow<Self::Residual, Self::Output>;
+}
+
+impl<T, F> Branch for Result<T, F> {
+    type Output = T;
+    type Residual = F;
+    #[inline(always)]
+    fn branch(self) -> ControlFlow<F, T> {
+        match self {
+            Ok(value) => ControlFlow::Continue(value),
+            Err(error) => ControlFlow::Break(error),
+        }
+    }
+}
+
+impl<T, F> Branch for Poll<Result<T, F>> {
+    type Output = Poll<T>;
+    type Residual = F;
+    #[inline(always)]
+    fn branch(self) -> ControlFlow<F, Poll<T>> {
+        match self {
+            Poll::Ready(Ok(value)) => ControlFlow::Continue(Poll::Ready(value)),
+            Poll::Ready(Err(error)) => ControlFlow::Break(error),
+            Poll::Pending => ControlFlow::Continue(Poll::Pending),
+        }
+    }
+}
+
+impl<T, F> Branch for Poll<Option<Result<T, F>>> {
+    type Output = Poll<Option<T>>;
+    type Residual = F;
+    #[inline(always)]
+    fn branch(self) -> ControlFlow<F, Poll<Option<T>>> {
+        match self {
+            Poll::Ready(Some(Ok(value))) => ControlFlow::Continue(Poll::Ready(Some(value))),
+            Poll::Ready(Some(Err(error))) => ControlFlow::Break(error),
+            Poll::Ready(None) => ControlFlow::Continue(Poll::Ready(None)),
+            Poll::Pending => ControlFlow::Continue(Poll::Pending),
+        }
+    }
+}
+
+/// `?`'s conversion of the error, by `From`, as rustc's `?` does.
+#[inline(always)]
+pub fn convert<E: From<F>, F>(error: F) -> E {
+    From::from(error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, PartialEq)]
+    struct Wide(u32);
+
+    impl From<u8> for Wide {
+        fn from(narrow: u8) -> Wide {
+            Wide(u32::from(narrow) + 1000)
+        }
+    }
+
+    #[test]
+    fn a_result_gives_its_value_or_its_error() {
+        assert_eq!(Ok::<u32, u8>(7).branch(), ControlFlow::Continue(7));
+        assert_eq!(Err::<u32, u8>(3).branch(), ControlFlow::Break(3));
+    }
+
+    #[test]
+    fn a_poll_of_a_result_is_pending_ready_or_its_error() {
+        let ready: Poll<Result<u32, u8>> = Poll::Ready(Ok(7));
+        assert_eq!(ready.branch(), ControlFlow::Continue(Poll::Ready(7)));
+        let failed: Poll<Result<u32, u8>> = Poll::Ready(Err(3));
+        assert_eq!(failed.branch(), ControlFlow::Break(3));
+        let pending: Poll<Result<u32, u8>> = Poll::Pending;
+        assert_eq!(pending.branch(), ControlFlow::Continue(Poll::Pending));
+    }
+
+    #[test]
+    fn a_poll_of_an_optional_result_keeps_its_end_and_pending() {
+        let item: Poll<Option<Result<u32, u8>>> = Poll::Ready(Some(Ok(7)));
+        assert_eq!(item.branch(), ControlFlow::Continue(Poll::Ready(Some(7))));
+        let failed: Poll<Option<Result<u32, u8>>> = Poll::Ready(Some(Err(3)));
+        assert_eq!(failed.branch(), ControlFlow::Break(3));
+        let end: Poll<Option<Result<u32, u8>>> = Poll::Ready(None);
+        assert_eq!(end.branch(), ControlFlow::Continue(Poll::Ready(None)));
+        let pending: Poll<Option<Result<u32, u8>>> = Poll::Pending;
+        assert_eq!(pending.branch(), ControlFlow::Continue(Poll::Pending));
+    }
+
+    #[test]
+    fn the_error_is_converted_by_from_into_the_outcome() {
+        let outcome: Result<(), Wide> = crate::retry::IsResult::from_err(convert(3u8));
+        assert_eq!(outcome, Err(Wide(1003)));
+    }
+}
