@@ -427,6 +427,114 @@ async fn the_async_closure_api_retries_on_tokios_clock() {
     assert_eq!(start.elapsed(), ms(600));
 }
 
+/// The error type of the calls a body makes, converted by `?` into the function's (`Failed`):
+/// the conversion adds 100, so a test sees that it happened.
+#[derive(Debug)]
+struct Lower(u32);
+
+impl From<Lower> for Failed {
+    fn from(lower: Lower) -> Failed {
+        Failed(lower.0 + 100)
+    }
+}
+
+fn lowered(outcome: Result<u32, Failed>) -> Result<u32, Lower> {
+    outcome.map_err(|Failed(k)| Lower(k))
+}
+
+#[retry(attempts = 3, base = "1ms")]
+async fn async_question_mark(up: &Upstream) -> Result<u32, Failed> {
+    tokio::task::yield_now().await;
+    // `?` before a method call, and `?` on an `async` call's outcome.
+    let k = lowered(up.hit())?.to_string();
+    Ok(async { k.parse::<u32>() }.await.map_err(|_| Failed(0))? * 10)
+}
+
+#[retry(attempts = 3, base = "1ms")]
+async fn async_early_return(up: &Upstream) -> Result<u32, Failed> {
+    let k = match up.hit() {
+        Ok(k) => k,
+        Err(e) => return Err(e),
+    };
+    tokio::task::yield_now().await;
+    Ok(k * 10)
+}
+
+/// A macro that returns, as `anyhow::bail!` does: the attribute cannot see into it.
+macro_rules! fail_with {
+    ($e:expr) => {
+        return Err($e)
+    };
+}
+
+#[retry(attempts = 3, base = "1ms")]
+async fn async_macro_return(up: &Upstream) -> Result<u32, Failed> {
+    match up.hit() {
+        Ok(k) => Ok(k * 10),
+        Err(e) => fail_with!(e),
+    }
+}
+
+#[retry(attempts = 3, base = "1ms")]
+async fn async_nested_exits(up: &Upstream) -> Result<u32, Failed> {
+    // Their `?` and `return` are the closure's and the block's: they end neither the attempt
+    // nor the call.
+    let checked = |r: Result<u32, Failed>| -> Result<u32, Failed> {
+        let k = r?;
+        if k == 0 {
+            return Err(Failed(0));
+        }
+        Ok(k)
+    };
+    let inner: Result<u32, Failed> = async { Ok(checked(up.hit())? + 1) }.await;
+    Ok(inner.unwrap_or(0) * 10)
+}
+
+fn upstream(fail_first: u32) -> Upstream {
+    Upstream {
+        calls: AtomicU32::new(0),
+        fail_first,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_question_mark_and_early_return_end_one_attempt_and_are_retried() {
+    let up = upstream(2);
+    assert_eq!(async_question_mark(&up).await, Ok(30));
+    assert_eq!(up.calls.load(Ordering::SeqCst), 3);
+    // Every attempt fails: the last error comes back, converted by `?`'s `From`.
+    let up = upstream(u32::MAX);
+    assert_eq!(async_question_mark(&up).await, Err(Failed(103)));
+    assert_eq!(up.calls.load(Ordering::SeqCst), 3);
+
+    let up = upstream(2);
+    assert_eq!(async_early_return(&up).await, Ok(30));
+    let up = upstream(u32::MAX);
+    assert_eq!(async_early_return(&up).await, Err(Failed(3)));
+    assert_eq!(up.calls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_return_inside_a_macro_still_ends_one_attempt() {
+    let up = upstream(2);
+    assert_eq!(async_macro_return(&up).await, Ok(30));
+    assert_eq!(up.calls.load(Ordering::SeqCst), 3);
+    let up = upstream(u32::MAX);
+    assert_eq!(async_macro_return(&up).await, Err(Failed(3)));
+    assert_eq!(up.calls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn closures_and_async_blocks_keep_their_own_question_mark_and_return() {
+    // The closure's `?` turns the failure into the block's `Err`, which the body absorbs: the
+    // first call succeeds as far as the attempt goes.
+    let up = upstream(u32::MAX);
+    assert_eq!(async_nested_exits(&up).await, Ok(0));
+    assert_eq!(up.calls.load(Ordering::SeqCst), 1);
+    let up = upstream(0);
+    assert_eq!(async_nested_exits(&up).await, Ok(20));
+}
+
 #[retry(attempts = 5, base = "1ms")]
 fn panics() -> Result<(), Failed> {
     call();

@@ -34,6 +34,15 @@ impl Client {
     async fn call_async(&self, id: &u32) -> Result<u32, Error> {
         Ok(*id + u32::try_from(self.seen.len()).map_err(|_| Error(0))?)
     }
+
+    #[retry(base = "0ns", attempts = 3)]
+    async fn call_inline(&self, id: &str) -> Result<u32, Error> {
+        if id.is_empty() {
+            return Err(Error(400));
+        }
+        let n: u32 = id.parse().map_err(|_| Error(0))?;
+        Ok(u32::try_from(self.seen.len()).map_err(|_| Error(0))?.max(n))
+    }
 }
 
 #[tokio::test]
@@ -45,4 +54,6 @@ async fn lint_clean_expansions_still_retry() {
     assert_eq!(c.call(1, "a".to_owned()), Ok("a".to_owned()));
     assert_eq!(c.seen, [1, 1]);
     assert_eq!(c.call_async(&1).await, Ok(3));
+    assert_eq!(c.call_inline("1").await, Ok(2));
+    assert_eq!(c.call_inline("").await, Err(Error(400)));
 }

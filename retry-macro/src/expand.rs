@@ -1,6 +1,7 @@
 //! The expansion: the original function, same attributes and signature, with a retry loop for
-//! a body. Sync functions hand a closure to the runtime's blocking loop; `async fn`s loop here
-//! over a non-`move` async block, each turn ending in the runtime's `Attempts::after`.
+//! a body. Sync functions hand a closure to the runtime's blocking loop; `async fn`s loop here,
+//! the attempt written inline (attempt.rs) or, where that cannot keep its meaning, in a nested
+//! `async` block, each turn ending in the runtime's `Attempts::failed`.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
@@ -9,6 +10,7 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, PathArguments, ReturnType, Type};
 
 use crate::args::{Args, AttemptsArg};
+use crate::attempt;
 use crate::item::{Features, Item};
 use crate::params;
 
@@ -131,8 +133,11 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         local("__retry_state", ret_span),
     );
     let sleep_l = local("__retry_sleep", ret_span);
+    // The outcome is bound after the attempt, where the body cannot see it: it can have the
+    // return type's own span, so that `succeeded(&outcome)`'s error (`R` is not a `Result`)
+    // is reported where the others are, and once.
     let (out_l, delay_l, pin_l) = (
-        local("__retry_out", ret_span),
+        Ident::new("__retry_out", ret_span),
         local("__retry_delay", ret_span),
         local("__retry_pin", ret_span),
     );
@@ -192,26 +197,53 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     };
 
     let new_body = if item.sig.asyncness.is_some() {
+        // The attempt inline where its `return`s and `?`s can be rewritten to end it (see
+        // attempt.rs), else a nested `async` block, which ends at them by itself.
+        let label = syn::Lifetime {
+            apostrophe: Span::mixed_site().located_at(ret_span),
+            ident: local("__retry_attempt", ret_span),
+        };
+        let inline = could_be_result(&ret)
+            .then(|| attempt::inline(&body, &label, &p, ret_span))
+            .flatten();
+        let attempt = match inline {
+            Some(attempt::Inline { stmts, labelled }) => {
+                let label = labelled.then(|| quote!(#label:));
+                quote!(#label { #rebind #stmts })
+            }
+            None => quote! {
+                async {
+                    #rebind
+                    #pin
+                    { #body }
+                }
+                .await
+            },
+        };
         quote! {
             #setup
             #start_item
             let mut #state_l = #p::Attempts::new();
             loop {
-                let #out_l = async {
-                    #rebind
-                    #pin
-                    { #body }
-                }
-                .await;
-                if #succeeded {
-                    #paid;
-                    return #out_l;
-                }
-                // The wait is made into its (boxed) timer inside the match, so that neither the
-                // outcome nor the delay is kept across the `.await`: the future stays small.
-                let #sleep_l = match #failed {
-                    #p::ControlFlow::Break(#out_l) => return #out_l,
-                    #p::ControlFlow::Continue(#delay_l) => #p::sleep_boxed(#delay_l, #sleep),
+                // The outcome is scoped to this block, so that it is not kept across the
+                // `.await` of the wait: the future does not hold it.
+                let #sleep_l = {
+                    let #out_l: #ret = #attempt;
+                    // A body that never returns (`todo!()`) leaves this unreachable: not the
+                    // user's code, so not the user's warning.
+                    #[allow(unreachable_code)]
+                    {
+                        if #succeeded {
+                            #paid;
+                            return #out_l;
+                        }
+                        // The wait is made into its (boxed) timer here, so that neither the
+                        // outcome nor the delay is kept across the `.await`.
+                        match #failed {
+                            #p::ControlFlow::Break(#out_l) => return #out_l,
+                            #p::ControlFlow::Continue(#delay_l) => #p::sleep_boxed(#delay_l, #sleep),
+                        }
+                    }
                 };
                 #sleep_l.await;
             }
@@ -287,6 +319,23 @@ fn policy(args: &Args, p: &TokenStream) -> TokenStream {
     out
 }
 
+/// Whether the return type may be a `Result` (or an alias of one). Where it visibly is not, the
+/// one error about it is all the user should see, and a `?` that suits it (on an `Option` in a
+/// function returning an `Option`) must not be another: the attempt stays a nested block, where
+/// `?` is rustc's own.
+fn could_be_result(ret: &Type) -> bool {
+    match ret {
+        Type::Path(path) => path.path.segments.last().is_some_and(|last| {
+            !["Option", "Poll", "ControlFlow"]
+                .iter()
+                .any(|name| last.ident == name)
+        }),
+        Type::Group(group) => could_be_result(&group.elem),
+        Type::Paren(paren) => could_be_result(&paren.elem),
+        _ => false,
+    }
+}
+
 /// `impl Trait` cannot be named in an expression: replace it with `_`, left to inference.
 fn erase_impl_trait(ty: &Type) -> Type {
     let mut ty = ty.clone();
@@ -323,7 +372,7 @@ fn erase(ty: &mut Type) {
 }
 
 /// The same tokens, all spanned at `span`.
-fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
+pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
     tokens
         .clone()
         .into_iter()

@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod attempt;
 mod duration;
 mod expand;
 mod item;

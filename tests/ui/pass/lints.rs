@@ -16,8 +16,28 @@ async fn fetch_async(id: &u32) -> Result<u32, u32> {
     Ok(*id)
 }
 
+// An attempt written inline: `return`, `?` (converted by `From`), `?` before a method call.
+#[retry(base = "0ns")]
+async fn fetch_inline(id: &str) -> Result<usize, std::num::ParseIntError> {
+    if id.is_empty() {
+        return Ok(0);
+    }
+    let n: u8 = id.parse()?;
+    Ok(id.parse::<usize>()?.max(usize::from(n)))
+}
+
+// A body that never returns: what follows it in the loop is unreachable, and no warning says so.
+#[retry(base = "0ns")]
+async fn unfinished(id: &u32) -> Result<u32, u32> {
+    let _ = id;
+    todo!()
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    assert_eq!(fetch_inline("7").await, Ok(7));
+    assert_eq!(fetch_inline("").await, Ok(0));
+    let _ = unfinished;
     let mut seen = Vec::new();
     assert_eq!(fetch(1, "a".to_owned(), &mut seen), Ok(1));
     assert_eq!(fetch_async(&2).await, Ok(2));

@@ -1,0 +1,269 @@
+//! An `async fn`'s attempt, written inline in its retry loop.
+//!
+//! Run as a nested `async` block, an attempt is a second state machine inside the retried
+//! future: polled through one more layer, and its outcome moved out of it. Written inline, the
+//! body is part of the function's own state machine, as in the function without `#[retry]`.
+//! What a nested block gave for free is then done by rewriting, outside closures, `async`
+//! blocks and nested items (which have their own `return` and `?`):
+//!
+//! | in the body | becomes | so that |
+//! |---|---|---|
+//! | `return value` | `break 'attempt value` | it ends the attempt, not the call |
+//! | `operand?` | `match For::<R>::branch(operand, \|t\| For::<R>::ok(t?)) { … }` | an error ends the attempt; rustc's own `?` still converts it (and reports a mismatch at the `?`) |
+//!
+//! A macro call in the body might expand to a `return` (`anyhow::bail!`) or hide a `?` in its
+//! arguments, where no rewriting reaches. So only the standard library's and the logging
+//! crates' macros are allowed in an inline attempt, and only without `return` or `?` in their
+//! arguments; any other macro, or a body syn cannot parse, keeps the nested `async` block.
+
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::parse::Parser;
+use syn::visit_mut::{self, VisitMut};
+use syn::{Block, Expr, Ident, Lifetime, Macro};
+
+/// An attempt's body, rewritten to run inline.
+pub(crate) struct Inline {
+    /// The body's statements.
+    pub stmts: TokenStream,
+    /// Whether they `break` to the attempt's label, which must then be written (an unused label
+    /// is a warning).
+    pub labelled: bool,
+}
+
+/// The body rewritten to run inline under `label`, or `None` where only a nested `async` block
+/// keeps its meaning. `private` is the path of the facade's `__private`; `span` the return
+/// type's: what needs `R` to be a `Result` is spanned there, as in the rest of the expansion,
+/// so that if it is not, that is reported once.
+pub(crate) fn inline(
+    body: &TokenStream,
+    label: &Lifetime,
+    private: &TokenStream,
+    span: Span,
+) -> Option<Inline> {
+    let mut stmts = Block::parse_within.parse2(body.clone()).ok()?;
+    let mut rewrite = Rewrite {
+        label,
+        private,
+        span,
+        labelled: false,
+        opaque: false,
+    };
+    for stmt in &mut stmts {
+        rewrite.visit_stmt_mut(stmt);
+    }
+    if rewrite.opaque {
+        return None;
+    }
+    let mut tokens = TokenStream::new();
+    for stmt in &stmts {
+        stmt.to_tokens(&mut tokens);
+    }
+    Some(Inline {
+        stmts: tokens,
+        labelled: rewrite.labelled,
+    })
+}
+
+struct Rewrite<'a> {
+    label: &'a Lifetime,
+    private: &'a TokenStream,
+    span: Span,
+    /// A `return` or `?` was rewritten into a `break` to the label.
+    labelled: bool,
+    /// Something that may leave the function without passing through a rewrite.
+    opaque: bool,
+}
+
+impl Rewrite<'_> {
+    /// `operand?`, as rustc desugars it, but ending the attempt: see the runtime's `question`.
+    /// The steps that can fail on the operand are spanned at the `?`, where rustc reports its
+    /// own; the step that needs `R` to be a `Result` at the return type, with the rest.
+    fn question_mark(&self, operand: &Expr, mark: syn::Token![?]) -> TokenStream {
+        let (label, span) = (self.label, self.span);
+        let at = mark.span;
+        // Spanned at the `?` with no hygiene of their own: a mixed-site span is reported at the
+        // attribute. Nothing of the user's is in scope where they are bound.
+        let [value, error] = ["__retry_value", "__retry_error"].map(|name| Ident::new(name, at));
+        let flow = quote_spanned!(at=> ::core::ops::ControlFlow);
+        let private = crate::expand::respan(self.private, at);
+        // The trait's method, not a generic function: the operand's type is then checked once,
+        // not once as an argument and again for the projections in the result.
+        let branch = quote_spanned!(at=> #private::Branch::branch);
+        let converted = quote_spanned!(at=> #private::convert(#error));
+        // The whole call at the return type: its bound `R: IsResult` is then reported with the
+        // others, once; the conversion inside it at the `?`.
+        let private_ret = crate::expand::respan(self.private, span);
+        let outcome = quote_spanned!(span=> #private_ret::IsResult::from_err(#converted));
+        // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`.
+        quote_spanned! {at=>
+            (match #branch(#operand) {
+                #flow::Continue(#value) => #value,
+                #flow::Break(#error) => break #label #outcome,
+            })
+        }
+    }
+}
+
+impl VisitMut for Rewrite<'_> {
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        match expr {
+            // Their own `return` and `?`: not the attempt's.
+            Expr::Closure(_) | Expr::Async(_) | Expr::Const(_) | Expr::TryBlock(_) => {}
+            Expr::Return(ret) => {
+                if let Some(value) = &mut ret.expr {
+                    self.visit_expr_mut(value);
+                }
+                let label = self.label;
+                let value = &ret.expr;
+                let brk = quote_spanned!(ret.return_token.span=> break);
+                *expr = Expr::Verbatim(quote!(#brk #label #value));
+                self.labelled = true;
+            }
+            Expr::Try(question) => {
+                self.visit_expr_mut(&mut question.expr);
+                *expr = Expr::Verbatim(self.question_mark(&question.expr, question.question_token));
+                self.labelled = true;
+            }
+            // Tokens syn keeps unparsed: they may hold a `return` or a `?`.
+            Expr::Verbatim(tokens) => self.opaque |= leaves(tokens),
+            _ => visit_mut::visit_expr_mut(self, expr),
+        }
+    }
+
+    /// A nested `fn`, `impl`…: its own body.
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+
+    fn visit_macro_mut(&mut self, mac: &mut Macro) {
+        self.opaque |= !is_plain(mac);
+    }
+}
+
+/// Macros known not to expand to a `return` of their own, by name: the standard library's, and
+/// the logging crates' (`tracing`, `log`).
+const PLAIN_MACROS: &[&str] = &[
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "cfg",
+    "column",
+    "concat",
+    "dbg",
+    "debug",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "env",
+    "eprint",
+    "eprintln",
+    "error",
+    "event",
+    "file",
+    "format",
+    "format_args",
+    "include_bytes",
+    "include_str",
+    "info",
+    "line",
+    "matches",
+    "module_path",
+    "option_env",
+    "panic",
+    "print",
+    "println",
+    "stringify",
+    "todo",
+    "trace",
+    "unimplemented",
+    "unreachable",
+    "vec",
+    "warn",
+    "write",
+    "writeln",
+];
+
+const PLAIN_MACRO_CRATES: &[&str] = &["std", "core", "alloc", "tracing", "log"];
+
+/// A macro call that can stay in an inline attempt: a known name, reached directly or through
+/// its crate, with no `return` or `?` in its arguments.
+fn is_plain(mac: &Macro) -> bool {
+    let segments: Vec<_> = mac.path.segments.iter().map(|s| &s.ident).collect();
+    let known_crate = match segments.as_slice() {
+        [_] => true,
+        [krate, _] => PLAIN_MACRO_CRATES.iter().any(|c| *krate == c),
+        _ => false,
+    };
+    let known_name = segments
+        .last()
+        .is_some_and(|name| PLAIN_MACROS.iter().any(|m| *name == m));
+    known_crate && known_name && !leaves(&mac.tokens)
+}
+
+/// Whether tokens hold a `return` or a `?`, at any depth.
+fn leaves(tokens: &TokenStream) -> bool {
+    tokens.clone().into_iter().any(|tt| match tt {
+        TokenTree::Ident(ident) => ident == "return",
+        TokenTree::Punct(punct) => punct.as_char() == '?',
+        TokenTree::Group(group) => leaves(&group.stream()),
+        TokenTree::Literal(_) => false,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rewrite(body: TokenStream) -> Option<(String, bool)> {
+        let label = Lifetime::new("'attempt", Span::call_site());
+        inline(&body, &label, &quote!(p), Span::call_site())
+            .map(|i| (i.stmts.to_string(), i.labelled))
+    }
+
+    #[test]
+    fn return_and_question_mark_end_the_attempt() {
+        let (out, labelled) = rewrite(quote! {
+            let x = f()?;
+            if x { return Err(e); }
+            Ok(x)
+        })
+        .expect("inline");
+        assert!(labelled);
+        assert!(out.contains("break 'attempt Err (e)"), "{out}");
+        assert!(out.contains("p :: Branch :: branch (f ())"), "{out}");
+        assert!(
+            out.contains("break 'attempt p :: IsResult :: from_err (p :: convert"),
+            "{out}"
+        );
+        assert!(!out.contains("return"), "{out}");
+    }
+
+    #[test]
+    fn closures_async_blocks_and_items_keep_their_own() {
+        let (out, labelled) = rewrite(quote! {
+            let c = || -> Result<(), E> { g()?; return Ok(()) };
+            let a = async { g()?; Ok::<_, E>(()) };
+            fn inner() -> Result<(), E> { g()?; return Ok(()) }
+            Ok(())
+        })
+        .expect("inline");
+        assert!(!labelled, "{out}");
+        assert_eq!(out.matches("return").count(), 2, "{out}");
+        assert!(!out.contains("break"), "{out}");
+    }
+
+    #[test]
+    fn no_exit_needs_no_label() {
+        let (_, labelled) = rewrite(quote!(let x = 1; println!("{x:?}"); Ok(x))).expect("inline");
+        assert!(!labelled);
+    }
+
+    #[test]
+    fn macros_that_may_leave_keep_the_nested_block() {
+        assert!(rewrite(quote!(anyhow::bail!("no"); Ok(()))).is_none());
+        assert!(rewrite(quote!(let s = format!("{}", f()?); Ok(s))).is_none());
+        assert!(rewrite(quote!(my_macro!(); Ok(()))).is_none());
+        assert!(rewrite(quote!(tokio::select! { _ = a => {} }; Ok(()))).is_none());
+        assert!(rewrite(quote!(tracing::info!("ok"); log::warn!("w"); Ok(()))).is_some());
+        assert!(rewrite(quote!(std::println!("ok"); Ok(()))).is_some());
+    }
+}
