@@ -5,103 +5,25 @@
 //! instruction), a body that parses a short number (a few ns of real work), and for async a
 //! body that awaits (as async fns worth retrying do: their I/O).
 //!
+//! The functions are in `support/pairs.rs`, shared with the instruction counts of
+//! `scripts/instructions.sh`. The `stack slot` rows are the sync attribute's worst case: a
+//! leaf body that keeps a value on the stack (see there).
+//!
 //! The headline rows take their argument by reference, as DESIGN.md's guarantee reads: a
 //! by-value argument is cloned for each attempt, the first included, and must outlive the first
 //! attempt for the retries; the `by value` rows show what that costs.
 //!
-//! `cargo bench --bench overhead`
+//! `cargo bench --bench overhead`, or `bash scripts/overhead.sh` for the table of ratios.
 
 use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use retry_jitter::{retry, Policy, Retry};
+use retry_jitter::{Policy, Retry};
 
-/// The work of every variant: one multiply and a test that never fails.
-#[inline(always)]
-fn work(x: u64) -> Result<u64, u64> {
-    let y = black_box(x).wrapping_mul(31);
-    if y == u64::MAX {
-        Err(y)
-    } else {
-        Ok(y)
-    }
-}
-
-#[inline(never)]
-fn plain(x: &u64) -> Result<u64, u64> {
-    work(*x)
-}
-
-#[retry]
-#[inline(never)]
-fn annotated(x: &u64) -> Result<u64, u64> {
-    work(*x)
-}
-
-#[inline(never)]
-fn plain_by_value(x: u64) -> Result<u64, u64> {
-    work(x)
-}
-
-#[retry]
-#[inline(never)]
-fn annotated_by_value(x: u64) -> Result<u64, u64> {
-    work(x)
-}
-
-#[inline(never)]
-async fn plain_async(x: &u64) -> Result<u64, u64> {
-    work(*x)
-}
-
-#[retry]
-#[inline(never)]
-async fn annotated_async(x: &u64) -> Result<u64, u64> {
-    work(*x)
-}
-
-// A body with a little real work: parse a number, as a handler parses a field.
-
-#[inline(never)]
-fn plain_parse(s: &str) -> Result<u64, std::num::ParseIntError> {
-    black_box(s).parse()
-}
-
-#[retry]
-#[inline(never)]
-fn annotated_parse(s: &str) -> Result<u64, std::num::ParseIntError> {
-    black_box(s).parse()
-}
-
-#[inline(never)]
-async fn plain_parse_async(s: &str) -> Result<u64, std::num::ParseIntError> {
-    black_box(s).parse()
-}
-
-#[retry]
-#[inline(never)]
-async fn annotated_parse_async(s: &str) -> Result<u64, std::num::ParseIntError> {
-    black_box(s).parse()
-}
-
-// An async body that really suspends: it awaits a tokio semaphore (uncontended, so it is ready
-// at once, but the compiler cannot know), as real async fns await their I/O.
-
-static PERMITS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
-
-#[inline(never)]
-async fn plain_await(x: &u64) -> Result<u64, u64> {
-    let _permit = PERMITS.acquire().await.map_err(|_| 0u64)?;
-    work(*x)
-}
-
-#[retry]
-#[inline(never)]
-async fn annotated_await(x: &u64) -> Result<u64, u64> {
-    let _permit = PERMITS.acquire().await.map_err(|_| 0u64)?;
-    work(*x)
-}
+#[path = "support/pairs.rs"]
+mod pairs;
+use pairs::*;
 
 fn success_path(c: &mut Criterion) {
     let mut g = c.benchmark_group("success_path");
@@ -120,12 +42,21 @@ fn success_path(c: &mut Criterion) {
     g.bench_function("sync/#[retry] by value", |b| {
         b.iter(|| annotated_by_value(black_box(7)))
     });
+    g.bench_function("sync/plain stack slot", |b| {
+        b.iter(|| plain_on_stack(black_box(&x)))
+    });
+    g.bench_function("sync/#[retry] stack slot", |b| {
+        b.iter(|| annotated_on_stack(black_box(&x)))
+    });
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a tokio runtime");
     let n = "1234567890123";
     g.bench_function("sync/plain parse", |b| b.iter(|| plain_parse(black_box(n))));
+    g.bench_function("sync/plain parse (twin)", |b| {
+        b.iter(|| plain_parse_twin(black_box(n)))
+    });
     g.bench_function("sync/#[retry] parse", |b| {
         b.iter(|| annotated_parse(black_box(n)))
     });

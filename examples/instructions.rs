@@ -1,45 +1,17 @@
 //! The binary `scripts/instructions.sh` runs under callgrind: `instructions FUNCTION N` calls
-//! FUNCTION N times on its success path. FUNCTION is `plain`, `annotated`, `plain_async` or
-//! `annotated_async` (polled once with a no-op waker: they never wait on success).
+//! FUNCTION N times on its success path. FUNCTION is one of the pairs of
+//! `benches/support/pairs.rs` (the functions criterion times in `benches/overhead.rs`), by
+//! name: `plain`, `annotated`, `plain_parse`, `annotated_parse`, `plain_async`… Async ones are
+//! polled once with a no-op waker: on success they never wait.
 
 use std::future::Future;
 use std::hint::black_box;
 use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 
-use retry_jitter::retry;
-
-#[inline(never)]
-fn plain(x: &u64) -> Result<u64, u64> {
-    let y = black_box(*x).wrapping_mul(31);
-    if y == u64::MAX {
-        Err(y)
-    } else {
-        Ok(y)
-    }
-}
-
-#[retry]
-#[inline(never)]
-fn annotated(x: &u64) -> Result<u64, u64> {
-    let y = black_box(*x).wrapping_mul(31);
-    if y == u64::MAX {
-        Err(y)
-    } else {
-        Ok(y)
-    }
-}
-
-#[inline(never)]
-async fn plain_async(x: &u64) -> Result<u64, u64> {
-    plain(x)
-}
-
-#[retry]
-#[inline(never)]
-async fn annotated_async(x: &u64) -> Result<u64, u64> {
-    plain(x)
-}
+#[path = "../benches/support/pairs.rs"]
+mod pairs;
+use pairs::*;
 
 #[inline(never)]
 fn poll_once<F: Future>(f: F) -> F::Output {
@@ -55,17 +27,30 @@ fn main() {
     let which = args.next().unwrap_or_default();
     let n: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(0);
     let x = 7u64;
+    let s = "1234567890123";
+    let calls = |f: &dyn Fn() -> bool| {
+        for _ in 0..n {
+            black_box(f());
+        }
+    };
     match which.as_str() {
-        "plain" => repeat(n, || plain(black_box(&x))),
-        "annotated" => repeat(n, || annotated(black_box(&x))),
-        "plain_async" => repeat(n, || poll_once(plain_async(black_box(&x)))),
-        "annotated_async" => repeat(n, || poll_once(annotated_async(black_box(&x)))),
+        "plain" => calls(&|| plain(black_box(&x)).is_ok()),
+        "annotated" => calls(&|| annotated(black_box(&x)).is_ok()),
+        "plain_by_value" => calls(&|| plain_by_value(black_box(x)).is_ok()),
+        "annotated_by_value" => calls(&|| annotated_by_value(black_box(x)).is_ok()),
+        "plain_on_stack" => calls(&|| plain_on_stack(black_box(&x)).is_ok()),
+        "annotated_on_stack" => calls(&|| annotated_on_stack(black_box(&x)).is_ok()),
+        "plain_parse" => calls(&|| plain_parse(black_box(s)).is_ok()),
+        "annotated_parse" => calls(&|| annotated_parse(black_box(s)).is_ok()),
+        "plain_parse_twin" => calls(&|| plain_parse_twin(black_box(s)).is_ok()),
+        "plain_async" => calls(&|| poll_once(plain_async(black_box(&x))).is_ok()),
+        "annotated_async" => calls(&|| poll_once(annotated_async(black_box(&x))).is_ok()),
+        "plain_await" => calls(&|| poll_once(plain_await(black_box(&x))).is_ok()),
+        "annotated_await" => calls(&|| poll_once(annotated_await(black_box(&x))).is_ok()),
+        "plain_parse_async" => calls(&|| poll_once(plain_parse_async(black_box(s))).is_ok()),
+        "annotated_parse_async" => {
+            calls(&|| poll_once(annotated_parse_async(black_box(s))).is_ok());
+        }
         other => panic!("unknown function {other:?}"),
-    }
-}
-
-fn repeat(n: u64, mut call: impl FnMut() -> Result<u64, u64>) {
-    for _ in 0..n {
-        let _ = black_box(call());
     }
 }

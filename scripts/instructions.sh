@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Instructions per call on the success path, counted by callgrind: the plain function and the
-# same function under #[retry], sync and async. The difference is the retry machinery's true
+# Instructions per call on the success path, counted by callgrind: each pair of
+# benches/support/pairs.rs, the plain function and the same function under #[retry], sync and
+# async. The difference is the retry machinery's true
 # cost, the same on every run and every machine of the same architecture.
 #
 #   bash scripts/instructions.sh [CALLS]        (default 1000000)
@@ -16,7 +17,7 @@ if ! command -v valgrind >/dev/null 2>&1; then
 fi
 
 cargo build --quiet --release --example instructions
-bin=target/release/examples/instructions
+bin=${CARGO_TARGET_DIR:-target}/release/examples/instructions
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -34,11 +35,10 @@ per_call() {
     awk -v w="$with" -v b="$base" -v n="$calls" 'BEGIN { printf "%.2f", (w - b) / n }'
 }
 
-printf '%-18s %14s\n' "function" "instr/call"
-for pair in "plain annotated" "plain_async annotated_async"; do
-    set -- $pair
-    p=$(per_call "$1")
-    a=$(per_call "$2")
-    printf '%-18s %14s\n' "$1" "$p" "$2" "$a"
-    printf '%-18s %14s\n' "  overhead" "$(awk -v a="$a" -v p="$p" 'BEGIN { printf "%.2f", a - p }')"
+printf '%-22s %10s %10s %9s\n' "body" "plain" "#[retry]" "overhead"
+for body in "" _by_value _on_stack _parse _async _await _parse_async; do
+    p=$(per_call "plain$body")
+    a=$(per_call "annotated$body")
+    awk -v b="${body:-_one_multiply}" -v p="$p" -v a="$a" \
+        'BEGIN { printf "%-22s %10.2f %10.2f %+9.2f\n", substr(b, 2), p, a, a - p }'
 done

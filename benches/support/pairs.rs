@@ -1,0 +1,123 @@
+//! The pairs of functions the success-path measurements compare: each `#[retry]` function
+//! against its identical hand-written twin. Shared by `benches/overhead.rs` (criterion's
+//! times) and `examples/instructions.rs` (callgrind's instruction counts), so both measure the
+//! same code.
+//!
+//! The functions are `#[inline(never)]` and their argument is `black_box`ed at the call, so no
+//! body needs a `black_box` of its own: one inside a body would keep its value in a stack slot,
+//! which real code does not do, and which costs the sync attribute a stack frame (the cold
+//! retry call makes the function a caller, and a caller cannot keep locals below the stack
+//! pointer). The `on_stack` pair measures exactly that worst case.
+
+use std::hint::black_box;
+
+use retry_jitter::retry;
+
+/// The work of every variant: one multiply and a test that never fails.
+#[inline(always)]
+fn work(x: u64) -> Result<u64, u64> {
+    let y = x.wrapping_mul(31);
+    if y == u64::MAX {
+        Err(y)
+    } else {
+        Ok(y)
+    }
+}
+
+/// The same work on a value the body keeps in a stack slot.
+#[inline(always)]
+fn work_on_stack(x: u64) -> Result<u64, u64> {
+    work(black_box(x))
+}
+
+#[inline(never)]
+pub fn plain(x: &u64) -> Result<u64, u64> {
+    work(*x)
+}
+
+#[retry]
+#[inline(never)]
+pub fn annotated(x: &u64) -> Result<u64, u64> {
+    work(*x)
+}
+
+#[inline(never)]
+pub fn plain_by_value(x: u64) -> Result<u64, u64> {
+    work(x)
+}
+
+#[retry]
+#[inline(never)]
+pub fn annotated_by_value(x: u64) -> Result<u64, u64> {
+    work(x)
+}
+
+#[inline(never)]
+pub fn plain_on_stack(x: &u64) -> Result<u64, u64> {
+    work_on_stack(*x)
+}
+
+#[retry]
+#[inline(never)]
+pub fn annotated_on_stack(x: &u64) -> Result<u64, u64> {
+    work_on_stack(*x)
+}
+
+#[inline(never)]
+pub async fn plain_async(x: &u64) -> Result<u64, u64> {
+    work(*x)
+}
+
+#[retry]
+#[inline(never)]
+pub async fn annotated_async(x: &u64) -> Result<u64, u64> {
+    work(*x)
+}
+
+// A body with a little real work: parse a number, as a handler parses a field.
+
+#[inline(never)]
+pub fn plain_parse(s: &str) -> Result<u64, std::num::ParseIntError> {
+    s.parse()
+}
+
+/// `plain_parse` again, as a control: what the bench reads between two identical functions.
+#[inline(never)]
+pub fn plain_parse_twin(s: &str) -> Result<u64, std::num::ParseIntError> {
+    s.parse()
+}
+
+#[retry]
+#[inline(never)]
+pub fn annotated_parse(s: &str) -> Result<u64, std::num::ParseIntError> {
+    s.parse()
+}
+
+#[inline(never)]
+pub async fn plain_parse_async(s: &str) -> Result<u64, std::num::ParseIntError> {
+    s.parse()
+}
+
+#[retry]
+#[inline(never)]
+pub async fn annotated_parse_async(s: &str) -> Result<u64, std::num::ParseIntError> {
+    s.parse()
+}
+
+// An async body that really suspends: it awaits a tokio semaphore (uncontended, so it is ready
+// at once, but the compiler cannot know), as real async fns await their I/O.
+
+static PERMITS: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+#[inline(never)]
+pub async fn plain_await(x: &u64) -> Result<u64, u64> {
+    let _permit = PERMITS.acquire().await.map_err(|_| 0u64)?;
+    work(*x)
+}
+
+#[retry]
+#[inline(never)]
+pub async fn annotated_await(x: &u64) -> Result<u64, u64> {
+    let _permit = PERMITS.acquire().await.map_err(|_| 0u64)?;
+    work(*x)
+}
