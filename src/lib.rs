@@ -75,7 +75,11 @@
 /// Key expressions are evaluated once per call, before the first attempt, in the function's
 /// scope (`policy = self.policy` works). By-value arguments are cloned for each attempt, `&mut`
 /// ones re-borrowed; `return` and `?` end one attempt, and an `Err` from them is retried like
-/// any other. The function's own error comes back unchanged: the last one.
+/// any other. The function's own error comes back unchanged: the last one. (In an `async fn`
+/// they are rewritten to do so, so that the attempt runs inline, in the function's own state
+/// machine; a body with a macro call that might hide a `return` — any but the standard
+/// library's, and `tracing::`/`log::` ones called through their crate — keeps its attempt in a
+/// nested `async` block, which behaves the same.)
 ///
 /// One shape cannot be retried in today's Rust: returning a borrow taken from a `&mut`
 /// argument or `&mut self` (the borrow checker cannot see that the attempt which returns is the

@@ -12,9 +12,10 @@
 //! | `operand?` | `match For::<R>::branch(operand, \|t\| For::<R>::ok(t?)) { … }` | an error ends the attempt; rustc's own `?` still converts it (and reports a mismatch at the `?`) |
 //!
 //! A macro call in the body might expand to a `return` (`anyhow::bail!`) or hide a `?` in its
-//! arguments, where no rewriting reaches. So only the standard library's and the logging
-//! crates' macros are allowed in an inline attempt, and only without `return` or `?` in their
-//! arguments; any other macro, or a body syn cannot parse, keeps the nested `async` block.
+//! arguments, where no rewriting reaches. So only the standard library's macros and the logging
+//! crates' (called through their crate: `tracing::info!`) are allowed in an inline attempt, and
+//! only without `return` or `?` in their arguments; any other macro, or a body syn cannot
+//! parse, keeps the nested `async` block: slower, never wrong.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -139,9 +140,9 @@ impl VisitMut for Rewrite<'_> {
     }
 }
 
-/// Macros known not to expand to a `return` of their own, by name: the standard library's, and
-/// the logging crates' (`tracing`, `log`).
-const PLAIN_MACROS: &[&str] = &[
+/// The standard library's macros that never expand to a `return` of their own: bare
+/// (`println!`) or through their crate (`std::println!`).
+const STD_MACROS: &[&str] = &[
     "assert",
     "assert_eq",
     "assert_ne",
@@ -149,21 +150,17 @@ const PLAIN_MACROS: &[&str] = &[
     "column",
     "concat",
     "dbg",
-    "debug",
     "debug_assert",
     "debug_assert_eq",
     "debug_assert_ne",
     "env",
     "eprint",
     "eprintln",
-    "error",
-    "event",
     "file",
     "format",
     "format_args",
     "include_bytes",
     "include_str",
-    "info",
     "line",
     "matches",
     "module_path",
@@ -173,30 +170,34 @@ const PLAIN_MACROS: &[&str] = &[
     "println",
     "stringify",
     "todo",
-    "trace",
     "unimplemented",
     "unreachable",
     "vec",
-    "warn",
     "write",
     "writeln",
 ];
 
-const PLAIN_MACRO_CRATES: &[&str] = &["std", "core", "alloc", "tracing", "log"];
+/// The logging crates' macros (`tracing`, `log`): only through their crate (`tracing::warn!`),
+/// since a bare `error!` may well be the user's own, and return.
+const LOG_MACROS: &[&str] = &["debug", "error", "event", "info", "trace", "warn"];
 
-/// A macro call that can stay in an inline attempt: a known name, reached directly or through
-/// its crate, with no `return` or `?` in its arguments.
+/// A macro call that can stay in an inline attempt: a known name, reached as the table above
+/// says, with no `return` or `?` in its arguments.
 fn is_plain(mac: &Macro) -> bool {
-    let segments: Vec<_> = mac.path.segments.iter().map(|s| &s.ident).collect();
-    let known_crate = match segments.as_slice() {
-        [_] => true,
-        [krate, _] => PLAIN_MACRO_CRATES.iter().any(|c| *krate == c),
+    let segments: Vec<String> = mac
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let known = match segments.as_slice() {
+        [name] => STD_MACROS.contains(name),
+        ["std" | "core" | "alloc", name] => STD_MACROS.contains(name),
+        ["tracing" | "log", name] => LOG_MACROS.contains(name),
         _ => false,
     };
-    let known_name = segments
-        .last()
-        .is_some_and(|name| PLAIN_MACROS.iter().any(|m| *name == m));
-    known_crate && known_name && !leaves(&mac.tokens)
+    known && !leaves(&mac.tokens)
 }
 
 /// Whether tokens hold a `return` or a `?`, at any depth.
@@ -265,5 +266,8 @@ mod tests {
         assert!(rewrite(quote!(tokio::select! { _ = a => {} }; Ok(()))).is_none());
         assert!(rewrite(quote!(tracing::info!("ok"); log::warn!("w"); Ok(()))).is_some());
         assert!(rewrite(quote!(std::println!("ok"); Ok(()))).is_some());
+        // A bare logging name may be the user's own macro.
+        assert!(rewrite(quote!(error!(Timeout); Ok(()))).is_none());
+        assert!(rewrite(quote!(tracing::bail!("no"); Ok(()))).is_none());
     }
 }
