@@ -497,31 +497,28 @@ fn upstream(fail_first: u32) -> Upstream {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn async_question_mark_and_early_return_end_one_attempt_and_are_retried() {
+/// `f`, retried with `attempts = 3`, ends an attempt where it should: a success after two
+/// failures comes back after 3 calls, and when every call fails the last error comes back
+/// (`last`, as the body made it), after 3 calls too.
+async fn ends_attempts(f: impl AsyncFn(&Upstream) -> Result<u32, Failed>, last: Failed) {
     let up = upstream(2);
-    assert_eq!(async_question_mark(&up).await, Ok(30));
+    assert_eq!(f(&up).await, Ok(30));
     assert_eq!(up.calls.load(Ordering::SeqCst), 3);
-    // Every attempt fails: the last error comes back, converted by `?`'s `From`.
     let up = upstream(u32::MAX);
-    assert_eq!(async_question_mark(&up).await, Err(Failed(103)));
-    assert_eq!(up.calls.load(Ordering::SeqCst), 3);
-
-    let up = upstream(2);
-    assert_eq!(async_early_return(&up).await, Ok(30));
-    let up = upstream(u32::MAX);
-    assert_eq!(async_early_return(&up).await, Err(Failed(3)));
+    assert_eq!(f(&up).await, Err(last));
     assert_eq!(up.calls.load(Ordering::SeqCst), 3);
 }
 
 #[tokio::test(start_paused = true)]
+async fn async_question_mark_and_early_return_end_one_attempt_and_are_retried() {
+    // The last error converted by `?`'s `From`.
+    ends_attempts(async_question_mark, Failed(103)).await;
+    ends_attempts(async_early_return, Failed(3)).await;
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_return_inside_a_macro_still_ends_one_attempt() {
-    let up = upstream(2);
-    assert_eq!(async_macro_return(&up).await, Ok(30));
-    assert_eq!(up.calls.load(Ordering::SeqCst), 3);
-    let up = upstream(u32::MAX);
-    assert_eq!(async_macro_return(&up).await, Err(Failed(3)));
-    assert_eq!(up.calls.load(Ordering::SeqCst), 3);
+    ends_attempts(async_macro_return, Failed(3)).await;
 }
 
 #[tokio::test(start_paused = true)]
