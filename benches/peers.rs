@@ -14,17 +14,12 @@ use retry_policies::RetryPolicy;
 
 // ---- the operation: succeeds at once, or fails 4 times and then succeeds ----
 
-/// `inline(never)`, its argument `black_box`ed at each call: no `black_box` in the body, which
-/// would keep the value in a stack slot (see benches/support/pairs.rs).
-#[inline(never)]
-fn work(x: &u64) -> Result<u64, u64> {
-    let y = x.wrapping_mul(31);
-    if y == u64::MAX {
-        Err(y)
-    } else {
-        Ok(y)
-    }
-}
+// The operation that succeeds: `pairs::plain`, one multiply behind `inline(never)`, its
+// argument `black_box`ed at each call (benches/support/pairs.rs, the same as overhead.rs's).
+#[path = "support/pairs.rs"]
+#[allow(dead_code)] // only `plain` is used here; the pairs are overhead.rs's
+mod pairs;
+use pairs::plain as work;
 
 /// Fails while the counter is below 4 (then resets it, so every call fails 4 times).
 #[inline(never)]
