@@ -9,7 +9,7 @@
 //! | in the body | becomes | so that |
 //! |---|---|---|
 //! | `return value` | `break 'attempt value` | it ends the attempt, not the call |
-//! | `operand?` | `match For::<R>::branch(operand, \|t\| For::<R>::ok(t?)) { … }` | an error ends the attempt; rustc's own `?` still converts it (and reports a mismatch at the `?`) |
+//! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(convert(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
 //!
 //! A macro call in the body might expand to a `return` (`anyhow::bail!`) or hide a `?` in its
 //! arguments, where no rewriting reaches. So only the standard library's macros and the logging
