@@ -490,6 +490,70 @@ async fn async_nested_exits(up: &Upstream) -> Result<u32, Failed> {
     Ok(inner.unwrap_or(0) * 10)
 }
 
+/// Every place a `return` or a `?` can stand in an inline attempt, one per `exit`: each must end
+/// the attempt (and be retried), wherever it is.
+#[retry(attempts = 3, base = "1ms")]
+async fn exits_from_everywhere(up: &Upstream, exit: u32) -> Result<u32, Failed> {
+    let outcome = up.hit();
+    tokio::task::yield_now().await;
+    match exit {
+        // `let … else` whose `else` returns.
+        0 => {
+            let Ok(k) = outcome else {
+                return outcome;
+            };
+            Ok(k * 10)
+        }
+        // `return` from inside a labelled loop, on its second turn.
+        1 => {
+            let mut turns = 0;
+            'outer: loop {
+                turns += 1;
+                if turns < 2 {
+                    continue 'outer;
+                }
+                if outcome.is_err() {
+                    return outcome;
+                }
+                break 'outer Ok(outcome? * 10);
+            }
+        }
+        // `?` in an `if let` condition, in a nested block, in a match guard.
+        2 => {
+            if let Some(k) = Some(outcome.clone()?) {
+                let k = { outcome.clone()? + k - k };
+                match k {
+                    k if outcome.clone()? == k => Ok(k * 10),
+                    _ => unreachable!(),
+                }
+            } else {
+                unreachable!()
+            }
+        }
+        // `?` on a `Poll<Result>`, and a nested fn with its own `?`.
+        _ => {
+            fn doubled(r: Result<u32, Failed>) -> Result<u32, Failed> {
+                Ok(r? * 2)
+            }
+            let std::task::Poll::Ready(k) = std::task::Poll::Ready(outcome.clone())? else {
+                unreachable!()
+            };
+            Ok(doubled(Ok(k))? * 5)
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_place_of_a_return_or_question_mark_ends_one_attempt() {
+    for exit in 0..4 {
+        ends_attempts(
+            async |up: &Upstream| exits_from_everywhere(up, exit).await,
+            Failed(3),
+        )
+        .await;
+    }
+}
+
 fn upstream(fail_first: u32) -> Upstream {
     Upstream {
         calls: AtomicU32::new(0),
