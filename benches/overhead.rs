@@ -78,6 +78,9 @@ fn success_path(c: &mut Criterion) {
     g.bench_function("async/#[retry] parse", |b| {
         b.to_async(&rt).iter(|| annotated_parse_async(black_box(n)))
     });
+    g.bench_function("async/#[retry] parse, nested attempt", |b| {
+        b.to_async(&rt).iter(|| nested_parse_async(black_box(n)))
+    });
     g.finish();
 }
 

@@ -51,6 +51,7 @@ fn main() {
         "annotated_parse_async" => {
             calls(&|| poll_once(annotated_parse_async(black_box(s))).is_ok());
         }
+        "nested_parse_async" => calls(&|| poll_once(nested_parse_async(black_box(s))).is_ok()),
         other => panic!("unknown function {other:?}"),
     }
 }
