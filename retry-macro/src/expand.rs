@@ -71,6 +71,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                 Some(value) => {
                     let span = value.span();
                     let (p_at, ret_at) = (respan(&p, span), respan(&ret.to_token_stream(), span));
+                    let generics = respan(&generics, span);
                     let helper = Ident::new(helper, span);
                     quote_spanned!(span=> #p_at::#helper::<#ret_at, #generics>(#value))
                 }
