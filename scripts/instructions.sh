@@ -23,7 +23,7 @@ trap 'rm -rf "$out"' EXIT
 
 # Total instructions of one run: callgrind's "summary:" line.
 total() {
-    valgrind --tool=callgrind --callgrind-out-file="$out/cg" "$bin" "$1" "$2" >/dev/null 2>&1
+    valgrind --tool=callgrind --callgrind-out-file="$out/cg" "$bin" "$1" "$2" </dev/null >/dev/null 2>&1
     awk '/^summary:/ { print $2 }' "$out/cg"
 }
 
@@ -36,14 +36,20 @@ per_call() {
 }
 
 printf '%-22s %10s %10s %9s\n' "body" "plain" "#[retry]" "overhead"
-for body in "" _by_value _on_stack _parse _async _await _parse_async; do
-    p=$(per_call "plain$body")
-    a=$(per_call "annotated$body")
-    awk -v b="${body:-_one_multiply}" -v p="$p" -v a="$a" \
-        'BEGIN { printf "%-22s %10.2f %10.2f %+9.2f\n", substr(b, 2), p, a, a - p }'
-done
-# An attempt the macro cannot write inline (the body calls a macro of the user's).
-p=$(per_call plain_parse_async)
-a=$(per_call nested_parse_async)
-awk -v p="$p" -v a="$a" \
-    'BEGIN { printf "%-22s %10.2f %10.2f %+9.2f\n", "parse_async, nested", p, a, a - p }'
+# Each row: a label, the plain function, the retried one. The last is an attempt the macro
+# cannot write inline (the body calls a macro of the user's).
+while read -r label plain retried; do
+    p=$(per_call "$plain")
+    a=$(per_call "$retried")
+    awk -v b="$label" -v p="$p" -v a="$a" \
+        'BEGIN { printf "%-22s %10.2f %10.2f %+9.2f\n", b, p, a, a - p }'
+done <<'ROWS'
+one_multiply plain annotated
+by_value plain_by_value annotated_by_value
+on_stack plain_on_stack annotated_on_stack
+parse plain_parse annotated_parse
+async plain_async annotated_async
+await plain_await annotated_await
+parse_async plain_parse_async annotated_parse_async
+parse_async_nested plain_parse_async nested_parse_async
+ROWS
