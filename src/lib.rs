@@ -120,9 +120,9 @@ pub use retry_runtime::http;
 #[cfg(feature = "reqwest")]
 pub use retry_runtime::reqwest;
 pub use retry_runtime::{
-    either, sleep, testing, transient, Backoff, Budget, Classify, Decision, GiveUp, GiveUpHook,
-    GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Notify, Policy, Retry,
-    RetryAll, RetryBudget, RetryEvent, RetryState, Schedule, Trace, Transient,
+    either, sleep, testing, timeout, transient, Backoff, Budget, Classify, Decision, GiveUp,
+    GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Notify, Policy,
+    Retry, RetryAll, RetryBudget, RetryEvent, RetryState, Schedule, TimedOut, Trace, Transient,
 };
 #[cfg(feature = "tracing")]
 pub use retry_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};

@@ -42,6 +42,7 @@ pub mod http;
 pub mod reqwest;
 pub mod sleep;
 pub mod testing;
+pub mod timeout;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -57,3 +58,4 @@ pub use hooks::{Budget, GiveUpHook, Hooks, NoBudget, NoGiveUp, NoTrace, Trace};
 pub use policy::Policy;
 pub use retry::Retry;
 pub use state::{Classify, NoNotify, Notify, RetryAll, RetryState};
+pub use timeout::TimedOut;

@@ -1,0 +1,141 @@
+//! Attempts with a time limit: the [`TimedOut`] error, and the race of an attempt against its
+//! timer that `#[retry(timeout = …)]` and [`Retry::timeout`](crate::Retry::timeout) run.
+
+use core::fmt;
+use core::future::Future;
+use core::pin::pin;
+use core::task::Poll;
+use core::time::Duration;
+use std::io;
+use std::time::Instant;
+
+use crate::{Decision, Policy, Transient};
+
+/// An attempt ran past its time limit (`timeout`, or the hard deadline `max_elapsed` sets with
+/// it) and was dropped.
+///
+/// A retried function with a `timeout` gets this as its own error type through
+/// `From<TimedOut>`; it is [`Transient`] (retried), so a classifier that delegates to
+/// [`transient`](crate::transient) retries a timed-out attempt.
+///
+/// ```
+/// use retry_runtime::{Decision, TimedOut, Transient};
+///
+/// let e = std::io::Error::from(TimedOut);
+/// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+/// assert_eq!(TimedOut.decision(), Decision::Retry);
+/// assert_eq!(TimedOut.to_string(), "the attempt timed out");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TimedOut;
+
+impl fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the attempt timed out")
+    }
+}
+
+impl std::error::Error for TimedOut {}
+
+/// Retried: the next attempt may answer in time.
+///
+/// ```
+/// use retry_runtime::{transient, Decision, TimedOut};
+/// assert_eq!(transient(&TimedOut), Decision::Retry);
+/// ```
+impl Transient for TimedOut {
+    fn decision(&self) -> Decision {
+        Decision::Retry
+    }
+}
+
+/// An `io::Error` of kind [`TimedOut`](io::ErrorKind::TimedOut), with [`TimedOut`] as its
+/// inner error: `#[retry(timeout = …)]` works on any `io::Result` function.
+///
+/// ```
+/// use retry_runtime::TimedOut;
+/// let e = std::io::Error::from(TimedOut);
+/// assert!(e.get_ref().is_some_and(|inner| inner.is::<TimedOut>()));
+/// ```
+impl From<TimedOut> for io::Error {
+    fn from(e: TimedOut) -> Self {
+        io::Error::new(io::ErrorKind::TimedOut, e)
+    }
+}
+
+/// Run `attempt` until it finishes or `timer` does, whichever is first: `Err(TimedOut)` when
+/// the timer won, and the attempt is dropped at once. The attempt is polled first, so one that
+/// is ready is never cut, even by a timer that has already expired.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_runtime::{timeout::race, TimedOut};
+/// use std::time::Duration;
+///
+/// let slow = tokio::time::sleep(Duration::from_secs(10));
+/// let limit = tokio::time::sleep(Duration::from_secs(1));
+/// assert_eq!(race(slow, limit).await, Err(TimedOut));
+/// assert_eq!(race(async { 7 }, limit_now()).await, Ok(7));
+/// # fn limit_now() -> tokio::time::Sleep { tokio::time::sleep(Duration::ZERO) }
+/// # }
+/// ```
+pub async fn race<A: Future, T: Future<Output = ()>>(
+    attempt: A,
+    timer: T,
+) -> Result<A::Output, TimedOut> {
+    let (mut attempt, mut timer) = (pin!(attempt), pin!(timer));
+    core::future::poll_fn(move |cx| {
+        if let Poll::Ready(out) = attempt.as_mut().poll(cx) {
+            return Poll::Ready(Ok(out));
+        }
+        timer.as_mut().poll(cx).map(|()| Err(TimedOut))
+    })
+    .await
+}
+
+/// The time limit of one attempt: the `timeout`, or less where the call's `max_elapsed`
+/// deadline comes first.
+///
+/// ```
+/// use retry_runtime::{sleep, timeout::Limit, Policy};
+/// use std::time::Duration;
+///
+/// let policy = Policy::new().with_max_elapsed(Duration::from_secs(5));
+/// let start = Some(sleep::now());
+/// let limit = Limit::of(Duration::from_secs(1), (policy, sleep::now, start));
+/// assert_eq!((limit.duration, limit.deadline), (Duration::from_secs(1), false));
+/// let limit = Limit::of(Duration::from_secs(60), (policy, sleep::now, start));
+/// assert!(limit.duration <= Duration::from_secs(5) && limit.deadline);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limit {
+    /// How long the attempt may run.
+    pub duration: Duration,
+    /// Whether that is the time left before the deadline (`max_elapsed`) rather than the
+    /// `timeout`: an attempt cut then ends the call.
+    pub deadline: bool,
+}
+
+impl Limit {
+    /// The limit of an attempt starting now, for a call under `policy` that began at `start`
+    /// on `clock` (the clock is read only when the policy has a `max_elapsed`).
+    #[inline]
+    pub fn of(
+        timeout: Duration,
+        (policy, clock, start): (Policy, crate::sleep::Clock, Option<Instant>),
+    ) -> Limit {
+        if let (Some(max), Some(start)) = (policy.max_elapsed(), start) {
+            let left = max.saturating_sub(clock().saturating_duration_since(start));
+            if left <= timeout {
+                return Limit {
+                    duration: left,
+                    deadline: true,
+                };
+            }
+        }
+        Limit {
+            duration: timeout,
+            deadline: false,
+        }
+    }
+}
