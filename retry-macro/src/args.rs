@@ -22,6 +22,8 @@ const KEYS: &[&str] = &[
     "budget",
     "policy",
     "trace_level",
+    "timeout",
+    "clock",
     "crate",
 ];
 
@@ -79,6 +81,10 @@ pub(crate) struct Args {
     pub krate: Option<syn::Path>,
     /// The `sleep` key's own name, for errors about it.
     pub sleep_key: Option<Ident>,
+    /// `timeout`, and the key's own name (errors about it are spanned there).
+    pub timeout: Option<(Ident, DurationArg)>,
+    /// `clock`: the clock `max_elapsed` and `timeout` are measured on, and the key's name.
+    pub clock: Option<(Ident, Expr)>,
 }
 
 impl Parse for Args {
@@ -141,6 +147,8 @@ impl Args {
                 self.sleep_key = Some(key.clone());
             }
             "policy" => self.policy = Some(value),
+            "timeout" => self.timeout = Some((key.clone(), duration_arg(value)?)),
+            "clock" => self.clock = Some((key.clone(), value)),
             "crate" => self.krate = Some(crate_path(value)?),
             "give_up" => self.give_up = Some(value),
             "budget" => self.budget = Some(value),

@@ -9,7 +9,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, PathArguments, ReturnType, Type};
 
-use crate::args::{Args, AttemptsArg};
+use crate::args::{Args, AttemptsArg, DurationArg};
 use crate::attempt;
 use crate::item::{Features, Item};
 use crate::params;
@@ -125,13 +125,16 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // nothing to compute per call.
     let policy_const = policy_is_const(args);
     let hooks_l = local("__retry_hooks", ret_span);
+    // The state, like the outcome below, has the return type's own span (not a mixed-site
+    // one): the after-wait call that takes it then reports `R` not being a `Result` where the
+    // other calls do, once.
     let (policy_l, state_l) = (
         if policy_const {
             Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span))
         } else {
             local("__retry_policy", ret_span)
         },
-        local("__retry_state", ret_span),
+        Ident::new("__retry_state", ret_span),
     );
     let sleep_l = local("__retry_sleep", ret_span);
     // The outcome is bound after the attempt, where the body cannot see it: it can have the
@@ -145,9 +148,17 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // Every call whose bounds need `#ret: IsResult` is spanned alike, on the return type: when it
     // is not a `Result`, the compiler reports that once, there, and not once per call.
     let op_l = local("__retry_op", ret_span);
-    let (clock, sleep) = match &args.sleep {
-        Some(sleep) => (quote!(#p::now), sleep.to_token_stream()),
-        None => (quote!(#p::tokio_now), quote!(#p::tokio_sleep)),
+    let sleep = match &args.sleep {
+        Some(sleep) => sleep.to_token_stream(),
+        None => quote!(#p::tokio_sleep),
+    };
+    // The clock the waits are measured on: the `clock` key's, else tokio's whenever it is built
+    // in (with a `sleep` of the user's too: a paused test clock then still holds; off a tokio
+    // runtime it is the system clock), else the monotonic system clock.
+    let clock = match &args.clock {
+        Some((_, clock)) => clock.to_token_stream(),
+        None if Features::BUILT.tokio => quote!(#p::tokio_now),
+        None => quote!(#p::now),
     };
     // The start time is kept only where a time budget may be set: otherwise it is a constant
     // `None`, and the future does not carry it.
@@ -164,8 +175,24 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     let succeeded = quote_spanned! {ret_span=>
         #for_ret::succeeded(&#out_l)
     };
+    // Whether the deadline cut the attempt: only a `timeout` can.
+    let cut_l = local("__retry_cut", ret_span);
+    let cut = match args.timeout {
+        Some(_) => cut_l.to_token_stream(),
+        None => quote!(false),
+    };
     let failed = quote_spanned! {ret_span=>
-        #for_ret::failed(&mut #state_l, (#policy_l, #clock, #start), #out_l, &#hooks_l, #name)
+        #for_ret::failed(&mut #state_l, (#policy_l, #clock, #start), #out_l, &#hooks_l, #name, #cut)
+    };
+    // However long the timer slept, no attempt starts past the deadline. (Unreachable after a
+    // body that never returns, like the rest of the turn.)
+    let after_wait = quote_spanned! {ret_span=>
+        #[allow(unreachable_code)]
+        let () = if let #p_ret::ControlFlow::Break(#out_l) =
+            #for_ret::resumed(&mut #state_l, &#hooks_l, #name)
+        {
+            return #out_l;
+        };
     };
     // Not through `For::<R>`: nothing here is about `R`, and an `impl Trait` in it (erased to
     // `_`) would be left for inference with nothing to infer it from.
@@ -181,6 +208,22 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
             return #pin_l;
         }
     };
+    let timeout_l = if matches!(args.timeout, Some((_, DurationArg::Lit { .. }))) {
+        Ident::new("__RETRY_TIMEOUT", Span::mixed_site().located_at(ret_span))
+    } else {
+        local("__retry_timeout", ret_span)
+    };
+    let timeout_item = match &args.timeout {
+        Some((_, lit @ DurationArg::Lit { .. })) => {
+            let value = lit.to_tokens(&p);
+            quote!(const #timeout_l: #p::Duration = #value;)
+        }
+        Some((_, expr)) => {
+            let value = expr.to_tokens(&p);
+            quote!(let #timeout_l: #p::Duration = #value;)
+        }
+        None => TokenStream::new(),
+    };
     let policy_item = if policy_const {
         quote!(const #policy_l: #p::Policy = #policy;)
     } else {
@@ -188,6 +231,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     };
     let setup = quote_spanned! {ret_span=>
         #policy_item
+        #timeout_item
         let #hooks_l = #p_ret::Hooks {
             on: #on,
             notify: #notify,
@@ -207,29 +251,58 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         let inline = could_be_result(&ret)
             .then(|| attempt::inline(&body, &label, &p, ret_span))
             .flatten();
-        let attempt = match inline {
-            Some(attempt::Inline { stmts, labelled }) => {
-                let label = labelled.then(|| quote!(#label:));
-                quote!(#label { #rebind #stmts })
+        let nested = quote! {
+            async {
+                #rebind
+                #pin
+                { #body }
             }
-            None => quote! {
-                async {
-                    #rebind
-                    #pin
-                    { #body }
+        };
+        // The attempt, and whether the deadline cut it. With a `timeout`, the attempt is a
+        // nested future raced against a timer of its limit; a cut one fails with
+        // `E::from(TimedOut)`, converted at the key, where a missing `From` is reported.
+        let outcome = match &args.timeout {
+            Some((key, _)) => {
+                let limit_l = local("__retry_limit", ret_span);
+                let (p_key, ret_key) = (
+                    respan(&p, key.span()),
+                    respan(&ret.to_token_stream(), key.span()),
+                );
+                let timed_out = quote_spanned! {key.span()=>
+                    #p_key::timed_out::<#ret_key>()
+                };
+                quote! {
+                    let (#out_l, #cut_l): (#ret, bool) = {
+                        let #limit_l = #p::Limit::of(#timeout_l, (#policy_l, #clock, #start));
+                        match #p::race(#nested, #sleep(#limit_l.duration)).await {
+                            ::core::result::Result::Ok(#out_l) => (#out_l, false),
+                            ::core::result::Result::Err(_) => (#timed_out, #limit_l.deadline),
+                        }
+                    };
                 }
-                .await
-            },
+            }
+            None => {
+                let attempt = match inline {
+                    Some(attempt::Inline { stmts, labelled }) => {
+                        let label = labelled.then(|| quote!(#label:));
+                        quote!(#label { #rebind #stmts })
+                    }
+                    None => quote!(#nested.await),
+                };
+                quote! {
+                    let #out_l: #ret = #attempt;
+                }
+            }
         };
         quote! {
             #setup
             #start_item
-            let mut #state_l = #p::Attempts::new();
+            let mut #state_l = #p_ret::Attempts::<#ret>::new();
             loop {
                 // The outcome is scoped to this block, so that it is not kept across the
                 // `.await` of the wait: the future does not hold it.
                 let #sleep_l = {
-                    let #out_l: #ret = #attempt;
+                    #outcome
                     // A body that never returns (`todo!()`) leaves this unreachable: not the
                     // user's code, so not the user's warning.
                     #[allow(unreachable_code)]
@@ -247,6 +320,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                     }
                 };
                 #sleep_l.await;
+                #after_wait
             }
         }
     } else {
@@ -282,7 +356,6 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
 }
 
 fn policy_is_const(args: &Args) -> bool {
-    use crate::args::DurationArg;
     let lit = |d: &Option<DurationArg>| !matches!(d, Some(DurationArg::Expr(_)));
     args.policy.is_none()
         && !matches!(args.attempts, Some(AttemptsArg::Expr(_)))

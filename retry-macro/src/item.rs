@@ -134,6 +134,22 @@ impl Item {
                      `std::thread::sleep`: remove `sleep`",
                 ));
             }
+            if let Some((key, _)) = &args.clock {
+                errors.push(syn::Error::new(
+                    key.span(),
+                    "`clock` is the clock of an `async fn`'s timer; a sync function is timed \
+                     on the monotonic system clock: remove `clock`",
+                ));
+            }
+            if let Some((key, _)) = &args.timeout {
+                errors.push(syn::Error::new(
+                    key.span(),
+                    "`timeout` cannot cut a sync function: a running sync call cannot be \
+                     interrupted; make the function `async`, or set the timeout on the I/O \
+                     itself (`TcpStream::set_read_timeout`, reqwest's `ClientBuilder::timeout`) \
+                     and remove `timeout`",
+                ));
+            }
         } else if args.sleep.is_none() && !features.tokio {
             errors.push(syn::Error::new(
                 sig.asyncness.span(),

@@ -151,6 +151,20 @@ impl RetryBudget {
             .is_ok()
     }
 
+    /// A retry that took its tokens did not run after all (its future was dropped during the
+    /// wait, a hook panicked, the deadline came first): give them back, never past the
+    /// capacity. The retry loops here do this by themselves.
+    ///
+    /// ```
+    /// let b = retry_runtime::RetryBudget::new(12);
+    /// assert!(b.try_retry());
+    /// b.refund_retry();
+    /// assert_eq!(b.available(), 12);
+    /// ```
+    pub fn refund_retry(&self) {
+        self.give_back(self.retry_cost);
+    }
+
     /// A call succeeded after `retries` retries: give back the first-try reward (no retries)
     /// or what the retries took, never past the capacity.
     ///
@@ -168,6 +182,11 @@ impl RetryBudget {
         } else {
             retries.saturating_mul(self.retry_cost)
         };
+        self.give_back(back);
+    }
+
+    /// Put `back` tokens in the bucket, never past the capacity.
+    fn give_back(&self, back: u32) {
         if back == 0 {
             return;
         }
@@ -178,6 +197,32 @@ impl RetryBudget {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| {
                 Some(t.saturating_add(back).min(capacity))
             });
+    }
+}
+
+/// The tokens of a retry that has not run yet: given back when this is dropped (the future
+/// dropped during the wait, a hook unwinding, the deadline reached) unless [`Owed::spend`]
+/// says the retry runs.
+#[derive(Debug, Default)]
+pub struct Owed<'b>(Option<&'b RetryBudget>);
+
+impl<'b> Owed<'b> {
+    /// The tokens just taken from `budget` for one retry (none without a budget).
+    pub(crate) fn taken(budget: Option<&'b RetryBudget>) -> Self {
+        Owed(budget)
+    }
+
+    /// The retry runs: its tokens are spent.
+    pub(crate) fn spend(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for Owed<'_> {
+    fn drop(&mut self) {
+        if let Some(budget) = self.0.take() {
+            budget.refund_retry();
+        }
     }
 }
 

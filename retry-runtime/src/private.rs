@@ -9,9 +9,10 @@ pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult};
 pub use crate::sleep::now;
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
+pub use crate::timeout::{race, Limit};
 pub use crate::{Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
 
-use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryBudget, RetryEvent};
+use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryBudget, RetryEvent, TimedOut};
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
 /// `on = |e| e.is_timeout()` needs no annotation. It comes back as an opaque
@@ -177,4 +178,32 @@ impl AsPolicy for &Policy {
 #[inline(always)]
 pub fn policy<P: AsPolicy>(policy: P) -> Policy {
     policy.as_policy()
+}
+
+/// The error type of a function with `timeout = …` is made from [`TimedOut`].
+#[diagnostic::on_unimplemented(
+    message = "`timeout` needs the error type `{Self}` to implement `From<retry_jitter::TimedOut>`",
+    label = "an attempt cut by this timeout fails with `{Self}::from(retry_jitter::TimedOut)`",
+    note = "write `impl From<retry_jitter::TimedOut> for {Self}` (a variant such as `TimedOut`), or return `std::io::Error`, which has it"
+)]
+pub trait FromTimedOut {
+    /// The error of a cut attempt.
+    fn from_timed_out(timed_out: TimedOut) -> Self;
+}
+
+impl<E: From<TimedOut>> FromTimedOut for E {
+    #[inline]
+    fn from_timed_out(timed_out: TimedOut) -> Self {
+        E::from(timed_out)
+    }
+}
+
+/// The outcome of an attempt `timeout = …` cut.
+#[inline]
+pub fn timed_out<R>() -> R
+where
+    R: IsResult,
+    R::Err: FromTimedOut,
+{
+    R::from_err(FromTimedOut::from_timed_out(TimedOut))
 }

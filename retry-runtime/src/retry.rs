@@ -6,10 +6,14 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::budget::Owed;
 use crate::hooks::{Budget, GiveUpHook, Hooks, NoBudget, NoGiveUp, NoTrace, Trace};
 use crate::sleep::{self, Clock};
 pub use crate::state::start_time;
-use crate::{Classify, GiveUp, NoNotify, Notify, Policy, RetryAll, RetryBudget, RetryState};
+use crate::timeout::{race, AttemptTimeout, Limit, NoTimeout};
+use crate::{
+    Classify, GiveUp, GiveUpReason, NoNotify, Notify, Policy, RetryAll, RetryBudget, RetryState,
+};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
@@ -31,10 +35,12 @@ use crate::{Classify, GiveUp, NoNotify, Notify, Policy, RetryAll, RetryBudget, R
 /// ```
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a Retry does nothing until `call` or `call_async`"]
-pub struct Retry<C = RetryAll, N = NoNotify, G = NoGiveUp, B = NoBudget, T = NoTrace> {
+pub struct Retry<C = RetryAll, N = NoNotify, G = NoGiveUp, B = NoBudget, T = NoTrace, L = NoTimeout>
+{
     policy: Policy,
     hooks: Hooks<C, N, G, B, T>,
     name: &'static str,
+    timeout: L,
 }
 
 impl Retry {
@@ -56,11 +62,12 @@ impl Retry {
                 trace: NoTrace,
             },
             name: "closure",
+            timeout: NoTimeout,
         }
     }
 }
 
-impl<C, N, G, B, T> Retry<C, N, G, B, T> {
+impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     /// Which errors are retried: a [`Classify`], usually a closure `Fn(&E) -> D` where
     /// `D: Into<Decision>` (annotate its argument's type), or [`transient`](crate::transient).
     ///
@@ -69,7 +76,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// let r = Retry::new(Policy::default()).on(|_: &std::io::Error| Decision::Stop);
     /// assert!(r.call(|| std::fs::read("/no/such/file")).is_err());
     /// ```
-    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T> {
+    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T, L> {
         self.map_hooks(|h| Hooks {
             on,
             notify: h.notify,
@@ -88,7 +95,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     ///     .notify(|e: &&str, ev: &RetryEvent| eprintln!("{} failed: {e}", ev.function));
     /// assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     /// ```
-    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T> {
+    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T, L> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify,
@@ -108,7 +115,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     ///     .give_up(|_: &&str, g: &GiveUp| assert_eq!(g.reason, GiveUpReason::Stopped));
     /// assert_eq!(r.call(|| Err::<(), _>("fatal")), Err("fatal"));
     /// ```
-    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T> {
+    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T, L> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -128,7 +135,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// let _ = r.call(|| { calls += 1; Err::<(), _>("down") });
     /// assert_eq!(calls, 1); // an empty budget: no retry
     /// ```
-    pub fn budget(self, budget: &RetryBudget) -> Retry<C, N, G, &RetryBudget, T> {
+    pub fn budget(self, budget: &RetryBudget) -> Retry<C, N, G, &RetryBudget, T, L> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -148,7 +155,10 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     /// # let _ = r;
     /// ```
     #[cfg(feature = "tracing")]
-    pub fn trace(self, level: crate::Level) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>> {
+    pub fn trace(
+        self,
+        level: crate::Level,
+    ) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>, L> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -162,11 +172,43 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     fn map_hooks<C2, N2, G2, B2, T2>(
         self,
         f: impl FnOnce(Hooks<C, N, G, B, T>) -> Hooks<C2, N2, G2, B2, T2>,
-    ) -> Retry<C2, N2, G2, B2, T2> {
+    ) -> Retry<C2, N2, G2, B2, T2, L> {
         Retry {
             policy: self.policy,
             hooks: f(self.hooks),
             name: self.name,
+            timeout: self.timeout,
+        }
+    }
+
+    /// Limit each attempt of [`call_async`](Retry::call_async) to `timeout`: an attempt still
+    /// running then is dropped and fails with `E::from(TimedOut)`, classified like any other
+    /// error. With a `max_elapsed` in the policy, each attempt is also limited to the time
+    /// left before it, and an attempt cut by that deadline ends the call
+    /// ([`GiveUpReason::Elapsed`](crate::GiveUpReason::Elapsed)). A sync call cannot be cut:
+    /// a `Retry` with a timeout has no [`call`](Retry::call).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_runtime::{Policy, Retry};
+    /// use std::time::Duration;
+    ///
+    /// let r = Retry::new(Policy::new().with_attempts(3)).timeout(Duration::from_secs(1));
+    /// let mut calls = 0;
+    /// let out = r.call_async(|| { calls += 1; async {
+    ///     tokio::time::sleep(Duration::from_secs(60)).await; // never answers in time
+    ///     Ok::<(), std::io::Error>(())
+    /// }}).await;
+    /// assert_eq!(out.unwrap_err().kind(), std::io::ErrorKind::TimedOut);
+    /// assert_eq!(calls, 3);
+    /// # }
+    /// ```
+    pub fn timeout(self, timeout: Duration) -> Retry<C, N, G, B, T, Duration> {
+        Retry {
+            policy: self.policy,
+            hooks: self.hooks,
+            name: self.name,
+            timeout,
         }
     }
 
@@ -181,21 +223,6 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     pub const fn name(mut self, name: &'static str) -> Self {
         self.name = name;
         self
-    }
-
-    /// Call `op` until it succeeds or retrying ends, sleeping the waits with
-    /// [`std::thread::sleep`].
-    ///
-    /// ```
-    /// use retry_runtime::{Policy, Retry};
-    /// let r = Retry::new(Policy::default());
-    /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
-    /// ```
-    pub fn call<V, E>(&self, op: impl FnMut() -> Result<V, E>) -> Result<V, E>
-    where
-        Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
-    {
-        run_blocking(self.policy, &self.hooks, self.name, op)
     }
 
     /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
@@ -213,6 +240,7 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     where
         Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
         B: Budget,
+        L: AttemptTimeout<E>,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
     {
@@ -247,25 +275,108 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
     where
         Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
         B: Budget,
+        L: AttemptTimeout<E>,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
         S: FnMut(Duration) -> SFut,
         SFut: Future<Output = ()>,
     {
         let start = start_time(&self.policy, clock);
+        let now = (self.policy, clock, start);
         let mut attempts = Attempts::new();
         loop {
-            let outcome = op().await;
+            let (outcome, cut) = match self.timeout.limit() {
+                None => (op().await, false),
+                Some((timeout, timed_out)) => {
+                    let limit = Limit::of(timeout, now);
+                    match race(op(), sleep(limit.duration)).await {
+                        Ok(outcome) => (outcome, false),
+                        Err(t) => (Err(timed_out(t)), limit.deadline),
+                    }
+                }
+            };
             if succeeded(&outcome) {
                 attempts.succeeded(&self.hooks);
                 return outcome;
             }
-            let now = (self.policy, clock, start);
-            match attempts.failed(now, outcome, &self.hooks, self.name) {
+            match attempts.failed(now, outcome, &self.hooks, self.name, cut) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(delay) => sleep_boxed(delay, &mut sleep).await,
             }
+            if let ControlFlow::Break(outcome) = attempts.resumed(&self.hooks, self.name) {
+                return outcome;
+            }
         }
+    }
+}
+
+impl<C, N, G, B, T> Retry<C, N, G, B, T, NoTimeout> {
+    /// Call `op` until it succeeds or retrying ends, sleeping the waits with
+    /// [`std::thread::sleep`].
+    ///
+    /// ```
+    /// use retry_runtime::{Policy, Retry};
+    /// let r = Retry::new(Policy::default());
+    /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
+    /// ```
+    pub fn call<V, E>(&self, op: impl FnMut() -> Result<V, E>) -> Result<V, E>
+    where
+        Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
+    {
+        run_blocking(self.policy, &self.hooks, self.name, op)
+    }
+}
+
+/// The retry machinery of one call after its first failure: the [`RetryState`], the budget's
+/// tokens for a retry that has not run yet (given back if it never does), and the last failed
+/// outcome while a wait may end at the deadline.
+struct Failing<'h, R> {
+    state: RetryState,
+    owed: Owed<'h>,
+    last: Option<R>,
+}
+
+impl<'h, R: IsResult> Failing<'h, R> {
+    fn new((policy, clock, start): (Policy, Clock, Option<Instant>)) -> Self {
+        Failing {
+            state: RetryState::resume(policy, clock, start),
+            owed: Owed::default(),
+            last: None,
+        }
+    }
+
+    /// After a failed attempt (`cut`: by the deadline): `Break` with the outcome if retrying
+    /// ends on it, `Continue` with the wait before the next attempt.
+    fn failed<H: Serves<R>>(
+        &mut self,
+        outcome: R,
+        hooks: &'h H,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, Duration> {
+        let (delay, owed, outcome) = hooks.step(&mut self.state, outcome, function, cut)?;
+        self.owed = owed;
+        // Kept through the wait only where the deadline may end the call after it.
+        if self.state.has_deadline() {
+            self.last = Some(outcome);
+        }
+        ControlFlow::Continue(delay)
+    }
+
+    /// After a wait, before the next attempt: `Break` with the last outcome if the deadline
+    /// passed during the wait (however long the timer overslept, no attempt starts past it),
+    /// else the retry runs and its tokens are spent.
+    fn resumed<H: Serves<R>>(&mut self, hooks: &H, function: &'static str) -> ControlFlow<R> {
+        if let Some(last) = self.last.take() {
+            if self.state.past_deadline() {
+                // The retry never runs: its tokens go back.
+                self.owed = Owed::default();
+                let reason = GiveUpReason::Elapsed;
+                return ControlFlow::Break(hooks.give_up(&self.state, last, reason, function));
+            }
+        }
+        self.owed.spend();
+        ControlFlow::Continue(())
     }
 }
 
@@ -275,13 +386,19 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T> {
 ///
 /// The policy, the clock and the start time are passed in, not kept, so that a policy known at
 /// compile time stays a constant, and the state lives in a box allocated at the first failure:
-/// a retried `async fn`'s future grows by one word for it, not by the whole state.
-#[derive(Default)]
-pub struct Attempts {
-    state: Option<Box<RetryState>>,
+/// a retried `async fn`'s future grows by one word for it, not by the whole state. Dropping it
+/// during a wait gives the budget back the tokens of the retry that never ran.
+pub struct Attempts<'h, R> {
+    state: Option<Box<Failing<'h, R>>>,
 }
 
-impl Attempts {
+impl<R> Default for Attempts<'_, R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'h, R> Attempts<'h, R> {
     /// Before the first attempt.
     #[inline(always)]
     pub const fn new() -> Self {
@@ -289,28 +406,50 @@ impl Attempts {
     }
 
     /// After a failed attempt (check [`succeeded`] first: the success path must not come
-    /// here): `Break` with the outcome if retrying ends on it, `Continue` with the wait before
-    /// the next attempt.
+    /// here); `cut` when the deadline cut it. `Break` with the outcome if retrying ends on it,
+    /// `Continue` with the wait before the next attempt.
     #[cold]
     #[inline(never)]
-    pub fn failed<R: IsResult, H: Serves<R>>(
+    pub fn failed<H: Serves<R>>(
         &mut self,
-        (policy, clock, start): (Policy, Clock, Option<Instant>),
+        now: (Policy, Clock, Option<Instant>),
         outcome: R,
-        hooks: &H,
+        hooks: &'h H,
         function: &'static str,
-    ) -> ControlFlow<R, Duration> {
-        let state = self
+        cut: bool,
+    ) -> ControlFlow<R, Duration>
+    where
+        R: IsResult,
+    {
+        let failing = self
             .state
-            .get_or_insert_with(|| Box::new(RetryState::resume(policy, clock, start)));
-        hooks.step(state, outcome, function)
+            .get_or_insert_with(|| Box::new(Failing::new(now)));
+        failing.failed(outcome, hooks, function, cut)
+    }
+
+    /// After a wait, before the next attempt: `Break` with the last outcome if the deadline
+    /// passed during the wait.
+    #[cold]
+    #[inline(never)]
+    pub fn resumed<H: Serves<R>>(&mut self, hooks: &H, function: &'static str) -> ControlFlow<R>
+    where
+        R: IsResult,
+    {
+        match &mut self.state {
+            Some(failing) => failing.resumed(hooks, function),
+            None => ControlFlow::Continue(()),
+        }
     }
 
     /// An attempt succeeded: give the budget its due (the first-try reward, or what this
     /// call's retries took).
     #[inline(always)]
     pub fn succeeded<C, N, G, B: Budget, T>(&self, hooks: &Hooks<C, N, G, B, T>) {
-        hooks.pay(self.state.as_ref().map_or(0, |s| s.budget_retries()));
+        hooks.pay(
+            self.state
+                .as_ref()
+                .map_or(0, |failing| failing.state.budget_retries()),
+        );
     }
 }
 
@@ -388,12 +527,13 @@ impl<R> For<R> {
 
     /// [`Attempts::failed`].
     #[inline(always)]
-    pub fn failed<C, N, G, B, T>(
-        attempts: &mut Attempts,
+    pub fn failed<'h, C, N, G, B, T>(
+        attempts: &mut Attempts<'h, R>,
         now: (Policy, Clock, Option<Instant>),
         outcome: R,
-        hooks: &Hooks<C, N, G, B, T>,
+        hooks: &'h Hooks<C, N, G, B, T>,
         function: &'static str,
+        cut: bool,
     ) -> ControlFlow<R, Duration>
     where
         R: IsResult,
@@ -403,7 +543,25 @@ impl<R> For<R> {
         B: Budget,
         T: Trace<R>,
     {
-        attempts.failed(now, outcome, hooks, function)
+        attempts.failed(now, outcome, hooks, function, cut)
+    }
+
+    /// [`Attempts::resumed`].
+    #[inline(always)]
+    pub fn resumed<C, N, G, B, T>(
+        attempts: &mut Attempts<'_, R>,
+        hooks: &Hooks<C, N, G, B, T>,
+        function: &'static str,
+    ) -> ControlFlow<R>
+    where
+        R: IsResult,
+        C: Classify<R::Err>,
+        N: Notify<R::Err>,
+        G: GiveUpHook<R::Err>,
+        B: Budget,
+        T: Trace<R>,
+    {
+        attempts.resumed(hooks, function)
     }
 }
 
@@ -411,15 +569,28 @@ impl<R> For<R> {
 /// (The `For::<R>` entry points spell the bounds out instead, so that a mistake in a hook is
 /// reported at the user's key.)
 pub trait Serves<R> {
-    /// One turn of every retry loop after a failure: a success (of a later attempt) pays the
-    /// budget back and breaks out; an error retrying ends on is reported to `give_up` and the
-    /// trace and breaks out; a retried error is dropped and the wait returned.
-    fn step(
-        &self,
+    /// One turn of every retry loop after a failure (`cut`: an attempt cut by the deadline,
+    /// which ends the call): a success (of a later attempt) pays the budget back and breaks
+    /// out; an error retrying ends on is reported to `give_up` and the trace and breaks out;
+    /// a retried error comes back with the wait and the budget's tokens its retry owes.
+    #[allow(clippy::type_complexity)]
+    fn step<'h>(
+        &'h self,
         state: &mut RetryState,
         outcome: R,
         function: &'static str,
-    ) -> ControlFlow<R, Duration>;
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
+
+    /// Retrying ends with `outcome` (an error) for `reason`: tell the trace and the `give_up`
+    /// hook, and hand the outcome back.
+    fn give_up(
+        &self,
+        state: &RetryState,
+        outcome: R,
+        reason: GiveUpReason,
+        function: &'static str,
+    ) -> R;
 
     /// A success pays the budget back: the first-try reward, or what the call's retries took.
     fn pay(&self, budget_retries: u32);
@@ -446,32 +617,50 @@ where
     T: Trace<R>,
 {
     #[inline]
-    fn step(
-        &self,
+    fn step<'h>(
+        &'h self,
         state: &mut RetryState,
         outcome: R,
         function: &'static str,
-    ) -> ControlFlow<R, Duration> {
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
         let Some(error) = outcome.as_err() else {
             Hooks::pay(self, state.budget_retries());
             return ControlFlow::Break(outcome);
         };
-        match state.on_error(error, self, function) {
-            Ok(delay) => {
+        let step = if cut {
+            Err(state.end(GiveUpReason::Elapsed))
+        } else {
+            state.retry_step(error, self, function)
+        };
+        match step {
+            Ok((delay, owed)) => {
                 self.trace.retry(&outcome, &state.event(delay, function));
-                ControlFlow::Continue(delay)
+                ControlFlow::Continue((delay, owed, outcome))
             }
             Err(reason) => {
-                let give_up = GiveUp {
-                    reason,
-                    calls: state.failed_calls(),
-                    function,
-                };
-                self.trace.give_up(&outcome, &give_up);
-                self.give_up.give_up(error, &give_up);
-                ControlFlow::Break(outcome)
+                ControlFlow::Break(Serves::give_up(self, state, outcome, reason, function))
             }
         }
+    }
+
+    fn give_up(
+        &self,
+        state: &RetryState,
+        outcome: R,
+        reason: GiveUpReason,
+        function: &'static str,
+    ) -> R {
+        let give_up = GiveUp {
+            reason,
+            calls: state.failed_calls(),
+            function,
+        };
+        self.trace.give_up(&outcome, &give_up);
+        if let Some(error) = outcome.as_err() {
+            self.give_up.give_up(error, &give_up);
+        }
+        outcome
     }
 
     #[inline(always)]
@@ -513,12 +702,15 @@ where
     H: Serves<R>,
     F: FnMut() -> R,
 {
-    let mut state = RetryState::resume(policy, sleep::now, start);
+    let mut failing = Failing::new((policy, sleep::now, start));
     let mut outcome = first;
     loop {
-        match hooks.step(&mut state, outcome, function) {
+        match failing.failed(outcome, hooks, function, false) {
             ControlFlow::Break(outcome) => return outcome,
             ControlFlow::Continue(delay) => sleep::sleep_blocking(delay),
+        }
+        if let ControlFlow::Break(outcome) = failing.resumed(hooks, function) {
+            return outcome;
         }
         outcome = op();
     }

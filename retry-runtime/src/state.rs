@@ -3,6 +3,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::budget::Owed;
 use crate::hooks::{Budget, Hooks};
 use crate::sleep::{self, Clock};
 use crate::{Decision, GiveUpReason, Policy, RetryEvent};
@@ -216,6 +217,10 @@ impl RetryState {
     /// take the budget's tokens, and tell `hooks.notify` about it. `Ok(wait)`
     /// to retry after `wait`, `Err(reason)` to return `error`.
     ///
+    /// If `notify` panics, the tokens are given back. (The retry loops here also give them
+    /// back when the retry never runs: the future dropped during the wait, the deadline
+    /// reached. A loop of your own does that with [`RetryBudget::refund_retry`](crate::RetryBudget::refund_retry).)
+    ///
     /// ```
     /// use retry_runtime::{GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
     ///
@@ -236,15 +241,56 @@ impl RetryState {
         N: Notify<E>,
         B: Budget,
     {
+        let (delay, mut owed) = self.retry_step(error, hooks, function)?;
+        owed.spend();
+        Ok(delay)
+    }
+
+    /// [`on_error`](RetryState::on_error), the budget's tokens still owed: given back if what
+    /// is returned is dropped before the retry runs.
+    pub(crate) fn retry_step<'h, E, C, N, G, B, T>(
+        &mut self,
+        error: &E,
+        hooks: &'h Hooks<C, N, G, B, T>,
+        function: &'static str,
+    ) -> Result<(Duration, Owed<'h>), GiveUpReason>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        B: Budget,
+    {
         let delay = self.next_wait(hooks.on.classify(error))?;
-        if let Some(budget) = hooks.budget.get() {
+        let budget = hooks.budget.get();
+        if let Some(budget) = budget {
             if !budget.try_retry() {
                 return Err(GiveUpReason::BudgetEmpty);
             }
             self.budget_retries += 1;
         }
+        // Owed from here on: should `notify` unwind, the tokens go back.
+        let owed = Owed::taken(budget);
         hooks.notify.notify(error, &self.event(delay, function));
-        Ok(delay)
+        Ok((delay, owed))
+    }
+
+    /// A call failed in a way that ends retrying whatever the classifier says (an attempt cut
+    /// by the deadline): counted, and `reason` handed back.
+    pub(crate) fn end(&mut self, reason: GiveUpReason) -> GiveUpReason {
+        self.failed = self.failed.saturating_add(1);
+        reason
+    }
+
+    /// Whether this call has a deadline (`max_elapsed`) to check after each wait.
+    pub(crate) fn has_deadline(&self) -> bool {
+        self.policy.max_elapsed().is_some() && self.start.is_some()
+    }
+
+    /// Whether the deadline has passed: no attempt may start now.
+    pub(crate) fn past_deadline(&self) -> bool {
+        match (self.policy.max_elapsed(), self.start) {
+            (Some(max), Some(start)) => (self.clock)().saturating_duration_since(start) > max,
+            _ => false,
+        }
     }
 
     /// The event of the retry about to wait `delay`.
