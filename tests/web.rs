@@ -1,14 +1,20 @@
-//! Retrying HTTP calls against a real axum upstream on loopback, through reqwest.
+//! Retrying HTTP calls against a real axum upstream on loopback, through reqwest; and against
+//! raw loopback servers that misbehave (stall, send too much, cut the connection).
 #![cfg(feature = "reqwest")]
 
 #[path = "support/upstream.rs"]
 mod upstream;
 
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use retry_jitter::reqwest::{check, Error};
-use retry_jitter::{retry, RetryEvent};
+use retry_jitter::reqwest::{
+    check, Error, StatusError, ERROR_BODY_IDLE_TIMEOUT, ERROR_BODY_TIMEOUT, MAX_ERROR_BODY,
+};
+use retry_jitter::{retry, Decision, RetryEvent, Transient};
 
 static RETRIES: AtomicU32 = AtomicU32::new(0);
 
@@ -148,4 +154,248 @@ async fn a_service_handler_calling_the_upstream_retries_inside_the_request() {
     assert_eq!(resp.status(), http::StatusCode::OK);
     assert_eq!(resp.text().await.unwrap(), "ok after 3 calls");
     assert_eq!(calls.get("/flaky/500/2/svc"), 3);
+}
+
+#[tokio::test]
+async fn a_server_that_never_answers_times_out_and_is_retried() {
+    let (addr, calls) = upstream::start().await.unwrap();
+    let impatient = reqwest::Client::builder()
+        .timeout(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let err = get(&impatient, &format!("http://{addr}/hang/f"))
+        .await
+        .unwrap_err();
+    let Error::Transport(e) = err else {
+        panic!("not a transport error: {err:?}")
+    };
+    assert!(e.is_timeout(), "{e:?}");
+    assert_eq!(calls.get("/hang/f"), 4);
+}
+
+#[retry(attempts = 4, base = "20ms", cap = "2s", timeout = "200ms", max_elapsed = "5s", on = retry_jitter::transient)]
+async fn get_within(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+#[retry(attempts = 4, timeout = "10s", max_elapsed = "300ms", on = retry_jitter::transient)]
+async fn get_by_deadline(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+#[tokio::test]
+async fn the_timeout_key_cuts_a_server_that_never_answers_with_a_client_that_would_wait_forever() {
+    let (addr, calls) = upstream::start().await.unwrap();
+    let patient = reqwest::Client::new(); // no timeout of its own
+    let started = Instant::now();
+    let err = get_within(&patient, &format!("http://{addr}/hang/g"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::TimedOut(_)), "{err:?}");
+    assert_eq!(calls.get("/hang/g"), 4);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+
+    // The deadline cuts the first attempt, and ends the call.
+    let started = Instant::now();
+    let err = get_by_deadline(&patient, &format!("http://{addr}/hang/h"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::TimedOut(_)), "{err:?}");
+    assert_eq!(calls.get("/hang/h"), 1);
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(300) && took < Duration::from_secs(2),
+        "{took:?}"
+    );
+}
+
+/// A raw loopback HTTP server, for answers axum will not give: each connection gets a thread
+/// that reads the request, counts it, and hands the socket to `answer`.
+fn raw_server(answer: impl Fn(TcpStream) + Send + Sync + 'static) -> (SocketAddr, Arc<AtomicU32>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let requests = Arc::new(AtomicU32::new(0));
+    let (answer, counted) = (Arc::new(answer), requests.clone());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let (answer, counted) = (answer.clone(), counted.clone());
+            std::thread::spawn(move || {
+                let mut request = [0; 4096];
+                if matches!(stream.read(&mut request), Ok(n) if n > 0) {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    answer(stream);
+                }
+            });
+        }
+    });
+    (addr, requests)
+}
+
+/// A 503 asking for `Retry-After: 1` and announcing `length` bytes of body.
+fn head_503(length: u64) -> String {
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: {length}\r\n\r\n"
+    )
+}
+
+/// `check` on a GET of `addr`: the status error, and how long the call took.
+async fn status_error(addr: SocketAddr) -> (StatusError, Duration) {
+    let started = Instant::now();
+    let resp = client()
+        .get(format!("http://{addr}/"))
+        .send()
+        .await
+        .unwrap();
+    let err = check(resp).await.expect_err("a 503");
+    (err, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_503_whose_body_stalls_after_1_mib_returns_promptly_with_the_hint_and_64_kib() {
+    let (addr, _) = raw_server(|mut stream| {
+        let _ = stream.write_all(head_503(4 << 20).as_bytes());
+        let _ = stream.write_all(&vec![b'x'; 1 << 20]);
+        std::thread::sleep(Duration::from_secs(30)); // stalled, the connection open
+    });
+    let (err, took) = status_error(addr).await;
+    assert_eq!(err.status, http::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(err.retry_after, Some(Duration::from_secs(1)));
+    assert_eq!(err.decision(), Decision::RetryAfter(Duration::from_secs(1)));
+    assert_eq!(err.body.len(), MAX_ERROR_BODY);
+    assert!(err.body.bytes().all(|b| b == b'x'));
+    assert!(took < ERROR_BODY_TIMEOUT, "{took:?}");
+}
+
+#[tokio::test]
+async fn a_503_whose_body_stalls_early_keeps_what_arrived() {
+    let (addr, _) = raw_server(|mut stream| {
+        let _ = stream.write_all(head_503(1000).as_bytes());
+        let _ = stream.write_all(b"overloaded");
+        std::thread::sleep(Duration::from_secs(30));
+    });
+    let (err, took) = status_error(addr).await;
+    assert_eq!(err.body, "overloaded");
+    assert_eq!(err.retry_after, Some(Duration::from_secs(1)));
+    assert!(took >= ERROR_BODY_IDLE_TIMEOUT, "{took:?}");
+    assert!(
+        took < ERROR_BODY_TIMEOUT + Duration::from_secs(1),
+        "{took:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_503_whose_body_trickles_is_cut_at_the_total_bound() {
+    let (addr, _) = raw_server(|mut stream| {
+        let _ = stream.write_all(head_503(1000).as_bytes());
+        for _ in 0..1000 {
+            if stream.write_all(b"x").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let (err, took) = status_error(addr).await;
+    assert!(
+        !err.body.is_empty() && err.body.len() <= 12,
+        "{:?}",
+        err.body
+    );
+    assert!(took >= ERROR_BODY_TIMEOUT, "{took:?}");
+    assert!(
+        took < ERROR_BODY_TIMEOUT + Duration::from_secs(1),
+        "{took:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_503_with_a_256_mib_body_keeps_64_kib_and_is_not_downloaded() {
+    const HUGE: u64 = 256 << 20;
+    let (sent_tx, sent_rx) = mpsc::channel();
+    let (addr, _) = raw_server(move |mut stream| {
+        let _ = stream.write_all(head_503(HUGE).as_bytes());
+        let block = vec![b'x'; 64 << 10];
+        let mut sent = 0u64;
+        while sent < HUGE && stream.write_all(&block).is_ok() {
+            sent += block.len() as u64;
+        }
+        let _ = sent_tx.send(sent);
+    });
+    let (err, took) = status_error(addr).await;
+    assert_eq!(err.body.len(), MAX_ERROR_BODY);
+    assert!(took < ERROR_BODY_TIMEOUT, "{took:?}");
+    // The client dropped the connection: the server's writes fail long before 256 MiB (what
+    // it sent is what the loopback socket buffers held, a few MiB).
+    let sent = tokio::task::spawn_blocking(move || sent_rx.recv_timeout(Duration::from_secs(10)))
+        .await
+        .unwrap()
+        .expect("the server stopped writing");
+    assert!(sent < 32 << 20, "the server sent {} MiB", sent >> 20);
+}
+
+#[retry(attempts = 3, base = "10ms", on = retry_jitter::transient)]
+async fn get_thrice(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+#[tokio::test]
+async fn a_200_cut_mid_body_is_retried_like_an_unexpected_eof() {
+    let (addr, requests) = raw_server(|mut stream| {
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789");
+    });
+    let err = get_thrice(&client(), &format!("http://{addr}/"))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        requests.load(Ordering::SeqCst),
+        3,
+        "all three attempts made"
+    );
+    let Error::Transport(e) = &err else {
+        panic!("not a transport error: {err:?}")
+    };
+    assert!(e.is_decode(), "{e:?}");
+    let mut cause = std::error::Error::source(e);
+    let io = std::iter::from_fn(|| {
+        let now = cause?;
+        cause = now.source();
+        Some(now)
+    })
+    .find_map(|c| c.downcast_ref::<std::io::Error>())
+    .expect("an io::Error down the chain");
+    assert_eq!(io.kind(), std::io::ErrorKind::UnexpectedEof);
+    assert_eq!(err.decision(), Decision::Retry);
+}
+
+#[tokio::test]
+async fn an_error_prints_each_message_once_down_its_source_chain() {
+    let (addr, _) = raw_server(|mut stream| {
+        let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789");
+    });
+    let err = get_thrice(&client(), &format!("http://{addr}/"))
+        .await
+        .unwrap_err();
+    let mut messages = vec![err.to_string()];
+    let mut cause = std::error::Error::source(&err);
+    while let Some(c) = cause {
+        messages.push(c.to_string());
+        cause = c.source();
+    }
+    // error decoding response body / error reading a body from connection / end of file …
+    assert!(messages.len() >= 3, "{messages:?}");
+    for (i, m) in messages.iter().enumerate() {
+        assert!(
+            !messages[i + 1..]
+                .iter()
+                .any(|later| later.contains(m.as_str())),
+            "{m:?} is printed twice: {messages:?}"
+        );
+    }
 }

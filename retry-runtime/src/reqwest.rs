@@ -1,5 +1,20 @@
 //! reqwest: `Transient` for its errors, and an error for non-success responses that carries the
-//! status, the `Retry-After` hint and the body (feature `reqwest`).
+//! status, the `Retry-After` hint and the start of the body (feature `reqwest`).
+//!
+//! [`check`] decides on the response's head: the status and `Retry-After` come from the headers.
+//! The body it keeps for the error message is bounded in size ([`MAX_ERROR_BODY`]) and in time
+//! ([`ERROR_BODY_IDLE_TIMEOUT`], [`ERROR_BODY_TIMEOUT`]): a huge or stalled error body neither
+//! fills memory nor holds the call.
+//!
+//! | error | decision |
+//! |---|---|
+//! | a non-success status ([`StatusError`], or reqwest's `error_for_status`) | by [`classify_status`], honouring `Retry-After` |
+//! | a timeout (connect, read, whole request, body) | retry |
+//! | a refused, reset or failed connection; a request that could not be sent | retry |
+//! | a connection cut mid-body (`Content-Length` not reached, a chunked body cut) | retry, as `io::ErrorKind::UnexpectedEof` |
+//! | a request that could not be built, a redirect loop or limit | stop |
+//! | a malformed body (bad chunk encoding), a complete body that does not decode (bad JSON) | stop |
+//! | [`Error::TimedOut`] (the attempt ran past `#[retry(timeout = …)]`) | retry |
 //!
 //! ```no_run
 //! use retry_runtime::reqwest::{check, Error};
@@ -14,32 +29,91 @@
 
 use core::fmt;
 use core::time::Duration;
+use std::error::Error as StdError;
+use std::io;
 use std::time::SystemTime;
 
 use http::StatusCode;
 
 use crate::http::{classify_status, classify_status_with_hint, retry_after};
-use crate::{Decision, Transient};
+use crate::{Decision, TimedOut, Transient};
 
-/// A reqwest call that failed: in transport, or with a non-success status.
+/// A reqwest call that failed: in transport, with a non-success status, or past its time limit.
+///
+/// Its `Display` is the inner error's and its [`source`](std::error::Error::source) is the inner
+/// error's source, as for `std::io::Error`: a reporter that prints an error and its sources
+/// prints each message once.
+///
+/// ```
+/// use retry_runtime::reqwest::Error;
+/// use std::error::Error as _;
+///
+/// let inner = reqwest::Client::new().get("not a url").build().unwrap_err();
+/// let (display, source) = (inner.to_string(), inner.source().map(|s| s.to_string()));
+/// let e = Error::from(inner);
+/// assert_eq!(e.to_string(), display);
+/// assert_eq!(e.source().map(|s| s.to_string()), source);
+/// ```
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum Error {
     /// The request could not be sent or its response read.
     Transport(reqwest::Error),
     /// The server answered with a status that is not a success.
     Status(StatusError),
+    /// The attempt ran past its time limit (`#[retry(timeout = …)]`) and was dropped.
+    TimedOut(TimedOut),
 }
 
 /// A response whose status is not a success, with what a retry decision needs.
+///
+/// ```
+/// use retry_runtime::reqwest::StatusError;
+/// use std::time::Duration;
+///
+/// let e = StatusError {
+///     status: http::StatusCode::TOO_MANY_REQUESTS,
+///     retry_after: Some(Duration::from_secs(3)),
+///     body: "slow down".into(),
+/// };
+/// assert_eq!(e.to_string(), "HTTP 429 Too Many Requests (retry after 3s): slow down");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusError {
     /// The status.
     pub status: StatusCode,
     /// The server's `Retry-After`, parsed when the response arrived.
     pub retry_after: Option<Duration>,
-    /// The body, as text (empty if it could not be read).
+    /// The start of the body, as text (invalid UTF-8 replaced), at most [`MAX_ERROR_BODY`]
+    /// bytes: what arrived before the read stopped at that size, at the body's end, at a stall,
+    /// or at a transport error. Empty if nothing arrived.
     pub body: String,
 }
+
+/// The most of a non-success response's body [`check`] keeps in [`StatusError::body`]: 64 KiB.
+/// The rest is never read; the connection is dropped instead.
+///
+/// ```
+/// assert_eq!(retry_runtime::reqwest::MAX_ERROR_BODY, 65_536);
+/// ```
+pub const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// How long [`check`] waits for the next chunk of a non-success body before it stops reading
+/// and keeps what arrived: 250 ms.
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(retry_runtime::reqwest::ERROR_BODY_IDLE_TIMEOUT, Duration::from_millis(250));
+/// ```
+pub const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
+
+/// The longest [`check`] spends reading a non-success body, however it trickles in: 1 s.
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(retry_runtime::reqwest::ERROR_BODY_TIMEOUT, Duration::from_secs(1));
+/// ```
+pub const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 
 impl fmt::Display for StatusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -59,58 +133,134 @@ impl std::error::Error for StatusError {}
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Transport(e) => write!(f, "{e}"),
-            Error::Status(e) => write!(f, "{e}"),
+            Error::Transport(e) => fmt::Display::fmt(e, f),
+            Error::Status(e) => fmt::Display::fmt(e, f),
+            Error::TimedOut(e) => fmt::Display::fmt(e, f),
         }
     }
 }
 
 impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
         match self {
-            Error::Transport(e) => Some(e),
-            Error::Status(e) => Some(e),
+            Error::Transport(e) => e.source(),
+            Error::Status(e) => e.source(),
+            Error::TimedOut(e) => e.source(),
         }
     }
 }
 
+/// The `?` of a reqwest call.
+///
+/// ```
+/// use retry_runtime::reqwest::Error;
+/// let e = Error::from(reqwest::Client::new().get("not a url").build().unwrap_err());
+/// assert!(matches!(e, Error::Transport(_)));
+/// ```
 impl From<reqwest::Error> for Error {
     fn from(e: reqwest::Error) -> Self {
         Error::Transport(e)
     }
 }
 
+/// The `?` of [`check`].
+///
+/// ```
+/// use retry_runtime::reqwest::{Error, StatusError};
+/// let e = Error::from(StatusError { status: http::StatusCode::NOT_FOUND, retry_after: None, body: String::new() });
+/// assert_eq!(e.to_string(), "HTTP 404 Not Found");
+/// ```
 impl From<StatusError> for Error {
     fn from(e: StatusError) -> Self {
         Error::Status(e)
     }
 }
 
+/// An attempt cut by `#[retry(timeout = …)]`: this error type works with `timeout`.
+///
+/// ```
+/// use retry_runtime::reqwest::Error;
+/// use retry_runtime::{Decision, TimedOut, Transient};
+///
+/// let e = Error::from(TimedOut);
+/// assert!(matches!(e, Error::TimedOut(TimedOut)));
+/// assert_eq!((e.decision(), e.status()), (Decision::Retry, None));
+/// assert_eq!(e.to_string(), "the attempt timed out");
+/// ```
+impl From<TimedOut> for Error {
+    fn from(e: TimedOut) -> Self {
+        Error::TimedOut(e)
+    }
+}
+
 impl Error {
     /// The HTTP status, if the server answered.
+    ///
+    /// ```
+    /// use retry_runtime::reqwest::{Error, StatusError};
+    /// use retry_runtime::TimedOut;
+    /// use http::StatusCode;
+    ///
+    /// let e = Error::from(StatusError { status: StatusCode::BAD_GATEWAY, retry_after: None, body: String::new() });
+    /// assert_eq!(e.status(), Some(StatusCode::BAD_GATEWAY));
+    /// assert_eq!(Error::from(TimedOut).status(), None);
+    /// ```
     pub fn status(&self) -> Option<StatusCode> {
         match self {
             Error::Transport(e) => e.status(),
             Error::Status(e) => Some(e.status),
+            Error::TimedOut(_) => None,
         }
     }
 }
 
 /// The response if its status is a success; otherwise a [`StatusError`] with the status, the
-/// parsed `Retry-After` and the body text.
+/// parsed `Retry-After` and the start of the body.
 ///
-/// ```no_run
-/// # async fn f(resp: reqwest::Response) -> Result<(), retry_runtime::reqwest::Error> {
-/// let body = retry_runtime::reqwest::check(resp).await?.text().await?;
-/// # Ok(()) }
+/// The decision is made on the head: the status and `Retry-After` come from the headers, so
+/// a broken body cannot change it. The body is then read for the error message only, chunk by
+/// chunk, and the read stops — keeping what arrived — at the first of:
+///
+/// - [`MAX_ERROR_BODY`] bytes (64 KiB); the rest is never read, the connection is dropped;
+/// - the body's end, or a transport error while reading it;
+/// - [`ERROR_BODY_IDLE_TIMEOUT`] (250 ms) without a new chunk: a stalled body;
+/// - [`ERROR_BODY_TIMEOUT`] (1 s) after the read began: a body that trickles.
+///
+/// So a failed attempt spends at most 1 s on its error body, and keeps at most 64 KiB of it.
+/// The time limits run on tokio's timer and clock (a paused clock in tests pauses them too),
+/// like reqwest's own timeouts; the runtime needs its time driver enabled.
+///
 /// ```
-pub async fn check(resp: reqwest::Response) -> Result<reqwest::Response, StatusError> {
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// # use std::io::{Read, Write};
+/// # let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// # let url = format!("http://{}/", server.local_addr().unwrap());
+/// # std::thread::spawn(move || {
+/// #     let (mut s, _) = server.accept().unwrap();
+/// #     let _ = s.read(&mut [0; 4096]);
+/// #     let head = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\nContent-Length: 4\r\n\r\n";
+/// #     s.write_all(format!("{head}busy").as_bytes()).unwrap();
+/// # });
+/// use retry_runtime::reqwest::check;
+/// use retry_runtime::{Decision, Transient};
+/// use std::time::Duration;
+///
+/// // `url` answers 503, `Retry-After: 2`, body "busy".
+/// let resp = reqwest::get(url).await.unwrap();
+/// let err = check(resp).await.unwrap_err();
+/// assert_eq!((err.status.as_u16(), err.body.as_str()), (503, "busy"));
+/// assert_eq!(err.decision(), Decision::RetryAfter(Duration::from_secs(2)));
+/// # }
+/// ```
+pub async fn check(mut resp: reqwest::Response) -> Result<reqwest::Response, StatusError> {
     let status = resp.status();
     if status.is_success() {
         return Ok(resp);
     }
     let retry_after = retry_after(resp.headers(), SystemTime::now());
-    let body = resp.text().await.unwrap_or_default();
+    let body = read_error_body(&mut resp).await;
+    drop(resp);
     Err(StatusError {
         status,
         retry_after,
@@ -118,9 +268,88 @@ pub async fn check(resp: reqwest::Response) -> Result<reqwest::Response, StatusE
     })
 }
 
-/// Timeouts, refused or broken connections and failures to send are retried; a request that
-/// could not be built, a redirect loop, a body or a decoding failure are not; a status error
-/// (from `error_for_status`) is classified by [`classify_status`].
+/// The start of `resp`'s body, within the bounds [`check`] documents.
+async fn read_error_body(resp: &mut reqwest::Response) -> String {
+    use tokio::time::{timeout, Instant};
+
+    let end = Instant::now() + ERROR_BODY_TIMEOUT;
+    let expected = resp.content_length().unwrap_or(0);
+    let mut kept = Vec::with_capacity(expected.min(MAX_ERROR_BODY as u64) as usize);
+    while kept.len() < MAX_ERROR_BODY {
+        let wait = ERROR_BODY_IDLE_TIMEOUT.min(end.saturating_duration_since(Instant::now()));
+        match timeout(wait, resp.chunk()).await {
+            Ok(Ok(Some(chunk))) => {
+                let take = chunk.len().min(MAX_ERROR_BODY - kept.len());
+                kept.reserve_exact(take);
+                kept.extend_from_slice(&chunk[..take]);
+            }
+            // The end, a transport error, a stall, or the time is up.
+            Ok(Ok(None)) | Ok(Err(_)) | Err(_) => break,
+        }
+    }
+    text(kept)
+}
+
+/// `bytes` as text of at most [`MAX_ERROR_BODY`] bytes: a character cut by the size limit is
+/// dropped, invalid UTF-8 is replaced.
+fn text(mut bytes: Vec<u8>) -> String {
+    // A multi-byte character cut at the end: drop its first bytes.
+    let len = bytes.len();
+    if let Some(back) = (1..=len.min(3)).find(|&back| bytes[len - back] & 0xC0 != 0x80) {
+        let lead = bytes[len - back];
+        let width = match lead {
+            0xF0.. => 4,
+            0xE0.. => 3,
+            0xC0.. => 2,
+            _ => 1,
+        };
+        if width > back {
+            bytes.truncate(len - back);
+        }
+    }
+    let mut text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    // A replacement character is 3 bytes: invalid bytes may have grown the text.
+    if text.len() > MAX_ERROR_BODY {
+        let mut end = MAX_ERROR_BODY;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+    }
+    text
+}
+
+/// The decision for a body error (`is_decode`, `is_body`) from its causes: a connection cut
+/// or reset mid-body is an `io::Error` (of kind `UnexpectedEof`, `ConnectionReset`, …) down the
+/// source chain and is classified by the io table; hyper's "connection closed before message
+/// completed", recognised by its message as hyper is not a dependency here, is retried.
+/// `None` when no cause says anything: a complete body that did not decode.
+fn body_cause(error: &(dyn StdError + 'static)) -> Option<Decision> {
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<io::Error>() {
+            return Some(io.decision());
+        }
+        if e.to_string() == "connection closed before message completed" {
+            return Some(Decision::Retry);
+        }
+        cause = e.source();
+    }
+    None
+}
+
+/// Timeouts, refused or broken connections (a body cut mid-way included), and failures to send
+/// are retried; a request that could not be built, a redirect loop, a malformed body or a
+/// complete body that fails to decode are not; a status error (from `error_for_status`) is
+/// classified by [`classify_status`]. The module's table has it all.
+///
+/// A body cut mid-way is a *decode* error for reqwest (`error decoding response body`), caused
+/// by hyper's `error reading a body from connection`, caused by an `io::Error` of kind
+/// `UnexpectedEof`: the source chain is read, and that `io::Error` decides, by the same table
+/// as [`io::Error`]'s `Transient`.
 ///
 /// ```
 /// use retry_runtime::{Decision, Transient};
@@ -132,10 +361,16 @@ impl Transient for reqwest::Error {
         if let Some(status) = self.status() {
             return classify_status(status);
         }
-        if self.is_builder() || self.is_redirect() || self.is_decode() || self.is_body() {
+        if self.is_builder() || self.is_redirect() {
             return Decision::Stop;
         }
-        Decision::from(self.is_timeout() || self.is_connect() || self.is_request())
+        if self.is_timeout() {
+            return Decision::Retry;
+        }
+        if self.is_decode() || self.is_body() {
+            return body_cause(self).unwrap_or(Decision::Stop);
+        }
+        Decision::from(self.is_connect() || self.is_request())
     }
 }
 
@@ -155,19 +390,164 @@ impl Transient for StatusError {
     }
 }
 
-/// The transport error's or the status error's decision.
+/// The transport error's, the status error's or [`TimedOut`]'s decision.
 ///
 /// ```
 /// use retry_runtime::reqwest::{Error, StatusError};
-/// use retry_runtime::{Decision, Transient};
+/// use retry_runtime::{Decision, TimedOut, Transient};
 /// let e = Error::Status(StatusError { status: http::StatusCode::NOT_FOUND, retry_after: None, body: String::new() });
 /// assert_eq!(e.decision(), Decision::Stop);
+/// assert_eq!(Error::from(TimedOut).decision(), Decision::Retry);
 /// ```
 impl Transient for Error {
     fn decision(&self) -> Decision {
         match self {
             Error::Transport(e) => e.decision(),
             Error::Status(e) => e.decision(),
+            Error::TimedOut(e) => e.decision(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::net::{SocketAddr, TcpListener};
+
+    /// A loopback server that answers every connection with `response`, then closes it.
+    fn answering(response: &'static [u8]) -> SocketAddr {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut request = [0; 4096];
+                let _ = stream.read(&mut request);
+                let _ = stream.write_all(response);
+            }
+        });
+        addr
+    }
+
+    async fn text_of(response: &'static [u8]) -> reqwest::Error {
+        let url = format!("http://{}/", answering(response));
+        let resp = reqwest::get(url).await.expect("a head");
+        resp.text().await.expect_err("a body error")
+    }
+
+    #[tokio::test]
+    async fn a_body_cut_mid_way_is_retried_as_an_unexpected_eof() {
+        let err = text_of(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n0123456789").await;
+        assert!(err.is_decode(), "{err:?}");
+        assert_eq!(err.decision(), Decision::Retry, "{err:?}");
+        let chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10\r\nabc";
+        assert_eq!(text_of(chunked).await.decision(), Decision::Retry);
+    }
+
+    #[tokio::test]
+    async fn a_malformed_or_undecodable_complete_body_is_not_retried() {
+        let bad_chunks =
+            b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n";
+        let err = text_of(bad_chunks).await;
+        assert_eq!(err.decision(), Decision::Stop, "{err:?}");
+
+        let url = format!(
+            "http://{}/",
+            answering(b"HTTP/1.1 200 OK\r\nContent-Length: 8\r\n\r\nnot json")
+        );
+        let err = reqwest::get(url).await.unwrap().json::<u32>().await;
+        let err = err.expect_err("not JSON");
+        assert!(err.is_decode());
+        assert_eq!(err.decision(), Decision::Stop, "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_connection_closed_before_the_head_is_retried() {
+        let err = reqwest::get(format!("http://{}/", answering(b"")))
+            .await
+            .expect_err("no head");
+        assert_eq!(err.decision(), Decision::Retry, "{err:?}");
+    }
+
+    #[derive(Debug)]
+    struct Chain(&'static str, Option<Box<Chain>>);
+    impl fmt::Display for Chain {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+    impl StdError for Chain {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            self.1.as_deref().map(|c| c as _)
+        }
+    }
+
+    #[test]
+    fn a_body_error_is_decided_by_its_first_io_cause() {
+        let chain = |inner| Chain("decode", Some(Box::new(Chain("body", Some(inner)))));
+        let closed = Box::new(Chain("connection closed before message completed", None));
+        assert_eq!(body_cause(&chain(closed)), Some(Decision::Retry));
+        assert_eq!(
+            body_cause(&chain(Box::new(Chain("expected value", None)))),
+            None
+        );
+        let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+        let wrapped = WithIo(reset);
+        assert_eq!(body_cause(&wrapped), Some(Decision::Retry));
+        let invalid = WithIo(io::Error::from(io::ErrorKind::InvalidData));
+        assert_eq!(body_cause(&invalid), Some(Decision::Stop));
+    }
+
+    #[derive(Debug)]
+    struct WithIo(io::Error);
+    impl fmt::Display for WithIo {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("body")
+        }
+    }
+    impl StdError for WithIo {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn each_message_is_printed_once_down_the_source_chain() {
+        fn messages(e: &(dyn StdError + 'static)) -> Vec<String> {
+            let mut out = vec![e.to_string()];
+            let mut cause = e.source();
+            while let Some(c) = cause {
+                out.push(c.to_string());
+                cause = c.source();
+            }
+            out
+        }
+        let inner = reqwest::Client::new().get("not a url").build().unwrap_err();
+        let want = messages(&inner);
+        let e = Error::from(inner);
+        assert_eq!(messages(&e), want);
+        assert!(want.len() >= 2, "{want:?}");
+        for (i, m) in want.iter().enumerate() {
+            assert!(!want[i + 1..].iter().any(|later| later.contains(m.as_str())));
+        }
+        let status = Error::from(StatusError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            retry_after: None,
+            body: "down".into(),
+        });
+        assert_eq!(messages(&status), ["HTTP 503 Service Unavailable: down"]);
+        assert_eq!(messages(&Error::from(TimedOut)), ["the attempt timed out"]);
+    }
+
+    #[test]
+    fn the_kept_text_is_bounded_and_never_ends_in_half_a_character() {
+        assert_eq!(text(b"plain".to_vec()), "plain");
+        assert_eq!(text("caf\u{e9}".as_bytes()[..4].to_vec()), "caf");
+        assert_eq!(text("\u{1F600}".as_bytes()[..3].to_vec()), "");
+        assert_eq!(text("a\u{1F600}".as_bytes().to_vec()), "a\u{1F600}");
+        assert_eq!(text(vec![b'x', 0xFF, b'y']), "x\u{FFFD}y");
+        let garbage = text(vec![0xFF; MAX_ERROR_BODY]);
+        assert!(garbage.len() <= MAX_ERROR_BODY && garbage.starts_with('\u{FFFD}'));
     }
 }

@@ -3,7 +3,9 @@
 //!
 //! `GET /flaky/{kind}/{failures}/{id}` fails its first `failures` calls (per `id`) with `kind` —
 //! `503` (with `Retry-After: 1`), `429`, `500` — then answers 200. `GET /status/{code}/{id}`
-//! always answers `code`. Every call is counted per path.
+//! always answers `code`. `GET /hang/{id}` accepts the request and never answers (the
+//! connection stays open, no status line is ever sent): for timeouts. Every call is counted per
+//! path.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -61,12 +63,18 @@ async fn fixed(State(calls): State<Calls>, Path((code, id)): Path<(u16, String)>
     (status, format!("always {code}")).into_response()
 }
 
+async fn hang(State(calls): State<Calls>, Path(id): Path<String>) -> Response {
+    calls.hit(format!("/hang/{id}"));
+    std::future::pending().await
+}
+
 /// Start the upstream on an ephemeral loopback port: its address and its call counts.
 pub async fn start() -> std::io::Result<(SocketAddr, Calls)> {
     let calls = Calls::default();
     let app = Router::new()
         .route("/flaky/{kind}/{failures}/{id}", get(flaky))
         .route("/status/{code}/{id}", get(fixed))
+        .route("/hang/{id}", get(hang))
         .with_state(calls.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
