@@ -24,8 +24,9 @@ fn log(e: &Error, ev: &RetryEvent) {
 }
 
 /// The upstream call, retried: 5xx and 429 are retried (a 503's `Retry-After` honoured),
-/// a 4xx is returned at once.
-#[retry(attempts = 4, base = "50ms", cap = "2s", on = retry_jitter::transient, notify = log)]
+/// a 4xx is returned at once, an attempt that has not answered in 500 ms is cut and retried,
+/// and the whole call never takes more than 5 s.
+#[retry(attempts = 4, base = "50ms", cap = "2s", timeout = "500ms", max_elapsed = "5s", on = retry_jitter::transient, notify = log)]
 async fn fetch_order(client: &reqwest::Client, url: &str) -> Result<String, Error> {
     let resp = client.get(url).send().await?;
     Ok(check(resp).await?.text().await?)
@@ -75,6 +76,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ("503 with Retry-After: 1, then 200", "flaky/503/1/r4"),
         ("404: never retried", "status/404/r5"),
         ("500 until the attempts run out", "status/500/r6"),
+        (
+            "an upstream that never answers: cut at the timeout",
+            "hang/r7",
+        ),
     ];
     for (what, path) in batch {
         println!("GET /orders/{path} ({what})");

@@ -63,12 +63,14 @@
 /// | `cap` | duration literal or expression: no wait is longer (a server hint aside) | `"30s"` |
 /// | `jitter` | `full`, `equal`, `decorrelated`, `none` | `full` |
 /// | `on` | path or closure `Fn(&E) -> D`, `D: Into<Decision>` (`bool` works) | retry every error |
-/// | `max_elapsed` | duration literal or expression: time budget from the first call | none |
+/// | `max_elapsed` | duration literal or expression: time budget from the first call (with `timeout`, a hard deadline) | none |
+/// | `timeout` | duration literal or expression, `async fn` only: limit of each attempt; a cut one fails with `E::from(`[`TimedOut`]`)` | none |
 /// | `notify` | path or closure `Fn(&E, &RetryEvent)`, called before each wait | none |
 /// | `give_up` | path or closure `Fn(&E, &GiveUp)`, called once when retrying ends with an error | none |
 /// | `budget` | a `&RetryBudget` expression (usually a `static`) shared by many calls | none |
 /// | `trace_level` | `error`, `warn`, `info`, `debug`, `trace` (feature `tracing`) | `warn` |
 /// | `sleep` | path to an async `fn(Duration)`: the timer of an `async fn` off tokio | `tokio::time::sleep` |
+/// | `clock` | path to a `fn() -> Instant`: the clock `max_elapsed` and `timeout` are measured on | tokio's clock |
 /// | `policy` | a [`Policy`] or `&Policy` expression (excludes `attempts`, `base`, `cap`, `jitter`, `max_elapsed`) | none |
 /// | `crate` | string literal: the path of this crate, when re-exported | `"::retry_jitter"` |
 ///
@@ -111,6 +113,28 @@
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// assert_eq!(get(404).await, Err(HttpError::Status(404))); // a 4xx is never retried
+/// # }
+/// ```
+///
+/// Nothing cuts a running attempt unless `timeout` is set: then an attempt still running at
+/// the limit is dropped and fails with `E::from(TimedOut)`, and `max_elapsed` becomes a hard
+/// deadline (each attempt gets at most the time left). A sync function cannot be cut:
+/// `timeout` on one is a compile error.
+///
+/// ```
+/// use retry_jitter::retry;
+/// use std::{future, io};
+///
+/// #[retry(attempts = 3, base = "10ms", timeout = "1s", max_elapsed = "10s")]
+/// async fn ask_a_server_that_never_answers() -> io::Result<String> {
+///     future::pending().await
+/// }
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// let started = tokio::time::Instant::now();
+/// let err = ask_a_server_that_never_answers().await.unwrap_err();
+/// assert_eq!(err.kind(), io::ErrorKind::TimedOut); // io::Error: From<TimedOut>
+/// assert!(started.elapsed() < std::time::Duration::from_secs(4)); // 3 × 1 s, and the waits
 /// # }
 /// ```
 pub use retry_macro::retry;

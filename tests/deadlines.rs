@@ -405,3 +405,78 @@ async fn tokens_of_retries_that_ran_are_still_spent() {
     assert!(down().await.is_err());
     assert_eq!(SPENT.available(), 90, "two retries ran, 5 tokens each");
 }
+
+/// No runtime at all: a timer that is a thread, and a `block_on` that parks the test's thread.
+mod no_runtime {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::{Arc, Mutex};
+    use std::task::{Context, Poll, Wake, Waker};
+    use std::thread::{self, Thread};
+    use std::time::Duration;
+
+    /// Sleeps on a thread of its own, then wakes the task.
+    pub async fn thread_sleep(d: Duration) {
+        let shared: Arc<Mutex<(bool, Option<Waker>)>> = Arc::default();
+        let mut started = false;
+        std::future::poll_fn(|cx| {
+            let mut state = shared.lock().unwrap();
+            if state.0 {
+                return Poll::Ready(());
+            }
+            state.1 = Some(cx.waker().clone());
+            if !started {
+                started = true;
+                let shared = shared.clone();
+                thread::spawn(move || {
+                    thread::sleep(d);
+                    let mut state = shared.lock().unwrap();
+                    state.0 = true;
+                    if let Some(waker) = state.1.take() {
+                        waker.wake();
+                    }
+                });
+            }
+            Poll::Pending
+        })
+        .await;
+    }
+
+    struct Unpark(Thread);
+
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+
+    pub fn block_on<F: Future>(f: F) -> F::Output {
+        let mut f = pin!(f);
+        let waker = Waker::from(Arc::new(Unpark(thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            if let Poll::Ready(out) = f.as_mut().poll(&mut cx) {
+                return out;
+            }
+            thread::park();
+        }
+    }
+}
+
+#[retry(attempts = 3, base = "1ms", timeout = "50ms", max_elapsed = "10s",
+        sleep = no_runtime::thread_sleep, clock = retry_jitter::sleep::now)]
+async fn hangs_off_tokio(calls: &AtomicU32) -> io::Result<()> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    std::future::pending().await
+}
+
+#[test]
+fn the_timeout_needs_no_tokio_only_the_timer_given_with_sleep() {
+    let calls = AtomicU32::new(0);
+    let started = std::time::Instant::now();
+    let err = no_runtime::block_on(hangs_off_tokio(&calls)).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::TimedOut);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    // Three attempts cut at 50 ms each, on real time (there is no paused clock off tokio).
+    assert!(started.elapsed() >= ms(150), "{:?}", started.elapsed());
+}
