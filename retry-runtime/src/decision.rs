@@ -90,7 +90,9 @@ pub struct RetryEvent {
 pub enum GiveUpReason {
     /// Every allowed call was made.
     Attempts,
-    /// The next wait would end past `max_elapsed`.
+    /// The time budget `max_elapsed` is spent: the next wait would end past it, a wait ended
+    /// past it (no attempt starts then), or (with a `timeout`) the deadline cut the attempt in
+    /// flight.
     Elapsed,
     /// The shared [`RetryBudget`](crate::RetryBudget) had no tokens for another retry.
     BudgetEmpty,

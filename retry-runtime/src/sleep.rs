@@ -1,8 +1,9 @@
 //! Timers and clocks: blocking sleep for sync code, tokio's sleep for async code.
 //!
-//! Each timer has its clock, and `max_elapsed` is measured on it: the monotonic system clock
-//! with [`sleep_blocking`] (or an async timer given with `sleep = path`), tokio's clock with
-//! tokio's timer, so a paused test clock works.
+//! Each timer has its clock, and `max_elapsed` and `timeout` are measured on it: the monotonic
+//! system clock ([`now`]) with [`sleep_blocking`]; for `async fn`s tokio's clock
+//! ([`tokio_now`] with feature `tokio`, also when the timer is given with `sleep = path`), so a
+//! paused test clock works, or the clock given with `clock = path`.
 
 use core::time::Duration;
 use std::time::Instant;
