@@ -143,6 +143,8 @@ pub use retry_macro::retry;
 pub use retry_runtime::http;
 #[cfg(feature = "reqwest")]
 pub use retry_runtime::reqwest;
+#[cfg(feature = "sqlx")]
+pub use retry_runtime::sqlx;
 pub use retry_runtime::{
     either, sleep, testing, timeout, transient, Backoff, Budget, Classify, Decision, GiveUp,
     GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Notify, Policy,

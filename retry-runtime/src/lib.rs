@@ -41,6 +41,8 @@ pub mod http;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
 pub mod sleep;
+#[cfg(feature = "sqlx")]
+pub mod sqlx;
 pub mod testing;
 pub mod timeout;
 
