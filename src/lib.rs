@@ -146,7 +146,7 @@ pub use retry_runtime::reqwest;
 #[cfg(feature = "sqlx")]
 pub use retry_runtime::sqlx;
 pub use retry_runtime::{
-    either, sleep, testing, timeout, transient, Backoff, Budget, Classify, Decision, GiveUp,
+    either, hedge, sleep, testing, timeout, transient, Backoff, Budget, Classify, Decision, GiveUp,
     GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Notify, Policy,
     Retry, RetryAll, RetryBudget, RetryEvent, RetryState, Schedule, TimedOut, Trace, Transient,
 };

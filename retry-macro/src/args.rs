@@ -23,6 +23,7 @@ const KEYS: &[&str] = &[
     "policy",
     "trace_level",
     "timeout",
+    "hedge",
     "clock",
     "crate",
 ];
@@ -83,6 +84,8 @@ pub(crate) struct Args {
     pub sleep_key: Option<Ident>,
     /// `timeout`, and the key's own name (errors about it are spanned there).
     pub timeout: Option<(Ident, DurationArg)>,
+    /// `hedge`, and the key's own name.
+    pub hedge: Option<(Ident, HedgeArg)>,
     /// `clock`: the clock `max_elapsed` and `timeout` are measured on, and the key's name.
     pub clock: Option<(Ident, Expr)>,
 }
@@ -148,6 +151,7 @@ impl Args {
             }
             "policy" => self.policy = Some(value),
             "timeout" => self.timeout = Some((key.clone(), duration_arg(value)?)),
+            "hedge" => self.hedge = Some((key.clone(), hedge_arg(value)?)),
             "clock" => self.clock = Some((key.clone(), value)),
             "crate" => self.krate = Some(crate_path(value)?),
             "give_up" => self.give_up = Some(value),
@@ -255,6 +259,35 @@ fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
         )),
         other => Ok(DurationArg::Expr(Box::new(other))),
     }
+}
+
+/// `hedge`: a delay (literal or expression), or a percentile of recent latency (`"p95"`).
+pub(crate) enum HedgeArg {
+    After(DurationArg),
+    Percentile(u8, Span),
+}
+
+fn hedge_arg(value: Expr) -> syn::Result<HedgeArg> {
+    if let Expr::Lit(ExprLit {
+        lit: Lit::Str(lit), ..
+    }) = &value
+    {
+        if let Some(digits) = lit.value().strip_prefix('p') {
+            return match digits.parse::<u8>() {
+                Ok(n @ 1..=99) => Ok(HedgeArg::Percentile(n, lit.span())),
+                _ => Err(syn::Error::new(
+                    lit.span(),
+                    format!(
+                        "`hedge = \"{}\"` is not a percentile: write `\"pNN\"` with NN from 1 \
+                         to 99 (`\"p95\"`: hedge after the function's recent 95th-percentile \
+                         latency), or a delay such as `\"50ms\"`",
+                        lit.value()
+                    ),
+                )),
+            };
+        }
+    }
+    duration_arg(value).map(HedgeArg::After)
 }
 
 /// A key whose value is one of a few words (`jitter = full`): the runtime's name for it,

@@ -9,7 +9,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, PathArguments, ReturnType, Type};
 
-use crate::args::{Args, AttemptsArg, DurationArg};
+use crate::args::{Args, AttemptsArg, DurationArg, HedgeArg};
 use crate::attempt;
 use crate::item::{Features, Item};
 use crate::params;
@@ -241,7 +241,52 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         };
     };
 
-    let new_body = if item.sig.asyncness.is_some() {
+    let new_body = if let (Some((_, hedge)), true) = (&args.hedge, item.sig.asyncness.is_some()) {
+        // Attempts side by side: each one a future made by a `move` closure (a shared borrow is
+        // copied into it, a by-value argument cloned for it), run by the runtime's hedging loop.
+        let make_l = local("__retry_make", ret_span);
+        let hedge = match hedge {
+            HedgeArg::After(delay) => {
+                let delay = delay.to_tokens(&p);
+                quote!(#p::Hedge::After(#delay))
+            }
+            HedgeArg::Percentile(n, span) => {
+                let latency = Ident::new("__RETRY_LATENCY", Span::mixed_site().located_at(*span));
+                quote_spanned! {*span=>
+                    {
+                        static #latency: #p::LatencyHistogram = #p::LatencyHistogram::new();
+                        #p::Hedge::Percentile(&#latency, #n)
+                    }
+                }
+            }
+        };
+        let timeout = match &args.timeout {
+            Some((key, _)) => {
+                let (p_key, ret_key) = (
+                    respan(&p, key.span()),
+                    respan(&ret.to_token_stream(), key.span()),
+                );
+                let timed_out = quote_spanned!(key.span()=> #p_key::timed_out::<#ret_key>);
+                quote!(::core::option::Option::Some((#timeout_l, #timed_out)))
+            }
+            None => quote_spanned!(ret_span=> #p_ret::no_timeout::<#ret>()),
+        };
+        let hedged = quote_spanned! {ret_span=>
+            #for_ret::hedged((#policy_l, #clock, #start), &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l)
+        };
+        quote! {
+            #setup
+            #start_item
+            let #make_l = move || {
+                #rebind
+                async move {
+                    #pin
+                    { #body }
+                }
+            };
+            #hedged.await
+        }
+    } else if item.sig.asyncness.is_some() {
         // The attempt inline where its `return`s and `?`s can be rewritten to end it (see
         // attempt.rs), else a nested `async` block, which ends at them by itself.
         let label = syn::Lifetime {
@@ -269,14 +314,16 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                     respan(&ret.to_token_stream(), key.span()),
                 );
                 let timed_out = quote_spanned! {key.span()=>
-                    #p_key::timed_out::<#ret_key>()
+                    #p_key::timed_out::<#ret_key>
                 };
                 quote! {
                     let (#out_l, #cut_l): (#ret, bool) = {
                         let #limit_l = #p::Limit::of(#timeout_l, (#policy_l, #clock, #start));
                         match #p::race(#nested, #sleep(#limit_l.duration)).await {
                             ::core::result::Result::Ok(#out_l) => (#out_l, false),
-                            ::core::result::Result::Err(_) => (#timed_out, #limit_l.deadline),
+                            ::core::result::Result::Err(#cut_l) => {
+                                (#timed_out(#cut_l), #limit_l.deadline)
+                            }
                         }
                     };
                 }

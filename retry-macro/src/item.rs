@@ -141,6 +141,13 @@ impl Item {
                      on the monotonic system clock: remove `clock`",
                 ));
             }
+            if let Some((key, _)) = &args.hedge {
+                errors.push(syn::Error::new(
+                    key.span(),
+                    "`hedge` runs attempts side by side, and a sync function runs one at a \
+                     time: make the function `async`, or remove `hedge`",
+                ));
+            }
             if let Some((key, _)) = &args.timeout {
                 errors.push(syn::Error::new(
                     key.span(),
@@ -157,6 +164,18 @@ impl Item {
                  `tokio` feature, or give one with `sleep = my_runtime::sleep`",
             ));
         }
+        if args.hedge.is_some() && sig.asyncness.is_some() {
+            for arg in &sig.inputs {
+                if let Some(span) = exclusive_borrow(arg) {
+                    errors.push(syn::Error::new(
+                        span,
+                        "`hedge` runs attempts side by side, and they cannot share a `&mut` \
+                         borrow: take this argument by `&` (with interior mutability if it must \
+                         change) or by value (it is cloned per attempt), or remove `hedge`",
+                    ));
+                }
+            }
+        }
         if let (Some(level), false) = (&args.trace_level, features.tracing) {
             errors.push(syn::Error::new(
                 level.span(),
@@ -172,6 +191,28 @@ impl Item {
                 Err(first)
             }
         }
+    }
+}
+
+/// The span of an argument that is an exclusive borrow (`&mut T`, `&mut self`,
+/// `self: Pin<&mut Self>`), which hedged attempts could not share.
+fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
+    fn exclusive(ty: &syn::Type) -> bool {
+        match ty {
+            syn::Type::Reference(r) => r.mutability.is_some(),
+            syn::Type::Group(g) => exclusive(&g.elem),
+            syn::Type::Paren(p) => exclusive(&p.elem),
+            syn::Type::Path(p) => p.path.segments.last().is_some_and(|last| {
+                last.ident == "Pin"
+                    && matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
+                        if a.args.iter().any(|g| matches!(g, syn::GenericArgument::Type(t) if exclusive(t))))
+            }),
+            _ => false,
+        }
+    }
+    match arg {
+        FnArg::Receiver(r) => exclusive(&r.ty).then(|| r.span()),
+        FnArg::Typed(t) => exclusive(&t.ty).then(|| t.span()),
     }
 }
 

@@ -75,6 +75,9 @@ pub struct RetryEvent {
     pub function: &'static str,
     /// The total number of calls allowed, the first included.
     pub attempts: u32,
+    /// Whether this is a hedge (`hedge = …`): call number `attempt` has not answered within
+    /// `delay`, and the next call starts beside it, at once. (A retry after an error is not.)
+    pub hedge: bool,
 }
 
 /// Why retrying ended with an error.

@@ -87,6 +87,11 @@ pub trait Trace<R> {
     fn retry(&self, outcome: &R, event: &RetryEvent);
     /// Retrying ended with `outcome`.
     fn give_up(&self, outcome: &R, give_up: &GiveUp);
+    /// A hedge starts (`hedge = …`): call number `event.attempt` has not answered within
+    /// `event.delay`.
+    fn hedge(&self, event: &RetryEvent) {
+        let _ = event;
+    }
 }
 
 /// No trace events.
@@ -233,6 +238,12 @@ mod tracer {
                 }
                 Rendered::Nothing => at_level!(self.level, function, attempt, delay_ms, "retrying"),
             }
+        }
+
+        fn hedge(&self, ev: &RetryEvent) {
+            let delay_ms = ev.delay.as_secs_f64() * 1e3;
+            let (function, attempt) = (ev.function, ev.attempt);
+            at_level!(self.level, function, attempt, delay_ms, "hedging");
         }
 
         fn give_up(&self, error: &R, g: &GiveUp) {

@@ -36,6 +36,7 @@ mod retry;
 mod rng;
 mod state;
 
+pub mod hedge;
 #[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "reqwest")]

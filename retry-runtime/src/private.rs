@@ -4,6 +4,7 @@ pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
 // Exactly what the expansion names.
+pub use crate::hedge::{Hedge, LatencyHistogram};
 pub use crate::question::{convert, Branch};
 pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult};
 pub use crate::sleep::now;
@@ -200,10 +201,16 @@ impl<E: From<TimedOut>> FromTimedOut for E {
 
 /// The outcome of an attempt `timeout = …` cut.
 #[inline]
-pub fn timed_out<R>() -> R
+pub fn timed_out<R>(timed_out: TimedOut) -> R
 where
     R: IsResult,
     R::Err: FromTimedOut,
 {
-    R::from_err(FromTimedOut::from_timed_out(TimedOut))
+    R::from_err(FromTimedOut::from_timed_out(timed_out))
+}
+
+/// No `timeout`: for the hedging loop, which takes an optional one.
+#[inline(always)]
+pub fn no_timeout<R>() -> Option<(Duration, crate::timeout::MakeError<R>)> {
+    None
 }

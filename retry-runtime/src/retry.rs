@@ -7,12 +7,14 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::budget::Owed;
+use crate::hedge::{hedged, Hedge, HedgeWith, NoHedge};
 use crate::hooks::{Budget, GiveUpHook, Hooks, NoBudget, NoGiveUp, NoTrace, Trace};
 use crate::sleep::{self, Clock};
 pub use crate::state::start_time;
 use crate::timeout::{race, AttemptTimeout, Limit, NoTimeout};
 use crate::{
-    Classify, GiveUp, GiveUpReason, NoNotify, Notify, Policy, RetryAll, RetryBudget, RetryState,
+    Classify, Decision, GiveUp, GiveUpReason, NoNotify, Notify, Policy, RetryAll, RetryBudget,
+    RetryEvent, RetryState,
 };
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
@@ -35,12 +37,20 @@ use crate::{
 /// ```
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a Retry does nothing until `call` or `call_async`"]
-pub struct Retry<C = RetryAll, N = NoNotify, G = NoGiveUp, B = NoBudget, T = NoTrace, L = NoTimeout>
-{
+pub struct Retry<
+    C = RetryAll,
+    N = NoNotify,
+    G = NoGiveUp,
+    B = NoBudget,
+    T = NoTrace,
+    L = NoTimeout,
+    D = NoHedge,
+> {
     policy: Policy,
     hooks: Hooks<C, N, G, B, T>,
     name: &'static str,
     timeout: L,
+    hedge: D,
 }
 
 impl Retry {
@@ -63,11 +73,12 @@ impl Retry {
             },
             name: "closure",
             timeout: NoTimeout,
+            hedge: NoHedge,
         }
     }
 }
 
-impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
+impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// Which errors are retried: a [`Classify`], usually a closure `Fn(&E) -> D` where
     /// `D: Into<Decision>` (annotate its argument's type), or [`transient`](crate::transient).
     ///
@@ -76,7 +87,7 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     /// let r = Retry::new(Policy::default()).on(|_: &std::io::Error| Decision::Stop);
     /// assert!(r.call(|| std::fs::read("/no/such/file")).is_err());
     /// ```
-    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T, L> {
+    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T, L, D> {
         self.map_hooks(|h| Hooks {
             on,
             notify: h.notify,
@@ -95,7 +106,7 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     ///     .notify(|e: &&str, ev: &RetryEvent| eprintln!("{} failed: {e}", ev.function));
     /// assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     /// ```
-    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T, L> {
+    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T, L, D> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify,
@@ -115,7 +126,7 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     ///     .give_up(|_: &&str, g: &GiveUp| assert_eq!(g.reason, GiveUpReason::Stopped));
     /// assert_eq!(r.call(|| Err::<(), _>("fatal")), Err("fatal"));
     /// ```
-    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T, L> {
+    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T, L, D> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -135,7 +146,7 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     /// let _ = r.call(|| { calls += 1; Err::<(), _>("down") });
     /// assert_eq!(calls, 1); // an empty budget: no retry
     /// ```
-    pub fn budget(self, budget: &RetryBudget) -> Retry<C, N, G, &RetryBudget, T, L> {
+    pub fn budget(self, budget: &RetryBudget) -> Retry<C, N, G, &RetryBudget, T, L, D> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -158,7 +169,7 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     pub fn trace(
         self,
         level: crate::Level,
-    ) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>, L> {
+    ) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>, L, D> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -172,12 +183,13 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     fn map_hooks<C2, N2, G2, B2, T2>(
         self,
         f: impl FnOnce(Hooks<C, N, G, B, T>) -> Hooks<C2, N2, G2, B2, T2>,
-    ) -> Retry<C2, N2, G2, B2, T2, L> {
+    ) -> Retry<C2, N2, G2, B2, T2, L, D> {
         Retry {
             policy: self.policy,
             hooks: f(self.hooks),
             name: self.name,
             timeout: self.timeout,
+            hedge: self.hedge,
         }
     }
 
@@ -203,12 +215,47 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     /// assert_eq!(calls, 3);
     /// # }
     /// ```
-    pub fn timeout(self, timeout: Duration) -> Retry<C, N, G, B, T, Duration> {
+    pub fn timeout(self, timeout: Duration) -> Retry<C, N, G, B, T, Duration, D> {
         Retry {
             policy: self.policy,
             hooks: self.hooks,
             name: self.name,
             timeout,
+            hedge: self.hedge,
+        }
+    }
+
+    /// Hedge each call of [`call_async`](Retry::call_async): when the latest attempt has not
+    /// answered within `hedge` ([`Hedge::After`] a delay, or a [`Hedge::Percentile`] of recent
+    /// latency), the next starts beside it; the first success wins and the others are dropped.
+    /// At most the policy's `attempts` calls in all; a retryable error waits the usual backoff
+    /// only when no other attempt runs. See [`hedge`](crate::hedge). A sync call cannot be
+    /// hedged: a `Retry` with a hedge has no [`call`](Retry::call).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_runtime::{hedge::Hedge, Policy, Retry};
+    /// use std::time::Duration;
+    ///
+    /// let r = Retry::new(Policy::new().with_attempts(2)).hedge(Hedge::After(Duration::from_millis(50)));
+    /// let mut calls = 0;
+    /// let started = tokio::time::Instant::now();
+    /// let out = r.call_async(|| { calls += 1; let slow = calls == 1; async move {
+    ///     // The first call would take a second; the hedge, sent at 50 ms, answers in 10.
+    ///     tokio::time::sleep(Duration::from_millis(if slow { 1000 } else { 10 })).await;
+    ///     Ok::<_, ()>(if slow { "first" } else { "hedge" })
+    /// }}).await;
+    /// assert_eq!(out, Ok("hedge"));
+    /// assert_eq!(started.elapsed(), Duration::from_millis(60));
+    /// # }
+    /// ```
+    pub fn hedge(self, hedge: Hedge) -> Retry<C, N, G, B, T, L, Hedge> {
+        Retry {
+            policy: self.policy,
+            hooks: self.hooks,
+            name: self.name,
+            timeout: self.timeout,
+            hedge,
         }
     }
 
@@ -241,6 +288,7 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
         Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
         B: Budget,
         L: AttemptTimeout<E>,
+        D: HedgeWith,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
     {
@@ -276,6 +324,7 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
         Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
         B: Budget,
         L: AttemptTimeout<E>,
+        D: HedgeWith,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
         S: FnMut(Duration) -> SFut,
@@ -283,6 +332,13 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     {
         let start = start_time(&self.policy, clock);
         let now = (self.policy, clock, start);
+        if let Some(hedge) = self.hedge.hedge() {
+            let timeout = self
+                .timeout
+                .limit()
+                .map(|(t, make_error)| (t, move |timed_out| Err(make_error(timed_out))));
+            return hedged(now, &self.hooks, self.name, hedge, timeout, sleep, op).await;
+        }
         let mut attempts = Attempts::new();
         loop {
             let (outcome, cut) = match self.timeout.limit() {
@@ -310,7 +366,7 @@ impl<C, N, G, B, T, L> Retry<C, N, G, B, T, L> {
     }
 }
 
-impl<C, N, G, B, T> Retry<C, N, G, B, T, NoTimeout> {
+impl<C, N, G, B, T> Retry<C, N, G, B, T, NoTimeout, NoHedge> {
     /// Call `op` until it succeeds or retrying ends, sleeping the waits with
     /// [`std::thread::sleep`].
     ///
@@ -546,6 +602,34 @@ impl<R> For<R> {
         attempts.failed(now, outcome, hooks, function, cut)
     }
 
+    /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub async fn hedged<C, N, G, B, T, F, Fut, S, SFut, M>(
+        now: (Policy, Clock, Option<Instant>),
+        hooks: &Hooks<C, N, G, B, T>,
+        function: &'static str,
+        hedge: Hedge,
+        timeout: Option<(Duration, M)>,
+        sleep: S,
+        make: F,
+    ) -> R
+    where
+        R: IsResult,
+        C: Classify<R::Err>,
+        N: Notify<R::Err>,
+        G: GiveUpHook<R::Err>,
+        B: Budget,
+        T: Trace<R>,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = R>,
+        S: FnMut(Duration) -> SFut,
+        SFut: Future<Output = ()>,
+        M: Fn(crate::TimedOut) -> R,
+    {
+        hedged(now, hooks, function, hedge, timeout, sleep, make).await
+    }
+
     /// [`Attempts::resumed`].
     #[inline(always)]
     pub fn resumed<C, N, G, B, T>(
@@ -594,6 +678,14 @@ pub trait Serves<R> {
 
     /// A success pays the budget back: the first-try reward, or what the call's retries took.
     fn pay(&self, budget_retries: u32);
+
+    /// What the classifier says of a failed `outcome` (a hedged call decides with it while
+    /// other attempts still run).
+    fn decide(&self, outcome: &R) -> Decision;
+
+    /// A hedge is about to start: take its budget tokens (`false`, no hedge, if there are
+    /// none), and tell the `notify` hook and the trace.
+    fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool;
 }
 
 impl<C, N, G, B: Budget, T> Hooks<C, N, G, B, T> {
@@ -666,6 +758,21 @@ where
     #[inline(always)]
     fn pay(&self, budget_retries: u32) {
         Hooks::pay(self, budget_retries);
+    }
+
+    fn decide(&self, outcome: &R) -> Decision {
+        outcome
+            .as_err()
+            .map_or(Decision::Stop, |error| self.on.classify(error))
+    }
+
+    fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool {
+        if !state.take_tokens(self.budget.get()) {
+            return false;
+        }
+        self.notify.hedge(event);
+        self.trace.hedge(event);
+        true
     }
 }
 

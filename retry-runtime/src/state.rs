@@ -59,6 +59,28 @@ impl<E> Classify<E> for RetryAll {
 pub trait Notify<E> {
     /// `error` ended call number `event.attempt`; the next call comes after `event.delay`.
     fn notify(&self, error: &E, event: &RetryEvent);
+
+    /// Call number `event.attempt` has not answered within `event.delay` (`hedge = …`), and
+    /// the next call starts beside it. There is no error to show: a closure `Fn(&E,
+    /// &RetryEvent)` is not told (hedges are traced, and counted in [`GiveUp::calls`](crate::GiveUp::calls));
+    /// implement `Notify` on a type of your own to be told.
+    ///
+    /// ```
+    /// use retry_runtime::{Notify, RetryEvent};
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    ///
+    /// #[derive(Default)]
+    /// struct Counts { retries: AtomicU32, hedges: AtomicU32 }
+    ///
+    /// impl<E> Notify<E> for Counts {
+    ///     fn notify(&self, _: &E, _: &RetryEvent) { self.retries.fetch_add(1, Ordering::Relaxed); }
+    ///     fn hedge(&self, _: &RetryEvent) { self.hedges.fetch_add(1, Ordering::Relaxed); }
+    /// }
+    /// # let _ = &Counts::default() as &dyn Notify<()>;
+    /// ```
+    fn hedge(&self, event: &RetryEvent) {
+        let _ = event;
+    }
 }
 
 impl<E, F: Fn(&E, &RetryEvent)> Notify<E> for F {
@@ -300,6 +322,25 @@ impl RetryState {
             delay,
             function,
             attempts: self.policy.attempts(),
+            hedge: false,
+        }
+    }
+
+    /// A failed call that ends nothing yet (another hedged call still runs): counted.
+    pub(crate) fn count_failure(&mut self) {
+        self.failed = self.failed.saturating_add(1);
+    }
+
+    /// Take one retry's tokens from `budget` for a hedge: `false` if there are not enough
+    /// (no hedge then). Without a budget, always `true`.
+    pub(crate) fn take_tokens(&mut self, budget: Option<&crate::RetryBudget>) -> bool {
+        match budget {
+            Some(budget) if !budget.try_retry() => false,
+            Some(_) => {
+                self.budget_retries += 1;
+                true
+            }
+            None => true,
         }
     }
 

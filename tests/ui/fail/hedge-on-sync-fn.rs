@@ -1,0 +1,10 @@
+use retry_jitter::retry;
+
+#[retry(hedge = "50ms")]
+fn lookup(id: u64) -> Result<u64, String> {
+    Ok(id)
+}
+
+fn main() {
+    let _ = lookup(1);
+}
