@@ -30,8 +30,11 @@
 //! instead of sleeping them.
 //!
 //! Features: `tokio` (default), tokio's timer and clock for `async fn`s; `tracing`, an event
-//! for each retry and each give-up.
+//! for each retry, hedge, recovery and give-up; `metrics`, counters and a histogram of them
+//! (module `metrics` names them); `http` and `reqwest`, classification of HTTP
+//! statuses and reqwest's errors; `sqlx`, of PostgreSQL's errors by SQLSTATE.
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 /// Turn a function returning `Result` into a retry loop: capped exponential backoff with full
@@ -140,10 +143,16 @@
 pub use retry_macro::retry;
 
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use retry_runtime::http;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use retry_runtime::metrics;
 #[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use retry_runtime::reqwest;
 #[cfg(feature = "sqlx")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
 pub use retry_runtime::sqlx;
 pub use retry_runtime::{
     either, hedge, sleep, testing, timeout, transient, Backoff, Budget, Classify, Decision, GiveUp,
@@ -151,6 +160,7 @@ pub use retry_runtime::{
     Retry, RetryAll, RetryBudget, RetryEvent, RetryState, Schedule, TimedOut, Trace, Transient,
 };
 #[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use retry_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};
 
 #[doc(hidden)]

@@ -167,3 +167,31 @@ fn a_success_emits_nothing() {
     }
     assert!(capture(|| assert_eq!(ok().ok(), Some(1))).is_empty());
 }
+
+static RECOVERING: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[retry(attempts = 5, base = "10ms", jitter = none, max_elapsed = "1m")]
+fn recovers_on_the_third_call() -> Result<u32, Shown> {
+    let n = RECOVERING.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+    if n < 3 {
+        Err(Shown(n))
+    } else {
+        Ok(n)
+    }
+}
+
+#[test]
+fn a_call_that_recovers_is_one_event_a_level_below_the_retries() {
+    let events = capture(|| {
+        let _ = testing::record_sleeps(recovers_on_the_third_call);
+    });
+    assert_eq!(events.len(), 3, "{events:#?}");
+    let last = &events[2];
+    assert_eq!(last.level, tracing::Level::INFO, "one below WARN");
+    assert_eq!(last.get("message"), Some("recovered"));
+    assert_eq!(last.get("function"), Some("recovers_on_the_third_call"));
+    assert_eq!(last.get("calls"), Some("3"));
+    // The recorded waits (10 ms, 20 ms) move the clock the call is timed on.
+    let elapsed: f64 = last.get("elapsed_ms").unwrap().parse().unwrap();
+    assert!((30.0..1_000.0).contains(&elapsed), "{elapsed}");
+}

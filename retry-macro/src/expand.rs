@@ -197,7 +197,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // Not through `For::<R>`: nothing here is about `R`, and an `impl Trait` in it (erased to
     // `_`) would be left for inference with nothing to infer it from.
     let paid = quote_spanned! {ret_span=>
-        #p::Attempts::succeeded(&#state_l, &#hooks_l)
+        #p::Attempts::succeeded(&#state_l, &#hooks_l, #name)
     };
     let run_blocking = quote_spanned! {ret_span=>
         #for_ret::run_blocking(#policy_l, &#hooks_l, #name, #op_l)

@@ -123,6 +123,25 @@ impl GiveUpReason {
     }
 }
 
+impl GiveUpReason {
+    /// The reason as a metric label: `attempts`, `elapsed`, `budget_empty`, `stopped`,
+    /// `hint_beyond_cap`.
+    ///
+    /// ```
+    /// use retry_runtime::GiveUpReason;
+    /// assert_eq!(GiveUpReason::HintBeyondCap.label(), "hint_beyond_cap");
+    /// ```
+    pub const fn label(self) -> &'static str {
+        match self {
+            GiveUpReason::Attempts => "attempts",
+            GiveUpReason::Elapsed => "elapsed",
+            GiveUpReason::BudgetEmpty => "budget_empty",
+            GiveUpReason::Stopped => "stopped",
+            GiveUpReason::HintBeyondCap => "hint_beyond_cap",
+        }
+    }
+}
+
 impl core::fmt::Display for GiveUpReason {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str(self.as_str())

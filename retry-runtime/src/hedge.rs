@@ -358,7 +358,11 @@ where
                 },
             };
             if succeeded(&outcome) {
-                hooks.pay(state.budget_retries());
+                if started > 1 {
+                    hooks.recovered(&state, function);
+                } else {
+                    hooks.pay(0);
+                }
                 return Poll::Ready(outcome);
             }
             let running = lead.is_some() || !others.is_empty();

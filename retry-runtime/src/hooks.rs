@@ -92,6 +92,12 @@ pub trait Trace<R> {
     fn hedge(&self, event: &RetryEvent) {
         let _ = event;
     }
+    /// A call of `function` succeeded on its call number `calls`, after failed (or hedged)
+    /// ones; `elapsed` since the call began (or, when the call kept no start time — it has no
+    /// `max_elapsed` —, since its first call failed).
+    fn recovered(&self, function: &'static str, calls: u32, elapsed: core::time::Duration) {
+        let _ = (function, calls, elapsed);
+    }
 }
 
 /// No trace events.
@@ -244,6 +250,18 @@ mod tracer {
             let delay_ms = ev.delay.as_secs_f64() * 1e3;
             let (function, attempt) = (ev.function, ev.attempt);
             at_level!(self.level, function, attempt, delay_ms, "hedging");
+        }
+
+        fn recovered(&self, function: &'static str, calls: u32, elapsed: core::time::Duration) {
+            let elapsed_ms = elapsed.as_secs_f64() * 1e3;
+            // One level below the retries': a recovery is the good news.
+            let level = match self.level {
+                Level::ERROR => Level::WARN,
+                Level::WARN => Level::INFO,
+                Level::INFO => Level::DEBUG,
+                _ => Level::TRACE,
+            };
+            at_level!(level, function, calls, elapsed_ms, "recovered");
         }
 
         fn give_up(&self, error: &R, g: &GiveUp) {

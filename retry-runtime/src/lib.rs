@@ -23,6 +23,7 @@
 //! assert_eq!((out, calls), (Ok("done"), 3));
 //! ```
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
 mod backoff;
@@ -38,11 +39,17 @@ mod state;
 
 pub mod hedge;
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub mod metrics;
 #[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub mod reqwest;
 pub mod sleep;
 #[cfg(feature = "sqlx")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
 pub mod sqlx;
 pub mod testing;
 pub mod timeout;
@@ -56,6 +63,7 @@ pub use budget::RetryBudget;
 pub use classify::{either, transient, Transient};
 pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
 #[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
 pub use hooks::{Budget, GiveUpHook, Hooks, NoBudget, NoGiveUp, NoTrace, Trace};
 pub use policy::Policy;

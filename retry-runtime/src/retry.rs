@@ -166,6 +166,7 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// # let _ = r;
     /// ```
     #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
     pub fn trace(
         self,
         level: crate::Level,
@@ -283,6 +284,7 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// # }
     /// ```
     #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
     pub async fn call_async<V, E, F, Fut>(&self, op: F) -> Result<V, E>
     where
         Hooks<C, N, G, B, T>: Serves<Result<V, E>>,
@@ -352,7 +354,7 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
                 }
             };
             if succeeded(&outcome) {
-                attempts.succeeded(&self.hooks);
+                attempts.succeeded_with(&self.hooks, self.name);
                 return outcome;
             }
             match attempts.failed(now, outcome, &self.hooks, self.name, cut) {
@@ -498,15 +500,43 @@ impl<'h, R> Attempts<'h, R> {
     }
 
     /// An attempt succeeded: give the budget its due (the first-try reward, or what this
-    /// call's retries took).
+    /// call's retries took), and after failures report the recovery.
     #[inline(always)]
-    pub fn succeeded<C, N, G, B: Budget, T>(&self, hooks: &Hooks<C, N, G, B, T>) {
-        hooks.pay(
-            self.state
-                .as_ref()
-                .map_or(0, |failing| failing.state.budget_retries()),
-        );
+    pub fn succeeded<C, N, G, B: Budget, T: Trace<R>>(
+        &self,
+        hooks: &Hooks<C, N, G, B, T>,
+        function: &'static str,
+    ) {
+        match &self.state {
+            None => hooks.pay(0),
+            Some(failing) => recovered(hooks, &failing.state, function),
+        }
     }
+
+    /// [`succeeded`](Attempts::succeeded) for any hooks that serve `R` (the closure API's).
+    #[inline(always)]
+    fn succeeded_with<H: Serves<R>>(&self, hooks: &H, function: &'static str) {
+        match &self.state {
+            None => hooks.pay(0),
+            Some(failing) => hooks.recovered(&failing.state, function),
+        }
+    }
+}
+
+/// A call succeeded after failed (or hedged) calls: the budget gets back what its retries
+/// took, and the metrics and the trace hear of it.
+#[cold]
+#[inline(never)]
+fn recovered<R, C, N, G, B: Budget, T: Trace<R>>(
+    hooks: &Hooks<C, N, G, B, T>,
+    state: &RetryState,
+    function: &'static str,
+) {
+    hooks.pay(state.budget_retries());
+    #[cfg(feature = "metrics")]
+    crate::metrics::recovered(function);
+    let calls = state.failed_calls().saturating_add(1);
+    hooks.trace.recovered(function, calls, state.elapsed());
 }
 
 /// The timer of an async loop for one wait, boxed: the retried future then holds a pointer,
@@ -679,6 +709,9 @@ pub trait Serves<R> {
     /// A success pays the budget back: the first-try reward, or what the call's retries took.
     fn pay(&self, budget_retries: u32);
 
+    /// A call succeeded after failed (or hedged) calls: pay the budget back and report it.
+    fn recovered(&self, state: &RetryState, function: &'static str);
+
     /// What the classifier says of a failed `outcome` (a hedged call decides with it while
     /// other attempts still run).
     fn decide(&self, outcome: &R) -> Decision;
@@ -717,7 +750,7 @@ where
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
         let Some(error) = outcome.as_err() else {
-            Hooks::pay(self, state.budget_retries());
+            recovered(self, state, function);
             return ControlFlow::Break(outcome);
         };
         let step = if cut {
@@ -728,6 +761,8 @@ where
         match step {
             Ok((delay, owed)) => {
                 self.trace.retry(&outcome, &state.event(delay, function));
+                #[cfg(feature = "metrics")]
+                crate::metrics::retry(function, delay);
                 ControlFlow::Continue((delay, owed, outcome))
             }
             Err(reason) => {
@@ -749,6 +784,8 @@ where
             function,
         };
         self.trace.give_up(&outcome, &give_up);
+        #[cfg(feature = "metrics")]
+        crate::metrics::give_up(function, reason);
         if let Some(error) = outcome.as_err() {
             self.give_up.give_up(error, &give_up);
         }
@@ -758,6 +795,10 @@ where
     #[inline(always)]
     fn pay(&self, budget_retries: u32) {
         Hooks::pay(self, budget_retries);
+    }
+
+    fn recovered(&self, state: &RetryState, function: &'static str) {
+        recovered(self, state, function);
     }
 
     fn decide(&self, outcome: &R) -> Decision {
@@ -772,6 +813,8 @@ where
         }
         self.notify.hedge(event);
         self.trace.hedge(event);
+        #[cfg(feature = "metrics")]
+        crate::metrics::hedge(event.function);
         true
     }
 }

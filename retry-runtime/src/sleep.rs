@@ -54,6 +54,7 @@ pub fn sleep_blocking(delay: Duration) {
 /// # }
 /// ```
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub fn tokio_now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
@@ -66,6 +67,7 @@ pub fn tokio_now() -> Instant {
 /// # }
 /// ```
 #[cfg(feature = "tokio")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
 pub async fn tokio_sleep(delay: Duration) {
     tokio::time::sleep(delay).await;
 }

@@ -132,6 +132,10 @@ pub struct RetryState {
     start: Option<Instant>,
     clock: Clock,
     budget_retries: u32,
+    /// When the first call failed, for the trace's `recovered` event (read only with the
+    /// `tracing` feature, and only when the call kept no start time).
+    #[cfg(feature = "tracing")]
+    first_failure: Option<Instant>,
 }
 
 impl RetryState {
@@ -171,6 +175,8 @@ impl RetryState {
             start,
             clock,
             budget_retries: 0,
+            #[cfg(feature = "tracing")]
+            first_failure: None,
         }
     }
 
@@ -210,7 +216,7 @@ impl RetryState {
     /// assert_eq!(state.next_wait(Decision::RetryAfter(Duration::from_secs(60))), Err(GiveUpReason::HintBeyondCap));
     /// ```
     pub fn next_wait(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
-        self.failed = self.failed.saturating_add(1);
+        self.count_failure();
         let backoff = self.policy.backoff();
         let hint = match decision {
             Decision::Stop => return Err(GiveUpReason::Stopped),
@@ -298,7 +304,7 @@ impl RetryState {
     /// A call failed in a way that ends retrying whatever the classifier says (an attempt cut
     /// by the deadline): counted, and `reason` handed back.
     pub(crate) fn end(&mut self, reason: GiveUpReason) -> GiveUpReason {
-        self.failed = self.failed.saturating_add(1);
+        self.count_failure();
         reason
     }
 
@@ -326,9 +332,25 @@ impl RetryState {
         }
     }
 
-    /// A failed call that ends nothing yet (another hedged call still runs): counted.
+    /// A failed call: counted.
     pub(crate) fn count_failure(&mut self) {
         self.failed = self.failed.saturating_add(1);
+        #[cfg(feature = "tracing")]
+        if self.start.is_none() && self.first_failure.is_none() {
+            self.first_failure = Some((self.clock)());
+        }
+    }
+
+    /// How long the call has run: since its start if it kept one, else since its first
+    /// failure (zero before that).
+    pub(crate) fn elapsed(&self) -> Duration {
+        #[cfg(feature = "tracing")]
+        let since = self.start.or(self.first_failure);
+        #[cfg(not(feature = "tracing"))]
+        let since = self.start;
+        since.map_or(Duration::ZERO, |t| {
+            (self.clock)().saturating_duration_since(t)
+        })
     }
 
     /// Take one retry's tokens from `budget` for a hedge: `false` if there are not enough
