@@ -5,6 +5,9 @@
 //! `RUSTFLAGS="--cfg loom" cargo test -p retry-runtime --no-default-features --test loom --release`
 #![cfg(loom)]
 
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering::Relaxed;
+
 use loom::sync::Arc;
 use loom::thread;
 use retry_runtime::RetryBudget;
@@ -57,4 +60,137 @@ fn concurrent_refunds_and_rewards_lose_nothing_and_respect_the_capacity() {
         assert!(left == 5 || left == 6, "{left} tokens left");
         assert!(left <= budget.capacity());
     });
+}
+
+/// `f` on `budget`, in a loom thread of its own.
+fn spawn<T, F>(budget: &Arc<RetryBudget>, f: F) -> thread::JoinHandle<T>
+where
+    T: Send + 'static,
+    F: FnOnce(&RetryBudget) -> T + Send + 'static,
+{
+    let b = Arc::clone(budget);
+    thread::spawn(move || f(&b))
+}
+
+/// A retry that took its tokens and then never ran (its future dropped during the wait): it
+/// gives them back. Returns whether it took them.
+fn cancelled_retry(b: &RetryBudget) -> bool {
+    let took = b.try_retry();
+    if took {
+        b.refund_retry();
+    }
+    took
+}
+
+// In the models below the main thread plays one part itself: two spawned threads, not three,
+// keep loom's search to seconds.
+
+/// A: a retry is cancelled (takes, then refunds). B: another call's retry takes. Main: a
+/// first-try success gives back its reward.
+#[test]
+fn a_cancelled_retry_races_a_take_and_a_reward() {
+    // Seen across the executions: each take is refused in some, so the race is real.
+    static A_REFUSED: AtomicBool = AtomicBool::new(false);
+    static B_REFUSED: AtomicBool = AtomicBool::new(false);
+    static B_GRANTED_AFTER_REFUND: AtomicBool = AtomicBool::new(false);
+    loom::model(|| {
+        // 10 tokens, a retry in flight elsewhere: 5 left, one retry's worth.
+        let budget = Arc::new(RetryBudget::new(10));
+        assert!(budget.try_retry());
+        let cancelled = spawn(&budget, cancelled_retry);
+        let take = spawn(&budget, RetryBudget::try_retry);
+        budget.succeeded_after(0);
+        let a = cancelled.join().unwrap();
+        let b = take.join().unwrap();
+        let left = budget.available();
+        // At most 6 tokens are ever there, so the capacity never clips anything: A's take and
+        // refund are net zero, the reward is +1, and B's take is -5 exactly when granted.
+        assert_eq!(
+            left,
+            6 - 5 * u32::from(b),
+            "A {a}, B {b}: {left} tokens left"
+        );
+        // A take is refused only while the other one holds the 5 tokens (the reward alone
+        // never makes 5): never both.
+        assert!(a || b, "both takes refused with {left} tokens left");
+        A_REFUSED.fetch_or(!a, Relaxed);
+        B_REFUSED.fetch_or(!b, Relaxed);
+        B_GRANTED_AFTER_REFUND.fetch_or(a && b, Relaxed);
+    });
+    assert!(A_REFUSED.load(Relaxed));
+    assert!(B_REFUSED.load(Relaxed));
+    assert!(B_GRANTED_AFTER_REFUND.load(Relaxed));
+}
+
+/// Tokens for one retry only: A takes them and gives them back (a cancelled retry) while B and
+/// C (the main thread) each try to take them; a take refused while A holds them can be followed by
+/// one granted on A's refund.
+#[test]
+fn a_refund_makes_a_scarce_retry_possible() {
+    static TAKE_MADE_POSSIBLE_BY_REFUND: AtomicBool = AtomicBool::new(false);
+    static BOTH_REFUSED: AtomicBool = AtomicBool::new(false);
+    loom::model(|| {
+        // 10 tokens, a retry in flight elsewhere (never given back here): 5 left.
+        let budget = Arc::new(RetryBudget::new(10));
+        assert!(budget.try_retry());
+        let cancelled = spawn(&budget, cancelled_retry);
+        let take = spawn(&budget, RetryBudget::try_retry);
+        let c = budget.try_retry();
+        let a = cancelled.join().unwrap();
+        let b = take.join().unwrap();
+        let left = budget.available();
+        // Conservation: the tokens of the granted takes not refunded (the retry elsewhere, B's,
+        // C's) plus those in the bucket make the capacity; no reward, and nothing is clipped.
+        let held = 1 + u32::from(b) + u32::from(c);
+        assert_eq!(
+            held * budget.retry_cost() + left,
+            budget.capacity(),
+            "A {a}, B {b}, C {c}: {left} tokens left"
+        );
+        // Hence at most one of B and C is granted. A take is refused only while another holds
+        // the 5 tokens, and A gives them back: someone is granted.
+        assert!(a || b || c);
+        TAKE_MADE_POSSIBLE_BY_REFUND.fetch_or(a && (b || c), Relaxed);
+        BOTH_REFUSED.fetch_or(!b && !c, Relaxed);
+    });
+    // In some execution A took first and its refund then let B or C take (they cannot take
+    // before A: A would be refused); in another, both came while A held the tokens.
+    assert!(TAKE_MADE_POSSIBLE_BY_REFUND.load(Relaxed));
+    assert!(BOTH_REFUSED.load(Relaxed));
+}
+
+/// Refunds and rewards that together overfill the bucket: A's cancelled retry gives its tokens
+/// back while C's call, which took a retry earlier, succeeds and gives them back, and the main
+/// thread's first-try success gives its reward. Every token comes back, and the capacity clips
+/// the surplus whichever give-back comes last: the refund included.
+#[test]
+fn refunds_and_rewards_fill_the_bucket_to_the_capacity_and_no_further() {
+    static REFUND_CLIPPED: AtomicBool = AtomicBool::new(false);
+    loom::model(|| {
+        // 10 tokens, 5 taken by C's retry: 5 left.
+        let budget = Arc::new(RetryBudget::new(10));
+        assert!(budget.try_retry());
+        let cancelled = spawn(&budget, |b| {
+            let took = b.try_retry();
+            // What the refund lands on: 6 when both give-backs came in since the take.
+            let before = b.available();
+            b.refund_retry();
+            (took, before)
+        });
+        let success = spawn(&budget, |b| b.succeeded_after(1));
+        budget.succeeded_after(0);
+        let (a, before_refund) = cancelled.join().unwrap();
+        success.join().unwrap();
+        // Only A takes, from at least 5 tokens.
+        assert!(a);
+        // 5 + 1 + 5 = 11 in all, clipped at 10: never less (a give-back lost), never more (the
+        // last one, refund or not, not clipped: nothing takes afterwards to hide it).
+        assert_eq!(budget.available(), budget.capacity());
+        REFUND_CLIPPED.fetch_or(
+            before_refund + budget.retry_cost() > budget.capacity(),
+            Relaxed,
+        );
+    });
+    // In some execution the refund came last, onto 6 tokens, and had to be clipped.
+    assert!(REFUND_CLIPPED.load(Relaxed));
 }
