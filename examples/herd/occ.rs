@@ -57,6 +57,7 @@ pub struct OccResult {
     pub completion: f64,
 }
 
+#[derive(Clone, Copy)]
 enum Event {
     ReadAtServer(usize),
     ReadReply(usize, u64),
@@ -113,7 +114,7 @@ impl Occ {
         let n = clients as usize;
         let mut waits = vec![backoff.schedule(); n];
         let mut budget_retries = vec![0u32; n];
-        let mut queue = Queue::with_capacity(4 * n);
+        let mut queue = Queue::new();
         for client in 0..n {
             queue.push(delay(), Event::ReadAtServer(client));
         }

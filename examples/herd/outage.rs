@@ -82,7 +82,7 @@ impl Outage {
         let mut waits = vec![backoff.schedule(); n];
         let mut budget_retries = vec![0u32; n];
         let mut calls_made = vec![0u32; n];
-        let mut queue = Queue::with_capacity(n);
+        let mut queue = Queue::new();
         for client in 0..n {
             queue.push(rng.random_range(0..nanos(self.spread).max(1)), client);
         }
