@@ -7,12 +7,21 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::sim::{seed_for, Queue};
-use crate::strategy::{nanos, next_wait, Strategy};
+use crate::strategy::{nanos, Strategy};
 
 /// The server's capacity is counted in slots of this length; calls over a slot's share fail.
 pub const SLOT: u64 = 10_000_000;
 /// The width of the windows calls are counted in for the peak and the chart.
 pub const WINDOW: u64 = 100_000_000;
+
+/// A client between two calls: what it needs to make the next.
+#[derive(Clone, Copy, Debug)]
+struct Client {
+    /// Calls made so far.
+    calls: u32,
+    /// Its previous wait (ns), which decorrelated jitter grows from: `base` before the first.
+    prev: u64,
+}
 
 /// One outage scenario.
 #[derive(Clone, Debug)]
@@ -79,12 +88,22 @@ impl Outage {
 
         let budget = strategy.budget();
         let n = self.clients as usize;
-        let mut waits = vec![backoff.schedule(); n];
-        let mut budget_retries = vec![0u32; n];
-        let mut calls_made = vec![0u32; n];
+        // A client's state travels in its event, not in arrays indexed by client: a million
+        // clients' schedules would be a cache miss on every event. Its calls so far (also the
+        // retry number of its next wait, and with the budget its retries to pay back) and its
+        // previous wait are all `Schedule::next` keeps; the wait is drawn by the same
+        // `Backoff::delay`.
+        let first_wait = nanos(backoff.base());
         let mut queue = Queue::new();
-        for client in 0..n {
-            queue.push(rng.random_range(0..nanos(self.spread).max(1)), client);
+        for _ in 0..n {
+            let at = rng.random_range(0..nanos(self.spread).max(1));
+            queue.push(
+                at,
+                Client {
+                    calls: 0,
+                    prev: first_wait,
+                },
+            );
         }
         // Calls seen and calls served in each slot.
         let mut seen: Vec<u32> = Vec::new();
@@ -92,9 +111,9 @@ impl Outage {
         let mut done_at: Vec<u64> = Vec::with_capacity(n);
         let (mut calls, mut gave_up) = (0u64, 0u32);
 
-        while let Some((t, client)) = queue.pop() {
+        while let Some((t, mut client)) = queue.pop() {
             calls += 1;
-            calls_made[client] += 1;
+            client.calls += 1;
             let slot = (t / SLOT) as usize;
             if seen.len() <= slot {
                 seen.resize(slot + 1, 0);
@@ -106,15 +125,15 @@ impl Outage {
                 served[slot] += 1;
                 done_at.push(t + rtt);
                 if let Some(b) = &budget {
-                    b.succeeded_after(budget_retries[client]);
+                    b.succeeded_after(client.calls - 1);
                 }
-            } else if calls_made[client] >= self.attempts
+            } else if client.calls >= self.attempts
                 || budget.as_ref().is_some_and(|b| !b.try_retry())
             {
                 gave_up += 1;
             } else {
-                budget_retries[client] += u32::from(budget.is_some());
-                let wait = next_wait(&mut waits[client]);
+                let wait = nanos(backoff.delay(client.calls, Duration::from_nanos(client.prev)));
+                client.prev = wait;
                 queue.push(t.saturating_add(rtt).saturating_add(wait), client);
             }
         }
