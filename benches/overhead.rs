@@ -81,6 +81,32 @@ fn success_path(c: &mut Criterion) {
     g.bench_function("async/#[retry] parse, nested attempt", |b| {
         b.to_async(&rt).iter(|| nested_parse_async(black_box(n)))
     });
+    // `timeout`: the same bodies failing with an error a timeout can make (`Failed`), plain,
+    // under `#[retry]`, and under `#[retry(timeout = "1s")]`; then with a timer made eagerly
+    // (`sleep = tokio::time::sleep`), which needs this runtime's time driver.
+    g.bench_function("async/plain (timeout error)", |b| {
+        b.to_async(&rt).iter(|| plain_async_failed(black_box(&x)))
+    });
+    g.bench_function("async/#[retry] (timeout error)", |b| {
+        b.to_async(&rt)
+            .iter(|| annotated_async_failed(black_box(&x)))
+    });
+    g.bench_function("async/#[retry(timeout)]", |b| {
+        b.to_async(&rt).iter(|| timeout_async(black_box(&x)))
+    });
+    g.bench_function("async/#[retry(timeout)], timer made eagerly", |b| {
+        b.to_async(&rt).iter(|| timeout_async_eager(black_box(&x)))
+    });
+    g.bench_function("async/plain await (timeout error)", |b| {
+        b.to_async(&rt).iter(|| plain_await_failed(black_box(&x)))
+    });
+    g.bench_function("async/#[retry] await (timeout error)", |b| {
+        b.to_async(&rt)
+            .iter(|| annotated_await_failed(black_box(&x)))
+    });
+    g.bench_function("async/#[retry(timeout)] await", |b| {
+        b.to_async(&rt).iter(|| timeout_await(black_box(&x)))
+    });
     g.finish();
 }
 

@@ -3,6 +3,10 @@
 //! `benches/support/pairs.rs` (the functions criterion times in `benches/overhead.rs`), by
 //! name: `plain`, `annotated`, `plain_parse`, `annotated_parse`, `plain_async`… Async ones are
 //! polled once with a no-op waker: on success they never wait.
+//!
+//! No tokio runtime is entered, except for `timeout_async_eager`, whose timer
+//! (`tokio::time::sleep` itself) needs one when it is made: that the other `timeout` functions run
+//! here at all shows that their timer is never made when the attempt is ready at once.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -52,6 +56,26 @@ fn main() {
             calls(&|| poll_once(annotated_parse_async(black_box(s))).is_ok());
         }
         "nested_parse_async" => calls(&|| poll_once(nested_parse_async(black_box(s))).is_ok()),
+        "plain_async_failed" => calls(&|| poll_once(plain_async_failed(black_box(&x))).is_ok()),
+        "annotated_async_failed" => {
+            calls(&|| poll_once(annotated_async_failed(black_box(&x))).is_ok());
+        }
+        "timeout_async" => calls(&|| poll_once(timeout_async(black_box(&x))).is_ok()),
+        "timeout_async_eager" => {
+            // Entered, not run: the attempt is ready at once, the timer is never polled. Built
+            // in the run of no calls too, so it cancels out.
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .expect("a tokio runtime");
+            let _in = rt.enter();
+            calls(&|| poll_once(timeout_async_eager(black_box(&x))).is_ok());
+        }
+        "plain_await_failed" => calls(&|| poll_once(plain_await_failed(black_box(&x))).is_ok()),
+        "annotated_await_failed" => {
+            calls(&|| poll_once(annotated_await_failed(black_box(&x))).is_ok());
+        }
+        "timeout_await" => calls(&|| poll_once(timeout_await(black_box(&x))).is_ok()),
         other => panic!("unknown function {other:?}"),
     }
 }

@@ -36,8 +36,11 @@ per_call() {
 }
 
 printf '%-22s %10s %10s %9s\n' "body" "plain" "#[retry]" "overhead"
-# Each row: a label, the plain function, the retried one. The last is an attempt the macro
-# cannot write inline (the body calls a macro of the user's).
+# Each row: a label, the plain function, the retried one. `parse_async_nested` is an attempt the
+# macro cannot write inline (the body calls a macro of the user's); the `_failed` rows are the
+# same bodies with an error a timeout can make, under `#[retry]`, for the `_timeout` rows, under
+# `#[retry(timeout = "1s")]` (`_eager`: with `sleep = tokio::time::sleep`, a timer made when
+# each attempt starts).
 while read -r label plain retried; do
     p=$(per_call "$plain")
     a=$(per_call "$retried")
@@ -52,4 +55,9 @@ async plain_async annotated_async
 await plain_await annotated_await
 parse_async plain_parse_async annotated_parse_async
 parse_async_nested plain_parse_async nested_parse_async
+async_failed plain_async_failed annotated_async_failed
+async_timeout plain_async_failed timeout_async
+async_timeout_eager plain_async_failed timeout_async_eager
+await_failed plain_await_failed annotated_await_failed
+await_timeout plain_await_failed timeout_await
 ROWS

@@ -137,3 +137,66 @@ pub async fn annotated_await(x: &u64) -> Result<u64, u64> {
     let _permit = PERMITS.acquire().await.map_err(|_| 0u64)?;
     work(*x)
 }
+
+// `timeout`: each attempt raced against a timer of its limit. A timeout needs an error type with
+// `From<TimedOut>`, so these bodies fail with `Failed`, a `u64` as the pairs above (same size,
+// same layout), and each has its plain twin and its `#[retry]` (no `timeout`) twin with that
+// error: the rows compare `timeout` with both.
+
+/// The error of the `timeout` pairs: what a cut attempt becomes.
+#[derive(Debug)]
+pub struct Failed(#[allow(dead_code)] u64);
+
+impl From<retry_jitter::TimedOut> for Failed {
+    fn from(_: retry_jitter::TimedOut) -> Self {
+        Failed(0)
+    }
+}
+
+#[inline(never)]
+pub async fn plain_async_failed(x: &u64) -> Result<u64, Failed> {
+    work(*x).map_err(Failed)
+}
+
+#[retry]
+#[inline(never)]
+pub async fn annotated_async_failed(x: &u64) -> Result<u64, Failed> {
+    work(*x).map_err(Failed)
+}
+
+/// The default timer, `tokio::time::sleep` behind an `async fn`: a future that holds the limit
+/// and makes tokio's `Sleep` when first polled, which an attempt ready at once never lets it be.
+#[retry(timeout = "1s")]
+#[inline(never)]
+pub async fn timeout_async(x: &u64) -> Result<u64, Failed> {
+    work(*x).map_err(Failed)
+}
+
+/// A timer made when the attempt starts: `tokio::time::sleep` itself, which builds its `Sleep`
+/// (the runtime's handle, the clock read for the deadline) when called. Needs a tokio runtime
+/// with its time driver, ready or not.
+#[retry(timeout = "1s", sleep = tokio::time::sleep)]
+#[inline(never)]
+pub async fn timeout_async_eager(x: &u64) -> Result<u64, Failed> {
+    work(*x).map_err(Failed)
+}
+
+#[inline(never)]
+pub async fn plain_await_failed(x: &u64) -> Result<u64, Failed> {
+    let _permit = PERMITS.acquire().await.map_err(|_| Failed(0))?;
+    work(*x).map_err(Failed)
+}
+
+#[retry]
+#[inline(never)]
+pub async fn annotated_await_failed(x: &u64) -> Result<u64, Failed> {
+    let _permit = PERMITS.acquire().await.map_err(|_| Failed(0))?;
+    work(*x).map_err(Failed)
+}
+
+#[retry(timeout = "1s")]
+#[inline(never)]
+pub async fn timeout_await(x: &u64) -> Result<u64, Failed> {
+    let _permit = PERMITS.acquire().await.map_err(|_| Failed(0))?;
+    work(*x).map_err(Failed)
+}
