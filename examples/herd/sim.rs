@@ -179,10 +179,8 @@ impl<E: Copy> Queue<E> {
                 self.bucket(index).push((at, e));
             }
         }
-        // By time, ties in insertion order (a stable sort of a bucket in insertion order); then
-        // latest first, so that the next event is popped off the end.
-        radix_sort(&mut bucket, self.shift, &mut self.scratch);
-        bucket.reverse();
+        // Latest first, ties latest pushed first, so that the next event is popped off the end.
+        sort_latest_first(&mut bucket, self.shift, &mut self.scratch);
         let done = std::mem::replace(&mut self.current, bucket);
         if done.capacity() > 0 {
             self.spare.push(done);
@@ -191,41 +189,53 @@ impl<E: Copy> Queue<E> {
     }
 }
 
-/// Sort a bucket's events by time, stably, looking only at the low `bits` bits of their times
-/// (a bucket's times share the rest): least-significant-digit radix sort, 11 bits a pass.
-fn radix_sort<E: Copy>(v: &mut Vec<(u64, E)>, bits: u32, scratch: &mut Vec<(u64, E)>) {
+/// Sort a bucket's events latest first, the reverse of a stable sort by time (so that popping
+/// off the end gives them by time, ties in insertion order), looking only at the low `bits`
+/// bits of their times (a bucket's times share the rest): a least-significant-digit radix
+/// sort, 11 bits a pass, the digits counted in one read, the last pass writing backwards.
+fn sort_latest_first<E: Copy>(v: &mut Vec<(u64, E)>, bits: u32, scratch: &mut Vec<(u64, E)>) {
     const DIGIT: u32 = 11;
-    if v.len() <= 64 {
+    const PASSES: usize = 3;
+    let n = v.len();
+    if n <= 64 || bits > DIGIT * PASSES as u32 {
         v.sort_by_key(|e| e.0);
+        v.reverse();
         return;
     }
-    scratch.clear();
-    scratch.extend_from_slice(v);
-    let mut counts = [0usize; 1 << DIGIT];
-    let mut shift = 0;
-    while shift < bits {
-        let mask = (1u64 << DIGIT.min(bits - shift)) - 1;
-        let digit = |e: &(u64, E)| ((e.0 >> shift) & mask) as usize;
-        counts.fill(0);
-        for e in v.iter() {
-            counts[digit(e)] += 1;
+    let passes = bits.div_ceil(DIGIT) as usize;
+    let mask = (1u64 << DIGIT) - 1;
+    let digit = |e: &(u64, E), pass: usize| ((e.0 >> (pass as u32 * DIGIT)) & mask) as usize;
+    let mut counts = [[0u32; 1 << DIGIT]; PASSES];
+    for e in v.iter() {
+        for (pass, c) in counts.iter_mut().enumerate().take(passes) {
+            c[digit(e, pass)] += 1;
         }
-        // A pass in which every time has the same digit moves nothing.
-        if counts.iter().all(|&c| c == 0 || c == v.len()) {
-            shift += DIGIT;
-            continue;
-        }
+    }
+    // A pass in which every time has the same digit would move nothing.
+    let moving: Vec<usize> = (0..passes)
+        .filter(|&p| !counts[p].iter().any(|&c| c as usize == n))
+        .collect();
+    let Some(&last) = moving.last() else {
+        v.reverse();
+        return;
+    };
+    if scratch.len() < n {
+        scratch.resize(n, v[0]);
+    }
+    scratch.truncate(n);
+    for &pass in &moving {
         let mut start = 0;
-        for c in counts.iter_mut() {
+        for c in counts[pass].iter_mut() {
             (*c, start) = (start, start + *c);
         }
+        let c = &mut counts[pass];
         for e in v.iter() {
-            let d = digit(e);
-            scratch[counts[d]] = *e;
-            counts[d] += 1;
+            let d = digit(e, pass);
+            let at = c[d] as usize;
+            c[d] += 1;
+            scratch[if pass == last { n - 1 - at } else { at }] = *e;
         }
         std::mem::swap(v, scratch);
-        shift += DIGIT;
     }
 }
 
@@ -360,10 +370,10 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(300))]
 
-        /// The radix sort of a bucket is a stable sort by time, whatever the bucket's width.
+        /// The radix sort of a bucket is a stable sort by time, reversed, whatever the bucket's width.
         #[test]
-        fn a_bucket_is_sorted_stably_by_time(
-            bits in 0u32..30,
+        fn a_bucket_is_sorted_as_the_reverse_of_a_stable_sort_by_time(
+            bits in 0u32..40,
             high in any::<u64>(),
             times in proptest::collection::vec(any::<u64>(), 0..600),
         ) {
@@ -376,7 +386,8 @@ mod tests {
                 .collect();
             let mut expected = v.clone();
             expected.sort_by_key(|e| e.0);
-            radix_sort(&mut v, bits, &mut Vec::new());
+            expected.reverse();
+            sort_latest_first(&mut v, bits, &mut Vec::new());
             prop_assert_eq!(v, expected);
         }
     }
