@@ -184,15 +184,22 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     let failed = quote_spanned! {ret_span=>
         #for_ret::failed(&mut #state_l, (#policy_l, #clock, #start), #out_l, &#hooks_l, #name, #cut)
     };
-    // However long the timer slept, no attempt starts past the deadline. (Unreachable after a
-    // body that never returns, like the rest of the turn.)
-    let after_wait = quote_spanned! {ret_span=>
-        #[allow(unreachable_code)]
-        let () = if let #p_ret::ControlFlow::Break(#out_l) =
-            #for_ret::resumed(&mut #state_l, &#hooks_l, #name)
-        {
-            return #out_l;
-        };
+    // However long the timer slept, no attempt starts past the deadline, and the retry about
+    // to run spends the budget tokens it took. Without a deadline or a budget there is nothing
+    // to do, and no code. (Unreachable after a body that never returns, like the rest of the
+    // turn.)
+    let after_wait = if args.budget.is_some() || args.policy.is_some() || args.max_elapsed.is_some()
+    {
+        quote_spanned! {ret_span=>
+            #[allow(unreachable_code)]
+            let () = if let #p_ret::ControlFlow::Break(#out_l) =
+                #for_ret::resumed(&mut #state_l, &#hooks_l, #name)
+            {
+                return #out_l;
+            };
+        }
+    } else {
+        TokenStream::new()
     };
     // Not through `For::<R>`: nothing here is about `R`, and an `impl Trait` in it (erased to
     // `_`) would be left for inference with nothing to infer it from.
@@ -309,6 +316,12 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         let outcome = match &args.timeout {
             Some((key, _)) => {
                 let limit_l = local("__retry_limit", ret_span);
+                let (attempt_l, timer_l, race_l, cx_l) = (
+                    local("__retry_attempt_fut", ret_span),
+                    local("__retry_timer", ret_span),
+                    local("__retry_race", ret_span),
+                    local("__retry_cx", ret_span),
+                );
                 let (p_key, ret_key) = (
                     respan(&p, key.span()),
                     respan(&ret.to_token_stream(), key.span()),
@@ -319,7 +332,14 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                 quote! {
                     let (#out_l, #cut_l): (#ret, bool) = {
                         let #limit_l = #p::Limit::of(#timeout_l, (#policy_l, #clock, #start));
-                        match #p::race(#nested, #sleep(#limit_l.duration)).await {
+                        // Pinned here, in the function's own future, and raced in place: the
+                        // attempt and its timer are stored once.
+                        let mut #attempt_l = ::core::pin::pin!(#nested);
+                        let mut #timer_l = ::core::pin::pin!(#sleep(#limit_l.duration));
+                        let #race_l = ::core::future::poll_fn(|#cx_l| {
+                            #p::poll_race(#attempt_l.as_mut(), #timer_l.as_mut(), #cx_l)
+                        });
+                        match #race_l.await {
                             ::core::result::Result::Ok(#out_l) => (#out_l, false),
                             ::core::result::Result::Err(#cut_l) => {
                                 (#timed_out(#cut_l), #limit_l.deadline)

@@ -83,6 +83,9 @@ impl Budget for NoBudget {
 /// # let _ = &NoTrace as &dyn Trace<Result<(), ()>>;
 /// ```
 pub trait Trace<R> {
+    /// `true` for a trace that emits nothing ([`NoTrace`]): the loops then skip what they
+    /// would compute only for it.
+    const SILENT: bool = false;
     /// A failed call's `outcome` is about to be retried after `event.delay`.
     fn retry(&self, outcome: &R, event: &RetryEvent);
     /// Retrying ended with `outcome`.
@@ -110,6 +113,7 @@ pub trait Trace<R> {
 pub struct NoTrace;
 
 impl<R> Trace<R> for NoTrace {
+    const SILENT: bool = true;
     #[inline(always)]
     fn retry(&self, _: &R, _: &RetryEvent) {}
     #[inline(always)]

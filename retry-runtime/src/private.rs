@@ -10,7 +10,7 @@ pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult};
 pub use crate::sleep::now;
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
-pub use crate::timeout::{race, Limit};
+pub use crate::timeout::{poll_race, Limit};
 pub use crate::{Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
 
 use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryBudget, RetryEvent, TimedOut};

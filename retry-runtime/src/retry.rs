@@ -450,6 +450,23 @@ pub struct Attempts<'h, R> {
     state: Option<Box<Failing<'h, R>>>,
 }
 
+impl<R> Drop for Attempts<'_, R> {
+    /// The state, if any, is dropped out of line (it gives back the tokens of a retry that
+    /// never ran): the success path, which never has one, keeps its registers.
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(failing) = self.state.take() {
+            drop_failing(failing);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn drop_failing<R>(failing: Box<Failing<'_, R>>) {
+    drop(failing);
+}
+
 impl<R> Default for Attempts<'_, R> {
     fn default() -> Self {
         Self::new()
@@ -507,10 +524,18 @@ impl<'h, R> Attempts<'h, R> {
         hooks: &Hooks<C, N, G, B, T>,
         function: &'static str,
     ) {
-        match &self.state {
-            None => hooks.pay(0),
-            Some(failing) => recovered(hooks, &failing.state, function),
+        // A recovery is reported only where something hears of it (the metrics, a trace);
+        // otherwise this is the budget's payment alone, and no branch without a budget.
+        if cfg!(feature = "metrics") || !T::SILENT {
+            if let Some(failing) = &self.state {
+                return recovered(hooks, &failing.state, function);
+            }
         }
+        hooks.pay(
+            self.state
+                .as_ref()
+                .map_or(0, |failing| failing.state.budget_retries()),
+        );
     }
 
     /// [`succeeded`](Attempts::succeeded) for any hooks that serve `R` (the closure API's).

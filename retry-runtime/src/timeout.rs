@@ -3,8 +3,8 @@
 
 use core::fmt;
 use core::future::Future;
-use core::pin::pin;
-use core::task::Poll;
+use core::pin::{pin, Pin};
+use core::task::{Context, Poll};
 use core::time::Duration;
 use std::io;
 use std::time::Instant;
@@ -84,13 +84,34 @@ pub async fn race<A: Future, T: Future<Output = ()>>(
     timer: T,
 ) -> Result<A::Output, TimedOut> {
     let (mut attempt, mut timer) = (pin!(attempt), pin!(timer));
-    core::future::poll_fn(move |cx| {
-        if let Poll::Ready(out) = attempt.as_mut().poll(cx) {
-            return Poll::Ready(Ok(out));
-        }
-        timer.as_mut().poll(cx).map(|()| Err(TimedOut))
-    })
-    .await
+    core::future::poll_fn(move |cx| poll_race(attempt.as_mut(), timer.as_mut(), cx)).await
+}
+
+/// One poll of [`race`], on futures pinned where they were made: `#[retry(timeout = …)]`
+/// pins the attempt and its timer in the function's own future and polls them with this, so
+/// they are stored once (an `async fn` like `race` keeps its arguments twice).
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_runtime::{timeout::poll_race, TimedOut};
+/// use std::{future, pin::pin, time::Duration};
+///
+/// let mut attempt = pin!(future::pending::<u32>());
+/// let mut timer = pin!(tokio::time::sleep(Duration::from_secs(1)));
+/// let out = future::poll_fn(|cx| poll_race(attempt.as_mut(), timer.as_mut(), cx)).await;
+/// assert_eq!(out, Err(TimedOut));
+/// # }
+/// ```
+#[inline]
+pub fn poll_race<A: Future, T: Future<Output = ()>>(
+    attempt: Pin<&mut A>,
+    timer: Pin<&mut T>,
+    cx: &mut Context<'_>,
+) -> Poll<Result<A::Output, TimedOut>> {
+    if let Poll::Ready(out) = attempt.poll(cx) {
+        return Poll::Ready(Ok(out));
+    }
+    timer.poll(cx).map(|()| Err(TimedOut))
 }
 
 /// The time limit of one attempt: the `timeout`, or less where the call's `max_elapsed`
