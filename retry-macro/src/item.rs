@@ -52,13 +52,13 @@ impl Parse for Item {
                 tail: semi.into_token_stream(),
             });
         }
-        let group: proc_macro2::Group = input.parse()?;
-        if group.delimiter() != proc_macro2::Delimiter::Brace {
+        let body: proc_macro2::TokenTree = input.parse()?;
+        let Some(group) = brace_group(body.clone()) else {
             return Err(syn::Error::new(
-                group.span(),
+                body.span(),
                 "expected the function's body `{ … }`",
             ));
-        }
+        };
         Ok(Item {
             attrs,
             vis,
@@ -67,6 +67,25 @@ impl Parse for Item {
             body_span: group.span(),
             tail: group.into_token_stream(),
         })
+    }
+}
+
+/// The body's braces, also when a `macro_rules!` passed it as `$body:block`: then it arrives
+/// wrapped in an invisible (None-delimited) group.
+fn brace_group(tree: proc_macro2::TokenTree) -> Option<proc_macro2::Group> {
+    let proc_macro2::TokenTree::Group(group) = tree else {
+        return None;
+    };
+    match group.delimiter() {
+        proc_macro2::Delimiter::Brace => Some(group),
+        proc_macro2::Delimiter::None => {
+            let mut inner = group.stream().into_iter();
+            match (inner.next(), inner.next()) {
+                (Some(tree), None) => brace_group(tree),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
