@@ -55,11 +55,16 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         return item.into_token_stream();
     };
     let ret = &ret;
-    let rebind = params::rebind(&mut item.sig, &p);
+    let rebind = params::rebind(&mut item.sig, &p, false);
     let ret_span = ret.span();
     let ret = erase_impl_trait(ret);
     let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
     let body = item.body.take().unwrap_or_default();
+    // A receiver each attempt has its own copy of: the body's `self` is that copy.
+    let body = match &rebind.self_alias {
+        Some(alias) => params::rename_self(&body, alias),
+        None => body,
+    };
 
     let p_ret = respan(&p, ret_span);
     let policy = policy(args, &p);

@@ -5,7 +5,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
-use syn::{Attribute, FnArg, ReturnType, Signature, Token, Visibility};
+use syn::{Attribute, ReturnType, Signature, Token, Visibility};
 
 use crate::args::Args;
 
@@ -129,15 +129,6 @@ impl Item {
                 "`#[retry]` needs a function that returns a `Result`: retrying decides on the \
                  error; add a return type like `-> Result<(), MyError>`",
             ));
-        }
-        if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
-            if !matches!(*r.ty, syn::Type::Reference(_)) {
-                errors.push(syn::Error::new(
-                    r.span(),
-                    "`#[retry]` calls the body once per attempt, and `self` taken by value can be \
-                     used only once: take `&self` or `&mut self`",
-                ));
-            }
         }
         if let Some(v) = &sig.variadic {
             errors.push(syn::Error::new(

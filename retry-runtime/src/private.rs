@@ -150,6 +150,33 @@ pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
     arg.clone_arg()
 }
 
+/// A receiver taken by value (`self`, `self: Arc<Self>`…) is cloned for each attempt.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` calls the body once per attempt, so `self` taken by value as `{Self}` must be `Clone`",
+    label = "`self` is cloned for each attempt",
+    note = "take `&self` or `&mut self`, or make `Self` `Clone`; where the body needs a handle it can own (to spawn a task), take `self: &Arc<Self>` and clone the `Arc`, or `self: Arc<Self>`"
+)]
+pub trait CloneSelf {
+    /// A fresh copy for the next attempt.
+    fn clone_self(&self) -> Self;
+}
+
+// Not recommended: a `Box<Self>` that is not `Clone` is then reported as this trait's message,
+// not as `Box<Self>: Clone` (which says nothing of retrying).
+#[diagnostic::do_not_recommend]
+impl<T: Clone> CloneSelf for T {
+    #[inline(always)]
+    fn clone_self(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// Clone a by-value receiver for one attempt.
+#[inline(always)]
+pub fn clone_self<T: CloneSelf>(receiver: &T) -> T {
+    receiver.clone_self()
+}
+
 /// `policy = …` takes a `Policy` or a `&Policy`.
 #[diagnostic::on_unimplemented(
     message = "`policy = …` takes a `retry_jitter::Policy` or a `&Policy`, not `{Self}`",
