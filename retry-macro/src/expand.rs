@@ -256,9 +256,13 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         let inline = could_be_result(&ret)
             .then(|| attempt::inline(&body, &label, &p, ret_span))
             .flatten();
+        // The attempt's own arguments are made before the block (`outside`, in the scope that
+        // awaits it) and moved into it: the block owns them, as the function does, and holds no
+        // borrow of them across an `.await`.
+        let (outside, inside) = rebind.moved_in();
         let nested = quote! {
             async {
-                #rebind
+                #inside
                 #pin
                 { #body }
             }
@@ -278,6 +282,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                 };
                 quote! {
                     let (#out_l, #cut_l): (#ret, bool) = {
+                        #outside
                         let #limit_l = #p::Limit::of(#timeout_l, (#policy_l, #clock, #start));
                         match #p::race(#nested, #sleep(#limit_l.duration)).await {
                             ::core::result::Result::Ok(#out_l) => (#out_l, false),
@@ -292,7 +297,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                         let label = labelled.then(|| quote!(#label:));
                         quote!(#label { #rebind #stmts })
                     }
-                    None => quote!(#nested.await),
+                    None => quote!({ #outside #nested.await }),
                 };
                 quote! {
                     let #out_l: #ret = #attempt;

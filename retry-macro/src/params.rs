@@ -28,6 +28,8 @@ struct Binding {
     cfgs: Vec<Attribute>,
     /// The attempt's pattern (`x`, `mut x`, `(a, b)`).
     pat: TokenStream,
+    /// The name the signature gives the argument.
+    source: Ident,
     /// The attempt's own value, made from `source`.
     value: TokenStream,
 }
@@ -51,6 +53,27 @@ impl ToTokens for Rebind {
     }
 }
 
+impl Rebind {
+    /// The same bindings for an attempt in a nested `async` block: each value made before the
+    /// block (`outside`) and moved into it (`inside`). A by-value argument is then owned by the
+    /// block, as by the function, not borrowed from it: a `Send + !Sync` argument (`Cell`, a
+    /// generic `T: Send`) keeps the future `Send`.
+    pub(crate) fn moved_in(&self) -> (TokenStream, TokenStream) {
+        let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
+        for Binding {
+            cfgs,
+            pat,
+            source,
+            value,
+        } in &self.bindings
+        {
+            outside.extend(quote!(#(#cfgs)* let #source = #value;));
+            inside.extend(quote!(#(#cfgs)* let #pat = #source;));
+        }
+        (outside, inside)
+    }
+}
+
 /// Rewrite the signature's patterns as the table says, and return the rebindings.
 /// `async_trait`: the body is async-trait's, which moves `self` into a local of its own (so a
 /// `&mut self` must be re-borrowed for each attempt, by name).
@@ -60,8 +83,8 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
     for (index, arg) in sig.inputs.iter_mut().enumerate() {
         let arg = match arg {
             FnArg::Receiver(receiver) => {
-                if let Some((alias, binding)) = receiver_binding(receiver, private, async_trait) {
-                    self_alias = Some(alias);
+                if let Some(binding) = receiver_binding(receiver, private, async_trait) {
+                    self_alias = Some(binding.source.clone());
                     bindings.push(binding);
                 }
                 continue;
@@ -97,6 +120,7 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
                     bindings.push(Binding {
                         cfgs,
                         pat: quote!(#mutability #ident),
+                        source: ident.clone(),
                         value: value(ident),
                     });
                 }
@@ -112,6 +136,7 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
                     cfgs,
                     pat: pat.to_token_stream(),
                     value: value(&source),
+                    source: source.clone(),
                 });
                 *arg.pat = Pat::Ident(PatIdent {
                     attrs: Vec::new(),
@@ -134,7 +159,7 @@ fn receiver_binding(
     receiver: &mut Receiver,
     private: &TokenStream,
     async_trait: bool,
-) -> Option<(Ident, Binding)> {
+) -> Option<Binding> {
     let span = receiver.self_token.span;
     let source = Ident::new("__retry_self", Span::mixed_site().located_at(span));
     let self_token = receiver.self_token;
@@ -159,14 +184,12 @@ fn receiver_binding(
             )
         }
     };
-    Some((
-        source.clone(),
-        Binding {
-            cfgs: Vec::new(),
-            pat: quote!(#mutability #source),
-            value,
-        },
-    ))
+    Some(Binding {
+        cfgs: Vec::new(),
+        pat: quote!(#mutability #source),
+        source,
+        value,
+    })
 }
 
 /// `Pin<&mut Self>` (or any `Pin<&mut T>`).
@@ -340,5 +363,20 @@ mod tests {
         let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
         let r = rebind(&mut sig, &quote!(p), true);
         assert!(r.to_token_stream().to_string().contains("& mut * self"));
+    }
+
+    #[test]
+    fn a_nested_attempt_gets_its_values_moved_in() {
+        let mut sig: Signature =
+            syn::parse_quote!(fn f(a: &u8, mut b: String, (c, d): (u8, u8)) -> R);
+        let (outside, inside) = rebind(&mut sig, &quote!(p), false).moved_in();
+        assert_eq!(
+            outside.to_string(),
+            "let b = p :: clone_arg (& b) ; let __retry_arg2 = p :: clone_arg (& __retry_arg2) ;"
+        );
+        assert_eq!(
+            inside.to_string(),
+            "let mut b = b ; let (c , d) = __retry_arg2 ;"
+        );
     }
 }
