@@ -65,6 +65,8 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         Some(alias) => params::rename_self(&body, alias),
         None => body,
     };
+    // A `break` or `continue` outside the user's loops stays the error it is without us.
+    let body = attempt::fence_loop_exits(body);
 
     let p_ret = respan(&p, ret_span);
     let policy = policy(args, &p);
