@@ -336,12 +336,15 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
             }
         }
     } else {
+        // `move`: the attempt owns its copies of the arguments (a reference is copied, a
+        // by-value argument moved in and cloned per call), so nothing needs a stack slot
+        // on the success path. Unless a hook borrows one of them too: then the attempt borrows.
+        let hooks = [&args.on, &args.notify, &args.give_up, &args.budget];
+        let capture =
+            (!params::named_by(&item.sig, hooks.into_iter().flatten())).then(|| quote!(move));
         quote! {
             #setup
-            // `move`: the attempt owns its copies of the arguments (a reference is copied, a
-            // by-value argument moved in and cloned per call), so nothing needs a stack slot
-            // on the success path.
-            let #op_l = move || {
+            let #op_l = #capture || {
                 #rebind
                 #pin
                 { #body }

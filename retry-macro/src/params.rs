@@ -154,6 +154,45 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
     }
 }
 
+/// Whether any of `exprs` (the hooks' key expressions) names an argument that a `move`
+/// closure could not take while they borrow it: `self` or an argument, unless a shared
+/// reference (copied, not moved). Read from the tokens, literals included (`format!("{tag}")`
+/// names `tag`): a false alarm costs a closure that borrows, never a wrong program.
+pub(crate) fn named_by<'a>(
+    sig: &Signature,
+    exprs: impl IntoIterator<Item = &'a syn::Expr>,
+) -> bool {
+    let shared =
+        |ty: &Type| matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
+    let names: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Receiver(r) if !shared(&r.ty) => Some("self".to_owned()),
+            FnArg::Typed(arg) if !shared(&arg.ty) => match &*arg.pat {
+                Pat::Ident(p) => Some(p.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    fn names_one(tokens: TokenStream, names: &[String]) -> bool {
+        tokens.into_iter().any(|tt| match tt {
+            TokenTree::Ident(ident) => names.iter().any(|n| ident == n),
+            TokenTree::Literal(lit) => {
+                let text = lit.to_string();
+                names.iter().any(|n| text.contains(n.as_str()))
+            }
+            TokenTree::Group(group) => names_one(group.stream(), names),
+            TokenTree::Punct(_) => false,
+        })
+    }
+    !names.is_empty()
+        && exprs
+            .into_iter()
+            .any(|expr| names_one(expr.to_token_stream(), &names))
+}
+
 /// The receiver's rebinding, where each attempt needs a `self` of its own.
 fn receiver_binding(
     receiver: &mut Receiver,
@@ -363,6 +402,20 @@ mod tests {
         let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
         let r = rebind(&mut sig, &quote!(p), true);
         assert!(r.to_token_stream().to_string().contains("& mut * self"));
+    }
+
+    #[test]
+    fn hooks_naming_what_the_attempt_takes_are_seen() {
+        let sig: Signature =
+            syn::parse_quote!(fn f(&mut self, tag: String, id: &u32, (a, b): (u8, u8)) -> R);
+        let named = |e: syn::Expr| named_by(&sig, [&e]);
+        assert!(named(syn::parse_quote!(|_e| self.limit > 0)));
+        assert!(named(syn::parse_quote!(|e, _| log(&tag, e))));
+        assert!(named(syn::parse_quote!(|e, _| log(format!("{tag}: {e}")))));
+        assert!(!named(syn::parse_quote!(|e| *e > *id)));
+        assert!(!named(syn::parse_quote!(is_transient)));
+        let shared: Signature = syn::parse_quote!(fn f(&self) -> R);
+        assert!(!named_by(&shared, [&syn::parse_quote!(|_| self.ok())]));
     }
 
     #[test]
