@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, PathArguments, ReturnType, Type};
 
 use crate::args::{Args, AttemptsArg, DurationArg};
+use crate::async_trait;
 use crate::attempt;
 use crate::item::{Features, Item};
 use crate::params;
@@ -51,15 +52,23 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     let p = quote!(#krate::__private);
     // Item::check rejects a function without a return type; should one get here, it is
     // emitted unchanged rather than the macro panicking.
-    let ReturnType::Type(_, ret) = item.sig.output.clone() else {
-        return item.into_token_stream();
+    let ret = match (&item.async_trait, item.sig.output.clone()) {
+        // The future's output: `#[async_trait]` has made the function return a boxed future.
+        (Some(async_trait), _) => Box::new(async_trait.output.clone()),
+        (None, ReturnType::Type(_, ret)) => ret,
+        (None, ReturnType::Default) => return item.into_token_stream(),
     };
     let ret = &ret;
-    let rebind = params::rebind(&mut item.sig, &p, false);
+    let is_async = item.is_async();
+    let async_trait = item.async_trait.take();
+    let rebind = params::rebind(&mut item.sig, &p, async_trait.is_some());
     let ret_span = ret.span();
     let ret = erase_impl_trait(ret);
     let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
-    let body = item.body.take().unwrap_or_default();
+    let body = match &async_trait {
+        Some(async_trait) => async_trait.body.clone(),
+        None => item.body.take().unwrap_or_default(),
+    };
     // A receiver each attempt has its own copy of: the body's `self` is that copy.
     let body = match &rebind.self_alias {
         Some(alias) => params::rename_self(&body, alias),
@@ -248,7 +257,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         };
     };
 
-    let new_body = if item.sig.asyncness.is_some() {
+    let new_body = if is_async {
         // The attempt inline where its `return`s and `?`s can be rewritten to end it (see
         // attempt.rs), else a nested `async` block, which ends at them by itself.
         let label = syn::Lifetime {
@@ -353,6 +362,18 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         }
     };
 
+    // Under `#[async_trait]`, the retry loop is the boxed future.
+    let new_body = match async_trait {
+        Some(async_trait::AsyncTrait {
+            before,
+            pin,
+            attrs,
+            async_token,
+            capture,
+            ..
+        }) => quote!(#before #pin(#(#attrs)* #async_token #capture { #new_body })),
+        None => new_body,
+    };
     let Item {
         attrs,
         vis,

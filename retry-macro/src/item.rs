@@ -8,6 +8,7 @@ use syn::spanned::Spanned;
 use syn::{Attribute, ReturnType, Signature, Token, Visibility};
 
 use crate::args::Args;
+use crate::async_trait::{self, AsyncTrait};
 
 /// The facade's features the expansion depends on.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +35,8 @@ pub(crate) struct Item {
     pub body_span: proc_macro2::Span,
     /// The body with its braces, or the `;`, exactly as written.
     pub tail: TokenStream,
+    /// The function as `#[async_trait]` writes an `async fn`: its inner future is retried.
+    pub async_trait: Option<AsyncTrait>,
 }
 
 impl Parse for Item {
@@ -50,6 +53,7 @@ impl Parse for Item {
                 body: None,
                 body_span: semi.span,
                 tail: semi.into_token_stream(),
+                async_trait: None,
             });
         }
         let body: proc_macro2::TokenTree = input.parse()?;
@@ -59,6 +63,7 @@ impl Parse for Item {
                 "expected the function's body `{ … }`",
             ));
         };
+        let async_trait = async_trait::recognise(&sig, &group.stream());
         Ok(Item {
             attrs,
             vis,
@@ -66,6 +71,7 @@ impl Parse for Item {
             body: Some(group.stream()),
             body_span: group.span(),
             tail: group.into_token_stream(),
+            async_trait,
         })
     }
 }
@@ -103,6 +109,11 @@ impl ToTokens for Item {
 }
 
 impl Item {
+    /// An `async fn`, or one `#[async_trait]` has made.
+    pub(crate) fn is_async(&self) -> bool {
+        self.sig.asyncness.is_some() || self.async_trait.is_some()
+    }
+
     /// Everything that makes a function impossible to retry, each error on its token.
     /// `features`: whether an `async fn` without `sleep = …` has a timer (feature `tokio`), and
     /// whether trace events can be emitted (feature `tracing`).
@@ -136,7 +147,7 @@ impl Item {
                 "`#[retry]` cannot retry a variadic function: remove `...`",
             ));
         }
-        if sig.asyncness.is_none() {
+        if !self.is_async() {
             if let (Some(key), Some(_)) = (&args.sleep_key, &args.sleep) {
                 errors.push(syn::Error::new(
                     key.span(),
@@ -161,8 +172,13 @@ impl Item {
                 ));
             }
         } else if args.sleep.is_none() && !features.tokio {
+            // async-trait puts the `async` token's span on `fn`.
+            let at = match &sig.asyncness {
+                Some(asyncness) => asyncness.span,
+                None => sig.fn_token.span,
+            };
             errors.push(syn::Error::new(
-                sig.asyncness.span(),
+                at,
                 "an `async fn` needs a timer to wait between attempts: enable retry-jitter's \
                  `tokio` feature, or give one with `sleep = my_runtime::sleep`",
             ));
