@@ -130,7 +130,7 @@ mod tracing_support {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so the by-value argument type `{Self}` must be `Clone`",
     label = "this argument is cloned for each attempt",
-    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it"
+    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it; a type that is not yours to change (an extractor, like axum's `Path`) can stay in a function that calls a retried one with what the body needs from it"
 )]
 pub trait CloneArg {
     /// A fresh copy for the next attempt.
