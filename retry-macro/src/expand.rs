@@ -80,7 +80,8 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     let p_ret = respan(&p, ret_span);
     let policy = policy(args, &p);
     // `on`, `notify` and `give_up` get their closure signatures from the return type, through
-    // helpers spanned at the key's value: a mismatch is reported there.
+    // helpers spanned at the key's value: a mismatch is reported there. `.keep()` hands the
+    // hook on, or a stand-in for a wrong one, which nothing reports again (see `Hook`).
     let hook =
         |value: &Option<syn::Expr>, helper: &str, generics: TokenStream, none: TokenStream| {
             match value {
@@ -89,7 +90,11 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                     let (p_at, ret_at) = (respan(&p, span), respan(&ret.to_token_stream(), span));
                     let generics = respan(&generics, span);
                     let helper = Ident::new(helper, span);
-                    quote_spanned!(span=> #p_at::#helper::<#ret_at, #generics>(#value))
+                    quote_spanned! {span=> {
+                        #[allow(unused_imports)]
+                        use #p_at::{Keep as _, KeepUnchecked as _};
+                        #p_at::#helper::<#ret_at, #generics>(#value).keep()
+                    }}
                 }
                 None => none,
             }

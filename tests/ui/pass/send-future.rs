@@ -44,6 +44,19 @@ async fn generic_nested<T: Clone + Send + std::fmt::Debug>(value: T) -> anyhow::
     Ok(format!("{value:?}"))
 }
 
+// With every hook given: they are held across the waits, and keep the future `Send`.
+#[retry(
+    attempts = 3,
+    base = "1ms",
+    on = |e: &String| !e.is_empty(),
+    notify = |e, ev| eprintln!("{e} #{}", ev.attempt),
+    give_up = |e, g| eprintln!("{e}: {}", g.reason)
+)]
+async fn hooked(client: &Client) -> Result<usize, String> {
+    tokio::task::yield_now().await;
+    Err(client.base.clone())
+}
+
 fn assert_send<T: Send>(t: T) -> T {
     t
 }
@@ -57,6 +70,9 @@ async fn main() {
     let c = Arc::clone(&client);
     let handle = tokio::spawn(async move { assert_send(get_nested(&c, "/b".to_owned())).await });
     assert_eq!(handle.await.unwrap(), Ok("http://x/b".to_owned()));
+    let c = Arc::clone(&client);
+    let handle = tokio::spawn(async move { assert_send(hooked(&c)).await });
+    assert_eq!(handle.await.unwrap(), Err("http://x".to_owned()));
     let handle = tokio::spawn(assert_send(count_nested(Cell::new(6))));
     assert_eq!(handle.await.unwrap(), Ok(1));
     let handle = tokio::spawn(assert_send(generic_nested(Cell::new(7))));
