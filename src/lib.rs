@@ -87,7 +87,8 @@
 ///
 /// One shape cannot be retried in today's Rust: returning a borrow taken from a `&mut`
 /// argument or `&mut self` (the borrow checker cannot see that the attempt which returns is the
-/// last). Return an owned value there.
+/// last): a return type that borrows from one is a compile error saying so. Return an owned
+/// value there.
 ///
 /// Async functions sleep on tokio's timer (feature `tokio`, on by default) and measure
 /// `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs them in no
