@@ -42,6 +42,7 @@ trait Service {
     async fn shared(self: Arc<Self>) -> Result<u32, String>;
     async fn nested(&self) -> Result<u32, String>;
     async fn stopping(&self) -> Result<u32, String>;
+    async fn timed(&self) -> Result<u32, std::io::Error>;
 }
 
 struct Svc {
@@ -97,6 +98,16 @@ impl Service for Svc {
     async fn stopping(&self) -> Result<u32, String> {
         self.flaky.call()
     }
+
+    // An attempt raced against its timer: the first one never answers in time.
+    #[retry(attempts = 3, base = "0ns", timeout = "1s")]
+    async fn timed(&self) -> Result<u32, std::io::Error> {
+        let n = self.flaky.call().unwrap_or(0);
+        if n == 1 {
+            tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+        }
+        Ok(n)
+    }
 }
 
 // `?Send`: a future that need not be `Send`.
@@ -142,7 +153,7 @@ fn flaky(fail: u32) -> Flaky {
     Flaky { calls: AtomicU32::new(0), fail }
 }
 
-#[tokio::main]
+#[tokio::main(flavor = "current_thread")]
 async fn main() {
     let mut svc = Svc { flaky: flaky(2), bumps: 0 };
     assert_eq!(svc.load("ab".to_owned()).await, Ok(5));
@@ -163,6 +174,13 @@ async fn main() {
     assert_eq!(svc.stopping().await, Err("call 1 failed".to_owned()));
     assert_eq!(svc.flaky.calls(), 1);
 
+    svc.flaky.fail = 0;
+    tokio::time::pause();
+    assert_eq!(svc.timed().await.unwrap(), 2);
+    tokio::time::resume();
+    assert_eq!(svc.flaky.calls(), 2);
+
+    svc.flaky.fail = 2;
     let svc = Arc::new(svc);
     let spawned = tokio::spawn(Arc::clone(&svc).shared());
     assert_eq!(spawned.await.unwrap(), Ok(3));
