@@ -12,9 +12,11 @@
 //! | `self`, `mut self`, `self: Arc<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
 //!
 //! `self` cannot be shadowed, so where each attempt needs a `self` of its own the body's `self`
-//! is renamed `__retry_self` (see [`rename_self`]).
+//! is renamed `__retry_self` (see [`rename_self`]). Under `#[async_trait]`, whose body moves
+//! `self` into a local, a `&mut self` is one of those: `let __retry_self = &mut *self;`.
 //!
-//! `#[cfg]` attributes on an argument are copied onto its rebinding.
+//! In a nested `async` block the values are made before the block and moved into it
+//! ([`Rebind::moved_in`]). `#[cfg]` attributes on an argument are copied onto its rebinding.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
