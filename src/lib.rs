@@ -79,7 +79,9 @@
 ///
 /// Key expressions are evaluated once per call, before the first attempt, in the function's
 /// scope (`policy = self.policy` works). By-value arguments are cloned for each attempt, `&mut`
-/// ones re-borrowed; `return` and `?` end one attempt, and an `Err` from them is retried like
+/// ones re-borrowed; so are receivers: `self: Arc<Self>`, `Rc<Self>` or any `Clone` `self` is
+/// cloned, `self: Pin<&mut Self>` re-borrowed. On an `#[async_trait]` method the inner future
+/// is retried. `return` and `?` end one attempt, and an `Err` from them is retried like
 /// any other. The function's own error comes back unchanged: the last one. (In an `async fn`
 /// they are rewritten to do so, so that the attempt runs inline, in the function's own state
 /// machine; a body with a macro call that might hide a `return` — any but the standard
@@ -88,7 +90,8 @@
 ///
 /// One shape cannot be retried in today's Rust: returning a borrow taken from a `&mut`
 /// argument or `&mut self` (the borrow checker cannot see that the attempt which returns is the
-/// last). Return an owned value there.
+/// last): a return type that borrows from one is a compile error saying so. Return an owned
+/// value there.
 ///
 /// Async functions sleep on tokio's timer (feature `tokio`, on by default) and measure
 /// `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs them in no

@@ -45,8 +45,43 @@ impl Client {
     }
 }
 
+// Receivers with a copy per attempt (the body's `self` renamed), a hook that borrows `self`
+// (the sync attempt then borrows too), a nested attempt (a macro of the user's).
+#[derive(Clone)]
+struct Shared {
+    limit: u32,
+}
+
+macro_rules! at_most {
+    ($n:expr, $limit:expr) => {
+        $n.min($limit)
+    };
+}
+
+impl Shared {
+    #[retry(base = "0ns", on = |e: &Error| e.0 < self.limit)]
+    fn take(self: std::sync::Arc<Self>, n: u32) -> Result<u32, Error> {
+        Ok(at_most!(n, self.limit))
+    }
+
+    #[retry(base = "0ns")]
+    async fn take_async(self: std::sync::Arc<Self>, n: u32) -> Result<u32, Error> {
+        Ok(at_most!(n, self.limit))
+    }
+
+    #[retry(base = "0ns")]
+    fn pinned(self: std::pin::Pin<&mut Self>) -> Result<u32, Error> {
+        Ok(self.get_mut().limit)
+    }
+}
+
 #[tokio::test]
 async fn lint_clean_expansions_still_retry() {
+    let shared = std::sync::Arc::new(Shared { limit: 5 });
+    assert_eq!(std::sync::Arc::clone(&shared).take(9), Ok(5));
+    assert_eq!(std::sync::Arc::clone(&shared).take_async(3).await, Ok(3));
+    let mut own = Shared { limit: 4 };
+    assert_eq!(std::pin::Pin::new(&mut own).pinned(), Ok(4));
     let mut c = Client {
         policy: Policy::new().with_base(std::time::Duration::ZERO),
         seen: Vec::new(),

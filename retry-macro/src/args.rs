@@ -219,7 +219,7 @@ impl Args {
 fn attempts(value: Expr) -> syn::Result<AttemptsArg> {
     let Expr::Lit(ExprLit {
         lit: Lit::Int(int), ..
-    }) = &value
+    }) = ungroup(&value)
     else {
         return Ok(AttemptsArg::Expr(Box::new(value)));
     };
@@ -240,11 +240,14 @@ fn attempts(value: Expr) -> syn::Result<AttemptsArg> {
 }
 
 fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
-    match value {
+    match ungroup(&value) {
         Expr::Lit(ExprLit {
             lit: Lit::Str(lit), ..
         }) => match duration::parse(&lit.value()) {
-            Ok(nanos) => Ok(DurationArg::Lit { nanos, lit }),
+            Ok(nanos) => Ok(DurationArg::Lit {
+                nanos,
+                lit: lit.clone(),
+            }),
             Err(msg) => Err(syn::Error::new(lit.span(), msg)),
         },
         Expr::Lit(ExprLit {
@@ -257,7 +260,16 @@ fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
                 int.base10_digits()
             ),
         )),
-        other => Ok(DurationArg::Expr(Box::new(other))),
+        _ => Ok(DurationArg::Expr(Box::new(value))),
+    }
+}
+
+/// The expression inside the invisible (None-delimited) groups a `macro_rules!` wraps its
+/// fragments in (`cap = $cap` with `$cap:literal`), for the keys whose value is read here.
+fn ungroup(expr: &Expr) -> &Expr {
+    match expr {
+        Expr::Group(group) => ungroup(&group.expr),
+        other => other,
     }
 }
 
@@ -294,7 +306,7 @@ fn hedge_arg(value: Expr) -> syn::Result<HedgeArg> {
 /// spanned at the user's word.
 fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::Result<Ident> {
     let names: Vec<&str> = words.iter().map(|(name, _)| *name).collect();
-    let word = match &value {
+    let word = match ungroup(&value) {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
         _ => None,
     };
@@ -314,7 +326,7 @@ fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::R
 }
 
 fn crate_path(value: Expr) -> syn::Result<syn::Path> {
-    match &value {
+    match ungroup(&value) {
         Expr::Lit(ExprLit {
             lit: Lit::Str(lit), ..
         }) => lit.parse::<syn::Path>().map_err(|_| {
@@ -376,5 +388,39 @@ impl DurationArg {
             }
             DurationArg::Expr(e) => e.to_token_stream(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proc_macro2::{Delimiter, Group, TokenTree};
+    use quote::quote;
+
+    /// `key = value` with the value in an invisible group, as a `macro_rules!` fragment is.
+    fn grouped(key: &str, value: TokenStream) -> syn::Result<Args> {
+        let key = Ident::new(key, Span::call_site());
+        let value = TokenTree::Group(Group::new(Delimiter::None, value));
+        syn::parse2(quote!(#key = #value))
+    }
+
+    #[test]
+    fn literals_from_macro_rules_are_read_through_their_invisible_group() {
+        let args = grouped("cap", quote!("1s")).unwrap();
+        assert!(matches!(
+            args.cap,
+            Some(DurationArg::Lit {
+                nanos: 1_000_000_000,
+                ..
+            })
+        ));
+        let args = grouped("attempts", quote!(3)).unwrap();
+        assert!(matches!(args.attempts, Some(AttemptsArg::Lit(3, _))));
+        let args = grouped("jitter", quote!(none)).unwrap();
+        assert_eq!(args.jitter.unwrap().to_string(), "None");
+        let args = grouped("crate", quote!("::x::retry_jitter")).unwrap();
+        assert_eq!(args.krate.unwrap().segments.len(), 2);
+        let err = grouped("base", quote!("1 parsec")).err().unwrap();
+        assert!(err.to_string().contains("parsec"), "{err}");
     }
 }

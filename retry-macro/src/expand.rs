@@ -10,6 +10,7 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, PathArguments, ReturnType, Type};
 
 use crate::args::{Args, AttemptsArg, DurationArg, HedgeArg};
+use crate::async_trait;
 use crate::attempt;
 use crate::item::{Features, Item};
 use crate::params;
@@ -51,20 +52,36 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     let p = quote!(#krate::__private);
     // Item::check rejects a function without a return type; should one get here, it is
     // emitted unchanged rather than the macro panicking.
-    let ReturnType::Type(_, ret) = item.sig.output.clone() else {
-        return item.into_token_stream();
+    let ret = match (&item.async_trait, item.sig.output.clone()) {
+        // The future's output: `#[async_trait]` has made the function return a boxed future.
+        (Some(async_trait), _) => Box::new(async_trait.output.clone()),
+        (None, ReturnType::Type(_, ret)) => ret,
+        (None, ReturnType::Default) => return item.into_token_stream(),
     };
     let ret = &ret;
-    let rebind = params::rebind(&mut item.sig, &p);
+    let is_async = item.is_async();
+    let async_trait = item.async_trait.take();
+    let rebind = params::rebind(&mut item.sig, &p, async_trait.is_some());
     let ret_span = ret.span();
     let ret = erase_impl_trait(ret);
     let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
-    let body = item.body.take().unwrap_or_default();
+    let body = match &async_trait {
+        Some(async_trait) => async_trait.body.clone(),
+        None => item.body.take().unwrap_or_default(),
+    };
+    // A receiver each attempt has its own copy of: the body's `self` is that copy.
+    let body = match &rebind.self_alias {
+        Some(alias) => params::rename_self(&body, alias),
+        None => body,
+    };
+    // A `break` or `continue` outside the user's loops stays the error it is without us.
+    let body = attempt::fence_loop_exits(body);
 
     let p_ret = respan(&p, ret_span);
     let policy = policy(args, &p);
     // `on`, `notify` and `give_up` get their closure signatures from the return type, through
-    // helpers spanned at the key's value: a mismatch is reported there.
+    // helpers spanned at the key's value: a mismatch is reported there. `.keep()` hands the
+    // hook on, or a stand-in for a wrong one, which nothing reports again (see `Hook`).
     let hook =
         |value: &Option<syn::Expr>, helper: &str, generics: TokenStream, none: TokenStream| {
             match value {
@@ -73,7 +90,11 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                     let (p_at, ret_at) = (respan(&p, span), respan(&ret.to_token_stream(), span));
                     let generics = respan(&generics, span);
                     let helper = Ident::new(helper, span);
-                    quote_spanned!(span=> #p_at::#helper::<#ret_at, #generics>(#value))
+                    quote_spanned! {span=> {
+                        #[allow(unused_imports)]
+                        use #p_at::{Keep as _, KeepUnchecked as _};
+                        #p_at::#helper::<#ret_at, #generics>(#value).keep()
+                    }}
                 }
                 None => none,
             }
@@ -248,7 +269,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         };
     };
 
-    let new_body = if let (Some((_, hedge)), true) = (&args.hedge, item.sig.asyncness.is_some()) {
+    let new_body = if let (Some((_, hedge)), true) = (&args.hedge, is_async) {
         // Attempts side by side: each one a future made by a `move` closure (a shared borrow is
         // copied into it, a by-value argument cloned for it), run by the runtime's hedging loop.
         let make_l = local("__retry_make", ret_span);
@@ -293,7 +314,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
             };
             #hedged.await
         }
-    } else if item.sig.asyncness.is_some() {
+    } else if is_async {
         // The attempt inline where its `return`s and `?`s can be rewritten to end it (see
         // attempt.rs), else a nested `async` block, which ends at them by itself.
         let label = syn::Lifetime {
@@ -303,9 +324,13 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         let inline = could_be_result(&ret)
             .then(|| attempt::inline(&body, &label, &p, ret_span))
             .flatten();
+        // The attempt's own arguments are made before the block (`outside`, in the scope that
+        // awaits it) and moved into it: the block owns them, as the function does, and holds no
+        // borrow of them across an `.await`.
+        let (outside, inside) = rebind.moved_in();
         let nested = quote! {
             async {
-                #rebind
+                #inside
                 #pin
                 { #body }
             }
@@ -331,6 +356,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                 };
                 quote! {
                     let (#out_l, #cut_l): (#ret, bool) = {
+                        #outside
                         let #limit_l = #p::Limit::of(#timeout_l, (#policy_l, #clock, #start));
                         // Pinned here, in the function's own future, and raced in place: the
                         // attempt and its timer are stored once.
@@ -354,7 +380,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                         let label = labelled.then(|| quote!(#label:));
                         quote!(#label { #rebind #stmts })
                     }
-                    None => quote!(#nested.await),
+                    None => quote!({ #outside #nested.await }),
                 };
                 quote! {
                     let #out_l: #ret = #attempt;
@@ -391,12 +417,15 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
             }
         }
     } else {
+        // `move`: the attempt owns its copies of the arguments (a reference is copied, a
+        // by-value argument moved in and cloned per call), so nothing needs a stack slot
+        // on the success path. Unless a hook borrows one of them too: then the attempt borrows.
+        let hooks = [&args.on, &args.notify, &args.give_up, &args.budget];
+        let capture =
+            (!params::named_by(&item.sig, hooks.into_iter().flatten())).then(|| quote!(move));
         quote! {
             #setup
-            // `move`: the attempt owns its copies of the arguments (a reference is copied, a
-            // by-value argument moved in and cloned per call), so nothing needs a stack slot
-            // on the success path.
-            let #op_l = move || {
+            let #op_l = #capture || {
                 #rebind
                 #pin
                 { #body }
@@ -405,6 +434,18 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         }
     };
 
+    // Under `#[async_trait]`, the retry loop is the boxed future.
+    let new_body = match async_trait {
+        Some(async_trait::AsyncTrait {
+            before,
+            pin,
+            attrs,
+            async_token,
+            capture,
+            ..
+        }) => quote!(#before #pin(#(#attrs)* #async_token #capture { #new_body })),
+        None => new_body,
+    };
     let Item {
         attrs,
         vis,

@@ -5,9 +5,11 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
+use syn::visit_mut::VisitMut;
 use syn::{Attribute, FnArg, ReturnType, Signature, Token, Visibility};
 
 use crate::args::Args;
+use crate::async_trait::{self, AsyncTrait};
 
 /// The facade's features the expansion depends on.
 #[derive(Clone, Copy, Debug)]
@@ -34,6 +36,8 @@ pub(crate) struct Item {
     pub body_span: proc_macro2::Span,
     /// The body with its braces, or the `;`, exactly as written.
     pub tail: TokenStream,
+    /// The function as `#[async_trait]` writes an `async fn`: its inner future is retried.
+    pub async_trait: Option<AsyncTrait>,
 }
 
 impl Parse for Item {
@@ -50,15 +54,17 @@ impl Parse for Item {
                 body: None,
                 body_span: semi.span,
                 tail: semi.into_token_stream(),
+                async_trait: None,
             });
         }
-        let group: proc_macro2::Group = input.parse()?;
-        if group.delimiter() != proc_macro2::Delimiter::Brace {
+        let body: proc_macro2::TokenTree = input.parse()?;
+        let Some(group) = brace_group(body.clone()) else {
             return Err(syn::Error::new(
-                group.span(),
+                body.span(),
                 "expected the function's body `{ … }`",
             ));
-        }
+        };
+        let async_trait = async_trait::recognise(&sig, &group.stream());
         Ok(Item {
             attrs,
             vis,
@@ -66,7 +72,27 @@ impl Parse for Item {
             body: Some(group.stream()),
             body_span: group.span(),
             tail: group.into_token_stream(),
+            async_trait,
         })
+    }
+}
+
+/// The body's braces, also when a `macro_rules!` passed it as `$body:block`: then it arrives
+/// wrapped in an invisible (None-delimited) group.
+fn brace_group(tree: proc_macro2::TokenTree) -> Option<proc_macro2::Group> {
+    let proc_macro2::TokenTree::Group(group) = tree else {
+        return None;
+    };
+    match group.delimiter() {
+        proc_macro2::Delimiter::Brace => Some(group),
+        proc_macro2::Delimiter::None => {
+            let mut inner = group.stream().into_iter();
+            match (inner.next(), inner.next()) {
+                (Some(tree), None) => brace_group(tree),
+                _ => None,
+            }
+        }
+        _ => None,
     }
 }
 
@@ -84,6 +110,11 @@ impl ToTokens for Item {
 }
 
 impl Item {
+    /// An `async fn`, or one `#[async_trait]` has made.
+    pub(crate) fn is_async(&self) -> bool {
+        self.sig.asyncness.is_some() || self.async_trait.is_some()
+    }
+
     /// Everything that makes a function impossible to retry, each error on its token.
     /// `features`: whether an `async fn` without `sleep = …` has a timer (feature `tokio`), and
     /// whether trace events can be emitted (feature `tracing`).
@@ -111,14 +142,13 @@ impl Item {
                  error; add a return type like `-> Result<(), MyError>`",
             ));
         }
-        if let Some(FnArg::Receiver(r)) = sig.inputs.first() {
-            if !matches!(*r.ty, syn::Type::Reference(_)) {
-                errors.push(syn::Error::new(
-                    r.span(),
-                    "`#[retry]` calls the body once per attempt, and `self` taken by value can be \
-                     used only once: take `&self` or `&mut self`",
-                ));
-            }
+        let output = match (&self.async_trait, &sig.output) {
+            (Some(async_trait), _) => Some(&async_trait.output),
+            (None, ReturnType::Type(_, ret)) => Some(&**ret),
+            (None, ReturnType::Default) => None,
+        };
+        if let Some(error) = output.and_then(|output| borrow_of_mut(sig, output)) {
+            errors.push(error);
         }
         if let Some(v) = &sig.variadic {
             errors.push(syn::Error::new(
@@ -126,7 +156,7 @@ impl Item {
                 "`#[retry]` cannot retry a variadic function: remove `...`",
             ));
         }
-        if sig.asyncness.is_none() {
+        if !self.is_async() {
             if let (Some(key), Some(_)) = (&args.sleep_key, &args.sleep) {
                 errors.push(syn::Error::new(
                     key.span(),
@@ -158,13 +188,18 @@ impl Item {
                 ));
             }
         } else if args.sleep.is_none() && !features.tokio {
+            // async-trait puts the `async` token's span on `fn`.
+            let at = match &sig.asyncness {
+                Some(asyncness) => asyncness.span,
+                None => sig.fn_token.span,
+            };
             errors.push(syn::Error::new(
-                sig.asyncness.span(),
+                at,
                 "an `async fn` needs a timer to wait between attempts: enable retry-jitter's \
                  `tokio` feature, or give one with `sleep = my_runtime::sleep`",
             ));
         }
-        if args.hedge.is_some() && sig.asyncness.is_some() {
+        if args.hedge.is_some() && self.is_async() {
             for arg in &sig.inputs {
                 if let Some(span) = exclusive_borrow(arg) {
                     errors.push(syn::Error::new(
@@ -216,6 +251,101 @@ fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
     }
 }
 
+/// A return type that borrows from a `&mut` argument or `&mut self` (by lifetime elision, or
+/// by naming its lifetime): each attempt re-borrows that argument for itself, and the borrow
+/// checker cannot see that an attempt which returns is the last, so the retried function cannot
+/// compile; its errors would be about a closure or a loop the user never wrote. Said here, with
+/// the rule, on the borrow in the return type. (A lifetime hidden in a path, `Guard<T>` for
+/// `Guard<'_, T>`, is not seen: that case keeps the borrow checker's errors.)
+fn borrow_of_mut(sig: &Signature, output: &syn::Type) -> Option<syn::Error> {
+    let lifetimes = |ty: &syn::Type| {
+        let mut found = Lifetimes::default();
+        found.visit_type_mut(&mut ty.clone());
+        found
+    };
+    let returned = lifetimes(output);
+    // Each argument's name, its lifetimes, and whether it is the receiver.
+    let inputs: Vec<(String, Lifetimes, bool)> = sig
+        .inputs
+        .iter()
+        .map(|arg| match arg {
+            FnArg::Receiver(r) => ("self".to_owned(), lifetimes(&r.ty), true),
+            FnArg::Typed(t) => (t.pat.to_token_stream().to_string(), lifetimes(&t.ty), false),
+        })
+        .collect();
+    // Where an elided lifetime of the output comes from: the receiver, if it is a reference;
+    // else the only lifetime of the inputs, if there is one.
+    let with_lifetimes: Vec<_> = inputs
+        .iter()
+        .filter(|(_, l, _)| !l.all.is_empty())
+        .collect();
+    let elided_from = match with_lifetimes.iter().find(|(_, _, receiver)| *receiver) {
+        Some(receiver) => Some(*receiver),
+        None => match with_lifetimes[..] {
+            [only] if only.1.all.len() == 1 => Some(only),
+            _ => None,
+        },
+    };
+    let (name, at) = returned.all.iter().find_map(|(lifetime, at)| {
+        let from = match lifetime {
+            None => elided_from.filter(|(_, l, _)| l.first_is_mut),
+            Some(named) => inputs.iter().find(|(_, l, _)| l.mutable.contains(named)),
+        };
+        from.map(|(name, _, _)| (name, *at))
+    })?;
+    Some(syn::Error::new(
+        at,
+        format!(
+            "`#[retry]` cannot return a borrow of `{name}`: each attempt re-borrows that `&mut` \
+             for itself, and the borrow checker cannot see that the attempt which returns is \
+             the last; return an owned value (`.to_owned()`, `.clone()`), or retry a \
+             function that does not return the borrow and take it from `{name}` after the call"
+        ),
+    ))
+}
+
+/// The lifetimes a type names: each `&` (its lifetime, `None` if elided) and each lifetime
+/// (`'_` as `None`), with where it is written; and those of `&mut` references. Not those of
+/// `fn` pointers and `Fn(…)` bounds, which are their own.
+#[derive(Default)]
+struct Lifetimes {
+    all: Vec<(Option<String>, proc_macro2::Span)>,
+    mutable: Vec<String>,
+    /// Whether the first is a `&mut` (the one an elided output lifetime then refers to).
+    first_is_mut: bool,
+}
+
+impl VisitMut for Lifetimes {
+    fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+        let name = r
+            .lifetime
+            .as_ref()
+            .map(|l| l.ident.to_string())
+            .filter(|n| n != "_");
+        if self.all.is_empty() {
+            self.first_is_mut = r.mutability.is_some();
+        }
+        self.all.push((name.clone(), r.and_token.span));
+        if let (Some(name), Some(_)) = (name, r.mutability) {
+            self.mutable.push(name);
+        }
+        self.visit_type_mut(&mut r.elem);
+    }
+
+    fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
+        let name = Some(l.ident.to_string()).filter(|n| n != "_");
+        self.all.push((name, l.apostrophe));
+    }
+
+    fn visit_type_bare_fn_mut(&mut self, _: &mut syn::TypeBareFn) {}
+
+    fn visit_parenthesized_generic_arguments_mut(
+        &mut self,
+        _: &mut syn::ParenthesizedGenericArguments,
+    ) {
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -228,6 +358,47 @@ mod tests {
             tracing: false,
         };
         item.check(&args, features).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_borrow_of_a_mut_argument_cannot_be_returned() {
+        let rejected = |sig: &str| {
+            let item: Item = syn::parse_str(&format!("{sig} {{ todo!() }}")).unwrap();
+            let args: Args = syn::parse_str("").unwrap();
+            let features = Features {
+                tokio: true,
+                tracing: false,
+            };
+            item.check(&args, features)
+                .err()
+                .map(|e| e.to_string())
+                .filter(|e| e.contains("cannot return a borrow"))
+        };
+        for sig in [
+            "fn f(v: &mut Vec<u8>) -> Result<&u8, E>",
+            "fn f(&mut self) -> Result<&str, E>",
+            "async fn f(&mut self, key: &str) -> Result<&str, E>",
+            "fn f<'a>(s: &str, v: &'a mut X) -> Result<&'a str, E>",
+            "fn f(self: Pin<&mut Self>) -> Result<&u8, E>",
+            "fn f(&mut self) -> Result<impl Iterator<Item = u8> + '_, E>",
+        ] {
+            let error = rejected(sig).unwrap_or_else(|| panic!("{sig}: accepted"));
+            assert!(error.contains("re-borrows that `&mut`"), "{error}");
+        }
+        assert!(rejected("fn f(cache: &mut C) -> Result<&u8, E>")
+            .unwrap()
+            .contains("`cache`"));
+        for sig in [
+            "fn f(&self) -> Result<&str, E>",
+            "fn f(&self, buf: &mut Vec<u8>) -> Result<&str, E>",
+            "fn f<'a>(s: &'a str, v: &mut X) -> Result<&'a str, E>",
+            "fn f(&mut self) -> Result<&'static str, E>",
+            "fn f(v: &mut X, w: &Y) -> Result<u8, E>",
+            "fn f(v: &mut X) -> Result<fn(&u8) -> u8, E>",
+            "fn f(&mut self) -> Result<Box<dyn Fn(&u8)>, E>",
+        ] {
+            assert_eq!(rejected(sig), None, "{sig}");
+        }
     }
 
     #[test]

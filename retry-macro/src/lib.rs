@@ -6,6 +6,7 @@
 #![forbid(unsafe_code)]
 
 mod args;
+mod async_trait;
 mod attempt;
 mod duration;
 mod expand;

@@ -7,23 +7,97 @@
 //! | `x: T` | unchanged | `let x = clone_arg(&x);` |
 //! | `mut x: T` | `x: T` | `let mut x = clone_arg(&x);` |
 //! | `(a, b): T` | `__retry_arg0: T` | `let (a, b) = clone_arg(&__retry_arg0);` |
+//! | `&self`, `&mut self` | unchanged | nothing (the body re-borrows `self`) |
+//! | `self: Pin<&mut Self>` | `mut self: Pin<&mut Self>` | `let __retry_self = self.as_mut();` |
+//! | `self`, `mut self`, `self: Arc<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
 //!
-//! `#[cfg]` attributes on an argument are copied onto its rebinding.
+//! `self` cannot be shadowed, so where each attempt needs a `self` of its own the body's `self`
+//! is renamed `__retry_self` (see [`rename_self`]). Under `#[async_trait]`, whose body moves
+//! `self` into a local, a `&mut self` is one of those: `let __retry_self = &mut *self;`.
+//!
+//! In a nested `async` block the values are made before the block and moved into it
+//! ([`Rebind::moved_in`]). `#[cfg]` attributes on an argument are copied onto its rebinding.
 
-use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::parse::Parser;
 use syn::spanned::Spanned;
-use syn::{FnArg, Ident, Pat, PatIdent, Signature, Type};
+use syn::visit_mut::{self, VisitMut};
+use syn::{Attribute, Block, FnArg, Ident, Pat, PatIdent, Receiver, Signature, Type};
 
-/// Rewrite the signature's patterns as the table says, and return the rebinding statements.
-pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream) -> TokenStream {
-    let mut out = TokenStream::new();
+/// The rebinding of one argument.
+struct Binding {
+    cfgs: Vec<Attribute>,
+    /// The attempt's pattern (`x`, `mut x`, `(a, b)`).
+    pat: TokenStream,
+    /// The name the signature gives the argument.
+    source: Ident,
+    /// The attempt's own value, made from `source`.
+    value: TokenStream,
+}
+
+/// Each attempt's own arguments. As tokens: the statements that bind them where the attempt
+/// runs (the sync closure, the inline `async` attempt).
+pub(crate) struct Rebind {
+    bindings: Vec<Binding>,
+    /// What the body's `self` is renamed to, where each attempt has a `self` of its own.
+    pub self_alias: Option<Ident>,
+}
+
+impl ToTokens for Rebind {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        for Binding {
+            cfgs, pat, value, ..
+        } in &self.bindings
+        {
+            tokens.extend(quote!(#(#cfgs)* let #pat = #value;));
+        }
+    }
+}
+
+impl Rebind {
+    /// The same bindings for an attempt in a nested `async` block: each value made before the
+    /// block (`outside`) and moved into it (`inside`). A by-value argument is then owned by the
+    /// block, as by the function, not borrowed from it: a `Send + !Sync` argument (`Cell`, a
+    /// generic `T: Send`) keeps the future `Send`.
+    pub(crate) fn moved_in(&self) -> (TokenStream, TokenStream) {
+        let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
+        for Binding {
+            cfgs,
+            pat,
+            source,
+            value,
+        } in &self.bindings
+        {
+            outside.extend(quote!(#(#cfgs)* let #source = #value;));
+            inside.extend(quote!(#(#cfgs)* let #pat = #source;));
+        }
+        (outside, inside)
+    }
+}
+
+/// Rewrite the signature's patterns as the table says, and return the rebindings.
+/// `async_trait`: the body is async-trait's, which moves `self` into a local of its own (so a
+/// `&mut self` must be re-borrowed for each attempt, by name).
+pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bool) -> Rebind {
+    let mut bindings = Vec::new();
+    let mut self_alias = None;
     for (index, arg) in sig.inputs.iter_mut().enumerate() {
-        let FnArg::Typed(arg) = arg else { continue };
+        let arg = match arg {
+            FnArg::Receiver(receiver) => {
+                if let Some(binding) = receiver_binding(receiver, private, async_trait) {
+                    self_alias = Some(binding.source.clone());
+                    bindings.push(binding);
+                }
+                continue;
+            }
+            FnArg::Typed(arg) => arg,
+        };
         let cfgs: Vec<_> = arg
             .attrs
             .iter()
             .filter(|a| a.path().is_ident("cfg"))
+            .cloned()
             .collect();
         let ty = &*arg.ty;
         // How an attempt gets its own value out of the argument `source`.
@@ -45,14 +119,27 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream) -> TokenStream 
                     !matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
                 if needs_own_copy || mutability.is_some() {
                     let mutability = mutability.take();
-                    let value = value(ident);
-                    out.extend(quote!(#(#cfgs)* let #mutability #ident = #value;));
+                    bindings.push(Binding {
+                        cfgs,
+                        pat: quote!(#mutability #ident),
+                        source: ident.clone(),
+                        value: value(ident),
+                    });
                 }
             }
             pat => {
-                let source = Ident::new(&format!("__retry_arg{index}"), Span::mixed_site());
-                let value = value(&source);
-                out.extend(quote!(#(#cfgs)* let #pat = #value;));
+                // Located at the pattern: an error about the argument (its type is not
+                // `Clone`) is reported there, not at the attribute.
+                let source = Ident::new(
+                    &format!("__retry_arg{index}"),
+                    Span::mixed_site().located_at(pat.span()),
+                );
+                bindings.push(Binding {
+                    cfgs,
+                    pat: pat.to_token_stream(),
+                    value: value(&source),
+                    source: source.clone(),
+                });
                 *arg.pat = Pat::Ident(PatIdent {
                     attrs: Vec::new(),
                     by_ref: None,
@@ -63,6 +150,179 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream) -> TokenStream 
             }
         }
     }
+    Rebind {
+        bindings,
+        self_alias,
+    }
+}
+
+/// Whether any of `exprs` (the hooks' key expressions) names an argument that a `move`
+/// closure could not take while they borrow it: `self` or an argument, unless a shared
+/// reference (copied, not moved). Read from the tokens, literals included (`format!("{tag}")`
+/// names `tag`): a false alarm costs a closure that borrows, never a wrong program.
+pub(crate) fn named_by<'a>(
+    sig: &Signature,
+    exprs: impl IntoIterator<Item = &'a syn::Expr>,
+) -> bool {
+    let shared =
+        |ty: &Type| matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
+    let names: Vec<String> = sig
+        .inputs
+        .iter()
+        .filter_map(|arg| match arg {
+            FnArg::Receiver(r) if !shared(&r.ty) => Some("self".to_owned()),
+            FnArg::Typed(arg) if !shared(&arg.ty) => match &*arg.pat {
+                Pat::Ident(p) => Some(p.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    fn names_one(tokens: TokenStream, names: &[String]) -> bool {
+        tokens.into_iter().any(|tt| match tt {
+            TokenTree::Ident(ident) => names.iter().any(|n| ident == n),
+            TokenTree::Literal(lit) => {
+                let text = lit.to_string();
+                names.iter().any(|n| text.contains(n.as_str()))
+            }
+            TokenTree::Group(group) => names_one(group.stream(), names),
+            TokenTree::Punct(_) => false,
+        })
+    }
+    !names.is_empty()
+        && exprs
+            .into_iter()
+            .any(|expr| names_one(expr.to_token_stream(), &names))
+}
+
+/// The receiver's rebinding, where each attempt needs a `self` of its own.
+fn receiver_binding(
+    receiver: &mut Receiver,
+    private: &TokenStream,
+    async_trait: bool,
+) -> Option<Binding> {
+    let span = receiver.self_token.span;
+    let source = Ident::new("__retry_self", Span::mixed_site().located_at(span));
+    let self_token = receiver.self_token;
+    let (mutability, value) = match strip_group(&receiver.ty) {
+        Type::Reference(r) if r.mutability.is_none() => return None,
+        Type::Reference(_) if !async_trait => return None,
+        Type::Reference(_) => (None, quote_spanned!(span=> &mut *#self_token)),
+        ty if is_pin_mut(ty) => {
+            // `Pin::as_mut` takes `&mut self`: the binding must be `mut`.
+            receiver.mutability = Some(syn::Token![mut](span));
+            (
+                None,
+                quote_spanned!(span=> ::core::pin::Pin::as_mut(&mut #self_token)),
+            )
+        }
+        _ => {
+            // The `mut` moves from the signature to each attempt's copy, which is what changes.
+            let mutability = receiver.mutability.take();
+            (
+                mutability,
+                quote_spanned!(receiver.span()=> #private::clone_self(&#self_token)),
+            )
+        }
+    };
+    Some(Binding {
+        cfgs: Vec::new(),
+        pat: quote!(#mutability #source),
+        source,
+        value,
+    })
+}
+
+/// `Pin<&mut Self>` (or any `Pin<&mut T>`).
+fn is_pin_mut(ty: &Type) -> bool {
+    let Type::Path(path) = ty else { return false };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    last.ident == "Pin"
+        && matches!(
+            args.args.first(),
+            Some(syn::GenericArgument::Type(t))
+                if matches!(strip_group(t), Type::Reference(r) if r.mutability.is_some())
+        )
+}
+
+/// The body with its `self` renamed `alias`, outside the items nested in it (an `fn` or `impl`
+/// in the body has a `self` of its own). `self::path` is a module path, and stays.
+pub(crate) fn rename_self(body: &TokenStream, alias: &Ident) -> TokenStream {
+    let Ok(mut stmts) = Block::parse_within.parse2(body.clone()) else {
+        // A body syn cannot parse has no items it can see either: every `self` is the receiver.
+        return rename_in_tokens(body.clone(), alias);
+    };
+    let mut rename = RenameSelf(alias);
+    let mut out = TokenStream::new();
+    for stmt in &mut stmts {
+        rename.visit_stmt_mut(stmt);
+        stmt.to_tokens(&mut out);
+    }
+    out
+}
+
+struct RenameSelf<'a>(&'a Ident);
+
+impl VisitMut for RenameSelf<'_> {
+    fn visit_expr_path_mut(&mut self, path: &mut syn::ExprPath) {
+        if path.qself.is_none() && path.path.is_ident("self") {
+            let span = path.path.segments[0].ident.span();
+            let mut alias = self.0.clone();
+            alias.set_span(alias.span().located_at(span));
+            path.path.segments[0].ident = alias;
+        }
+        visit_mut::visit_expr_path_mut(self, path);
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
+        match expr {
+            syn::Expr::Verbatim(tokens) => *tokens = rename_in_tokens(tokens.clone(), self.0),
+            _ => visit_mut::visit_expr_mut(self, expr),
+        }
+    }
+
+    /// A nested `fn`, `impl`…: its own `self`.
+    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
+
+    fn visit_macro_mut(&mut self, mac: &mut syn::Macro) {
+        mac.tokens = rename_in_tokens(mac.tokens.clone(), self.0);
+    }
+}
+
+/// Every `self` not followed by `::`, at any depth.
+fn rename_in_tokens(tokens: TokenStream, alias: &Ident) -> TokenStream {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    let path_follows = |i: usize| {
+        matches!(
+            (tokens.get(i + 1), tokens.get(i + 2)),
+            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                if a.as_char() == ':' && b.as_char() == ':'
+        )
+    };
+    let mut out = TokenStream::new();
+    for (i, tt) in tokens.iter().enumerate() {
+        out.extend([match tt {
+            TokenTree::Ident(ident) if ident == "self" && !path_follows(i) => {
+                let mut alias = alias.clone();
+                alias.set_span(alias.span().located_at(ident.span()));
+                TokenTree::Ident(alias)
+            }
+            TokenTree::Group(group) => {
+                let mut renamed = proc_macro2::Group::new(
+                    group.delimiter(),
+                    rename_in_tokens(group.stream(), alias),
+                );
+                renamed.set_span(group.span());
+                TokenTree::Group(renamed)
+            }
+            other => other.clone(),
+        }]);
+    }
     out
 }
 
@@ -71,5 +331,107 @@ fn strip_group(ty: &Type) -> &Type {
         Type::Group(g) => strip_group(&g.elem),
         Type::Paren(p) => strip_group(&p.elem),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn alias() -> Ident {
+        Ident::new("__retry_self", Span::call_site())
+    }
+
+    #[test]
+    fn self_is_renamed_in_the_body_closures_and_macros_not_in_items_or_paths() {
+        let body = quote! {
+            let me = self.clone();
+            let f = move || self.len();
+            println!("{}", self.name);
+            self::helper(&self);
+            impl X { fn g(&self) -> u8 { self.0 } }
+            fn h() { self::helper(); }
+            Ok(Self::wrap(self))
+        };
+        let out = rename_self(&body, &alias()).to_string();
+        assert_eq!(out.matches("__retry_self").count(), 5, "{out}");
+        assert!(out.contains("self :: helper (& __retry_self)"), "{out}");
+        assert!(out.contains("fn g (& self) -> u8 { self . 0 }"), "{out}");
+        assert!(out.contains("Self :: wrap (__retry_self)"), "{out}");
+    }
+
+    #[test]
+    fn a_body_syn_cannot_parse_is_renamed_token_by_token() {
+        let out = rename_self(&quote!(self.x +), &alias()).to_string();
+        assert_eq!(out, "__retry_self . x +");
+    }
+
+    #[test]
+    fn receivers_by_value_are_cloned_and_pin_mut_reborrowed() {
+        let mut sig: Signature = syn::parse_quote!(fn f(mut self: Arc<Self>, x: u8) -> R);
+        let r = rebind(&mut sig, &quote!(p), false);
+        let out = r.to_token_stream().to_string();
+        assert!(
+            out.contains("let mut __retry_self = p :: clone_self (& self)"),
+            "{out}"
+        );
+        assert_eq!(
+            sig.inputs.first().unwrap().to_token_stream().to_string(),
+            "self : Arc < Self >"
+        );
+
+        let mut sig: Signature = syn::parse_quote!(fn f(self: Pin<&mut Self>) -> R);
+        let r = rebind(&mut sig, &quote!(p), false);
+        let out = r.to_token_stream().to_string();
+        assert!(
+            out.contains(":: core :: pin :: Pin :: as_mut (& mut self)"),
+            "{out}"
+        );
+        assert!(sig
+            .inputs
+            .first()
+            .unwrap()
+            .to_token_stream()
+            .to_string()
+            .starts_with("mut self"));
+
+        for receiver in [quote!(&self), quote!(&mut self), quote!(self: &Arc<Self>)] {
+            let mut sig: Signature = syn::parse_quote!(fn f(#receiver) -> R);
+            let r = rebind(&mut sig, &quote!(p), false);
+            assert!(r.self_alias.is_none(), "{receiver}");
+        }
+        // async-trait moves `self` into a local: a `&mut self` is re-borrowed by name.
+        let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
+        let r = rebind(&mut sig, &quote!(p), true);
+        assert!(r.to_token_stream().to_string().contains("& mut * self"));
+    }
+
+    #[test]
+    fn hooks_naming_what_the_attempt_takes_are_seen() {
+        let sig: Signature =
+            syn::parse_quote!(fn f(&mut self, tag: String, id: &u32, (a, b): (u8, u8)) -> R);
+        let named = |e: syn::Expr| named_by(&sig, [&e]);
+        assert!(named(syn::parse_quote!(|_e| self.limit > 0)));
+        assert!(named(syn::parse_quote!(|e, _| log(&tag, e))));
+        assert!(named(syn::parse_quote!(|e, _| log(format!("{tag}: {e}")))));
+        assert!(!named(syn::parse_quote!(|e| *e > *id)));
+        assert!(!named(syn::parse_quote!(is_transient)));
+        let shared: Signature = syn::parse_quote!(fn f(&self) -> R);
+        assert!(!named_by(&shared, [&syn::parse_quote!(|_| self.ok())]));
+    }
+
+    #[test]
+    fn a_nested_attempt_gets_its_values_moved_in() {
+        let mut sig: Signature =
+            syn::parse_quote!(fn f(a: &u8, mut b: String, (c, d): (u8, u8)) -> R);
+        let (outside, inside) = rebind(&mut sig, &quote!(p), false).moved_in();
+        assert_eq!(
+            outside.to_string(),
+            "let b = p :: clone_arg (& b) ; let __retry_arg2 = p :: clone_arg (& __retry_arg2) ;"
+        );
+        assert_eq!(
+            inside.to_string(),
+            "let mut b = b ; let (c , d) = __retry_arg2 ;"
+        );
     }
 }

@@ -1,5 +1,6 @@
 //! What `#[retry]`'s expansion calls. Not a public API: names and signatures change freely.
 
+use core::marker::PhantomData;
 pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
@@ -16,37 +17,115 @@ pub use crate::{Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, Re
 use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryBudget, RetryEvent, TimedOut};
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
-/// `on = |e| e.is_timeout()` needs no annotation. It comes back as an opaque
-/// `impl Classify<R::Err>` (the blanket impl for closures), so the loop's bounds hold whatever
-/// `on` is, and a mistake in `on` is reported at the `on` key.
+/// `on = |e| e.is_timeout()` needs no annotation, and checks it there: a mistake in `on` is
+/// reported at the `on` key. What it returns carries no bound (see [`Hook`]).
 #[inline(always)]
-pub fn classifier<R, D, F>(on: F) -> impl Classify<R::Err>
+pub fn classifier<R, D, F>(on: F) -> Hook<R, F, OnKey>
 where
     R: IsResult,
     D: Into<Decision>,
     F: Fn(&R::Err) -> D,
 {
-    on
+    Hook(on, PhantomData)
 }
 
 /// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`, like [`classifier`].
 #[inline(always)]
-pub fn notifier<R, F>(notify: F) -> impl Notify<R::Err>
+pub fn notifier<R, F>(notify: F) -> Hook<R, F, NotifyKey>
 where
     R: IsResult,
     F: Fn(&R::Err, &RetryEvent),
 {
-    notify
+    Hook(notify, PhantomData)
 }
 
 /// Gives a `give_up = …` closure its signature `Fn(&E, &GiveUp)`, like [`classifier`].
 #[inline(always)]
-pub fn give_upper<R, F>(give_up: F) -> impl GiveUpHook<R::Err>
+pub fn give_upper<R, F>(give_up: F) -> Hook<R, F, GiveUpKey>
 where
     R: IsResult,
     F: Fn(&R::Err, &GiveUp),
 {
-    give_up
+    Hook(give_up, PhantomData)
+}
+
+/// A hook given to the key `K` of a function returning `R`, checked by [`classifier`] (or
+/// [`notifier`], [`give_upper`]). `.keep()` (autoref specialisation, with [`Keep`] and
+/// [`KeepUnchecked`] in scope) hands back the hook itself when it is the right one, statically
+/// dispatched, at no cost; a wrong one, already reported at its key, is swapped for
+/// [`Unchecked`], so that nothing that uses the hooks reports it again. (An opaque
+/// `impl Classify` carries the checker's bounds, which were checked again, and reported again,
+/// wherever the hooks were used; a type-erased hook would cost a stored pointer.)
+pub struct Hook<R, H, K>(H, PhantomData<fn(&R, K)>);
+
+/// The key `on`.
+pub struct OnKey;
+/// The key `notify`.
+pub struct NotifyKey;
+/// The key `give_up`.
+pub struct GiveUpKey;
+
+/// [`Hook`]'s `.keep()` for a hook of the right type: the hook.
+pub trait Keep {
+    /// The hook.
+    type Hook;
+    /// The hook.
+    fn keep(self) -> Self::Hook;
+}
+
+impl<R: IsResult, H: Classify<R::Err>> Keep for Hook<R, H, OnKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+impl<R: IsResult, H: Notify<R::Err>> Keep for Hook<R, H, NotifyKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+impl<R: IsResult, H: GiveUpHook<R::Err>> Keep for Hook<R, H, GiveUpKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+/// [`Hook`]'s `.keep()` for a hook of the wrong type (one compile error already): a stand-in.
+pub trait KeepUnchecked {
+    /// The stand-in.
+    fn keep(self) -> Unchecked;
+}
+
+impl<R, H, K> KeepUnchecked for &Hook<R, H, K> {
+    #[inline(always)]
+    fn keep(self) -> Unchecked {
+        Unchecked
+    }
+}
+
+/// Stands in for a hook of the wrong type, in a program that does not compile: it serves every
+/// error type, so that the loop's bounds add no error to the one at the key.
+pub struct Unchecked;
+
+impl<E> Classify<E> for Unchecked {
+    fn classify(&self, _: &E) -> Decision {
+        Decision::Stop
+    }
+}
+
+impl<E> Notify<E> for Unchecked {
+    fn notify(&self, _: &E, _: &RetryEvent) {}
+}
+
+impl<E> GiveUpHook<E> for Unchecked {
+    fn give_up(&self, _: &E, _: &GiveUp) {}
 }
 
 /// `budget = …` takes a `&RetryBudget`.
@@ -131,7 +210,7 @@ mod tracing_support {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so the by-value argument type `{Self}` must be `Clone`",
     label = "this argument is cloned for each attempt",
-    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it"
+    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it; a type that is not yours to change (an extractor, like axum's `Path`) can stay in a function that calls a retried one with what the body needs from it"
 )]
 pub trait CloneArg {
     /// A fresh copy for the next attempt.
@@ -149,6 +228,33 @@ impl<T: Clone> CloneArg for T {
 #[inline(always)]
 pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
     arg.clone_arg()
+}
+
+/// A receiver taken by value (`self`, `self: Arc<Self>`…) is cloned for each attempt.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` calls the body once per attempt, so `self` taken by value as `{Self}` must be `Clone`",
+    label = "`self` is cloned for each attempt",
+    note = "take `&self` or `&mut self`, or make `Self` `Clone`; where the body needs a handle it can own (to spawn a task), take `self: &Arc<Self>` and clone the `Arc`, or `self: Arc<Self>`"
+)]
+pub trait CloneSelf {
+    /// A fresh copy for the next attempt.
+    fn clone_self(&self) -> Self;
+}
+
+// Not recommended: a `Box<Self>` that is not `Clone` is then reported as this trait's message,
+// not as `Box<Self>: Clone` (which says nothing of retrying).
+#[diagnostic::do_not_recommend]
+impl<T: Clone> CloneSelf for T {
+    #[inline(always)]
+    fn clone_self(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// Clone a by-value receiver for one attempt.
+#[inline(always)]
+pub fn clone_self<T: CloneSelf>(receiver: &T) -> T {
+    receiver.clone_self()
 }
 
 /// `policy = …` takes a `Policy` or a `&Policy`.

@@ -33,6 +33,28 @@ async fn unfinished(id: &u32) -> Result<u32, u32> {
     todo!()
 }
 
+// Receivers each attempt has its own copy of: `mut` moves off the signature, `self` is renamed.
+#[derive(Clone)]
+struct Counter(u32);
+
+impl Counter {
+    #[retry(base = "0ns")]
+    fn bump(mut self) -> Result<u32, u32> {
+        self.0 += 1;
+        Ok(self.0)
+    }
+
+    #[retry(base = "0ns")]
+    async fn shared(self: std::sync::Arc<Self>) -> Result<u32, u32> {
+        Ok(self.0)
+    }
+
+    #[retry(base = "0ns")]
+    fn pinned(self: std::pin::Pin<&mut Self>) -> Result<u32, u32> {
+        Ok(self.get_mut().0)
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     assert_eq!(fetch_inline("7").await, Ok(7));
@@ -41,4 +63,8 @@ async fn main() {
     let mut seen = Vec::new();
     assert_eq!(fetch(1, "a".to_owned(), &mut seen), Ok(1));
     assert_eq!(fetch_async(&2).await, Ok(2));
+    let mut counter = Counter(1);
+    assert_eq!(counter.clone().bump(), Ok(2));
+    assert_eq!(std::sync::Arc::new(counter.clone()).shared().await, Ok(1));
+    assert_eq!(std::pin::Pin::new(&mut counter).pinned(), Ok(1));
 }
