@@ -101,6 +101,89 @@ pub fn line_chart(
     Ok(())
 }
 
+/// The complementary CDF of `sorted` (ascending) values, on a log-spaced grid of 400 points:
+/// (value × `scale`, share of values above it), the shares of 0 left out (a log axis has no 0).
+pub fn ccdf(sorted: &[u64], scale: f64) -> Vec<(f64, f64)> {
+    let (Some(&lo), Some(&hi)) = (sorted.first(), sorted.last()) else {
+        return Vec::new();
+    };
+    let n = sorted.len() as f64;
+    let (lo, hi) = ((lo.max(1) as f64).ln(), (hi.max(1) as f64).ln());
+    let steps = 400;
+    (0..=steps)
+        .map(|i| (lo + (hi - lo) * f64::from(i) / f64::from(steps)).exp() as u64)
+        .map(|x| {
+            let above = sorted.len() - sorted.partition_point(|&v| v <= x);
+            (x as f64 * scale, above as f64 / n)
+        })
+        .filter(|p| p.1 > 0.0)
+        .collect()
+}
+
+/// A share as a percentage with as many decimals as it needs: 10%, 1%, 0.1%, 0.01%.
+fn percent(share: f64) -> String {
+    let p = share * 100.0;
+    let decimals = if p >= 1.0 {
+        0
+    } else {
+        (-p.log10()).ceil() as usize
+    };
+    format!("{p:.decimals$}%")
+}
+
+/// A complementary-CDF chart: log-scaled value (x) against the log-scaled share of values above
+/// it (y), one line per series, with a title, axis labels and a legend.
+pub fn ccdf_chart(
+    path: &Path,
+    title: &str,
+    (x_label, y_label): (&str, &str),
+    series: &[Series],
+) -> Result<(), Box<dyn Error>> {
+    let points = || series.iter().flat_map(|s| s.points.iter());
+    let x_min = points().map(|p| p.0).fold(f64::INFINITY, f64::min);
+    let x_max = points().map(|p| p.0).fold(0.0, f64::max);
+    let y_min = points().map(|p| p.1).fold(1.0, f64::min);
+    let (x_min, x_max) = if x_min.is_finite() && x_max > x_min {
+        (x_min * 0.8, x_max * 1.25)
+    } else {
+        (1.0, 10.0)
+    };
+    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 26))
+        .margin(16)
+        .x_label_area_size(48)
+        .y_label_area_size(90)
+        .build_cartesian_2d((x_min..x_max).log_scale(), (y_min * 0.5..1.5).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .axis_desc_style(("sans-serif", 18))
+        .label_style(("sans-serif", 15))
+        .x_label_formatter(&|x| format!("{x}"))
+        .y_label_formatter(&|y| percent(*y))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    for (i, s) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()].stroke_width(2);
+        chart
+            .draw_series(LineSeries::new(s.points.iter().copied(), color))?
+            .label(s.name.as_str())
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color));
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .label_font(("sans-serif", 16))
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK)
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,14 +1,18 @@
-//! The herd demo: thousands of simulated clients retrying after a failure, strategy by strategy.
+//! The herd demo: thousands of simulated clients retrying after a failure, strategy by strategy,
+//! and hedging against a slow tail.
 //!
-//! `cargo run --release --example herd` runs both models with their defaults in a few seconds,
+//! `cargo run --release --example herd` runs every model with its defaults in a few seconds,
 //! prints the tables and writes SVG charts (to `target/herd` unless `--out` says otherwise).
-//! Every wait is drawn by `retry_jitter::Backoff`, the code `#[retry]` runs.
+//! Every wait is drawn by `retry_jitter::Backoff`, the code `#[retry]` runs; every hedged call
+//! runs the crate's own hedging loop on a virtual clock (`exec`).
 
 mod chart;
+mod exec;
 mod occ;
 mod outage;
 mod sim;
 mod strategy;
+mod tail;
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -23,6 +27,7 @@ use crate::chart::Series;
 use crate::occ::{Occ, OccResult};
 use crate::outage::{Outage, OutageResult, WINDOW};
 use crate::strategy::{ms, Strategy};
+use crate::tail::{Tail, TailResult};
 
 /// Simulate thousands of clients retrying a failed call, and compare retry strategies.
 #[derive(Parser, Debug)]
@@ -32,7 +37,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Model::All)]
     model: Model,
     /// Clients: for outage, how many fail together (default 10000); for occ, one client count
-    /// instead of the sweep 10, 30, …, 190.
+    /// instead of the sweep 10, 30, …, 190; for tail, the client calls made (default 100000).
     #[arg(long)]
     clients: Option<u32>,
     /// OCC runs averaged per strategy and client count.
@@ -41,9 +46,10 @@ struct Args {
     /// Seed of every random draw: the same seed gives the same tables.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Outage: total calls per client, the first included.
-    #[arg(long, default_value_t = 10)]
-    attempts: u32,
+    /// Total calls per client (call), the first included: for outage (default 10) retries, for
+    /// tail (default 3) hedges.
+    #[arg(long)]
+    attempts: Option<u32>,
     /// Outage: how long the service is down, in seconds.
     #[arg(long, default_value_t = 5.0)]
     outage_secs: f64,
@@ -55,7 +61,9 @@ struct Args {
     out: PathBuf,
     /// Machine-readable rows on stdout instead of the tables:
     /// `model,strategy,clients,calls,completion_ms` (for outage, completion is when 99% of
-    /// clients had succeeded, empty if they never did; for occ, calls are write calls).
+    /// clients had succeeded, empty if they never did; for occ, calls are write calls; for
+    /// tail, the strategy is the hedging, calls include hedges and completion is the 99.9th
+    /// percentile latency).
     #[arg(long)]
     csv: bool,
 }
@@ -64,6 +72,7 @@ struct Args {
 enum Model {
     Outage,
     Occ,
+    Tail,
     All,
 }
 
@@ -78,7 +87,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             clients: args.clients.unwrap_or(10_000),
             down: Duration::from_secs_f64(args.outage_secs.max(0.0)),
             capacity: args.capacity,
-            attempts: args.attempts.max(1),
+            attempts: args.attempts.unwrap_or(10).max(1),
             seed: args.seed,
             ..Outage::default()
         };
@@ -134,6 +143,29 @@ fn main() -> Result<(), Box<dyn Error>> {
         for c in &charts {
             eprintln!("chart: {}", c.display());
         }
+    }
+    if matches!(args.model, Model::Tail | Model::All) {
+        let scenario = Tail {
+            calls: args.clients.unwrap_or(100_000).max(1),
+            attempts: args.attempts.unwrap_or(3).max(1),
+            seed: args.seed,
+            ..Tail::default()
+        };
+        let started = Instant::now();
+        let results = tail::compare(&scenario);
+        let elapsed = started.elapsed();
+        let chart = args.out.join("tail.svg");
+        tail_chart(&chart, &scenario, &results)?;
+        if args.csv {
+            for r in &results {
+                let p999 = ms(r.percentile(99.9));
+                let name = r.hedging.to_string().replace(' ', "");
+                println!("tail,{name},{},{},{p999:.1}", scenario.calls, r.attempts);
+            }
+        } else {
+            print_tail(&scenario, &results, elapsed);
+        }
+        eprintln!("chart: {}", chart.display());
     }
     Ok(())
 }
@@ -331,4 +363,74 @@ fn occ_charts(paths: &[PathBuf; 2], results: &[OccResult]) -> Result<(), Box<dyn
         &series(|r| r.completion / 1e6),
         chart::Axes::default(),
     )
+}
+
+fn print_tail(t: &Tail, results: &[TailResult], elapsed: Duration) {
+    println!(
+        "Tail: {} calls at {}/s; each attempt answers in lognormal(median {:?}, σ {}) or, {}% \
+         of the time, stalls {:?}–{:?}; at most {} calls per call, hedges included",
+        t.calls,
+        t.rate,
+        t.median,
+        t.sigma,
+        t.stalled * 100.0,
+        t.stall.0,
+        t.stall.1,
+        t.attempts
+    );
+    println!();
+    println!(
+        "{:<22} {:>9} {:>9} {:>9} {:>12}",
+        "hedging", "p50", "p99", "p99.9", "extra calls"
+    );
+    let lat = |ns: u64| format!("{:.1} ms", ms(ns));
+    for r in results {
+        println!(
+            "{:<22} {:>9} {:>9} {:>9} {:>11.2}%",
+            r.hedging.to_string(),
+            lat(r.percentile(50.0)),
+            lat(r.percentile(99.0)),
+            lat(r.percentile(99.9)),
+            100.0 * r.extra()
+        );
+    }
+    println!(
+        "({} runs of the crate's hedging loop simulated in {:.2} s)\n",
+        results.len(),
+        elapsed.as_secs_f64()
+    );
+}
+
+fn tail_chart(path: &Path, t: &Tail, results: &[TailResult]) -> Result<(), Box<dyn Error>> {
+    let series: Vec<Series> = results
+        .iter()
+        .map(|r| Series {
+            name: r.hedging.to_string(),
+            points: chart::ccdf(&r.latencies, 1e-6),
+        })
+        .collect();
+    let title = format!(
+        "{} calls, {}% of attempts stalling: share of calls slower than x",
+        thousands(u64::from(t.calls)),
+        t.stalled * 100.0
+    );
+    chart::ccdf_chart(
+        path,
+        &title,
+        ("latency (ms, log scale)", "calls slower (log scale)"),
+        &series,
+    )
+}
+
+/// 100000 as "100,000".
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
