@@ -101,8 +101,9 @@ pub fn line_chart(
     Ok(())
 }
 
-/// The complementary CDF of `sorted` (ascending) values, on a log-spaced grid of 400 points:
-/// (value × `scale`, share of values above it), the shares of 0 left out (a log axis has no 0).
+/// The complementary CDF of `sorted` (ascending) values: (value × `scale`, share of values
+/// above it) on a log-spaced grid of 400 points, and at each of the 200 largest values so that
+/// the tail's last steps are exact; the shares of 0 left out (a log axis has no 0).
 pub fn ccdf(sorted: &[u64], scale: f64) -> Vec<(f64, f64)> {
     let (Some(&lo), Some(&hi)) = (sorted.first(), sorted.last()) else {
         return Vec::new();
@@ -110,8 +111,16 @@ pub fn ccdf(sorted: &[u64], scale: f64) -> Vec<(f64, f64)> {
     let n = sorted.len() as f64;
     let (lo, hi) = ((lo.max(1) as f64).ln(), (hi.max(1) as f64).ln());
     let steps = 400;
-    (0..=steps)
-        .map(|i| (lo + (hi - lo) * f64::from(i) / f64::from(steps)).exp() as u64)
+    let grid = (0..=steps).map(|i| {
+        (lo + (hi - lo) * f64::from(i) / f64::from(steps))
+            .exp()
+            .round() as u64
+    });
+    let top = sorted[sorted.len().saturating_sub(200)..].iter().copied();
+    let mut xs: Vec<u64> = grid.chain(top).collect();
+    xs.sort_unstable();
+    xs.dedup();
+    xs.into_iter()
         .map(|x| {
             let above = sorted.len() - sorted.partition_point(|&v| v <= x);
             (x as f64 * scale, above as f64 / n)
@@ -276,6 +285,59 @@ mod tests {
         }
         for s in Strategy::ALL {
             assert!(texts.contains(&s.name()), "the legend lacks {s}");
+        }
+    }
+
+    #[test]
+    fn a_ccdf_falls_from_all_to_one_value_above_the_last_point() {
+        let values: Vec<u64> = (1..=1000).map(|i| i * 1_000_000).collect();
+        let points = ccdf(&values, 1e-6);
+        assert!(points.len() > 300);
+        assert!(points
+            .windows(2)
+            .all(|w| w[0].0 <= w[1].0 && w[0].1 >= w[1].1));
+        assert_eq!(points[0], (1.0, 0.999));
+        assert_eq!(*points.last().unwrap(), (999.0, 0.001));
+        assert!(ccdf(&[], 1.0).is_empty());
+        assert_eq!(percent(1.0), "100%");
+        assert_eq!(percent(0.001), "0.1%");
+        assert_eq!(percent(0.00001), "0.001%");
+    }
+
+    #[test]
+    fn a_tail_chart_is_well_formed_svg_naming_every_series() {
+        let tail = crate::tail::Tail {
+            calls: 2_000,
+            ..crate::tail::Tail::default()
+        };
+        let series: Vec<Series> = [
+            crate::tail::Hedging::None,
+            crate::tail::Hedging::Percentile(95),
+        ]
+        .iter()
+        .map(|&h| Series {
+            name: h.to_string(),
+            points: ccdf(&tail.run(h).latencies, 1e-6),
+        })
+        .collect();
+        let dir = std::env::temp_dir().join(format!("herd-ccdf-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("tail.svg");
+        ccdf_chart(&path, "Tail", ("latency (ms)", "calls slower"), &series).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        well_formed(&svg).unwrap();
+        for text in [
+            "Tail",
+            "latency (ms)",
+            "calls slower",
+            "none",
+            "p95 (adaptive)",
+        ] {
+            assert!(
+                svg.contains(&format!(">{text}<")) || svg.contains(text),
+                "{text}"
+            );
         }
     }
 
