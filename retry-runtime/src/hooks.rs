@@ -85,7 +85,10 @@ impl Budget for NoBudget {
 pub trait Trace<R> {
     /// `true` for a trace that emits nothing ([`NoTrace`]): the loops then skip what they
     /// would compute only for it.
-    const SILENT: bool = false;
+    #[inline(always)]
+    fn is_silent(&self) -> bool {
+        false
+    }
     /// A failed call's `outcome` is about to be retried after `event.delay`.
     fn retry(&self, outcome: &R, event: &RetryEvent);
     /// Retrying ended with `outcome`.
@@ -113,7 +116,10 @@ pub trait Trace<R> {
 pub struct NoTrace;
 
 impl<R> Trace<R> for NoTrace {
-    const SILENT: bool = true;
+    #[inline(always)]
+    fn is_silent(&self) -> bool {
+        true
+    }
     #[inline(always)]
     fn retry(&self, _: &R, _: &RetryEvent) {}
     #[inline(always)]

@@ -526,7 +526,7 @@ impl<'h, R> Attempts<'h, R> {
     ) {
         // A recovery is reported only where something hears of it (the metrics, a trace);
         // otherwise this is the budget's payment alone, and no branch without a budget.
-        if cfg!(feature = "metrics") || !T::SILENT {
+        if cfg!(feature = "metrics") || !Trace::<R>::is_silent(&hooks.trace) {
             if let Some(failing) = &self.state {
                 return recovered(hooks, &failing.state, function);
             }
