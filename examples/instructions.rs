@@ -71,6 +71,7 @@ fn main() {
             let _in = rt.enter();
             calls(&|| poll_once(timeout_async_eager(black_box(&x))).is_ok());
         }
+        "hedge_async" => calls(&|| poll_once(hedge_async(black_box(&x))).is_ok()),
         "plain_await_failed" => calls(&|| poll_once(plain_await_failed(black_box(&x))).is_ok()),
         "annotated_await_failed" => {
             calls(&|| poll_once(annotated_await_failed(black_box(&x))).is_ok());

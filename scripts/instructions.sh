@@ -58,6 +58,7 @@ parse_async_nested plain_parse_async nested_parse_async
 async_failed plain_async_failed annotated_async_failed
 async_timeout plain_async_failed timeout_async
 async_timeout_eager plain_async_failed timeout_async_eager
+async_hedge plain_async_failed hedge_async
 await_failed plain_await_failed annotated_await_failed
 await_timeout plain_await_failed timeout_await
 ROWS

@@ -181,6 +181,14 @@ pub async fn timeout_async_eager(x: &u64) -> Result<u64, Failed> {
     work(*x).map_err(Failed)
 }
 
+/// Hedged: the first attempt runs in place and a hedge timer (the default, an `async fn`
+/// holding its delay) is armed beside it; an attempt ready at once never polls it.
+#[retry(hedge = "50ms")]
+#[inline(never)]
+pub async fn hedge_async(x: &u64) -> Result<u64, Failed> {
+    work(*x).map_err(Failed)
+}
+
 #[inline(never)]
 pub async fn plain_await_failed(x: &u64) -> Result<u64, Failed> {
     let _permit = PERMITS.acquire().await.map_err(|_| Failed(0))?;

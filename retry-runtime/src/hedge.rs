@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use crate::retry::{succeeded, IsResult, Serves};
 use crate::sleep::Clock;
-use crate::timeout::{race, Limit};
+use crate::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
 
 /// When a hedge starts: a fixed delay, or a percentile of the function's recent latency.
@@ -239,14 +239,15 @@ fn upper_edge(index: usize) -> u64 {
     (1u64 << octave) + (quarter + 1) * (1u64 << (octave - 2))
 }
 
-/// One attempt, raced against its time limit if it has one.
-async fn attempt<F: Future, T: Future<Output = ()>>(
-    fut: F,
-    timer: Option<T>,
-) -> Result<F::Output, TimedOut> {
+/// One poll of an attempt and, if it has a time limit, its timer (the attempt first).
+fn poll_attempt<F: Future, T: Future<Output = ()>>(
+    fut: Pin<&mut F>,
+    timer: Option<Pin<&mut T>>,
+    cx: &mut core::task::Context<'_>,
+) -> Poll<Result<F::Output, TimedOut>> {
     match timer {
-        Some(timer) => race(fut, timer).await,
-        None => Ok(fut.await),
+        Some(timer) => crate::timeout::poll_race(fut, timer, cx),
+        None => fut.poll(cx).map(Ok),
     }
 }
 
@@ -290,12 +291,16 @@ where
     let histogram = hedge.histogram();
     let mut started = 0u32;
     // The first attempt in place; hedges beside it boxed (only a hedged call allocates).
-    let mut lead = pin!(None);
+    let mut lead = pin!(None::<Fut>);
+    let mut lead_timer = pin!(None::<SFut>);
     let mut lead_info = Running::default();
-    let mut others: Vec<(Running, Pin<Box<_>>)> = Vec::new();
-    let mut hedge_timer = pin!(None::<SFut>);
+    #[allow(clippy::type_complexity)]
+    let mut others: Vec<(Running, Pin<Box<Fut>>, Option<Pin<Box<SFut>>>)> = Vec::new();
+    // One timer for the hedge delay and the backoff wait: never both at once (the wait comes
+    // only when no attempt runs, and then no hedge is due). `waiting` says which it is.
+    let mut timer = pin!(None::<SFut>);
+    let mut waiting = false;
     let mut hedge_delay = Duration::ZERO;
-    let mut wait = pin!(None::<SFut>);
     let mut owed = crate::budget::Owed::default();
     let mut last: Option<R> = None;
 
@@ -310,19 +315,21 @@ where
                 deadline: limit.is_some_and(|l| l.deadline),
                 began: histogram.map(|_| clock()),
             };
-            let fut = attempt(make(), limit.map(|l| sleep(l.duration)));
+            let fut = make();
+            let limit_timer = limit.map(|l| sleep(l.duration));
             if lead.is_none() {
                 lead.set(Some(fut));
+                lead_timer.set(limit_timer);
                 lead_info = info;
             } else {
-                others.push((info, Box::pin(fut)));
+                others.push((info, Box::pin(fut), limit_timer.map(Box::pin)));
             }
             match hedge.delay().filter(|_| started < policy.attempts()) {
                 Some(delay) => {
                     hedge_delay = delay;
-                    hedge_timer.set(Some(sleep(delay)));
+                    timer.set(Some(sleep(delay)));
                 }
-                None => hedge_timer.set(None),
+                None => timer.set(None),
             }
         }};
     }
@@ -332,14 +339,16 @@ where
         // 1. The attempts: the first one to end is handled, the others run on.
         let mut ended = None;
         if let Some(fut) = lead.as_mut().as_pin_mut() {
-            if let Poll::Ready(outcome) = fut.poll(cx) {
+            if let Poll::Ready(outcome) = poll_attempt(fut, lead_timer.as_mut().as_pin_mut(), cx) {
                 lead.set(None);
+                lead_timer.set(None);
                 ended = Some((outcome, lead_info));
             }
         }
         let mut i = 0;
         while ended.is_none() && i < others.len() {
-            match others[i].1.as_mut().poll(cx) {
+            let (_, fut, timer) = &mut others[i];
+            match poll_attempt(fut.as_mut(), timer.as_mut().map(Pin::as_mut), cx) {
                 Poll::Ready(outcome) => ended = Some((outcome, others.swap_remove(i).0)),
                 Poll::Pending => i += 1,
             }
@@ -376,22 +385,26 @@ where
                 continue;
             }
             // None runs (or the deadline cut one, which ends them all): the usual step.
-            hedge_timer.set(None);
             match hooks.step(&mut state, outcome, function, cut) {
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
                 ControlFlow::Continue((delay, tokens, outcome)) => {
                     owed = tokens;
                     last = state.has_deadline().then_some(outcome);
-                    wait.set(Some(sleep(delay)));
+                    timer.set(Some(sleep(delay)));
+                    waiting = true;
                 }
             }
         }
-        // 2. The backoff wait: nothing else runs meanwhile.
-        if let Some(timer) = wait.as_mut().as_pin_mut() {
-            if timer.poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            wait.set(None);
+        let Some(armed) = timer.as_mut().as_pin_mut() else {
+            return Poll::Pending;
+        };
+        if armed.poll(cx).is_pending() {
+            return Poll::Pending;
+        }
+        timer.set(None);
+        // 2. The backoff wait is over: nothing else ran meanwhile.
+        if waiting {
+            waiting = false;
             if let Some(outcome) = last.take() {
                 if state.past_deadline() {
                     // The retry never runs: its tokens go back.
@@ -404,22 +417,17 @@ where
             begin!();
             continue;
         }
-        // 3. The hedge: the latest attempt has not answered in time.
-        if let Some(timer) = hedge_timer.as_mut().as_pin_mut() {
-            if timer.poll(cx).is_ready() {
-                hedge_timer.set(None);
-                let event = RetryEvent {
-                    attempt: started,
-                    delay: hedge_delay,
-                    function,
-                    attempts: policy.attempts(),
-                    hedge: true,
-                };
-                if !state.past_deadline() && hooks.hedge(&mut state, &event) {
-                    begin!();
-                    continue;
-                }
-            }
+        // 3. The hedge delay is over: the latest attempt has not answered in time.
+        let event = RetryEvent {
+            attempt: started,
+            delay: hedge_delay,
+            function,
+            attempts: policy.attempts(),
+            hedge: true,
+        };
+        if !state.past_deadline() && hooks.hedge(&mut state, &event) {
+            begin!();
+            continue;
         }
         return Poll::Pending;
     })

@@ -658,17 +658,19 @@ impl<R> For<R> {
     }
 
     /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge).
+    /// (A plain `fn` returning the loop's future, not an `async fn` around it, which would
+    /// keep its arguments and that future twice.)
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub async fn hedged<C, N, G, B, T, F, Fut, S, SFut, M>(
+    pub fn hedged<'h, C, N, G, B, T, F, Fut, S, SFut, M>(
         now: (Policy, Clock, Option<Instant>),
-        hooks: &Hooks<C, N, G, B, T>,
+        hooks: &'h Hooks<C, N, G, B, T>,
         function: &'static str,
         hedge: Hedge,
         timeout: Option<(Duration, M)>,
         sleep: S,
         make: F,
-    ) -> R
+    ) -> impl Future<Output = R> + use<'h, R, C, N, G, B, T, F, Fut, S, SFut, M>
     where
         R: IsResult,
         C: Classify<R::Err>,
@@ -682,7 +684,7 @@ impl<R> For<R> {
         SFut: Future<Output = ()>,
         M: Fn(crate::TimedOut) -> R,
     {
-        hedged(now, hooks, function, hedge, timeout, sleep, make).await
+        hedged(now, hooks, function, hedge, timeout, sleep, make)
     }
 
     /// [`Attempts::resumed`].
