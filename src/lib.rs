@@ -68,6 +68,7 @@
 /// | `on` | path or closure `Fn(&E) -> D`, `D: Into<Decision>` (`bool` works) | retry every error |
 /// | `max_elapsed` | duration literal or expression: time budget from the first call (with `timeout`, a hard deadline) | none |
 /// | `timeout` | duration literal or expression, `async fn` only: limit of each attempt; a cut one fails with `E::from(`[`TimedOut`]`)` | none |
+/// | `hedge` | duration literal or expression, or `"pNN"`, `async fn` only: an attempt not answered by then gets the next one started beside it (see [`hedge`](mod@hedge)) | none |
 /// | `notify` | path or closure `Fn(&E, &RetryEvent)`, called before each wait | none |
 /// | `give_up` | path or closure `Fn(&E, &GiveUp)`, called once when retrying ends with an error | none |
 /// | `budget` | a `&RetryBudget` expression (usually a `static`) shared by many calls | none |
