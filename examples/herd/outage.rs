@@ -14,13 +14,32 @@ pub const SLOT: u64 = 10_000_000;
 /// The width of the windows calls are counted in for the peak and the chart.
 pub const WINDOW: u64 = 100_000_000;
 
-/// A client between two calls: what it needs to make the next.
+/// A client between two calls: what it needs to make the next, packed in one word so that an
+/// event is 16 bytes with its time (24 unpacked: 16% more CPU at a million clients). Its calls
+/// so far in the top 24 bits; its previous wait in ns, never more than `cap`, in the low 40
+/// (18 minutes: `run` checks the cap fits).
 #[derive(Clone, Copy, Debug)]
-struct Client {
+struct Client(u64);
+
+impl Client {
+    const WAIT_BITS: u32 = 40;
+    /// The most calls a client can count.
+    const MAX_CALLS: u32 = (1 << (64 - Self::WAIT_BITS)) - 1;
+
+    fn new(calls: u32, prev: u64) -> Self {
+        debug_assert!(calls <= Self::MAX_CALLS && prev >> Self::WAIT_BITS == 0);
+        Client((u64::from(calls) << Self::WAIT_BITS) | prev)
+    }
+
     /// Calls made so far.
-    calls: u32,
+    fn calls(self) -> u32 {
+        (self.0 >> Self::WAIT_BITS) as u32
+    }
+
     /// Its previous wait (ns), which decorrelated jitter grows from: `base` before the first.
-    prev: u64,
+    fn prev(self) -> u64 {
+        self.0 & ((1 << Self::WAIT_BITS) - 1)
+    }
 }
 
 /// One outage scenario.
@@ -92,18 +111,19 @@ impl Outage {
         // clients' schedules would be a cache miss on every event. Its calls so far (also the
         // retry number of its next wait, and with the budget its retries to pay back) and its
         // previous wait are all `Schedule::next` keeps; the wait is drawn by the same
-        // `Backoff::delay`.
+        // `Backoff::delay`, so never more than the cap.
         let first_wait = nanos(backoff.base());
+        assert!(
+            nanos(backoff.cap()) >> Client::WAIT_BITS == 0,
+            "a cap of {:?} does not fit in a client's event",
+            backoff.cap()
+        );
+        // More calls than a client can count would never be made anyway.
+        let attempts = self.attempts.min(Client::MAX_CALLS);
         let mut queue = Queue::new();
         for _ in 0..n {
             let at = rng.random_range(0..nanos(self.spread).max(1));
-            queue.push(
-                at,
-                Client {
-                    calls: 0,
-                    prev: first_wait,
-                },
-            );
+            queue.push(at, Client::new(0, first_wait));
         }
         // Calls seen and calls served in each slot.
         let mut seen: Vec<u32> = Vec::new();
@@ -111,9 +131,9 @@ impl Outage {
         let mut done_at: Vec<u64> = Vec::with_capacity(n);
         let (mut calls, mut gave_up) = (0u64, 0u32);
 
-        while let Some((t, mut client)) = queue.pop() {
+        while let Some((t, client)) = queue.pop() {
             calls += 1;
-            client.calls += 1;
+            let (made, prev) = (client.calls() + 1, client.prev());
             let slot = (t / SLOT) as usize;
             if seen.len() <= slot {
                 seen.resize(slot + 1, 0);
@@ -125,16 +145,16 @@ impl Outage {
                 served[slot] += 1;
                 done_at.push(t + rtt);
                 if let Some(b) = &budget {
-                    b.succeeded_after(client.calls - 1);
+                    b.succeeded_after(made - 1);
                 }
-            } else if client.calls >= self.attempts
-                || budget.as_ref().is_some_and(|b| !b.try_retry())
-            {
+            } else if made >= attempts || budget.as_ref().is_some_and(|b| !b.try_retry()) {
                 gave_up += 1;
             } else {
-                let wait = nanos(backoff.delay(client.calls, Duration::from_nanos(client.prev)));
-                client.prev = wait;
-                queue.push(t.saturating_add(rtt).saturating_add(wait), client);
+                let wait = nanos(backoff.delay(made, Duration::from_nanos(prev)));
+                queue.push(
+                    t.saturating_add(rtt).saturating_add(wait),
+                    Client::new(made, wait),
+                );
             }
         }
 
