@@ -159,7 +159,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         if args.csv {
             for r in &results {
                 let p999 = ms(r.percentile(99.9));
-                let name = r.hedging.to_string().replace(' ', "");
+                let name = r.hedging.slug();
                 println!("tail,{name},{},{},{p999:.1}", scenario.calls, r.attempts);
             }
         } else {

@@ -83,6 +83,17 @@ impl fmt::Display for Hedging {
     }
 }
 
+impl Hedging {
+    /// The name in CSV rows: `none`, `after-p95-20ms`, `p95-adaptive`.
+    pub fn slug(&self) -> String {
+        match *self {
+            Hedging::None => "none".to_owned(),
+            Hedging::After(d, name) => format!("after-{name}-{}ms", d.as_millis()),
+            Hedging::Percentile(p) => format!("p{p}-adaptive"),
+        }
+    }
+}
+
 /// What one way of hedging did.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TailResult {
