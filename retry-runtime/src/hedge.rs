@@ -107,7 +107,10 @@ const FIRST_OCTAVE: u32 = 10;
 /// A small lock-free histogram of a function's attempt latencies, for `hedge = "pNN"`.
 ///
 /// 128 atomic counters (520 bytes): one bucket below 1 µs, then four per doubling (each
-/// bucket ≤ 19% wide) up to ~37 minutes; longer latencies count in the last. It **decays**:
+/// bucket at most a quarter of its lower edge wide) up to ~37 minutes; longer latencies count
+/// in the last. Only attempts that end are counted: one dropped because another won is not, so
+/// under heavy hedging the slowest latencies are under-counted and the percentile reads a
+/// little low (a hedge then starts a little early, never late). It **decays**:
 /// after every [`DECAY_EVERY`](LatencyHistogram::DECAY_EVERY) samples every count is halved,
 /// so it follows the recent latency (the last few thousand attempts weigh most) without a
 /// window to keep. Recording is a few relaxed atomic adds, no lock; a percentile is read by
@@ -460,8 +463,8 @@ mod tests {
                 assert!(b == 0 || upper_edge(b - 1) <= nanos, "{nanos} in {b}");
             }
         }
-        // Each bucket is at most a quarter-octave wide: under 19% above its lower edge... 25%
-        // of the octave's base, so at most 25% of its lower edge.
+        // Each bucket is a quarter of its octave's base wide: at most a quarter of its lower
+        // edge.
         for b in 2..BUCKETS {
             let (lo, hi) = (upper_edge(b - 1), upper_edge(b));
             assert!(hi > lo && (hi - lo) * 4 <= lo, "{b}: {lo}..{hi}");
