@@ -1,9 +1,18 @@
 //! SVG line charts, drawn by plotters' SVG backend: text is written as SVG `<text>`, so no
 //! system font or C library is needed to make them.
+//!
+//! Every line of a chart differs from the others in colour *and* in dash pattern, so that each
+//! can be told apart in grey, in print, and by a reader who does not see the colours apart.
+//! plotters' SVG backend strokes every path solid, and its `DashedLineSeries` cuts a line into
+//! one `<polyline>` per dash (1,900 of them made the outage chart 233 KB instead of 17 KB), so
+//! each line's one `<polyline>` is given its dash afterwards, as an SVG `stroke-dasharray`
+//! ([`dashed`]).
 
+use std::borrow::Cow;
 use std::error::Error;
 use std::path::Path;
 
+use plotters::coord::Shift;
 use plotters::prelude::*;
 
 /// One line: its legend name and its points.
@@ -12,15 +21,75 @@ pub struct Series {
     pub points: Vec<(f64, f64)>,
 }
 
-/// Distinct colours that read on white (the default palette's yellow does not).
-const COLORS: [RGBColor; 6] = [
-    RGBColor(214, 39, 40),
-    RGBColor(44, 160, 44),
-    RGBColor(148, 103, 189),
-    RGBColor(31, 119, 180),
-    RGBColor(255, 127, 14),
-    RGBColor(23, 190, 207),
+/// How a line is drawn: its colour and its dash pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Style {
+    /// Red, green, blue.
+    pub color: (u8, u8, u8),
+    /// The SVG `stroke-dasharray`: dash, gap, dash, gap… in pixels; empty for a solid line.
+    pub dash: &'static [u8],
+}
+
+impl Style {
+    fn rgb(self) -> RGBColor {
+        let (r, g, b) = self.color;
+        RGBColor(r, g, b)
+    }
+
+    /// The colour as plotters writes it in a `stroke` attribute: `#0072B2`.
+    fn hex(self) -> String {
+        let (r, g, b) = self.color;
+        format!("#{r:02X}{g:02X}{b:02X}")
+    }
+}
+
+/// The styles of a chart's lines, in order: the Okabe–Ito palette (distinct for the common
+/// kinds of colour blindness; its yellow, which does not read on white, left out, and its
+/// black made a dark grey, so that no line has the axes' colour), each with a dash of its own.
+/// The herd's strategies take them in `Strategy::ALL`'s order: `full`, the default of
+/// `#[retry]`, is the solid blue line.
+pub const STYLES: [Style; 7] = [
+    // Dotted dark grey.
+    Style {
+        color: (51, 51, 51),
+        dash: &[2, 4],
+    },
+    // Long-dashed orange.
+    Style {
+        color: (230, 159, 0),
+        dash: &[16, 5],
+    },
+    // Dashed vermillion.
+    Style {
+        color: (213, 94, 0),
+        dash: &[8, 4],
+    },
+    // Solid blue.
+    Style {
+        color: (0, 114, 178),
+        dash: &[],
+    },
+    // Dash-dotted bluish green.
+    Style {
+        color: (0, 158, 115),
+        dash: &[10, 3, 2, 3],
+    },
+    // Dash-dot-dotted reddish purple.
+    Style {
+        color: (204, 121, 167),
+        dash: &[10, 3, 2, 3, 2, 3],
+    },
+    // Long-and-short-dashed sky blue.
+    Style {
+        color: (86, 180, 233),
+        dash: &[16, 4, 4, 4],
+    },
 ];
+
+/// The width of every line, and the length of a legend's sample of it (long enough to show
+/// each dash pattern whole).
+const LINE_WIDTH: u32 = 2;
+const SAMPLE: i32 = 36;
 
 /// How the axes are drawn.
 #[derive(Clone, Copy, Debug, Default)]
@@ -45,60 +114,133 @@ pub fn line_chart(
         .unwrap_or_else(|| points().map(|p| p.0).fold(0.0, f64::max))
         .max(1.0);
     let y_max = points().map(|p| p.1).fold(0.0, f64::max).max(1.0);
-    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut builder = ChartBuilder::on(&root);
-    builder
-        .caption(title, ("sans-serif", 26))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(90);
-    let visible = |s: &Series| -> Vec<(f64, f64)> {
-        s.points.iter().copied().filter(|p| p.0 <= x_max).collect()
-    };
-    macro_rules! draw {
-        ($chart:expr, $y:expr) => {{
-            let mut chart = $chart;
-            chart
-                .configure_mesh()
-                .x_desc(x_label)
-                .y_desc(y_label)
-                .axis_desc_style(("sans-serif", 18))
-                .label_style(("sans-serif", 15))
-                .x_label_formatter(&|x| format!("{x:.0}"))
-                .y_label_formatter(&|y| format!("{y:.0}"))
-                .light_line_style(WHITE.mix(0.0))
-                .draw()?;
-            for (i, s) in series.iter().enumerate() {
-                let color = COLORS[i % COLORS.len()].stroke_width(2);
-                let line = visible(s).into_iter().map(|(x, y)| (x, $y(y)));
+    render(path, series.len(), |root| {
+        root.fill(&WHITE)?;
+        let mut builder = ChartBuilder::on(&root);
+        builder
+            .caption(title, ("sans-serif", 26))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(90);
+        let visible = |s: &Series| -> Vec<(f64, f64)> {
+            s.points.iter().copied().filter(|p| p.0 <= x_max).collect()
+        };
+        macro_rules! draw {
+            ($chart:expr, $y:expr) => {{
+                let mut chart = $chart;
                 chart
-                    .draw_series(LineSeries::new(line, color))?
-                    .label(s.name.as_str())
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color));
-            }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .label_font(("sans-serif", 16))
-                .background_style(WHITE.mix(0.9))
-                .border_style(BLACK)
-                .draw()?;
-        }};
+                    .configure_mesh()
+                    .x_desc(x_label)
+                    .y_desc(y_label)
+                    .axis_desc_style(("sans-serif", 18))
+                    .label_style(("sans-serif", 15))
+                    .x_label_formatter(&|x| format!("{x:.0}"))
+                    .y_label_formatter(&|y| format!("{y:.0}"))
+                    .light_line_style(WHITE.mix(0.0))
+                    .draw()?;
+                for (s, style) in series.iter().zip(STYLES) {
+                    let line = visible(s).into_iter().map(|(x, y)| (x, $y(y)));
+                    draw_line(&mut chart, line, &s.name, style)?;
+                }
+                chart
+                    .configure_series_labels()
+                    .legend_area_size(SAMPLE + 8)
+                    .position(SeriesLabelPosition::UpperRight)
+                    .label_font(("sans-serif", 16))
+                    .background_style(WHITE.mix(0.9))
+                    .border_style(BLACK)
+                    .draw()?;
+            }};
+        }
+        if axes.log_y {
+            draw!(
+                builder.build_cartesian_2d(0.0..x_max, (1.0..y_max * 1.5).log_scale())?,
+                |y: f64| y.max(1.0)
+            );
+        } else {
+            draw!(
+                builder.build_cartesian_2d(0.0..x_max, 0.0..y_max * 1.08)?,
+                |y: f64| y
+            );
+        }
+        root.present()?;
+        Ok(())
+    })
+}
+
+/// Draw `series.len()` lines on `root` with `draw`, then write the SVG to `path`, each line
+/// dashed in its style.
+fn render(
+    path: &Path,
+    lines: usize,
+    draw: impl FnOnce(DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), Box<dyn Error>>,
+) -> Result<(), Box<dyn Error>> {
+    if lines > STYLES.len() {
+        return Err(format!("{lines} lines, but only {} line styles", STYLES.len()).into());
     }
-    if axes.log_y {
-        draw!(
-            builder.build_cartesian_2d(0.0..x_max, (1.0..y_max * 1.5).log_scale())?,
-            |y: f64| y.max(1.0)
-        );
-    } else {
-        draw!(
-            builder.build_cartesian_2d(0.0..x_max, 0.0..y_max * 1.08)?,
-            |y: f64| y
-        );
-    }
-    root.present()?;
+    let mut svg = String::new();
+    draw(SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area())?;
+    std::fs::write(path, dashed(&svg, &STYLES[..lines]).as_bytes())?;
     Ok(())
+}
+
+/// One line in `style`, and its entry in the legend: `name` beside a sample of the line.
+fn draw_line<DB: DrawingBackend, CT: CoordTranslate>(
+    chart: &mut ChartContext<'_, DB, CT>,
+    points: impl Iterator<Item = CT::From> + Clone,
+    name: &str,
+    style: Style,
+) -> Result<(), Box<dyn Error>>
+where
+    DB::ErrorType: 'static,
+    CT::From: Clone + 'static,
+{
+    let stroke = style.rgb().stroke_width(LINE_WIDTH);
+    chart
+        .draw_series(LineSeries::new(points, stroke))?
+        .label(name)
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + SAMPLE, y)], stroke));
+    Ok(())
+}
+
+/// `svg` with the dash of each style given to the `<polyline>`s in its colour: a line and its
+/// legend's sample (no other element of a chart has a line's colour).
+pub fn dashed<'a>(svg: &'a str, styles: &[Style]) -> Cow<'a, str> {
+    let dashes: Vec<(String, String)> = styles
+        .iter()
+        .filter(|s| !s.dash.is_empty())
+        .map(|s| {
+            let dash: Vec<String> = s.dash.iter().map(u8::to_string).collect();
+            (
+                format!("stroke=\"{}\"", s.hex()),
+                format!(" stroke-dasharray=\"{}\"", dash.join(" ")),
+            )
+        })
+        .collect();
+    if dashes.is_empty() {
+        return Cow::Borrowed(svg);
+    }
+    let mut out = String::with_capacity(svg.len() + 1024);
+    let mut rest = svg;
+    while let Some(start) = rest.find("<polyline ") {
+        let end = rest[start..].find("/>").map_or(rest.len(), |e| start + e);
+        let tag = &rest[start..end];
+        out.push_str(&rest[..start]);
+        match dashes.iter().find_map(|(stroke, dash)| {
+            let at = tag.find(stroke.as_str())? + stroke.len();
+            Some((at, dash))
+        }) {
+            Some((at, dash)) => {
+                out.push_str(&tag[..at]);
+                out.push_str(dash);
+                out.push_str(&tag[at..]);
+            }
+            None => out.push_str(tag),
+        }
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
 }
 
 /// The complementary CDF of `sorted` (ascending) values: (value × `scale`, share of values
@@ -157,40 +299,38 @@ pub fn ccdf_chart(
     } else {
         (1.0, 10.0)
     };
-    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 26))
-        .margin(16)
-        .x_label_area_size(48)
-        .y_label_area_size(90)
-        .build_cartesian_2d((x_min..x_max).log_scale(), (y_min * 0.5..1.5).log_scale())?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .axis_desc_style(("sans-serif", 18))
-        .label_style(("sans-serif", 15))
-        .x_label_formatter(&|x| format!("{x}"))
-        .y_label_formatter(&|y| percent(*y))
-        .light_line_style(WHITE.mix(0.0))
-        .draw()?;
-    for (i, s) in series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()].stroke_width(2);
+    render(path, series.len(), |root| {
+        root.fill(&WHITE)?;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 26))
+            .margin(16)
+            .x_label_area_size(48)
+            .y_label_area_size(90)
+            .build_cartesian_2d((x_min..x_max).log_scale(), (y_min * 0.5..1.5).log_scale())?;
         chart
-            .draw_series(LineSeries::new(s.points.iter().copied(), color))?
-            .label(s.name.as_str())
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 24, y)], color));
-    }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .label_font(("sans-serif", 16))
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK)
-        .draw()?;
-    root.present()?;
-    Ok(())
+            .configure_mesh()
+            .x_desc(x_label)
+            .y_desc(y_label)
+            .axis_desc_style(("sans-serif", 18))
+            .label_style(("sans-serif", 15))
+            .x_label_formatter(&|x| format!("{x}"))
+            .y_label_formatter(&|y| percent(*y))
+            .light_line_style(WHITE.mix(0.0))
+            .draw()?;
+        for (s, style) in series.iter().zip(STYLES) {
+            draw_line(&mut chart, s.points.iter().copied(), &s.name, style)?;
+        }
+        chart
+            .configure_series_labels()
+            .legend_area_size(SAMPLE + 8)
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font(("sans-serif", 16))
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK)
+            .draw()?;
+        root.present()?;
+        Ok(())
+    })
 }
 
 #[cfg(test)]
@@ -286,6 +426,123 @@ mod tests {
         for s in Strategy::ALL {
             assert!(texts.contains(&s.name()), "the legend lacks {s}");
         }
+    }
+
+    #[test]
+    fn the_line_styles_differ_pairwise_in_colour_and_in_dash() {
+        assert!(Strategy::ALL.len() <= STYLES.len());
+        for (i, a) in STYLES.iter().enumerate() {
+            for b in &STYLES[i + 1..] {
+                assert_ne!(a.color, b.color, "{a:?} and {b:?}");
+                assert_ne!(a.dash, b.dash, "{a:?} and {b:?}");
+            }
+            // Not the axes' black, which `dashed` must leave alone.
+            assert_ne!(a.color, (0, 0, 0));
+        }
+    }
+
+    /// Each `<polyline>` of `svg` drawn as wide as a line: its stroke and its dash array
+    /// (empty when solid).
+    fn lines(svg: &str) -> Vec<(String, String)> {
+        let attr = |tag: &str, name: &str| -> String {
+            tag.split_once(&format!(" {name}=\""))
+                .and_then(|(_, v)| v.split_once('"'))
+                .map_or(String::new(), |(v, _)| v.to_owned())
+        };
+        svg.split("<polyline")
+            .skip(1)
+            .map(|t| t.split_once("/>").map_or(t, |(tag, _)| tag))
+            .filter(|tag| attr(tag, "stroke-width") == LINE_WIDTH.to_string())
+            .map(|tag| (attr(tag, "stroke"), attr(tag, "stroke-dasharray")))
+            .collect()
+    }
+
+    #[test]
+    fn every_strategy_is_drawn_in_a_colour_and_a_dash_of_its_own() {
+        let outage = Outage {
+            clients: 300,
+            capacity: 100,
+            ..Outage::default()
+        };
+        let series: Vec<Series> = Strategy::ALL
+            .iter()
+            .map(|&s| Series {
+                name: s.name().to_owned(),
+                points: outage
+                    .run(s)
+                    .per_window
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &c)| (i as f64 * 0.1, c as f64))
+                    .collect(),
+            })
+            .collect();
+        let dir = std::env::temp_dir().join(format!("herd-style-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("outage.svg");
+        let axes = Axes {
+            log_y: true,
+            x_max: Some(20.0),
+        };
+        line_chart(&path, "t", ("x", "y"), &series, axes).unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        // One more line than there are styles is refused, not drawn in a style used twice.
+        let mut more = series;
+        more.push(Series {
+            name: "one too many".to_owned(),
+            points: vec![(0.0, 1.0), (1.0, 2.0)],
+        });
+        assert!(line_chart(&path, "t", ("x", "y"), &more, axes).is_err());
+        std::fs::remove_dir_all(&dir).ok();
+
+        well_formed(&svg).unwrap();
+        // Each strategy's line and its legend sample, in the strategy's style: 7 colours, each
+        // with one dash, and the 7 dashes (one of them solid) all different.
+        let mut drawn = lines(&svg);
+        drawn.sort();
+        let count = drawn.len();
+        drawn.dedup();
+        assert_eq!(count, 2 * Strategy::ALL.len(), "{drawn:?}");
+        let expected: Vec<(String, String)> = STYLES[..Strategy::ALL.len()]
+            .iter()
+            .map(|s| {
+                let dash: Vec<String> = s.dash.iter().map(u8::to_string).collect();
+                (s.hex(), dash.join(" "))
+            })
+            .collect();
+        let mut sorted = expected.clone();
+        sorted.sort();
+        assert_eq!(drawn, sorted);
+        for (i, (color, dash)) in expected.iter().enumerate() {
+            for (other_color, other_dash) in &expected[i + 1..] {
+                assert_ne!(color, other_color);
+                assert_ne!(dash, other_dash);
+            }
+        }
+        // The axes and ticks keep their solid black.
+        let black = svg
+            .split("<polyline")
+            .skip(1)
+            .filter_map(|t| t.split_once("/>"))
+            .filter(|(tag, _)| tag.contains("stroke=\"#000000\""));
+        assert!(black.clone().count() > 0);
+        assert!(black.into_iter().all(|(tag, _)| !tag.contains("dasharray")));
+    }
+
+    #[test]
+    fn dashed_leaves_an_svg_without_dashes_as_it_was() {
+        let svg = "<svg><polyline stroke=\"#0072B2\" points=\"0,0 1,1\"/></svg>";
+        assert_eq!(dashed(svg, &[STYLES[3]]), svg);
+        assert_eq!(
+            dashed(
+                svg,
+                &[Style {
+                    color: (0, 114, 178),
+                    dash: &[3, 1]
+                }]
+            ),
+            "<svg><polyline stroke=\"#0072B2\" stroke-dasharray=\"3 1\" points=\"0,0 1,1\"/></svg>"
+        );
     }
 
     #[test]
