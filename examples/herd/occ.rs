@@ -10,17 +10,25 @@
 //! exponential strategies here use `Backoff::new(2·base, cap)` so that the figures compare with
 //! the post's charts (decorrelated jitter grows from `base` itself, as in the post).
 //!
+//! Each client's retries are decided by a `RetryState` of its own, as a `#[retry]` call's are.
 //! `full+budget` shares one `RetryBudget` among the clients of a run: a client it refuses gives
-//! up, unwritten (the only way a client here ends without writing).
+//! up, unwritten (the only way a client here ends without writing). The runtime draws a retry's
+//! wait before it asks the budget for the tokens, so a refused client has drawn one wait it
+//! never waits.
 
 use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_jitter::Backoff;
+use retry_jitter::{
+    Backoff, Budget, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll, RetryState,
+};
 
 use crate::sim::{seed_for, Queue};
-use crate::strategy::{next_wait, Strategy};
+use crate::strategy::{nanos, Strategy};
+
+/// The error of a failed write: the row's version moved on.
+struct Conflict;
 
 /// The OCC scenario's parameters.
 #[derive(Clone, Debug)]
@@ -93,6 +101,20 @@ impl Occ {
 
     /// One run: (write calls, completion time in ns).
     pub fn run_once(&self, strategy: Strategy, clients: u32, run: u32) -> (u64, u64) {
+        match strategy.budget() {
+            Some(budget) => self.run_with(strategy, clients, run, &budget),
+            None => self.run_with(strategy, clients, run, NoBudget),
+        }
+    }
+
+    /// One run with `budget` shared by the clients' retries (`NoBudget`: none).
+    fn run_with<B: Budget>(
+        &self,
+        strategy: Strategy,
+        clients: u32,
+        run: u32,
+        budget: B,
+    ) -> (u64, u64) {
         let seed = seed_for(&[
             self.seed,
             2,
@@ -109,11 +131,20 @@ impl Occ {
             let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
             ((mean + sd * z).abs() * 1e9) as u64
         };
-        let backoff = self.backoff(strategy);
-        let budget = strategy.budget();
+        // Each client's retries are decided by a `RetryState` of its own, as a `#[retry]`
+        // call's are, under a policy of no attempt limit to speak of (`u32::MAX` calls).
+        let policy = Policy::new()
+            .with_backoff(self.backoff(strategy))
+            .with_attempts(u32::MAX);
+        let hooks = Hooks {
+            on: RetryAll,
+            notify: NoNotify,
+            give_up: NoGiveUp,
+            budget,
+            trace: NoTrace,
+        };
         let n = clients as usize;
-        let mut waits = vec![backoff.schedule(); n];
-        let mut budget_retries = vec![0u32; n];
+        let mut states = vec![RetryState::new(policy); n];
         let mut queue = Queue::new();
         for client in 0..n {
             queue.push(delay(), Event::ReadAtServer(client));
@@ -135,19 +166,19 @@ impl Occ {
                 }
                 Event::WriteReply(c, true) => {
                     last_done = last_done.max(t);
-                    if let Some(b) = &budget {
-                        b.succeeded_after(budget_retries[c]);
+                    // Every failed write was retried, each retry taking the budget's tokens.
+                    if let Some(b) = hooks.budget.get() {
+                        b.succeeded_after(states[c].failed_calls());
                     }
                 }
                 Event::WriteReply(c, false) => {
-                    // A client the shared budget refuses gives up: it is done, unwritten.
-                    if budget.as_ref().is_some_and(|b| !b.try_retry()) {
-                        last_done = last_done.max(t);
-                        continue;
+                    match states[c].on_error(&Conflict, &hooks, "occ") {
+                        Ok(wait) => {
+                            queue.push(t + nanos(wait) + delay(), Event::ReadAtServer(c));
+                        }
+                        // Only the shared budget refuses: the client gives up, done, unwritten.
+                        Err(_) => last_done = last_done.max(t),
                     }
-                    budget_retries[c] += u32::from(budget.is_some());
-                    let wait = next_wait(&mut waits[c]);
-                    queue.push(t + wait + delay(), Event::ReadAtServer(c));
                 }
             }
         }
@@ -163,7 +194,6 @@ pub fn sweep() -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::strategy::nanos;
 
     #[test]
     fn every_client_writes_once_without_contention() {

@@ -1,10 +1,12 @@
-//! The retry strategies compared, each a `retry_jitter::Backoff`: the demo draws every wait from
-//! the same code `#[retry]` runs and never re-implements the delay math.
+//! The retry strategies compared, each a `retry_jitter::Backoff` in a `Policy`: every client's
+//! retries are decided by a `RetryState` under it, and `full+budget`'s by a shared
+//! `RetryBudget` too, the code `#[retry]` runs; the demo re-implements neither the delay math
+//! nor the counting of attempts and tokens.
 
 use std::fmt;
 use std::time::Duration;
 
-use retry_jitter::{Backoff, Jitter, RetryBudget, Schedule};
+use retry_jitter::{Backoff, Jitter, RetryBudget};
 
 /// A way of waiting between attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
@@ -90,11 +92,6 @@ impl fmt::Display for Strategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.pad(self.name())
     }
-}
-
-/// The next wait of a client's schedule, in nanoseconds (a `Schedule` never ends).
-pub fn next_wait(schedule: &mut Schedule) -> u64 {
-    nanos(schedule.next().unwrap_or(Duration::MAX))
 }
 
 /// A duration in whole nanoseconds of virtual time (saturating: 584 years is plenty).
