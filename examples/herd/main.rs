@@ -3,10 +3,8 @@
 //!
 //! `cargo run --release --example herd` runs every model with its defaults in a few seconds,
 //! prints the tables and writes SVG charts (to `target/herd` unless `--out` says otherwise).
-//! Every retry is decided by the code `#[retry]` runs: a client's `retry_jitter::RetryState`
-//! counts its attempts and draws its waits from its `Backoff`, and a shared `RetryBudget` takes
-//! and gives back the tokens; every hedged call runs the crate's own hedging loop on a virtual
-//! clock (`exec`).
+//! Every wait is drawn by `retry_jitter::Backoff`, the code `#[retry]` runs; every hedged call
+//! runs the crate's own hedging loop on a virtual clock (`exec`).
 
 mod chart;
 mod exec;

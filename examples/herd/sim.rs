@@ -127,13 +127,6 @@ impl<E: Copy> Queue<E> {
         bucket
     }
 
-    /// Up to `n` of the events due next, the next one last: the rest of the bucket the clock is
-    /// in (events pushed into it after it was sorted come out among them, so this is a hint of
-    /// what comes, for reading ahead, not the order).
-    pub fn ahead(&self, n: usize) -> &[(u64, E)] {
-        &self.current[self.current.len().saturating_sub(n)..]
-    }
-
     /// The earliest event and its time.
     pub fn pop(&mut self) -> Option<(u64, E)> {
         loop {

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use retry_jitter::{Backoff, Jitter, Policy, RetryBudget};
+use retry_jitter::{Backoff, Jitter, RetryBudget};
 
 /// A way of waiting between attempts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum)]
@@ -57,14 +57,6 @@ impl Strategy {
             Strategy::Equal => Backoff::new(base, cap).with_jitter(Jitter::Equal),
             Strategy::Decorrelated => Backoff::new(base, cap).with_jitter(Jitter::Decorrelated),
         }
-    }
-
-    /// The policy of a client retrying with this strategy: its backoff and `attempts` calls in
-    /// all (no time limit).
-    pub fn policy(self, base: Duration, cap: Duration, attempts: u32) -> Policy {
-        Policy::new()
-            .with_backoff(self.backoff(base, cap))
-            .with_attempts(attempts)
     }
 
     /// Whether the strategy draws its waits at random.
