@@ -23,6 +23,8 @@ use syn::parse::Parser;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Lifetime, Macro};
 
+use crate::respan::respan;
+
 /// An attempt's body, rewritten to run inline.
 pub(crate) struct Inline {
     /// The body's statements.
@@ -87,14 +89,14 @@ impl Rewrite<'_> {
         // attribute. Nothing of the user's is in scope where they are bound.
         let [value, error] = ["__retry_value", "__retry_error"].map(|name| Ident::new(name, at));
         let flow = quote_spanned!(at=> ::core::ops::ControlFlow);
-        let private = crate::expand::respan(self.private, at);
+        let private = respan(self.private, at);
         // The trait's method, not a generic function: the operand's type is then checked once,
         // not once as an argument and again for the projections in the result.
         let branch = quote_spanned!(at=> #private::Branch::branch);
         let converted = quote_spanned!(at=> #private::convert(#error));
         // The whole call at the return type: its bound `R: IsResult` is then reported with the
         // others, once; the conversion inside it at the `?`.
-        let private_ret = crate::expand::respan(self.private, span);
+        let private_ret = respan(self.private, span);
         let outcome = quote_spanned!(span=> #private_ret::IsResult::from_err(#converted));
         // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`.
         quote_spanned! {at=>

@@ -14,6 +14,7 @@ use crate::async_trait;
 use crate::attempt;
 use crate::item::{Features, Item};
 use crate::params;
+use crate::respan::respan;
 
 /// The whole macro: on any error, the errors **and** the function unchanged, so that call sites
 /// and IDEs keep working and the user sees one error, not a cascade.
@@ -551,22 +552,4 @@ fn erase(ty: &mut Type) {
         }
         _ => {}
     }
-}
-
-/// The same tokens, all spanned at `span`.
-pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
-    tokens
-        .clone()
-        .into_iter()
-        .map(|mut tt| {
-            if let proc_macro2::TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
-                group.set_span(span);
-                tt = group.into();
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
 }
