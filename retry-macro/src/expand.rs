@@ -171,7 +171,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // is not a `Result`, the compiler reports that once, there, and not once per call.
     let op_l = local("__retry_op", ret_span);
     let sleep = match &args.sleep {
-        Some(sleep) => sleep.to_token_stream(),
+        Some((_, sleep)) => sleep.to_token_stream(),
         None => quote!(#p::tokio_sleep),
     };
     // The clock the waits are measured on: the `clock` key's, else tokio's whenever it is built
