@@ -78,8 +78,8 @@
 /// | `crate` | string literal: the path of this crate, when re-exported | `"::retry_jitter"` |
 ///
 /// Key expressions are evaluated once per call, before the first attempt, in the function's
-/// scope (`policy = self.policy` works). By-value arguments are cloned for each attempt, `&mut`
-/// ones re-borrowed; so are receivers: `self: Arc<Self>`, `Rc<Self>` or any `Clone` `self` is
+/// scope (`policy = self.policy` works). By-value arguments the body uses are cloned for each
+/// attempt, `&mut` ones re-borrowed; so are receivers: `self: Arc<Self>`, `Rc<Self>` or any `Clone` `self` is
 /// cloned, `self: Pin<&mut Self>` re-borrowed. On an `#[async_trait]` method the inner future
 /// is retried. `return` and `?` end one attempt, and an `Err` from them is retried like
 /// any other. The function's own error comes back unchanged: the last one. (In an `async fn`

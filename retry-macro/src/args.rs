@@ -131,6 +131,9 @@ pub(crate) struct Args {
     pub hedge: Option<(Ident, HedgeArg)>,
     /// `clock`: the clock `max_elapsed` and `timeout` are measured on, and the key's name.
     pub clock: Option<(Ident, Expr)>,
+    /// Every key's value as written: what the keys may name (`attempts = tries`), for the
+    /// rebinding of the arguments (params.rs).
+    pub values: Vec<Expr>,
 }
 
 impl Parse for Args {
@@ -164,6 +167,7 @@ impl Parse for Args {
                 continue;
             }
             seen.push(key.clone());
+            args.values.push(value.clone());
             if let Err(e) = args.set(&key, value) {
                 push(e);
             }

@@ -62,14 +62,20 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     let ret = &ret;
     let is_async = item.is_async();
     let async_trait = item.async_trait.take();
-    let rebind = params::rebind(&mut item.sig, &p, async_trait.is_some());
-    let ret_span = ret.span();
-    let ret = erase_impl_trait(ret);
-    let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
     let body = match &async_trait {
         Some(async_trait) => async_trait.body.clone(),
         None => item.body.take().unwrap_or_default(),
     };
+    let rebind = params::rebind(
+        &mut item.sig,
+        &p,
+        async_trait.is_some(),
+        &body,
+        &args.values,
+    );
+    let ret_span = ret.span();
+    let ret = erase_impl_trait(ret);
+    let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
     // A receiver each attempt has its own copy of: the body's `self` is that copy.
     let body = match &rebind.self_alias {
         Some(alias) => params::rename_self(&body, alias),
