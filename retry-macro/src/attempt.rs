@@ -9,7 +9,7 @@
 //! | in the body | becomes | so that |
 //! |---|---|---|
 //! | `return value` | `break 'attempt value` | it ends the attempt, not the call |
-//! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(convert(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
+//! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(From::from(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
 //!
 //! A macro call in the body might expand to a `return` (`anyhow::bail!`) or hide a `?` in its
 //! arguments, where no rewriting reaches. So only the standard library's macros and the logging
@@ -17,7 +17,7 @@
 //! only without `return` or `?` in their arguments; any other macro, or a body syn cannot
 //! parse, keeps the nested `async` block: slower, never wrong.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::parse::Parser;
 use syn::visit_mut::{self, VisitMut};
@@ -93,15 +93,31 @@ impl Rewrite<'_> {
         // The trait's method, not a generic function: the operand's type is then checked once,
         // not once as an argument and again for the projections in the result.
         let branch = quote_spanned!(at=> #private::Branch::branch);
-        let converted = quote_spanned!(at=> #private::convert(#error));
+        // `From::from` called here, in the user's function, not in a helper of the runtime: a
+        // `#[track_caller]` `From` (an error that records where it arose) then sees the `?`, as
+        // with rustc's `?`, at the start of `operand?`, the lowest of the call's spans: its
+        // parentheses are spanned there. The path is spanned at the `?`, where a missing
+        // `From` is reported, as rustc reports it.
+        let start = operand
+            .to_token_stream()
+            .into_iter()
+            .next()
+            .map_or(at, |first| first.span());
+        let mut args = Group::new(Delimiter::Parenthesis, error.to_token_stream());
+        args.set_span(start);
+        let converted = quote_spanned!(at=> ::core::convert::From::from #args);
         // The whole call at the return type: its bound `R: IsResult` is then reported with the
         // others, once; the conversion inside it at the `?`.
         let private_ret = respan(self.private, span);
         let outcome = quote_spanned!(span=> #private_ret::IsResult::from_err(#converted));
-        // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`.
+        // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`. The
+        // conversion is seen as the user's (clippy's `useless_conversion` where the error type
+        // is already the function's), unlike rustc's desugared `?`: allowed on the arm, which
+        // holds nothing of the user's.
         quote_spanned! {at=>
             (match #branch(#operand) {
                 #flow::Continue(#value) => #value,
+                #[allow(clippy::useless_conversion)]
                 #flow::Break(#error) => break #label #outcome,
             })
         }
@@ -323,7 +339,7 @@ mod tests {
         assert!(out.contains("break 'attempt Err (e)"), "{out}");
         assert!(out.contains("p :: Branch :: branch (f ())"), "{out}");
         assert!(
-            out.contains("break 'attempt p :: IsResult :: from_err (p :: convert"),
+            out.contains("break 'attempt p :: IsResult :: from_err (:: core :: convert :: From :: from"),
             "{out}"
         );
         assert!(!out.contains("return"), "{out}");

@@ -6,7 +6,7 @@ pub use core::time::Duration;
 
 // Exactly what the expansion names.
 pub use crate::hedge::{Hedge, LatencyHistogram};
-pub use crate::question::{convert, Branch};
+pub use crate::question::Branch;
 pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult};
 pub use crate::sleep::now;
 #[cfg(feature = "tokio")]
