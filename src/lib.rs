@@ -86,7 +86,9 @@
 /// they are rewritten to do so, so that the attempt runs inline, in the function's own state
 /// machine; a body with a macro call that might hide a `return` — any but the standard
 /// library's, and `tracing::`/`log::` ones called through their crate — keeps its attempt in a
-/// nested `async` block, which behaves the same.)
+/// nested `async` block, which behaves the same.) `#[track_caller]` on a sync fn works: its
+/// attempt is then written inline the same way (a body that cannot be is a compile error), and
+/// a `?` through a `#[track_caller]` `From` records the user's `?`.
 ///
 /// One shape cannot be retried in today's Rust: returning a borrow taken from a `&mut`
 /// argument or `&mut self` (the borrow checker cannot see that the attempt which returns is the
