@@ -97,6 +97,10 @@ fn success_path(c: &mut Criterion) {
     g.bench_function("async/#[retry(timeout)], timer made eagerly", |b| {
         b.to_async(&rt).iter(|| timeout_async_eager(black_box(&x)))
     });
+    // `hedge`: the first attempt ready at once, the hedge timer never polled.
+    g.bench_function("async/#[retry(hedge)]", |b| {
+        b.to_async(&rt).iter(|| hedge_async(black_box(&x)))
+    });
     g.bench_function("async/plain await (timeout error)", |b| {
         b.to_async(&rt).iter(|| plain_await_failed(black_box(&x)))
     });
