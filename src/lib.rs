@@ -79,15 +79,17 @@
 /// | `crate` | string literal: the path of this crate, when re-exported | `"::retry_jitter"` |
 ///
 /// Key expressions are evaluated once per call, before the first attempt, in the function's
-/// scope (`policy = self.policy` works). By-value arguments are cloned for each attempt, `&mut`
-/// ones re-borrowed; so are receivers: `self: Arc<Self>`, `Rc<Self>` or any `Clone` `self` is
+/// scope (`policy = self.policy` works). By-value arguments the body uses are cloned for each
+/// attempt, `&mut` ones re-borrowed; so are receivers: `self: Arc<Self>`, `Rc<Self>` or any `Clone` `self` is
 /// cloned, `self: Pin<&mut Self>` re-borrowed. On an `#[async_trait]` method the inner future
 /// is retried. `return` and `?` end one attempt, and an `Err` from them is retried like
 /// any other. The function's own error comes back unchanged: the last one. (In an `async fn`
 /// they are rewritten to do so, so that the attempt runs inline, in the function's own state
 /// machine; a body with a macro call that might hide a `return` — any but the standard
 /// library's, and `tracing::`/`log::` ones called through their crate — keeps its attempt in a
-/// nested `async` block, which behaves the same.)
+/// nested `async` block, which behaves the same.) `#[track_caller]` on a sync fn works: its
+/// attempt is then written inline the same way (a body that cannot be is a compile error), and
+/// a `?` through a `#[track_caller]` `From` records the user's `?`.
 ///
 /// One shape cannot be retried in today's Rust: returning a borrow taken from a `&mut`
 /// argument or `&mut self` (the borrow checker cannot see that the attempt which returns is the

@@ -75,8 +75,25 @@ impl Shared {
     }
 }
 
+// A `#[track_caller]` sync fn: its retry loop written in the function, the attempt inline, with
+// a `?`, a `return`, a time budget (the after-wait check) and an argument used only by a key.
+#[retry(base = "0ns", attempts = tries, max_elapsed = "10s", on = classify)]
+#[track_caller]
+fn located(id: &str, tries: u32, seen: &mut Vec<u32>) -> Result<u32, Error> {
+    seen.push(std::panic::Location::caller().line());
+    if id.is_empty() {
+        return Err(Error(503));
+    }
+    Ok(id.parse().map_err(|_| Error(400))?)
+}
+
 #[tokio::test]
 async fn lint_clean_expansions_still_retry() {
+    let mut seen = Vec::new();
+    assert_eq!(located("", 2, &mut seen), Err(Error(503)));
+    assert_eq!(located("7", 2, &mut seen), Ok(7));
+    let line = line!() - 1;
+    assert_eq!(seen, [line - 1, line - 1, line]);
     let shared = std::sync::Arc::new(Shared { limit: 5 });
     assert_eq!(std::sync::Arc::clone(&shared).take(9), Ok(5));
     assert_eq!(std::sync::Arc::clone(&shared).take_async(3).await, Ok(3));

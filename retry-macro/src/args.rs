@@ -9,24 +9,71 @@ use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 
 use crate::duration;
 
-const KEYS: &[&str] = &[
-    "attempts",
-    "base",
-    "cap",
-    "jitter",
-    "on",
-    "max_elapsed",
-    "notify",
-    "sleep",
-    "give_up",
-    "budget",
-    "policy",
-    "trace_level",
-    "timeout",
-    "hedge",
-    "clock",
-    "crate",
+/// A key of the attribute: its name, what reads its value into [`Args`], and whether `policy`
+/// sets it too (then the two cannot be combined).
+struct Key {
+    name: &'static str,
+    set: Set,
+    in_policy: bool,
+}
+
+type Set = fn(&mut Args, &Ident, Expr) -> syn::Result<()>;
+
+impl Key {
+    const fn new(name: &'static str, set: Set) -> Key {
+        Key {
+            name,
+            set,
+            in_policy: false,
+        }
+    }
+
+    /// A key `policy` sets too.
+    const fn of_policy(name: &'static str, set: Set) -> Key {
+        Key {
+            name,
+            set,
+            in_policy: true,
+        }
+    }
+}
+
+/// Every key, in the order errors list them: the one list the parser, the unknown-key error
+/// and the check against `policy` read, so that none of them can miss a key.
+const KEYS: &[Key] = &[
+    Key::of_policy("attempts", |a, _, v| put(&mut a.attempts, attempts(v)?)),
+    Key::of_policy("base", |a, _, v| put(&mut a.base, duration_arg(v)?)),
+    Key::of_policy("cap", |a, _, v| put(&mut a.cap, duration_arg(v)?)),
+    Key::of_policy("jitter", |a, _, v| {
+        put(&mut a.jitter, word(v, "jitter", JITTERS, "full")?)
+    }),
+    Key::new("on", |a, _, v| put(&mut a.on, v)),
+    Key::of_policy("max_elapsed", |a, _, v| {
+        put(&mut a.max_elapsed, duration_arg(v)?)
+    }),
+    Key::new("notify", |a, _, v| put(&mut a.notify, v)),
+    Key::new("sleep", |a, key, v| put(&mut a.sleep, (key.clone(), v))),
+    Key::new("give_up", |a, _, v| put(&mut a.give_up, v)),
+    Key::new("budget", |a, _, v| put(&mut a.budget, v)),
+    Key::new("policy", |a, _, v| put(&mut a.policy, v)),
+    Key::new("trace_level", |a, _, v| {
+        put(&mut a.trace_level, word(v, "trace_level", LEVELS, "warn")?)
+    }),
+    Key::new("timeout", |a, key, v| {
+        put(&mut a.timeout, (key.clone(), duration_arg(v)?))
+    }),
+    Key::new("hedge", |a, key, v| {
+        put(&mut a.hedge, (key.clone(), hedge_arg(v)?))
+    }),
+    Key::new("clock", |a, key, v| put(&mut a.clock, (key.clone(), v))),
+    Key::new("crate", |a, _, v| put(&mut a.krate, crate_path(v)?)),
 ];
+
+/// A key's value, read.
+fn put<T>(slot: &mut Option<T>, value: T) -> syn::Result<()> {
+    *slot = Some(value);
+    Ok(())
+}
 
 /// The levels of `trace_level`, by the word the attribute uses.
 pub(crate) const LEVELS: &[(&str, &str)] = &[
@@ -36,9 +83,6 @@ pub(crate) const LEVELS: &[(&str, &str)] = &[
     ("debug", "DEBUG"),
     ("trace", "TRACE"),
 ];
-
-/// The keys `policy` replaces.
-const POLICY_KEYS: &[&str] = &["attempts", "base", "cap", "jitter", "max_elapsed"];
 
 const DEFAULT_BASE_NANOS: u128 = 200_000_000;
 const DEFAULT_CAP_NANOS: u128 = 30_000_000_000;
@@ -77,17 +121,19 @@ pub(crate) struct Args {
     pub budget: Option<Expr>,
     /// The `tracing::Level` constant's name (`WARN`…), spanned at the user's word.
     pub trace_level: Option<Ident>,
-    pub sleep: Option<Expr>,
+    /// `sleep`, and the key's own name (errors about it are spanned there).
+    pub sleep: Option<(Ident, Expr)>,
     pub policy: Option<Expr>,
     pub krate: Option<syn::Path>,
-    /// The `sleep` key's own name, for errors about it.
-    pub sleep_key: Option<Ident>,
     /// `timeout`, and the key's own name (errors about it are spanned there).
     pub timeout: Option<(Ident, DurationArg)>,
     /// `hedge`, and the key's own name.
     pub hedge: Option<(Ident, HedgeArg)>,
     /// `clock`: the clock `max_elapsed` and `timeout` are measured on, and the key's name.
     pub clock: Option<(Ident, Expr)>,
+    /// Every key's value as written: what the keys may name (`attempts = tries`), for the
+    /// rebinding of the arguments (params.rs).
+    pub values: Vec<Expr>,
 }
 
 impl Parse for Args {
@@ -121,6 +167,7 @@ impl Parse for Args {
                 continue;
             }
             seen.push(key.clone());
+            args.values.push(value.clone());
             if let Err(e) = args.set(&key, value) {
                 push(e);
             }
@@ -137,37 +184,23 @@ impl Parse for Args {
 
 impl Args {
     fn set(&mut self, key: &Ident, value: Expr) -> syn::Result<()> {
-        match key.to_string().as_str() {
-            "attempts" => self.attempts = Some(attempts(value)?),
-            "base" => self.base = Some(duration_arg(value)?),
-            "cap" => self.cap = Some(duration_arg(value)?),
-            "max_elapsed" => self.max_elapsed = Some(duration_arg(value)?),
-            "jitter" => self.jitter = Some(word(value, "jitter", JITTERS, "full")?),
-            "on" => self.on = Some(value),
-            "notify" => self.notify = Some(value),
-            "sleep" => {
-                self.sleep = Some(value);
-                self.sleep_key = Some(key.clone());
-            }
-            "policy" => self.policy = Some(value),
-            "timeout" => self.timeout = Some((key.clone(), duration_arg(value)?)),
-            "hedge" => self.hedge = Some((key.clone(), hedge_arg(value)?)),
-            "clock" => self.clock = Some((key.clone(), value)),
-            "crate" => self.krate = Some(crate_path(value)?),
-            "give_up" => self.give_up = Some(value),
-            "budget" => self.budget = Some(value),
-            "trace_level" => self.trace_level = Some(word(value, "trace_level", LEVELS, "warn")?),
-            other => {
-                let hint = closest(other)
+        let name = key.to_string();
+        match KEYS.iter().find(|k| k.name == name) {
+            Some(k) => (k.set)(self, key, value),
+            None => {
+                let hint = closest(&name)
                     .map(|k| format!(" (did you mean `{k}`?)"))
                     .unwrap_or_default();
-                return Err(syn::Error::new(
+                let names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+                Err(syn::Error::new(
                     key.span(),
-                    format!("unknown key `{other}`{hint}: valid keys are {}", list(KEYS)),
-                ));
+                    format!(
+                        "unknown key `{name}`{hint}: valid keys are {}",
+                        list(&names)
+                    ),
+                ))
             }
         }
-        Ok(())
     }
 
     /// Checks between keys: `policy` against the keys it replaces, `cap` against `base`.
@@ -175,7 +208,7 @@ impl Args {
         if self.policy.is_some() {
             if let Some(key) = seen
                 .iter()
-                .find(|k| POLICY_KEYS.contains(&k.to_string().as_str()))
+                .find(|k| KEYS.iter().any(|key| key.in_policy && *k == key.name))
             {
                 return Err(syn::Error::new(
                     key.span(),
@@ -371,7 +404,7 @@ fn closest(word: &str) -> Option<&'static str> {
         row[b.len()]
     }
     KEYS.iter()
-        .map(|k| (distance(word, k), *k))
+        .map(|k| (distance(word, k.name), k.name))
         .filter(|(d, k)| *d <= 2.max(k.len() / 3))
         .min()
         .map(|(_, k)| k)
@@ -402,6 +435,37 @@ mod tests {
         let key = Ident::new(key, Span::call_site());
         let value = TokenTree::Group(Group::new(Delimiter::None, value));
         syn::parse2(quote!(#key = #value))
+    }
+
+    #[test]
+    fn every_key_of_the_table_is_read_and_listed() {
+        for key in KEYS {
+            let value = match key.name {
+                "attempts" => quote!(3),
+                "base" | "cap" | "max_elapsed" | "timeout" | "hedge" => quote!("1s"),
+                "jitter" => quote!(none),
+                "trace_level" => quote!(info),
+                "crate" => quote!("::x"),
+                _ => quote!(f),
+            };
+            // `crate` is a keyword: not an `Ident` to make, a token to parse.
+            let name: TokenStream = key.name.parse().unwrap();
+            let args: syn::Result<Args> = syn::parse2(quote!(#name = #value));
+            assert!(args.is_ok(), "{}", key.name);
+            let with_policy: syn::Result<Args> = syn::parse2(quote!(policy = p, #name = #value));
+            let excluded = with_policy
+                .err()
+                .is_some_and(|e| e.to_string().contains("cannot be combined with `policy`"));
+            assert_eq!(excluded, key.in_policy, "{}", key.name);
+        }
+        let err = syn::parse2::<Args>(quote!(atempts = 3))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("(did you mean `attempts`?)"), "{err}");
+        for key in KEYS {
+            assert!(err.contains(&format!("`{}`", key.name)), "{err}");
+        }
     }
 
     #[test]

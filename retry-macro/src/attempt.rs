@@ -1,4 +1,5 @@
-//! An `async fn`'s attempt, written inline in its retry loop.
+//! An `async fn`'s attempt, written inline in its retry loop (and a sync fn's, where it is
+//! `#[track_caller]`: see the end).
 //!
 //! Run as a nested `async` block, an attempt is a second state machine inside the retried
 //! future: polled through one more layer, and its outcome moved out of it. Written inline, the
@@ -9,19 +10,26 @@
 //! | in the body | becomes | so that |
 //! |---|---|---|
 //! | `return value` | `break 'attempt value` | it ends the attempt, not the call |
-//! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(convert(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
+//! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(From::from(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
 //!
 //! A macro call in the body might expand to a `return` (`anyhow::bail!`) or hide a `?` in its
 //! arguments, where no rewriting reaches. So only the standard library's macros and the logging
 //! crates' (called through their crate: `tracing::info!`) are allowed in an inline attempt, and
 //! only without `return` or `?` in their arguments; any other macro, or a body syn cannot
-//! parse, keeps the nested `async` block: slower, never wrong.
+//! parse, keeps the nested `async` block: slower, never wrong. [`Opaque`] says which it was.
+//!
+//! A sync fn's attempt runs in a closure the runtime's blocking loop calls, except under
+//! `#[track_caller]`: a closure cannot be `#[track_caller]` (not in stable Rust), so the
+//! caller's location would not reach the body. There the attempt is written inline, in a loop
+//! like an `async fn`'s, and a body that cannot be is an error that names what is in the way.
 
-use proc_macro2::{Span, TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::parse::Parser;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Lifetime, Macro};
+
+use crate::respan::respan;
 
 /// An attempt's body, rewritten to run inline.
 pub(crate) struct Inline {
@@ -32,35 +40,49 @@ pub(crate) struct Inline {
     pub labelled: bool,
 }
 
-/// The body rewritten to run inline under `label`, or `None` where only a nested `async` block
-/// keeps its meaning. `private` is the path of the facade's `__private`; `span` the return
-/// type's: what needs `R` to be a `Result` is spanned there, as in the rest of the expansion,
-/// so that if it is not, that is reported once.
+/// Why an attempt cannot be written inline: the first thing in the body that may leave it
+/// where no rewriting reaches.
+pub(crate) enum Opaque {
+    /// A body syn does not parse.
+    Unparsed,
+    /// A macro call: of a macro not known to keep its `return`s to itself (`known: false`), or
+    /// with a `return` or `?` in its arguments.
+    Macro { path: syn::Path, known: bool },
+    /// Tokens syn keeps unparsed, holding a `return` or `?`.
+    Verbatim(Span),
+}
+
+/// The body rewritten to run inline under `label`, or why only a nested block (a closure, an
+/// `async` block) keeps its meaning. `private` is the path of the facade's `__private`; `span`
+/// the return type's: what needs `R` to be a `Result` is spanned there, as in the rest of the
+/// expansion, so that if it is not, that is reported once.
 pub(crate) fn inline(
     body: &TokenStream,
     label: &Lifetime,
     private: &TokenStream,
     span: Span,
-) -> Option<Inline> {
-    let mut stmts = Block::parse_within.parse2(body.clone()).ok()?;
+) -> Result<Inline, Opaque> {
+    let mut stmts = Block::parse_within
+        .parse2(body.clone())
+        .map_err(|_| Opaque::Unparsed)?;
     let mut rewrite = Rewrite {
         label,
         private,
         span,
         labelled: false,
-        opaque: false,
+        opaque: None,
     };
     for stmt in &mut stmts {
         rewrite.visit_stmt_mut(stmt);
     }
-    if rewrite.opaque {
-        return None;
+    if let Some(opaque) = rewrite.opaque {
+        return Err(opaque);
     }
     let mut tokens = TokenStream::new();
     for stmt in &stmts {
         stmt.to_tokens(&mut tokens);
     }
-    Some(Inline {
+    Ok(Inline {
         stmts: tokens,
         labelled: rewrite.labelled,
     })
@@ -72,8 +94,8 @@ struct Rewrite<'a> {
     span: Span,
     /// A `return` or `?` was rewritten into a `break` to the label.
     labelled: bool,
-    /// Something that may leave the function without passing through a rewrite.
-    opaque: bool,
+    /// The first thing that may leave the function without passing through a rewrite.
+    opaque: Option<Opaque>,
 }
 
 impl Rewrite<'_> {
@@ -87,19 +109,35 @@ impl Rewrite<'_> {
         // attribute. Nothing of the user's is in scope where they are bound.
         let [value, error] = ["__retry_value", "__retry_error"].map(|name| Ident::new(name, at));
         let flow = quote_spanned!(at=> ::core::ops::ControlFlow);
-        let private = crate::expand::respan(self.private, at);
+        let private = respan(self.private, at);
         // The trait's method, not a generic function: the operand's type is then checked once,
         // not once as an argument and again for the projections in the result.
         let branch = quote_spanned!(at=> #private::Branch::branch);
-        let converted = quote_spanned!(at=> #private::convert(#error));
+        // `From::from` called here, in the user's function, not in a helper of the runtime: a
+        // `#[track_caller]` `From` (an error that records where it arose) then sees the `?`, as
+        // with rustc's `?`, at the start of `operand?`, the lowest of the call's spans: its
+        // parentheses are spanned there. The path is spanned at the `?`, where a missing
+        // `From` is reported, as rustc reports it.
+        let start = operand
+            .to_token_stream()
+            .into_iter()
+            .next()
+            .map_or(at, |first| first.span());
+        let mut args = Group::new(Delimiter::Parenthesis, error.to_token_stream());
+        args.set_span(start);
+        let converted = quote_spanned!(at=> ::core::convert::From::from #args);
         // The whole call at the return type: its bound `R: IsResult` is then reported with the
         // others, once; the conversion inside it at the `?`.
-        let private_ret = crate::expand::respan(self.private, span);
+        let private_ret = respan(self.private, span);
         let outcome = quote_spanned!(span=> #private_ret::IsResult::from_err(#converted));
-        // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`.
+        // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`. The
+        // conversion is seen as the user's (clippy's `useless_conversion` where the error type
+        // is already the function's), unlike rustc's desugared `?`: allowed on the arm, which
+        // holds nothing of the user's.
         quote_spanned! {at=>
             (match #branch(#operand) {
                 #flow::Continue(#value) => #value,
+                #[allow(clippy::useless_conversion)]
                 #flow::Break(#error) => break #label #outcome,
             })
         }
@@ -127,7 +165,17 @@ impl VisitMut for Rewrite<'_> {
                 self.labelled = true;
             }
             // Tokens syn keeps unparsed: they may hold a `return` or a `?`.
-            Expr::Verbatim(tokens) => self.opaque |= leaves(tokens),
+            Expr::Verbatim(tokens) => {
+                if leaves(tokens) && self.opaque.is_none() {
+                    self.opaque = Some(Opaque::Verbatim(
+                        tokens
+                            .clone()
+                            .into_iter()
+                            .next()
+                            .map_or(self.span, |t| t.span()),
+                    ));
+                }
+            }
             _ => visit_mut::visit_expr_mut(self, expr),
         }
     }
@@ -136,7 +184,13 @@ impl VisitMut for Rewrite<'_> {
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 
     fn visit_macro_mut(&mut self, mac: &mut Macro) {
-        self.opaque |= !is_plain(mac);
+        let known = is_known(mac);
+        if (!known || leaves(&mac.tokens)) && self.opaque.is_none() {
+            self.opaque = Some(Opaque::Macro {
+                path: mac.path.clone(),
+                known,
+            });
+        }
     }
 }
 
@@ -270,9 +324,10 @@ const STD_MACROS: &[&str] = &[
 /// since a bare `error!` may well be the user's own, and return.
 const LOG_MACROS: &[&str] = &["debug", "error", "event", "info", "trace", "warn"];
 
-/// A macro call that can stay in an inline attempt: a known name, reached as the table above
-/// says, with no `return` or `?` in its arguments.
-fn is_plain(mac: &Macro) -> bool {
+/// A macro that never expands to a `return` of its own: a known name, reached as the table
+/// above says. It can stay in an inline attempt if there is no `return` or `?` in its
+/// arguments either.
+fn is_known(mac: &Macro) -> bool {
     let segments: Vec<String> = mac
         .path
         .segments
@@ -280,13 +335,12 @@ fn is_plain(mac: &Macro) -> bool {
         .map(|s| s.ident.to_string())
         .collect();
     let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
-    let known = match segments.as_slice() {
+    match segments.as_slice() {
         [name] => STD_MACROS.contains(name),
         ["std" | "core" | "alloc", name] => STD_MACROS.contains(name),
         ["tracing" | "log", name] => LOG_MACROS.contains(name),
         _ => false,
-    };
-    known && !leaves(&mac.tokens)
+    }
 }
 
 /// Whether tokens hold a `return` or a `?`, at any depth.
@@ -306,6 +360,7 @@ mod tests {
     fn rewrite(body: TokenStream) -> Option<(String, bool)> {
         let label = Lifetime::new("'attempt", Span::call_site());
         inline(&body, &label, &quote!(p), Span::call_site())
+            .ok()
             .map(|i| (i.stmts.to_string(), i.labelled))
     }
 
@@ -321,7 +376,9 @@ mod tests {
         assert!(out.contains("break 'attempt Err (e)"), "{out}");
         assert!(out.contains("p :: Branch :: branch (f ())"), "{out}");
         assert!(
-            out.contains("break 'attempt p :: IsResult :: from_err (p :: convert"),
+            out.contains(
+                "break 'attempt p :: IsResult :: from_err (:: core :: convert :: From :: from"
+            ),
             "{out}"
         );
         assert!(!out.contains("return"), "{out}");
@@ -378,5 +435,29 @@ mod tests {
         // A bare logging name may be the user's own macro.
         assert!(rewrite(quote!(error!(Timeout); Ok(()))).is_none());
         assert!(rewrite(quote!(tracing::bail!("no"); Ok(()))).is_none());
+    }
+
+    #[test]
+    fn what_keeps_an_attempt_from_being_inline_is_named() {
+        let why = |body: TokenStream| {
+            let label = Lifetime::new("'attempt", Span::call_site());
+            match inline(&body, &label, &quote!(p), Span::call_site()) {
+                Ok(_) => "inline".to_owned(),
+                Err(Opaque::Macro { path, known }) => {
+                    format!("{} {known}", path.to_token_stream())
+                }
+                Err(Opaque::Verbatim(_)) => "verbatim".to_owned(),
+                Err(Opaque::Unparsed) => "unparsed".to_owned(),
+            }
+        };
+        assert_eq!(
+            why(quote!(anyhow::bail!("no"); Ok(()))),
+            "anyhow :: bail false"
+        );
+        assert_eq!(why(quote!(Ok(format!("{}", f()?)))), "format true");
+        // The first in the body.
+        assert_eq!(why(quote!(a!(); b!(); Ok(()))), "a false");
+        assert_eq!(why(quote!(let = ;)), "unparsed");
+        assert_eq!(why(quote!(println!("{}", 1); Ok(()))), "inline");
     }
 }

@@ -1,7 +1,8 @@
 //! The expansion: the original function, same attributes and signature, with a retry loop for
 //! a body. Sync functions hand a closure to the runtime's blocking loop; `async fn`s loop here,
 //! the attempt written inline (attempt.rs) or, where that cannot keep its meaning, in a nested
-//! `async` block, each turn ending in the runtime's `Attempts::failed`.
+//! `async` block, each turn ending in the runtime's `Attempts::failed`. A `#[track_caller]`
+//! sync fn loops here too, its attempt inline, so that the caller's location reaches it.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
@@ -14,6 +15,7 @@ use crate::async_trait;
 use crate::attempt;
 use crate::item::{Features, Item};
 use crate::params;
+use crate::respan::respan;
 
 /// The whole macro: on any error, the errors **and** the function unchanged, so that call sites
 /// and IDEs keep working and the user sees one error, not a cascade.
@@ -29,7 +31,7 @@ pub(crate) fn retry(args: TokenStream, input: TokenStream) -> TokenStream {
     if let Err(e) = item.check(&args, Features::BUILT) {
         return with_error(e, item.into_token_stream());
     }
-    expand(&args, item)
+    expand(&args, item).unwrap_or_else(|e| with_error(e, input))
 }
 
 fn with_error(error: syn::Error, item: TokenStream) -> TokenStream {
@@ -44,7 +46,8 @@ fn local(name: &str, at: Span) -> Ident {
     Ident::new(name, Span::mixed_site().located_at(at))
 }
 
-fn expand(args: &Args, mut item: Item) -> TokenStream {
+/// The function with its new body, or the one error that only writing it finds.
+fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     let krate = match &args.krate {
         Some(path) => path.to_token_stream(),
         None => quote!(::retry_jitter),
@@ -56,19 +59,25 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         // The future's output: `#[async_trait]` has made the function return a boxed future.
         (Some(async_trait), _) => Box::new(async_trait.output.clone()),
         (None, ReturnType::Type(_, ret)) => ret,
-        (None, ReturnType::Default) => return item.into_token_stream(),
+        (None, ReturnType::Default) => return Ok(item.into_token_stream()),
     };
     let ret = &ret;
     let is_async = item.is_async();
     let async_trait = item.async_trait.take();
-    let rebind = params::rebind(&mut item.sig, &p, async_trait.is_some());
-    let ret_span = ret.span();
-    let ret = erase_impl_trait(ret);
-    let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
     let body = match &async_trait {
         Some(async_trait) => async_trait.body.clone(),
         None => item.body.take().unwrap_or_default(),
     };
+    let rebind = params::rebind(
+        &mut item.sig,
+        &p,
+        async_trait.is_some(),
+        &body,
+        &args.values,
+    );
+    let ret_span = ret.span();
+    let ret = erase_impl_trait(ret);
+    let name = syn::LitStr::new(&item.sig.ident.unraw().to_string(), ret_span);
     // A receiver each attempt has its own copy of: the body's `self` is that copy.
     let body = match &rebind.self_alias {
         Some(alias) => params::rename_self(&body, alias),
@@ -170,7 +179,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // is not a `Result`, the compiler reports that once, there, and not once per call.
     let op_l = local("__retry_op", ret_span);
     let sleep = match &args.sleep {
-        Some(sleep) => sleep.to_token_stream(),
+        Some((_, sleep)) => sleep.to_token_stream(),
         None => quote!(#p::tokio_sleep),
     };
     // The clock the waits are measured on: the `clock` key's, else tokio's whenever it is built
@@ -178,7 +187,7 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // runtime it is the system clock), else the monotonic system clock.
     let clock = match &args.clock {
         Some((_, clock)) => clock.to_token_stream(),
-        None if Features::BUILT.tokio => quote!(#p::tokio_now),
+        None if Features::BUILT.tokio && is_async => quote!(#p::tokio_now),
         None => quote!(#p::now),
     };
     // The start time is kept only where a time budget may be set: otherwise it is a constant
@@ -269,6 +278,28 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         };
     };
 
+    // The label of an attempt written inline, which its `return`s and `?`s break to.
+    let label = syn::Lifetime {
+        apostrophe: Span::mixed_site().located_at(ret_span),
+        ident: local("__retry_attempt", ret_span),
+    };
+    // `#[track_caller]` on a sync fn: the attempt is written inline in the function, where the
+    // caller's location reaches it; in the closure the runtime's loop calls, it would not (a
+    // closure cannot be `#[track_caller]`). A body that cannot be written inline is an error.
+    let track_caller = item
+        .attrs
+        .iter()
+        .find(|a| a.path().is_ident("track_caller"));
+    let sync_inline = match track_caller {
+        Some(attr) if !is_async && could_be_result(&ret) => {
+            match attempt::inline(&body, &label, &p, ret_span) {
+                Ok(inline) => Some(inline),
+                Err(opaque) => return Err(track_caller_error(opaque, attr)),
+            }
+        }
+        _ => None,
+    };
+
     let new_body = if let (Some((_, hedge)), true) = (&args.hedge, is_async) {
         // Attempts side by side: each one a future made by a `move` closure (a shared borrow is
         // copied into it, a by-value argument cloned for it), run by the runtime's hedging loop.
@@ -317,12 +348,8 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     } else if is_async {
         // The attempt inline where its `return`s and `?`s can be rewritten to end it (see
         // attempt.rs), else a nested `async` block, which ends at them by itself.
-        let label = syn::Lifetime {
-            apostrophe: Span::mixed_site().located_at(ret_span),
-            ident: local("__retry_attempt", ret_span),
-        };
         let inline = could_be_result(&ret)
-            .then(|| attempt::inline(&body, &label, &p, ret_span))
+            .then(|| attempt::inline(&body, &label, &p, ret_span).ok())
             .flatten();
         // The attempt's own arguments are made before the block (`outside`, in the scope that
         // awaits it) and moved into it: the block owns them, as the function does, and holds no
@@ -416,6 +443,30 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
                 #after_wait
             }
         }
+    } else if let Some(attempt::Inline { stmts, labelled }) = sync_inline {
+        // The async loop's shape, waiting with the blocking sleep the runtime's loop uses.
+        let label = labelled.then(|| quote!(#label:));
+        quote! {
+            #setup
+            #start_item
+            let mut #state_l = #p_ret::Attempts::<#ret>::new();
+            loop {
+                let #out_l: #ret = #label { #rebind #stmts };
+                // A body that never returns leaves this unreachable: not the user's warning.
+                #[allow(unreachable_code)]
+                {
+                    if #succeeded {
+                        #paid;
+                        return #out_l;
+                    }
+                    match #failed {
+                        #p::ControlFlow::Break(#out_l) => return #out_l,
+                        #p::ControlFlow::Continue(#delay_l) => #p::sleep_blocking(#delay_l),
+                    }
+                }
+                #after_wait
+            }
+        }
     } else {
         // `move`: the attempt owns its copies of the arguments (a reference is copied, a
         // by-value argument moved in and cloned per call), so nothing needs a stack slot
@@ -457,9 +508,57 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
     // the function itself (`dead_code`…) still fire.
     let mut body = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, new_body);
     body.set_span(*body_span);
-    quote! {
+    Ok(quote! {
         #(#attrs)*
         #vis #sig #body
+    })
+}
+
+/// `#[track_caller]` on a sync fn whose attempt cannot be written inline: said on what keeps it
+/// from being, with what to write instead.
+fn track_caller_error(opaque: attempt::Opaque, attr: &syn::Attribute) -> syn::Error {
+    const WHY: &str = "so each attempt would run in a closure, and a closure cannot be \
+                       `#[track_caller]`";
+    match opaque {
+        attempt::Opaque::Macro { path, known } => {
+            let name = path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect::<Vec<_>>()
+                .join("::");
+            let message = if known {
+                format!(
+                    "`#[retry]` cannot keep `#[track_caller]` with a `?` or `return` inside \
+                     `{name}!(…)`, where it cannot rewrite them to end the attempt, {WHY}; \
+                     move them out of the macro's arguments (`let value = f()?;` before it), \
+                     or remove `#[track_caller]`"
+                )
+            } else {
+                format!(
+                    "`#[retry]` cannot keep `#[track_caller]` with `{name}!` in the body: a \
+                     macro other than the standard library's may hide a `return`, {WHY}; call \
+                     `{name}!` from a function of your own that the body calls, or remove \
+                     `#[track_caller]`"
+                )
+            };
+            syn::Error::new_spanned(path, message)
+        }
+        attempt::Opaque::Verbatim(span) => syn::Error::new(
+            span,
+            format!(
+                "`#[retry]` cannot keep `#[track_caller]` with this in the body: syntax it \
+                 cannot read, which may hide a `return` or `?`, {WHY}; remove \
+                 `#[track_caller]`"
+            ),
+        ),
+        attempt::Opaque::Unparsed => syn::Error::new_spanned(
+            attr,
+            format!(
+                "`#[retry]` cannot keep `#[track_caller]` on a body it cannot read, {WHY}; \
+                 remove `#[track_caller]`"
+            ),
+        ),
     }
 }
 
@@ -551,22 +650,4 @@ fn erase(ty: &mut Type) {
         }
         _ => {}
     }
-}
-
-/// The same tokens, all spanned at `span`.
-pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
-    tokens
-        .clone()
-        .into_iter()
-        .map(|mut tt| {
-            if let proc_macro2::TokenTree::Group(g) = &tt {
-                let mut group = proc_macro2::Group::new(g.delimiter(), respan(&g.stream(), span));
-                group.set_span(span);
-                tt = group.into();
-            } else {
-                tt.set_span(span);
-            }
-            tt
-        })
-        .collect()
 }

@@ -157,7 +157,7 @@ impl Item {
             ));
         }
         if !self.is_async() {
-            if let (Some(key), Some(_)) = (&args.sleep_key, &args.sleep) {
+            if let Some((key, _)) = &args.sleep {
                 errors.push(syn::Error::new(
                     key.span(),
                     "`sleep` is the timer of `async fn`s; a sync function waits with \

@@ -12,6 +12,7 @@ mod duration;
 mod expand;
 mod item;
 mod params;
+mod respan;
 
 use proc_macro::TokenStream;
 

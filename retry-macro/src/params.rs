@@ -27,7 +27,11 @@ use syn::{Attribute, Block, FnArg, Ident, Pat, PatIdent, Receiver, Signature, Ty
 
 /// The rebinding of one argument.
 struct Binding {
-    cfgs: Vec<Attribute>,
+    /// The argument's `#[cfg]`s and lint attributes (`#[allow(..)]`…), which hold for each
+    /// attempt's copy as for the argument.
+    attrs: Vec<Attribute>,
+    /// Its `#[expect(..)]`s, moved from the signature: the copy is what the body uses, or not.
+    expects: Vec<Attribute>,
     /// The attempt's pattern (`x`, `mut x`, `(a, b)`).
     pat: TokenStream,
     /// The name the signature gives the argument.
@@ -47,10 +51,14 @@ pub(crate) struct Rebind {
 impl ToTokens for Rebind {
     fn to_tokens(&self, tokens: &mut TokenStream) {
         for Binding {
-            cfgs, pat, value, ..
+            attrs,
+            expects,
+            pat,
+            value,
+            ..
         } in &self.bindings
         {
-            tokens.extend(quote!(#(#cfgs)* let #pat = #value;));
+            tokens.extend(quote!(#(#attrs)* #(#expects)* let #pat = #value;));
         }
     }
 }
@@ -63,14 +71,15 @@ impl Rebind {
     pub(crate) fn moved_in(&self) -> (TokenStream, TokenStream) {
         let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
         for Binding {
-            cfgs,
+            attrs,
+            expects,
             pat,
             source,
             value,
         } in &self.bindings
         {
-            outside.extend(quote!(#(#cfgs)* let #source = #value;));
-            inside.extend(quote!(#(#cfgs)* let #pat = #source;));
+            outside.extend(quote!(#(#attrs)* let #source = #value;));
+            inside.extend(quote!(#(#attrs)* #(#expects)* let #pat = #source;));
         }
         (outside, inside)
     }
@@ -78,13 +87,25 @@ impl Rebind {
 
 /// Rewrite the signature's patterns as the table says, and return the rebindings.
 /// `async_trait`: the body is async-trait's, which moves `self` into a local of its own (so a
-/// `&mut self` must be re-borrowed for each attempt, by name).
-pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bool) -> Rebind {
+/// `&mut self` must be re-borrowed for each attempt, by name). `body`: the attempt's body; an
+/// argument it does not name gets no copy (it may be used by a key alone, as `attempts =
+/// tries`: a copy no attempt uses would be an `unused variable` the function does not have).
+/// `keys`: the attribute's values.
+pub(crate) fn rebind(
+    sig: &mut Signature,
+    private: &TokenStream,
+    async_trait: bool,
+    body: &TokenStream,
+    keys: &[syn::Expr],
+) -> Rebind {
     let mut bindings = Vec::new();
     let mut self_alias = None;
     for (index, arg) in sig.inputs.iter_mut().enumerate() {
         let arg = match arg {
             FnArg::Receiver(receiver) => {
+                if !names(body, "self") {
+                    continue;
+                }
                 if let Some(binding) = receiver_binding(receiver, private, async_trait) {
                     self_alias = Some(binding.source.clone());
                     bindings.push(binding);
@@ -93,12 +114,6 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
             }
             FnArg::Typed(arg) => arg,
         };
-        let cfgs: Vec<_> = arg
-            .attrs
-            .iter()
-            .filter(|a| a.path().is_ident("cfg"))
-            .cloned()
-            .collect();
         let ty = &*arg.ty;
         // How an attempt gets its own value out of the argument `source`.
         let value = |source: &Ident| match strip_group(ty) {
@@ -106,8 +121,8 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
             Type::Reference(_) => quote!(#source),
             _ => quote_spanned!(ty.span()=> #private::clone_arg(&#source)),
         };
-        match &mut *arg.pat {
-            Pat::Wild(_) => {}
+        let binding = match &mut *arg.pat {
+            Pat::Wild(_) => None,
             Pat::Ident(PatIdent {
                 by_ref: None,
                 mutability,
@@ -117,15 +132,25 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
             }) if attrs.is_empty() => {
                 let needs_own_copy =
                     !matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
-                if needs_own_copy || mutability.is_some() {
+                let name = ident.to_string();
+                ((needs_own_copy || mutability.is_some()) && names(body, &name)).then(|| {
                     let mutability = mutability.take();
-                    bindings.push(Binding {
-                        cfgs,
+                    let mut binding = Binding {
+                        attrs: Vec::new(),
+                        expects: Vec::new(),
                         pat: quote!(#mutability #ident),
                         source: ident.clone(),
                         value: value(ident),
-                    });
-                }
+                    };
+                    // Named by the body and a key: should the body's name be another thing
+                    // (a field), the copy is unused, and the argument is not.
+                    if keys.iter().any(|key| names(&key.to_token_stream(), &name)) {
+                        binding
+                            .attrs
+                            .push(syn::parse_quote!(#[allow(unused_variables)]));
+                    }
+                    binding
+                })
             }
             pat => {
                 // Located at the pattern: an error about the argument (its type is not
@@ -134,12 +159,13 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
                     &format!("__retry_arg{index}"),
                     Span::mixed_site().located_at(pat.span()),
                 );
-                bindings.push(Binding {
-                    cfgs,
+                let binding = Binding {
+                    attrs: Vec::new(),
+                    expects: Vec::new(),
                     pat: pat.to_token_stream(),
                     value: value(&source),
                     source: source.clone(),
-                });
+                };
                 *arg.pat = Pat::Ident(PatIdent {
                     attrs: Vec::new(),
                     by_ref: None,
@@ -147,13 +173,52 @@ pub(crate) fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bo
                     ident: source,
                     subpat: None,
                 });
+                Some(binding)
             }
+        };
+        if let Some(mut binding) = binding {
+            // Copied: `#[cfg]`s and the lint levels the argument is given. Moved: an
+            // `#[expect]`, which the copy fulfils or not, as the argument would.
+            let (expects, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut arg.attrs)
+                .into_iter()
+                .partition(is_expect);
+            binding
+                .attrs
+                .extend(kept.iter().filter(|a| is_cfg_or_lint(a)).cloned());
+            binding.expects = expects;
+            arg.attrs = kept;
+            bindings.push(binding);
         }
     }
     Rebind {
         bindings,
         self_alias,
     }
+}
+
+/// `#[cfg]`, `#[cfg_attr]` and the lint levels but `#[expect]`, which hold for each attempt's
+/// copy of an argument as for the argument.
+fn is_cfg_or_lint(attr: &Attribute) -> bool {
+    ["cfg", "cfg_attr", "allow", "warn", "deny", "forbid"]
+        .iter()
+        .any(|name| attr.path().is_ident(name))
+}
+
+/// `#[expect(..)]`, also under `#[cfg_attr(..)]`: fulfilled by one binding only.
+fn is_expect(attr: &Attribute) -> bool {
+    attr.path().is_ident("expect")
+        || (attr.path().is_ident("cfg_attr") && names(&attr.meta.to_token_stream(), "expect"))
+}
+
+/// Whether `tokens` name `name`, at any depth: as an identifier, or in a literal (a format
+/// string's `{name}`). A false alarm (a field of that name) costs a copy, never a wrong program.
+fn names(tokens: &TokenStream, name: &str) -> bool {
+    tokens.clone().into_iter().any(|tt| match tt {
+        TokenTree::Ident(ident) => ident == name,
+        TokenTree::Literal(lit) => lit.to_string().contains(name),
+        TokenTree::Group(group) => names(&group.stream(), name),
+        TokenTree::Punct(_) => false,
+    })
 }
 
 /// Whether any of `exprs` (the hooks' key expressions) names an argument that a `move`
@@ -166,7 +231,7 @@ pub(crate) fn named_by<'a>(
 ) -> bool {
     let shared =
         |ty: &Type| matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
-    let names: Vec<String> = sig
+    let taken: Vec<String> = sig
         .inputs
         .iter()
         .filter_map(|arg| match arg {
@@ -178,21 +243,11 @@ pub(crate) fn named_by<'a>(
             _ => None,
         })
         .collect();
-    fn names_one(tokens: TokenStream, names: &[String]) -> bool {
-        tokens.into_iter().any(|tt| match tt {
-            TokenTree::Ident(ident) => names.iter().any(|n| ident == n),
-            TokenTree::Literal(lit) => {
-                let text = lit.to_string();
-                names.iter().any(|n| text.contains(n.as_str()))
-            }
-            TokenTree::Group(group) => names_one(group.stream(), names),
-            TokenTree::Punct(_) => false,
+    !taken.is_empty()
+        && exprs.into_iter().any(|expr| {
+            let tokens = expr.to_token_stream();
+            taken.iter().any(|name| names(&tokens, name))
         })
-    }
-    !names.is_empty()
-        && exprs
-            .into_iter()
-            .any(|expr| names_one(expr.to_token_stream(), &names))
 }
 
 /// The receiver's rebinding, where each attempt needs a `self` of its own.
@@ -226,7 +281,8 @@ fn receiver_binding(
         }
     };
     Some(Binding {
-        cfgs: Vec::new(),
+        attrs: Vec::new(),
+        expects: Vec::new(),
         pat: quote!(#mutability #source),
         source,
         value,
@@ -342,6 +398,12 @@ mod tests {
         Ident::new("__retry_self", Span::call_site())
     }
 
+    /// The rebinding for a body that uses every argument named here.
+    fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bool) -> Rebind {
+        let body = quote!(self x b c d a);
+        super::rebind(sig, private, async_trait, &body, &[])
+    }
+
     #[test]
     fn self_is_renamed_in_the_body_closures_and_macros_not_in_items_or_paths() {
         let body = quote! {
@@ -404,6 +466,70 @@ mod tests {
         let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
         let r = rebind(&mut sig, &quote!(p), true);
         assert!(r.to_token_stream().to_string().contains("& mut * self"));
+    }
+
+    #[test]
+    fn an_argument_the_body_does_not_name_is_not_copied() {
+        let mut sig: Signature = syn::parse_quote!(
+            fn f(self: Arc<Self>, tries: u32, mut tag: String, id: String) -> R
+        );
+        let keys = [
+            syn::parse_quote!(tries),
+            syn::parse_quote!(|_| log(&tag, self.x)),
+        ];
+        let body = quote!(Ok(format!("{id}")));
+        let r = super::rebind(&mut sig, &quote!(p), false, &body, &keys);
+        assert!(r.self_alias.is_none());
+        assert_eq!(
+            r.to_token_stream().to_string(),
+            "let id = p :: clone_arg (& id) ;"
+        );
+        // The signature keeps its `mut`: the argument is what the hand-written function has.
+        assert!(sig
+            .to_token_stream()
+            .to_string()
+            .contains("mut tag : String"));
+
+        // Named by the body and a key: the copy may be unused (the body's `tries` a field).
+        let body = quote!(Ok(self.tries));
+        let keys = [syn::parse_quote!(tries)];
+        let mut sig: Signature = syn::parse_quote!(fn f(&self, tries: u32) -> R);
+        let r = super::rebind(&mut sig, &quote!(p), false, &body, &keys);
+        assert_eq!(
+            r.to_token_stream().to_string(),
+            "# [allow (unused_variables)] let tries = p :: clone_arg (& tries) ;"
+        );
+    }
+
+    #[test]
+    fn lint_attributes_are_copied_and_expect_moved_to_the_copy() {
+        let mut sig: Signature = syn::parse_quote!(
+            fn f(
+                #[cfg(unix)]
+                #[allow(unused_mut)]
+                #[expect(unused_variables)]
+                #[doc = "kept"]
+                mut a: String,
+                #[expect(unused_variables)] b: String,
+            ) -> R
+        );
+        let r = super::rebind(&mut sig, &quote!(p), false, &quote!(a), &[]);
+        assert_eq!(
+            r.to_token_stream().to_string(),
+            "# [cfg (unix)] # [allow (unused_mut)] # [expect (unused_variables)] \
+             let mut a = p :: clone_arg (& a) ;"
+        );
+        let (outside, inside) = r.moved_in();
+        assert!(!outside.to_string().contains("expect"), "{outside}");
+        assert!(inside.to_string().contains("expect"), "{inside}");
+        let sig = sig.to_token_stream().to_string();
+        // `a`'s `expect` moved to its copy; `b` has none, and keeps its own.
+        assert_eq!(sig.matches("expect").count(), 1, "{sig}");
+        assert!(
+            sig.contains("# [expect (unused_variables)] b : String"),
+            "{sig}"
+        );
+        assert!(sig.contains("# [doc = \"kept\"] a : String"), "{sig}");
     }
 
     #[test]

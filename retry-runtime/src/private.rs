@@ -6,9 +6,9 @@ pub use core::time::Duration;
 
 // Exactly what the expansion names.
 pub use crate::hedge::{Hedge, LatencyHistogram};
-pub use crate::question::{convert, Branch};
+pub use crate::question::Branch;
 pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult};
-pub use crate::sleep::now;
+pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
 pub use crate::timeout::{poll_race, Limit};

@@ -5,7 +5,7 @@
 //! ```text
 //! match Branch::branch(operand) {
 //!     ControlFlow::Continue(value) => value,
-//!     ControlFlow::Break(error) => break 'attempt IsResult::from_err(convert(error)),
+//!     ControlFlow::Break(error) => break 'attempt IsResult::from_err(From::from(error)),
 //! }
 //! ```
 //!
@@ -69,24 +69,9 @@ impl<T, F> Branch for Poll<Option<Result<T, F>>> {
     }
 }
 
-/// `?`'s conversion of the error, by `From`, as rustc's `?` does.
-#[inline(always)]
-pub fn convert<E: From<F>, F>(error: F) -> E {
-    From::from(error)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[derive(Debug, PartialEq)]
-    struct Wide(u32);
-
-    impl From<u8> for Wide {
-        fn from(narrow: u8) -> Wide {
-            Wide(u32::from(narrow) + 1000)
-        }
-    }
 
     #[test]
     fn a_result_gives_its_value_or_its_error() {
@@ -114,11 +99,5 @@ mod tests {
         assert_eq!(end.branch(), ControlFlow::Continue(Poll::Ready(None)));
         let pending: Poll<Option<Result<u32, u8>>> = Poll::Pending;
         assert_eq!(pending.branch(), ControlFlow::Continue(Poll::Pending));
-    }
-
-    #[test]
-    fn the_error_is_converted_by_from_into_the_outcome() {
-        let outcome: Result<(), Wide> = crate::retry::IsResult::from_err(convert(3u8));
-        assert_eq!(outcome, Err(Wide(1003)));
     }
 }
