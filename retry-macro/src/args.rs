@@ -315,7 +315,7 @@ pub(crate) enum HedgeArg {
 fn hedge_arg(value: Expr) -> syn::Result<HedgeArg> {
     if let Expr::Lit(ExprLit {
         lit: Lit::Str(lit), ..
-    }) = &value
+    }) = ungroup(&value)
     {
         if let Some(digits) = lit.value().strip_prefix('p') {
             return match digits.parse::<u8>() {

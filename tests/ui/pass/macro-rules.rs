@@ -43,8 +43,23 @@ retried_async!(async_fn, input, "1ms", Result<u32, std::num::ParseIntError>, {
     Ok(n)
 });
 
+// A hedge percentile passed as `$hedge:literal` is read as a percentile, not a duration.
+macro_rules! hedged {
+    ($name:ident, $hedge:literal) => {
+        #[retry(attempts = 2, hedge = $hedge)]
+        async fn $name() -> Result<u32, u32> {
+            Ok(7)
+        }
+    };
+}
+
+hedged!(hedged_p95, "p95");
+hedged!(hedged_after, "5ms");
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
+    assert_eq!(hedged_p95().await, Ok(7));
+    assert_eq!(hedged_after().await, Ok(7));
     assert_eq!(sync_fn(), Ok(3));
     assert_eq!(calls(), 3);
     assert_eq!(async_fn("7").await, Ok(7));
