@@ -197,6 +197,13 @@ impl Backoff {
         self.delay_within(self.nanos(), k, prev)
     }
 
+    /// [`delay`](Backoff::delay) out of line: for the retry loops, where a wait that is not
+    /// zero is slept, and its draw is not worth the loop's registers.
+    #[inline(never)]
+    pub(crate) fn draw(&self, k: u32, prev: Duration) -> Duration {
+        self.delay(k, prev)
+    }
+
     /// The base and the cap in nanoseconds, if both fit in a u64 (584 years).
     #[inline(always)]
     fn nanos(&self) -> Option<(u64, u64)> {

@@ -405,6 +405,7 @@ impl<'h, R: IsResult> Failing<'h, R> {
 
     /// After a failed attempt (`cut`: by the deadline): `Break` with the outcome if retrying
     /// ends on it, `Continue` with the wait before the next attempt.
+    #[inline(always)]
     fn failed<H: Serves<R>>(
         &mut self,
         outcome: R,
@@ -412,7 +413,10 @@ impl<'h, R: IsResult> Failing<'h, R> {
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, Duration> {
-        let (delay, owed, outcome) = hooks.step(&mut self.state, outcome, function, cut)?;
+        let (delay, owed, outcome) = hooks.step_inline(&mut self.state, outcome, function, cut)?;
+        // The previous retry's tokens were spent when it ran (`resumed`): nothing is given
+        // back here, and no drop of the old value is compiled.
+        self.owed.spend();
         self.owed = owed;
         // Kept through the wait only where the deadline may end the call after it.
         if self.state.has_deadline() {
@@ -424,6 +428,7 @@ impl<'h, R: IsResult> Failing<'h, R> {
     /// After a wait, before the next attempt: `Break` with the last outcome if the deadline
     /// passed during the wait (however long the timer overslept, no attempt starts past it),
     /// else the retry runs and its tokens are spent.
+    #[inline(always)]
     fn resumed<H: Serves<R>>(&mut self, hooks: &H, function: &'static str) -> ControlFlow<R> {
         if let Some(last) = self.last.take() {
             if self.state.past_deadline() {
@@ -723,6 +728,17 @@ pub trait Serves<R> {
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
 
+    /// [`step`](Serves::step), inlined whole into the loop that calls it (the blocking loop,
+    /// `Attempts`): the hooks' types and a constant policy then leave only what they do.
+    #[allow(clippy::type_complexity)]
+    fn step_inline<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
+
     /// Retrying ends with `outcome` (an error) for `reason`: tell the trace and the `give_up`
     /// hook, and hand the outcome back.
     fn give_up(
@@ -776,26 +792,18 @@ where
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
-        let Some(error) = outcome.as_err() else {
-            recovered(self, state, function);
-            return ControlFlow::Break(outcome);
-        };
-        let step = if cut {
-            Err(state.end(GiveUpReason::Elapsed))
-        } else {
-            state.retry_step(error, self, function)
-        };
-        match step {
-            Ok((delay, owed)) => {
-                self.trace.retry(&outcome, &state.event(delay, function));
-                #[cfg(feature = "metrics")]
-                crate::metrics::retry(function, delay);
-                ControlFlow::Continue((delay, owed, outcome))
-            }
-            Err(reason) => {
-                ControlFlow::Break(Serves::give_up(self, state, outcome, reason, function))
-            }
-        }
+        step(self, state, outcome, function, cut, false)
+    }
+
+    #[inline(always)]
+    fn step_inline<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
+        step(self, state, outcome, function, cut, true)
     }
 
     fn give_up(
@@ -843,6 +851,47 @@ where
         #[cfg(feature = "metrics")]
         crate::metrics::hedge(event.function);
         true
+    }
+}
+
+/// [`Serves::step`]; `inline`: with the classification and the wait inlined too (a constant).
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn step<'h, R, C, N, G, B, T>(
+    hooks: &'h Hooks<C, N, G, B, T>,
+    state: &mut RetryState,
+    outcome: R,
+    function: &'static str,
+    cut: bool,
+    inline: bool,
+) -> ControlFlow<R, (Duration, Owed<'h>, R)>
+where
+    R: IsResult,
+    C: Classify<R::Err>,
+    N: Notify<R::Err>,
+    G: GiveUpHook<R::Err>,
+    B: Budget,
+    T: Trace<R>,
+{
+    let Some(error) = outcome.as_err() else {
+        recovered(hooks, state, function);
+        return ControlFlow::Break(outcome);
+    };
+    let step = if cut {
+        Err(state.end(GiveUpReason::Elapsed))
+    } else if inline {
+        state.retry_step_inline(error, hooks, function)
+    } else {
+        state.retry_step(error, hooks, function)
+    };
+    match step {
+        Ok((delay, owed)) => {
+            hooks.trace.retry(&outcome, &state.event(delay, function));
+            #[cfg(feature = "metrics")]
+            crate::metrics::retry(function, delay);
+            ControlFlow::Continue((delay, owed, outcome))
+        }
+        Err(reason) => ControlFlow::Break(Serves::give_up(hooks, state, outcome, reason, function)),
     }
 }
 
