@@ -357,7 +357,13 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
                 attempts.succeeded_with(&self.hooks, self.name);
                 return outcome;
             }
-            match attempts.failed(now, outcome, &self.hooks, self.name, cut) {
+            match attempts.failed(
+                (&self.policy, clock, start),
+                outcome,
+                &self.hooks,
+                self.name,
+                cut,
+            ) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(delay) => sleep_boxed(delay, &mut sleep).await,
             }
@@ -395,9 +401,9 @@ struct Failing<'h, R> {
 }
 
 impl<'h, R: IsResult> Failing<'h, R> {
-    fn new((policy, clock, start): (Policy, Clock, Option<Instant>)) -> Self {
+    fn new((policy, clock, start): (&Policy, Clock, Option<Instant>)) -> Self {
         Failing {
-            state: RetryState::resume(policy, clock, start),
+            state: RetryState::resume(*policy, clock, start),
             owed: Owed::default(),
             last: None,
         }
@@ -447,8 +453,9 @@ impl<'h, R: IsResult> Failing<'h, R> {
 /// empty pointer. The async retry loops (`#[retry]` on an `async fn`, [`Retry::call_async_with`])
 /// are driven by it.
 ///
-/// The policy, the clock and the start time are passed in, not kept, so that a policy known at
-/// compile time stays a constant, and the state lives in a box allocated at the first failure:
+/// The policy (by reference: a constant one is an address, not a copy at every failure), the
+/// clock and the start time are passed in, not kept, so that a policy known at compile time
+/// stays a constant, and the state lives in a box allocated at the first failure:
 /// a retried `async fn`'s future grows by one word for it, not by the whole state. Dropping it
 /// during a wait gives the budget back the tokens of the retry that never ran.
 pub struct Attempts<'h, R> {
@@ -492,7 +499,7 @@ impl<'h, R> Attempts<'h, R> {
     #[inline(never)]
     pub fn failed<H: Serves<R>>(
         &mut self,
-        now: (Policy, Clock, Option<Instant>),
+        now: (&Policy, Clock, Option<Instant>),
         outcome: R,
         hooks: &'h H,
         function: &'static str,
@@ -645,7 +652,7 @@ impl<R> For<R> {
     #[inline(always)]
     pub fn failed<'h, C, N, G, B, T>(
         attempts: &mut Attempts<'h, R>,
-        now: (Policy, Clock, Option<Instant>),
+        now: (&Policy, Clock, Option<Instant>),
         outcome: R,
         hooks: &'h Hooks<C, N, G, B, T>,
         function: &'static str,
@@ -928,7 +935,7 @@ where
     H: Serves<R>,
     F: FnMut() -> R,
 {
-    let mut failing = Failing::new((policy, sleep::now, start));
+    let mut failing = Failing::new((&policy, sleep::now, start));
     let mut outcome = first;
     loop {
         match failing.failed(outcome, hooks, function, false) {
