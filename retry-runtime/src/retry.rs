@@ -572,8 +572,11 @@ fn recovered<R, C, N, G, B: Budget, T: Trace<R>>(
     hooks.pay(state.budget_retries());
     #[cfg(feature = "metrics")]
     crate::metrics::recovered(function);
-    let calls = state.failed_calls().saturating_add(1);
-    hooks.trace.recovered(function, calls, state.elapsed());
+    // The elapsed time is read (a clock read, with `tracing`) only for a trace that shows it.
+    if !Trace::<R>::is_silent(&hooks.trace) {
+        let calls = state.failed_calls().saturating_add(1);
+        hooks.trace.recovered(function, calls, state.elapsed());
+    }
 }
 
 /// The timer of an async loop for one wait, boxed: the retried future then holds a pointer,
