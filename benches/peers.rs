@@ -4,7 +4,7 @@
 //! `cargo bench --bench peers`
 
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::AtomicU32;
 use std::time::{Duration, SystemTime};
 
 use backon::{BlockingRetryable, ExponentialBuilder, Retryable};
@@ -21,17 +21,12 @@ use retry_policies::RetryPolicy;
 mod pairs;
 use pairs::plain as work;
 
-/// Fails while the counter is below 4 (then resets it, so every call fails 4 times).
-#[inline(never)]
-fn flaky(n: &AtomicU32) -> Result<u32, u32> {
-    let k = n.fetch_add(1, Ordering::Relaxed);
-    if k < 4 {
-        Err(k)
-    } else {
-        n.store(0, Ordering::Relaxed);
-        Ok(k)
-    }
-}
+// The failing operation (fails 4 times, then succeeds) and each crate's loop around it, and a
+// fresh schedule's draws: benches/support/failing.rs, shared with the instruction counts of
+// scripts/instructions.sh.
+#[path = "support/failing.rs"]
+mod failing;
+use failing::*;
 
 #[retry]
 fn ours(x: &u64) -> Result<u64, u64> {
@@ -43,29 +38,11 @@ async fn ours_async(x: &u64) -> Result<u64, u64> {
     work(x)
 }
 
-#[retry(attempts = 5, base = "0ns")]
-fn ours_flaky(n: &AtomicU32) -> Result<u32, u32> {
-    flaky(n)
-}
-
-async fn no_sleep(_: Duration) {}
-
-#[retry(attempts = 5, base = "0ns", sleep = no_sleep)]
-async fn ours_flaky_async(n: &AtomicU32) -> Result<u32, u32> {
-    flaky(n)
-}
-
 fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
         .expect("a tokio runtime")
-}
-
-fn zero_backon() -> ExponentialBuilder {
-    ExponentialBuilder::default()
-        .with_min_delay(Duration::ZERO)
-        .with_max_times(4)
 }
 
 fn success_path(c: &mut Criterion) {
@@ -122,28 +99,16 @@ fn failure_machinery(c: &mut Criterion) {
     g.measurement_time(Duration::from_secs(1));
     let n = AtomicU32::new(0);
     g.bench_function("sync/#[retry]", |b| b.iter(|| ours_flaky(black_box(&n))));
-    let r = Retry::new(Policy::new().with_base(Duration::ZERO));
     g.bench_function("sync/Retry::call", |b| {
-        b.iter(|| r.call(|| flaky(black_box(&n))))
+        b.iter(|| closure_flaky(black_box(&n)))
     });
-    g.bench_function("sync/backon", |b| {
-        b.iter(|| {
-            (|| flaky(black_box(&n)))
-                .retry(zero_backon())
-                .sleep(|_| {})
-                .call()
-        })
-    });
+    g.bench_function("sync/backon", |b| b.iter(|| backon_flaky(black_box(&n))));
     let rt = rt();
     g.bench_function("async/#[retry]", |b| {
         b.to_async(&rt).iter(|| ours_flaky_async(black_box(&n)))
     });
     g.bench_function("async/backon", |b| {
-        b.to_async(&rt).iter(|| {
-            (|| async { flaky(black_box(&n)) })
-                .retry(zero_backon())
-                .sleep(|_| async {})
-        })
+        b.to_async(&rt).iter(|| backon_flaky_async(black_box(&n)))
     });
     g.bench_function("async/tokio-retry2 (tokio sleep 0)", |b| {
         b.to_async(&rt).iter(|| {
@@ -185,6 +150,15 @@ fn delay_draw(c: &mut Criterion) {
             .without_max_times();
         let mut it = backon::BackoffBuilder::build(builder);
         bench.iter(|| it.next())
+    });
+    // A fresh schedule each time and its first DRAWS waits (the instruction counts' row).
+    let fresh = Backoff::new(base, cap);
+    g.bench_function("ours/fresh schedule, 4 draws", |bench| {
+        bench.iter(|| ours_draws(black_box(&fresh)))
+    });
+    let fresh_backon = backon_jittered();
+    g.bench_function("backon/fresh, 4 draws", |bench| {
+        bench.iter(|| backon_draws(black_box(&fresh_backon)))
     });
     g.bench_function("retry-policies/full", |bench| {
         let p = retry_policies::policies::ExponentialBackoff::builder()

@@ -1,8 +1,11 @@
 //! The binary `scripts/instructions.sh` runs under callgrind: `instructions FUNCTION N` calls
-//! FUNCTION N times on its success path. FUNCTION is one of the pairs of
-//! `benches/support/pairs.rs` (the functions criterion times in `benches/overhead.rs`), by
-//! name: `plain`, `annotated`, `plain_parse`, `annotated_parse`, `plain_async`… Async ones are
-//! polled once with a no-op waker: on success they never wait.
+//! FUNCTION N times. FUNCTION is one of the pairs of `benches/support/pairs.rs` (the functions
+//! criterion times in `benches/overhead.rs`), by name: `plain`, `annotated`, `plain_parse`,
+//! `annotated_parse`, `plain_async`…, each on its success path; or one of the failure path's
+//! functions of `benches/support/failing.rs` (the ones `benches/peers.rs` times), ours and
+//! backon's: `fail4`, `fail4_backon`… (a call that fails 4 times with zero waits, then
+//! succeeds) and `draws`, `draws_backon` (a fresh schedule and its first 4 waits). Async ones
+//! are polled once with a no-op waker: on success, and with zero waits, they never wait.
 //!
 //! No tokio runtime is entered, except for `timeout_async_eager`, whose timer
 //! (`tokio::time::sleep` itself) needs one when it is made: that the other `timeout` functions run
@@ -16,6 +19,9 @@ use std::task::{Context, Poll, Waker};
 #[path = "../benches/support/pairs.rs"]
 mod pairs;
 use pairs::*;
+
+#[path = "../benches/support/failing.rs"]
+mod failing;
 
 #[inline(never)]
 fn poll_once<F: Future>(f: F) -> F::Output {
@@ -32,6 +38,7 @@ fn main() {
     let n: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(0);
     let x = 7u64;
     let s = "1234567890123";
+    let flaky = std::sync::atomic::AtomicU32::new(0);
     let calls = |f: &dyn Fn() -> bool| {
         for _ in 0..n {
             black_box(f());
@@ -77,6 +84,31 @@ fn main() {
             calls(&|| poll_once(annotated_await_failed(black_box(&x))).is_ok());
         }
         "timeout_await" => calls(&|| poll_once(timeout_await(black_box(&x))).is_ok()),
+        // The failure path: a call that fails 4 times with zero waits, then succeeds.
+        "fail4" => calls(&|| failing::ours_flaky(black_box(&flaky)).is_ok()),
+        "fail4_closure" => calls(&|| failing::closure_flaky(black_box(&flaky)).is_ok()),
+        "fail4_backon" => calls(&|| failing::backon_flaky(black_box(&flaky)).is_ok()),
+        "fail4_async" => {
+            calls(&|| poll_once(failing::ours_flaky_async(black_box(&flaky))).is_ok());
+        }
+        "fail4_backon_async" => {
+            calls(&|| poll_once(failing::backon_flaky_async(black_box(&flaky))).is_ok());
+        }
+        // A fresh schedule and its first draws (one call: `failing::DRAWS` draws).
+        "draws" => {
+            let backoff = retry_jitter::Backoff::DEFAULT;
+            calls(&|| {
+                failing::ours_draws(black_box(&backoff));
+                true
+            });
+        }
+        "draws_backon" => {
+            let builder = failing::backon_jittered();
+            calls(&|| {
+                failing::backon_draws(black_box(&builder));
+                true
+            });
+        }
         other => panic!("unknown function {other:?}"),
     }
 }

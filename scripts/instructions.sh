@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Instructions per call on the success path, counted by callgrind: each pair of
-# benches/support/pairs.rs, the plain function and the same function under #[retry], sync and
-# async. The difference is the retry machinery's true
-# cost, the same on every run and every machine of the same architecture.
+# Instructions per call, counted by callgrind: the same on every run and every machine of the
+# same architecture.
+#
+# - The success path: each pair of benches/support/pairs.rs, the plain function and the same
+#   function under #[retry], sync and async. The difference is the retry machinery's true cost.
+# - The failure path, side by side with backon (benches/support/failing.rs): a call that fails
+#   4 times with zero waits and then succeeds, and a fresh schedule's delay draws (per draw), at
+#   default features and again with feature `metrics` (no recorder installed: the facade's
+#   no-op, so what is counted is our calls into the facade).
 #
 #   bash scripts/instructions.sh [CALLS]        (default 1000000)
 set -euo pipefail
@@ -16,8 +21,9 @@ if ! command -v valgrind >/dev/null 2>&1; then
     $sudo apt-get install -y -qq valgrind >/dev/null
 fi
 
+target=${CARGO_TARGET_DIR:-target}
 cargo build --quiet --release --example instructions
-bin=${CARGO_TARGET_DIR:-target}/release/examples/instructions
+bin=$target/release/examples/instructions
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
@@ -62,3 +68,27 @@ async_hedge plain_async_failed hedge_async
 await_failed plain_await_failed annotated_await_failed
 await_timeout plain_await_failed timeout_await
 ROWS
+
+# The failure path, ours against backon's. Each row: a label, our function, backon's, and how
+# many units one call is (a fresh schedule's row draws 4 waits: printed per draw).
+failure_table() {
+    printf '\n%-22s %10s %10s %9s\n' "$1" "ours" "backon" "ours-backon"
+    while read -r label ours theirs per; do
+        o=$(per_call "$ours")
+        t=$(per_call "$theirs")
+        awk -v b="$label" -v o="$o" -v t="$t" -v n="$per" \
+            'BEGIN { printf "%-22s %10.2f %10.2f %+9.2f\n", b, o / n, t / n, (o - t) / n }'
+    done <<'ROWS'
+fail4_sync fail4 fail4_backon 1
+fail4_closure fail4_closure fail4_backon 1
+fail4_async fail4_async fail4_backon_async 1
+draw_fresh_schedule draws draws_backon 4
+ROWS
+}
+
+failure_table "failure path"
+
+# Again with feature `metrics`, built apart so that neither build undoes the other.
+CARGO_TARGET_DIR=$target/metrics cargo build --quiet --release --example instructions --features metrics
+bin=$target/metrics/release/examples/instructions
+failure_table "failure path, metrics"

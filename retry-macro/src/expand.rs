@@ -212,7 +212,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         None => quote!(false),
     };
     let failed = quote_spanned! {ret_span=>
-        #for_ret::failed(&mut #state_l, (#policy_l, #clock, #start), #out_l, &#hooks_l, #name, #cut)
+        #for_ret::failed(&mut #state_l, (&#policy_l, #clock, #start), #out_l, &#hooks_l, #name, #cut)
     };
     // However long the timer slept, no attempt starts past the deadline, and the retry about
     // to run spends the budget tokens it took. Without a deadline or a budget there is nothing

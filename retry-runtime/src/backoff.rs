@@ -153,6 +153,15 @@ impl Backoff {
     /// assert_eq!(b.ceiling(u32::MAX), Duration::from_secs(30));
     /// ```
     pub fn ceiling(&self, k: u32) -> Duration {
+        match (nanos_u64(self.base), nanos_u64(self.cap)) {
+            (Some(base), Some(cap)) => Duration::from_nanos(ceiling_nanos(base, cap, k)),
+            _ => self.wide_ceiling(k),
+        }
+    }
+
+    /// [`ceiling`](Backoff::ceiling) for a base or cap beyond `u64` nanoseconds (584 years).
+    #[cold]
+    fn wide_ceiling(&self, k: u32) -> Duration {
         if k == 0 {
             return Duration::ZERO;
         }
@@ -183,7 +192,54 @@ impl Backoff {
     /// assert!(wait <= Duration::from_millis(400));
     /// assert_eq!(b.with_jitter(Jitter::None).delay(2, b.base()), Duration::from_millis(400));
     /// ```
+    #[inline]
     pub fn delay(&self, k: u32, prev: Duration) -> Duration {
+        self.delay_within(self.nanos(), k, prev)
+    }
+
+    /// [`delay`](Backoff::delay) out of line: for the retry loops, where a wait that is not
+    /// zero is slept, and its draw is not worth the loop's registers.
+    #[inline(never)]
+    pub(crate) fn draw(&self, k: u32, prev: Duration) -> Duration {
+        self.delay(k, prev)
+    }
+
+    /// The base and the cap in nanoseconds, if both fit in a u64 (584 years).
+    #[inline(always)]
+    fn nanos(&self) -> Option<(u64, u64)> {
+        Some((nanos_u64(self.base)?, nanos_u64(self.cap)?))
+    }
+
+    /// [`delay`](Backoff::delay), the base and the cap already in nanoseconds (`nanos`).
+    #[inline(always)]
+    fn delay_within(&self, nanos: Option<(u64, u64)>, k: u32, prev: Duration) -> Duration {
+        // Every wait that fits in u64 nanoseconds (584 years) is computed and drawn as one:
+        // no Duration arithmetic, and no draw at all for a zero ceiling (`base = "0ns"`).
+        let Some((base, cap)) = nanos else {
+            return self.wide_delay(k, prev);
+        };
+        let nanos = match self.jitter {
+            Jitter::Full => rng::up_to(ceiling_nanos(base, cap, k)),
+            Jitter::Equal => {
+                // c/2 + uniform[0, c/2].
+                let half = ceiling_nanos(base, cap, k) / 2;
+                half + rng::up_to(half)
+            }
+            Jitter::Decorrelated => {
+                let Some(hi) = nanos_u64(prev).and_then(|prev| prev.checked_mul(3)) else {
+                    return self.wide_delay(k, prev);
+                };
+                (base + rng::up_to(hi.saturating_sub(base))).min(cap)
+            }
+            Jitter::None => ceiling_nanos(base, cap, k),
+        };
+        Duration::from_nanos(nanos)
+    }
+
+    /// [`delay`](Backoff::delay) where a bound does not fit in `u64` nanoseconds.
+    #[cold]
+    #[inline(never)]
+    fn wide_delay(&self, k: u32, prev: Duration) -> Duration {
         match self.jitter {
             Jitter::Full => rng::uniform(Duration::ZERO, self.ceiling(k)),
             Jitter::Equal => {
@@ -215,6 +271,7 @@ impl Backoff {
     pub fn schedule(&self) -> Schedule {
         Schedule {
             backoff: *self,
+            nanos: self.nanos(),
             k: 0,
             prev: self.base,
         }
@@ -231,6 +288,8 @@ impl Backoff {
 #[derive(Clone, Debug)]
 pub struct Schedule {
     backoff: Backoff,
+    /// The backoff's base and cap in nanoseconds, converted once.
+    nanos: Option<(u64, u64)>,
     k: u32,
     prev: Duration,
 }
@@ -238,15 +297,41 @@ pub struct Schedule {
 impl Iterator for Schedule {
     type Item = Duration;
 
+    #[inline]
     fn next(&mut self) -> Option<Duration> {
         self.k = self.k.saturating_add(1);
-        let wait = self.backoff.delay(self.k, self.prev);
+        let wait = self.backoff.delay_within(self.nanos, self.k, self.prev);
         self.prev = wait;
         Some(wait)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
         (usize::MAX, None)
+    }
+}
+
+/// `c(k) = min(cap, base · 2^(k−1))` in nanoseconds; zero for `k = 0`.
+#[inline]
+fn ceiling_nanos(base: u64, cap: u64, k: u32) -> u64 {
+    if k == 0 || base == 0 {
+        return 0;
+    }
+    let shift = k - 1;
+    // base · 2^shift fits in u64 exactly when the shift does not pass base's leading zeros;
+    // beyond that it is past any cap that fits.
+    if shift <= base.leading_zeros() {
+        (base << shift).min(cap)
+    } else {
+        cap
+    }
+}
+
+/// `d` in nanoseconds, if that fits in a u64 (584 years).
+#[inline(always)]
+const fn nanos_u64(d: Duration) -> Option<u64> {
+    match d.as_secs().checked_mul(1_000_000_000) {
+        Some(secs) => secs.checked_add(d.subsec_nanos() as u64),
+        None => None,
     }
 }
 
@@ -263,6 +348,8 @@ pub(crate) fn from_nanos(n: u128) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
 
     #[test]
     fn ceiling_saturates_at_the_extremes() {
@@ -274,6 +361,76 @@ mod tests {
         let one = Backoff::new(Duration::from_nanos(1), Duration::MAX);
         assert_eq!(one.ceiling(64), Duration::from_nanos(1 << 63));
         assert_eq!(one.ceiling(200), Duration::MAX);
+    }
+
+    /// The delay as it was drawn before it moved to u64 nanoseconds: `Duration` arithmetic and
+    /// `SmallRng::random_range` over the nanoseconds.
+    fn reference_delay(b: &Backoff, rng: &mut SmallRng, k: u32, prev: Duration) -> Duration {
+        let mut uniform = |lo: Duration, hi: Duration| {
+            if hi <= lo {
+                return lo;
+            }
+            match (u64::try_from(lo.as_nanos()), u64::try_from(hi.as_nanos())) {
+                (Ok(lo), Ok(hi)) => Duration::from_nanos(rng.random_range(lo..=hi)),
+                _ => from_nanos(rng.random_range(lo.as_nanos()..=hi.as_nanos())),
+            }
+        };
+        let ceiling = b.wide_ceiling(k);
+        match b.jitter {
+            Jitter::Full => uniform(Duration::ZERO, ceiling),
+            Jitter::Equal => uniform(ceiling / 2, (ceiling / 2).saturating_mul(2)),
+            Jitter::Decorrelated => uniform(b.base, prev.saturating_mul(3).max(b.base)).min(b.cap),
+            Jitter::None => ceiling,
+        }
+    }
+
+    /// Every delay and ceiling that fits in u64 nanoseconds is the one the `Duration` code
+    /// computed, draw for draw from the same seed: a seeded schedule is the same as before.
+    #[test]
+    fn nanosecond_delays_are_the_duration_delays() {
+        let ms = Duration::from_millis;
+        let bounds = [
+            (Duration::ZERO, Duration::ZERO),
+            (Duration::ZERO, ms(100)),
+            (ms(100), Duration::ZERO),
+            (Duration::from_nanos(1), Duration::from_nanos(7)),
+            (ms(200), Duration::from_secs(30)),
+            (Duration::from_secs(3), ms(500)),
+            (Duration::new(1, 999_999_999), Duration::from_secs(3600)),
+            (Duration::from_secs(1 << 30), Duration::from_secs(1 << 33)),
+            (ms(200), Duration::MAX),
+            (Duration::from_secs(1 << 40), Duration::MAX),
+            (Duration::MAX, Duration::MAX),
+        ];
+        let jitters = [
+            Jitter::Full,
+            Jitter::Equal,
+            Jitter::Decorrelated,
+            Jitter::None,
+        ];
+        for (i, (base, cap)) in bounds.into_iter().enumerate() {
+            for jitter in jitters {
+                let b = Backoff::new(base, cap).with_jitter(jitter);
+                let seed = 0x5eed + i as u64;
+                crate::rng::seed(seed);
+                let mut rng = SmallRng::seed_from_u64(seed);
+                for k in (0..70).chain([100, 1000, u32::MAX]) {
+                    assert_eq!(b.ceiling(k), b.wide_ceiling(k), "{b:?}, k = {k}");
+                    for prev in [Duration::ZERO, base, ms(150), Duration::from_secs(5)] {
+                        let want = reference_delay(&b, &mut rng, k, prev);
+                        assert_eq!(b.delay(k, prev), want, "{b:?}, k = {k}, prev = {prev:?}");
+                    }
+                }
+                crate::rng::seed(seed);
+                let mut rng = SmallRng::seed_from_u64(seed);
+                let mut prev = base;
+                for (k, wait) in (1..).zip(b.schedule().take(40)) {
+                    let want = reference_delay(&b, &mut rng, k, prev);
+                    assert_eq!(wait, want, "{b:?}, schedule, k = {k}");
+                    prev = wait;
+                }
+            }
+        }
     }
 
     #[test]

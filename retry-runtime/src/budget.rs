@@ -208,17 +208,20 @@ pub struct Owed<'b>(Option<&'b RetryBudget>);
 
 impl<'b> Owed<'b> {
     /// The tokens just taken from `budget` for one retry (none without a budget).
+    #[inline(always)]
     pub(crate) fn taken(budget: Option<&'b RetryBudget>) -> Self {
         Owed(budget)
     }
 
     /// The retry runs: its tokens are spent.
+    #[inline(always)]
     pub(crate) fn spend(&mut self) {
         self.0 = None;
     }
 }
 
 impl Drop for Owed<'_> {
+    #[inline(always)]
     fn drop(&mut self) {
         if let Some(budget) = self.0.take() {
             budget.refund_retry();

@@ -159,6 +159,12 @@ impl Policy {
         self.backoff
     }
 
+    /// The backoff, borrowed: the retry loops draw from it in place, without a copy.
+    #[inline(always)]
+    pub(crate) const fn backoff_ref(&self) -> &Backoff {
+        &self.backoff
+    }
+
     /// The time budget, if any.
     ///
     /// ```

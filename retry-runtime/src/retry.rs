@@ -357,7 +357,13 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
                 attempts.succeeded_with(&self.hooks, self.name);
                 return outcome;
             }
-            match attempts.failed(now, outcome, &self.hooks, self.name, cut) {
+            match attempts.failed(
+                (&self.policy, clock, start),
+                outcome,
+                &self.hooks,
+                self.name,
+                cut,
+            ) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(delay) => sleep_boxed(delay, &mut sleep).await,
             }
@@ -395,9 +401,9 @@ struct Failing<'h, R> {
 }
 
 impl<'h, R: IsResult> Failing<'h, R> {
-    fn new((policy, clock, start): (Policy, Clock, Option<Instant>)) -> Self {
+    fn new((policy, clock, start): (&Policy, Clock, Option<Instant>)) -> Self {
         Failing {
-            state: RetryState::resume(policy, clock, start),
+            state: RetryState::resume(*policy, clock, start),
             owed: Owed::default(),
             last: None,
         }
@@ -405,6 +411,7 @@ impl<'h, R: IsResult> Failing<'h, R> {
 
     /// After a failed attempt (`cut`: by the deadline): `Break` with the outcome if retrying
     /// ends on it, `Continue` with the wait before the next attempt.
+    #[inline(always)]
     fn failed<H: Serves<R>>(
         &mut self,
         outcome: R,
@@ -412,7 +419,10 @@ impl<'h, R: IsResult> Failing<'h, R> {
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, Duration> {
-        let (delay, owed, outcome) = hooks.step(&mut self.state, outcome, function, cut)?;
+        let (delay, owed, outcome) = hooks.step_inline(&mut self.state, outcome, function, cut)?;
+        // The previous retry's tokens were spent when it ran (`resumed`): nothing is given
+        // back here, and no drop of the old value is compiled.
+        self.owed.spend();
         self.owed = owed;
         // Kept through the wait only where the deadline may end the call after it.
         if self.state.has_deadline() {
@@ -424,6 +434,7 @@ impl<'h, R: IsResult> Failing<'h, R> {
     /// After a wait, before the next attempt: `Break` with the last outcome if the deadline
     /// passed during the wait (however long the timer overslept, no attempt starts past it),
     /// else the retry runs and its tokens are spent.
+    #[inline(always)]
     fn resumed<H: Serves<R>>(&mut self, hooks: &H, function: &'static str) -> ControlFlow<R> {
         if let Some(last) = self.last.take() {
             if self.state.past_deadline() {
@@ -442,8 +453,9 @@ impl<'h, R: IsResult> Failing<'h, R> {
 /// empty pointer. The async retry loops (`#[retry]` on an `async fn`, [`Retry::call_async_with`])
 /// are driven by it.
 ///
-/// The policy, the clock and the start time are passed in, not kept, so that a policy known at
-/// compile time stays a constant, and the state lives in a box allocated at the first failure:
+/// The policy (by reference: a constant one is an address, not a copy at every failure), the
+/// clock and the start time are passed in, not kept, so that a policy known at compile time
+/// stays a constant, and the state lives in a box allocated at the first failure:
 /// a retried `async fn`'s future grows by one word for it, not by the whole state. Dropping it
 /// during a wait gives the budget back the tokens of the retry that never ran.
 pub struct Attempts<'h, R> {
@@ -487,7 +499,7 @@ impl<'h, R> Attempts<'h, R> {
     #[inline(never)]
     pub fn failed<H: Serves<R>>(
         &mut self,
-        now: (Policy, Clock, Option<Instant>),
+        now: (&Policy, Clock, Option<Instant>),
         outcome: R,
         hooks: &'h H,
         function: &'static str,
@@ -560,8 +572,11 @@ fn recovered<R, C, N, G, B: Budget, T: Trace<R>>(
     hooks.pay(state.budget_retries());
     #[cfg(feature = "metrics")]
     crate::metrics::recovered(function);
-    let calls = state.failed_calls().saturating_add(1);
-    hooks.trace.recovered(function, calls, state.elapsed());
+    // The elapsed time is read (a clock read, with `tracing`) only for a trace that shows it.
+    if !Trace::<R>::is_silent(&hooks.trace) {
+        let calls = state.failed_calls().saturating_add(1);
+        hooks.trace.recovered(function, calls, state.elapsed());
+    }
 }
 
 /// The timer of an async loop for one wait, boxed: the retried future then holds a pointer,
@@ -640,7 +655,7 @@ impl<R> For<R> {
     #[inline(always)]
     pub fn failed<'h, C, N, G, B, T>(
         attempts: &mut Attempts<'h, R>,
-        now: (Policy, Clock, Option<Instant>),
+        now: (&Policy, Clock, Option<Instant>),
         outcome: R,
         hooks: &'h Hooks<C, N, G, B, T>,
         function: &'static str,
@@ -723,6 +738,17 @@ pub trait Serves<R> {
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
 
+    /// [`step`](Serves::step), inlined whole into the loop that calls it (the blocking loop,
+    /// `Attempts`): the hooks' types and a constant policy then leave only what they do.
+    #[allow(clippy::type_complexity)]
+    fn step_inline<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
+
     /// Retrying ends with `outcome` (an error) for `reason`: tell the trace and the `give_up`
     /// hook, and hand the outcome back.
     fn give_up(
@@ -776,26 +802,18 @@ where
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
-        let Some(error) = outcome.as_err() else {
-            recovered(self, state, function);
-            return ControlFlow::Break(outcome);
-        };
-        let step = if cut {
-            Err(state.end(GiveUpReason::Elapsed))
-        } else {
-            state.retry_step(error, self, function)
-        };
-        match step {
-            Ok((delay, owed)) => {
-                self.trace.retry(&outcome, &state.event(delay, function));
-                #[cfg(feature = "metrics")]
-                crate::metrics::retry(function, delay);
-                ControlFlow::Continue((delay, owed, outcome))
-            }
-            Err(reason) => {
-                ControlFlow::Break(Serves::give_up(self, state, outcome, reason, function))
-            }
-        }
+        step(self, state, outcome, function, cut, false)
+    }
+
+    #[inline(always)]
+    fn step_inline<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
+        step(self, state, outcome, function, cut, true)
     }
 
     fn give_up(
@@ -846,6 +864,47 @@ where
     }
 }
 
+/// [`Serves::step`]; `inline`: with the classification and the wait inlined too (a constant).
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn step<'h, R, C, N, G, B, T>(
+    hooks: &'h Hooks<C, N, G, B, T>,
+    state: &mut RetryState,
+    outcome: R,
+    function: &'static str,
+    cut: bool,
+    inline: bool,
+) -> ControlFlow<R, (Duration, Owed<'h>, R)>
+where
+    R: IsResult,
+    C: Classify<R::Err>,
+    N: Notify<R::Err>,
+    G: GiveUpHook<R::Err>,
+    B: Budget,
+    T: Trace<R>,
+{
+    let Some(error) = outcome.as_err() else {
+        recovered(hooks, state, function);
+        return ControlFlow::Break(outcome);
+    };
+    let step = if cut {
+        Err(state.end(GiveUpReason::Elapsed))
+    } else if inline {
+        state.retry_step_inline(error, hooks, function)
+    } else {
+        state.retry_step(error, hooks, function)
+    };
+    match step {
+        Ok((delay, owed)) => {
+            hooks.trace.retry(&outcome, &state.event(delay, function));
+            #[cfg(feature = "metrics")]
+            crate::metrics::retry(function, delay);
+            ControlFlow::Continue((delay, owed, outcome))
+        }
+        Err(reason) => ControlFlow::Break(Serves::give_up(hooks, state, outcome, reason, function)),
+    }
+}
+
 /// The blocking retry loop shared by [`Retry::call`] and sync `#[retry]` functions. The first
 /// attempt runs before anything else exists: a success returns without a store.
 #[inline]
@@ -879,7 +938,7 @@ where
     H: Serves<R>,
     F: FnMut() -> R,
 {
-    let mut failing = Failing::new((policy, sleep::now, start));
+    let mut failing = Failing::new((&policy, sleep::now, start));
     let mut outcome = first;
     loop {
         match failing.failed(outcome, hooks, function, false) {

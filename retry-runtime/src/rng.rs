@@ -3,47 +3,187 @@
 //! No lock and no allocation per draw. Nothing here is held across an `.await`: a draw borrows
 //! the thread's generator for the draw alone, so retried futures stay `Send`.
 
-use core::cell::RefCell;
+use core::cell::Cell;
 use core::time::Duration;
 
+use rand::rand_core::impls::fill_bytes_via_next;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
+use rand::{Rng, RngCore, SeedableRng};
 
 use crate::backoff::from_nanos;
 
 thread_local! {
-    static RNG: RefCell<Option<SmallRng>> = const { RefCell::new(None) };
+    // The generator's state, all zero until this thread's first draw seeds it (xoshiro never
+    // reaches the zero state). A `Cell` of plain words: no borrow flag, no destructor, so a
+    // draw reads the state and writes it back, and nothing else.
+    static RNG: Cell<[u64; 4]> = const { Cell::new([0; 4]) };
 }
 
-/// A wait drawn uniformly in `[lo, hi]` (both included); `lo` when `hi <= lo`.
+/// xoshiro256++, the generator behind rand's `SmallRng` on 64-bit targets, written out here
+/// so that its state can live in a `Cell`: seeded alike, it draws exactly what `SmallRng` does.
+struct Xoshiro([u64; 4]);
+
+impl Xoshiro {
+    /// rand's `Xoshiro256PlusPlus::seed_from_u64`: four words of SplitMix64.
+    fn seed_from_u64(mut state: u64) -> Self {
+        const PHI: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut s = [0; 4];
+        for word in &mut s {
+            state = state.wrapping_add(PHI);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            *word = z ^ (z >> 31);
+        }
+        Xoshiro(s)
+    }
+
+    /// A state from the OS's randomness (never all zero).
+    fn from_os() -> Self {
+        let mut os = SmallRng::from_os_rng();
+        let s = [os.next_u64(), os.next_u64(), os.next_u64(), os.next_u64()];
+        if s == [0; 4] {
+            return Self::seed_from_u64(0);
+        }
+        Xoshiro(s)
+    }
+}
+
+impl RngCore for Xoshiro {
+    #[inline(always)]
+    fn next_u64(&mut self) -> u64 {
+        let s = &mut self.0;
+        let out = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        out
+    }
+
+    fn next_u32(&mut self) -> u32 {
+        // The upper bits, as rand's: the lowest have linear dependencies.
+        (self.next_u64() >> 32) as u32
+    }
+
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        fill_bytes_via_next(self, dest);
+    }
+}
+
+/// A number drawn uniformly in `[0, n]` (both included), without drawing at all for `n = 0`:
+/// exactly what `rng.random_range(0..=n)` draws (rand's method, Canon's: one wide multiply,
+/// a second only when the first may be biased), so a seeded schedule is the same as ever.
+#[inline]
+pub(crate) fn up_to(n: u64) -> u64 {
+    if n == 0 {
+        return 0;
+    }
+    with_rng(|rng| {
+        let Some(range) = n.checked_add(1) else {
+            return rng.next_u64();
+        };
+        let (mut result, lo) = wmul(rng.next_u64(), range);
+        if lo > range.wrapping_neg() {
+            let (hi, _) = wmul(rng.next_u64(), range);
+            result += u64::from(lo.checked_add(hi).is_none());
+        }
+        result
+    })
+}
+
+/// `a · b` as (high word, low word).
+#[inline(always)]
+fn wmul(a: u64, b: u64) -> (u64, u64) {
+    let wide = u128::from(a) * u128::from(b);
+    ((wide >> 64) as u64, wide as u64)
+}
+
+/// A wait drawn uniformly in `[lo, hi]` (both included); `lo` when `hi <= lo`. For a backoff
+/// whose bounds do not fit in `u64` nanoseconds (584 years); the others draw with [`up_to`].
 pub(crate) fn uniform(lo: Duration, hi: Duration) -> Duration {
     if hi <= lo {
         return lo;
     }
-    // Almost every wait fits in u64 nanoseconds (584 years): draw that, without u128 arithmetic.
-    if let (Some(lo), Some(hi)) = (nanos_u64(lo), nanos_u64(hi)) {
-        return Duration::from_nanos(with_rng(|rng| rng.random_range(lo..=hi)));
-    }
     let (lo, hi) = (lo.as_nanos(), hi.as_nanos());
+    if let (Ok(lo), Ok(hi)) = (u64::try_from(lo), u64::try_from(hi)) {
+        return Duration::from_nanos(lo + up_to(hi - lo));
+    }
     from_nanos(with_rng(|rng| rng.random_range(lo..=hi)))
 }
 
-/// `d` in nanoseconds, if that fits in a u64.
-#[inline]
-fn nanos_u64(d: Duration) -> Option<u64> {
-    d.as_secs()
-        .checked_mul(1_000_000_000)?
-        .checked_add(u64::from(d.subsec_nanos()))
+/// `f` with this thread's generator, seeded from the OS on first use.
+#[inline(always)]
+fn with_rng<T>(f: impl FnOnce(&mut Xoshiro) -> T) -> T {
+    // Two accesses of one closure each, the state read and written back: small enough to be
+    // inlined, each is an address computed from the thread pointer. The state stays in
+    // registers in between.
+    let mut state = RNG.with(Cell::get);
+    if state[0] | state[1] | state[2] | state[3] == 0 {
+        seed_from_os();
+        state = RNG.with(Cell::get);
+    }
+    let mut rng = Xoshiro(state);
+    let out = f(&mut rng);
+    RNG.with(|cell| cell.set(rng.0));
+    out
 }
 
-fn with_rng<T>(f: impl FnOnce(&mut SmallRng) -> T) -> T {
-    RNG.with(|cell| {
-        let mut slot = cell.borrow_mut();
-        f(slot.get_or_insert_with(SmallRng::from_os_rng))
-    })
+/// Seed this thread's generator from the OS.
+#[cold]
+#[inline(never)]
+fn seed_from_os() {
+    RNG.with(|cell| cell.set(Xoshiro::from_os().0));
 }
 
 /// Replace this thread's generator with one seeded from `seed`.
 pub(crate) fn seed(seed: u64) {
-    RNG.with(|cell| *cell.borrow_mut() = Some(SmallRng::seed_from_u64(seed)));
+    RNG.with(|cell| cell.set(Xoshiro::seed_from_u64(seed).0));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The draws are rand's `SmallRng` and `random_range(0..=n)`, number for number: a seeded
+    /// schedule did not change when the generator moved into a `Cell`.
+    #[test]
+    fn up_to_draws_what_random_range_draws() {
+        for n in [
+            1,
+            2,
+            3,
+            199_999_999,
+            200_000_000,
+            30_000_000_000,
+            u64::MAX / 3,
+            u64::MAX - 1,
+        ] {
+            seed(n ^ 0x5eed);
+            let ours: Vec<u64> = (0..64).map(|_| up_to(n)).collect();
+            let mut rand = SmallRng::seed_from_u64(n ^ 0x5eed);
+            let theirs: Vec<u64> = (0..64).map(|_| rand.random_range(0..=n)).collect();
+            assert_eq!(ours, theirs, "n = {n}");
+        }
+        seed(1);
+        let mut rand = SmallRng::seed_from_u64(1);
+        assert_eq!(up_to(u64::MAX), rand.random_range(0..=u64::MAX));
+        let (lo, hi) = (Duration::from_secs(u64::MAX / 2), Duration::MAX);
+        seed(2);
+        let mut rand = SmallRng::seed_from_u64(2);
+        let theirs = from_nanos(rand.random_range(lo.as_nanos()..=hi.as_nanos()));
+        assert_eq!(uniform(lo, hi), theirs);
+    }
+
+    #[test]
+    fn up_to_zero_draws_nothing() {
+        seed(3);
+        assert_eq!(up_to(0), 0);
+        let after = up_to(1000);
+        seed(3);
+        assert_eq!(up_to(1000), after);
+    }
 }

@@ -38,6 +38,7 @@ pub fn now() -> Instant {
 /// ```
 /// retry_runtime::sleep::sleep_blocking(std::time::Duration::from_millis(1));
 /// ```
+#[inline]
 pub fn sleep_blocking(delay: Duration) {
     // A zero wait (`base = "0ns"`, `Jitter::Full` drawing 0) is not a syscall.
     if !crate::testing::record(delay) && !delay.is_zero() {

@@ -215,9 +215,16 @@ impl RetryState {
     /// assert!(wait >= hint && wait <= hint + Duration::from_millis(200));
     /// assert_eq!(state.next_wait(Decision::RetryAfter(Duration::from_secs(60))), Err(GiveUpReason::HintBeyondCap));
     /// ```
+    #[inline(never)] // one call for the hedging loop; the retry loops inline `wait_after`
     pub fn next_wait(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
+        self.wait_after(decision)
+    }
+
+    /// [`next_wait`](RetryState::next_wait), inlined into the retry loops.
+    #[inline(always)]
+    fn wait_after(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
         self.count_failure();
-        let backoff = self.policy.backoff();
+        let backoff = self.policy.backoff_ref();
         let hint = match decision {
             Decision::Stop => return Err(GiveUpReason::Stopped),
             Decision::Retry => Duration::ZERO,
@@ -229,7 +236,13 @@ impl RetryState {
         if self.failed >= self.policy.attempts() {
             return Err(GiveUpReason::Attempts);
         }
-        let drawn = backoff.delay(self.failed, self.prev);
+        // A zero base (with nothing drawn above it yet) waits zero whatever the jitter, and
+        // draws nothing: known here without the draw's code, which stays out of line.
+        let drawn = if backoff.base().is_zero() && self.prev.is_zero() {
+            Duration::ZERO
+        } else {
+            backoff.draw(self.failed, self.prev)
+        };
         let wait = hint.saturating_add(drawn);
         if let (Some(max), Some(start)) = (self.policy.max_elapsed(), self.start) {
             let elapsed = (self.clock)().saturating_duration_since(start);
@@ -288,6 +301,40 @@ impl RetryState {
         B: Budget,
     {
         let delay = self.next_wait(hooks.on.classify(error))?;
+        self.take_retry(error, delay, hooks, function)
+    }
+
+    /// [`retry_step`](RetryState::retry_step) inlined whole, the wait computed in place: for
+    /// the retry loops, where most of it folds away (no budget, no hook, a zero base).
+    #[inline(always)]
+    pub(crate) fn retry_step_inline<'h, E, C, N, G, B, T>(
+        &mut self,
+        error: &E,
+        hooks: &'h Hooks<C, N, G, B, T>,
+        function: &'static str,
+    ) -> Result<(Duration, Owed<'h>), GiveUpReason>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        B: Budget,
+    {
+        let delay = self.wait_after(hooks.on.classify(error))?;
+        self.take_retry(error, delay, hooks, function)
+    }
+
+    /// The rest of a retry step once its wait is known: the budget's tokens, and `notify`.
+    #[inline(always)]
+    fn take_retry<'h, E, C, N, G, B, T>(
+        &mut self,
+        error: &E,
+        delay: Duration,
+        hooks: &'h Hooks<C, N, G, B, T>,
+        function: &'static str,
+    ) -> Result<(Duration, Owed<'h>), GiveUpReason>
+    where
+        N: Notify<E>,
+        B: Budget,
+    {
         let budget = hooks.budget.get();
         if let Some(budget) = budget {
             if !budget.try_retry() {

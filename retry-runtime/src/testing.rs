@@ -4,10 +4,22 @@
 //! (`#[tokio::test(start_paused = true)]`) and the waits take no real time.
 
 use core::cell::RefCell;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use core::time::Duration;
 
 thread_local! {
     static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
+}
+
+/// How many [`record_sleeps`] are running, on every thread: while none is, a wait or a clock
+/// read does not look at this thread's recorder (a thread-local with a destructor) at all. A
+/// thread that records has counted itself before it looks, so it always sees its own.
+static RECORDING: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether any thread is recording (so this one may be).
+#[inline(always)]
+fn recording() -> bool {
+    RECORDING.load(Ordering::Relaxed) != 0
 }
 
 struct Recorder {
@@ -48,6 +60,14 @@ pub fn seed_jitter(seed: u64) {
 /// assert_eq!(waits.iter().map(|w| w.as_millis()).collect::<Vec<_>>(), [200, 400, 800, 1600]);
 /// ```
 pub fn record_sleeps<T>(f: impl FnOnce() -> T) -> (T, Vec<Duration>) {
+    RECORDING.fetch_add(1, Ordering::Relaxed);
+    struct Counted;
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            RECORDING.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
+    let _counted = Counted;
     let outer = RECORDER.with(|r| {
         r.borrow_mut().replace(Recorder {
             waits: Vec::new(),
@@ -73,7 +93,14 @@ pub fn record_sleeps<T>(f: impl FnOnce() -> T) -> (T, Vec<Duration>) {
 }
 
 /// Record `delay` if this thread is recording; `false` if it is not (the caller sleeps).
+#[inline(always)]
 pub(crate) fn record(delay: Duration) -> bool {
+    recording() && record_here(delay)
+}
+
+#[cold]
+#[inline(never)]
+fn record_here(delay: Duration) -> bool {
     RECORDER.with(|r| match r.borrow_mut().as_mut() {
         Some(rec) => {
             rec.waits.push(delay);
@@ -85,6 +112,44 @@ pub(crate) fn record(delay: Duration) -> bool {
 }
 
 /// How far the recorded waits have moved this thread's clock, if it is recording.
+#[inline(always)]
 pub(crate) fn recorded_offset() -> Option<Duration> {
+    if recording() {
+        recorded_offset_here()
+    } else {
+        None
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn recorded_offset_here() -> Option<Duration> {
     RECORDER.with(|r| r.borrow().as_ref().map(|rec| rec.offset))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The count of running recorders goes back down however `f` ends, nested or unwinding:
+    /// a leftover count would only cost speed, but a missing one would lose recorded waits.
+    #[test]
+    fn the_recording_count_follows_the_recorders() {
+        let before = RECORDING.load(Ordering::Relaxed);
+        let ((), waits) = record_sleeps(|| {
+            assert!(recording());
+            let ((), inner) = record_sleeps(|| assert!(record(Duration::from_millis(1))));
+            assert_eq!(inner, [Duration::from_millis(1)]);
+            assert!(record(Duration::ZERO));
+        });
+        assert_eq!(waits, [Duration::ZERO]);
+        let unwound = std::panic::catch_unwind(|| record_sleeps(|| panic!("in f")));
+        assert!(unwound.is_err());
+        // (No other unit test of this crate records: the count is this test's alone.)
+        assert_eq!(RECORDING.load(Ordering::Relaxed), before);
+        assert!(
+            !record_here(Duration::ZERO),
+            "this thread records nothing now"
+        );
+    }
 }
