@@ -300,6 +300,15 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         _ => None,
     };
 
+    // The conversion of a cut attempt into the function's error, `R::from_err(E::from(TimedOut))`,
+    // spanned at the `timeout` key: a missing `From<TimedOut>` is reported there.
+    let timed_out = |key: &Ident| {
+        let (p_key, ret_key) = (
+            respan(&p, key.span()),
+            respan(&ret.to_token_stream(), key.span()),
+        );
+        quote_spanned!(key.span()=> #p_key::timed_out::<#ret_key>)
+    };
     let new_body = if let (Some((_, hedge)), true) = (&args.hedge, is_async) {
         // Attempts side by side: each one a future made by a `move` closure (a shared borrow is
         // copied into it, a by-value argument cloned for it), run by the runtime's hedging loop.
@@ -321,11 +330,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         };
         let timeout = match &args.timeout {
             Some((key, _)) => {
-                let (p_key, ret_key) = (
-                    respan(&p, key.span()),
-                    respan(&ret.to_token_stream(), key.span()),
-                );
-                let timed_out = quote_spanned!(key.span()=> #p_key::timed_out::<#ret_key>);
+                let timed_out = timed_out(key);
                 quote!(::core::option::Option::Some((#timeout_l, #timed_out)))
             }
             None => quote_spanned!(ret_span=> #p_ret::no_timeout::<#ret>()),
@@ -374,13 +379,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                     local("__retry_race", ret_span),
                     local("__retry_cx", ret_span),
                 );
-                let (p_key, ret_key) = (
-                    respan(&p, key.span()),
-                    respan(&ret.to_token_stream(), key.span()),
-                );
-                let timed_out = quote_spanned! {key.span()=>
-                    #p_key::timed_out::<#ret_key>
-                };
+                let timed_out = timed_out(key);
                 quote! {
                     let (#out_l, #cut_l): (#ret, bool) = {
                         #outside
