@@ -889,10 +889,8 @@ where
     };
     let step = if cut {
         Err(state.end(GiveUpReason::Elapsed))
-    } else if inline {
-        state.retry_step_inline(error, hooks, function)
     } else {
-        state.retry_step(error, hooks, function)
+        state.retry_step(error, hooks, function, inline)
     };
     match step {
         Ok((delay, owed)) => {

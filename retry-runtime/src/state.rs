@@ -282,43 +282,34 @@ impl RetryState {
         N: Notify<E>,
         B: Budget,
     {
-        let (delay, mut owed) = self.retry_step(error, hooks, function)?;
+        let (delay, mut owed) = self.retry_step(error, hooks, function, false)?;
         owed.spend();
         Ok(delay)
     }
 
     /// [`on_error`](RetryState::on_error), the budget's tokens still owed: given back if what
-    /// is returned is dropped before the retry runs.
+    /// is returned is dropped before the retry runs. `inline`: the wait computed in place (the
+    /// retry loops, where most of it folds away: no budget, no hook, a zero base), else by one
+    /// call of [`next_wait`](RetryState::next_wait).
+    #[inline(always)]
     pub(crate) fn retry_step<'h, E, C, N, G, B, T>(
         &mut self,
         error: &E,
         hooks: &'h Hooks<C, N, G, B, T>,
         function: &'static str,
+        inline: bool,
     ) -> Result<(Duration, Owed<'h>), GiveUpReason>
     where
         C: Classify<E>,
         N: Notify<E>,
         B: Budget,
     {
-        let delay = self.next_wait(hooks.on.classify(error))?;
-        self.take_retry(error, delay, hooks, function)
-    }
-
-    /// [`retry_step`](RetryState::retry_step) inlined whole, the wait computed in place: for
-    /// the retry loops, where most of it folds away (no budget, no hook, a zero base).
-    #[inline(always)]
-    pub(crate) fn retry_step_inline<'h, E, C, N, G, B, T>(
-        &mut self,
-        error: &E,
-        hooks: &'h Hooks<C, N, G, B, T>,
-        function: &'static str,
-    ) -> Result<(Duration, Owed<'h>), GiveUpReason>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        B: Budget,
-    {
-        let delay = self.wait_after(hooks.on.classify(error))?;
+        let decision = hooks.on.classify(error);
+        let delay = if inline {
+            self.wait_after(decision)
+        } else {
+            self.next_wait(decision)
+        }?;
         self.take_retry(error, delay, hooks, function)
     }
 
