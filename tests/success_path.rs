@@ -134,3 +134,48 @@ fn a_first_call_success_reads_the_clock_only_with_max_elapsed() {
         1
     );
 }
+
+// `timeout` and a fixed `hedge`: the README promises a first-call success makes no allocation
+// and reads no clock (the timer is an `async fn` that only holds its limit until polled, and a
+// ready attempt never lets it be), and that a `"pNN"` hedge reads the clock, to learn latency.
+
+/// Its own counter: the tests run in parallel.
+static CLOCK_READS_TOO: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn counting_clock_too() -> std::time::Instant {
+    CLOCK_READS_TOO.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    std::time::Instant::now()
+}
+
+#[retry(attempts = 3, timeout = "1s", sleep = no_sleep, clock = counting_clock_too)]
+async fn ok_with_timeout(x: &u64) -> Result<u64, std::io::Error> {
+    Ok(x + 1)
+}
+
+#[retry(attempts = 3, hedge = "50ms", sleep = no_sleep, clock = counting_clock_too)]
+async fn ok_hedged(x: &u64) -> Result<u64, String> {
+    Ok(x + 1)
+}
+
+#[retry(attempts = 3, hedge = "p95", sleep = no_sleep, clock = counting_clock_too)]
+async fn ok_hedged_adaptively(x: &u64) -> Result<u64, String> {
+    Ok(x + 1)
+}
+
+#[test]
+fn a_first_call_success_with_timeout_or_hedge_allocates_nothing_and_reads_no_clock() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let x = 41;
+    let reads_and_allocations = |f: &dyn Fn()| {
+        CLOCK_READS_TOO.store(0, SeqCst);
+        let allocated = allocations_in(f);
+        (CLOCK_READS_TOO.load(SeqCst), allocated)
+    };
+    let timeout = || assert_eq!(poll_once(ok_with_timeout(&x)).unwrap(), 42);
+    assert_eq!(reads_and_allocations(&timeout), (0, 0));
+    let hedged = || assert_eq!(poll_once(ok_hedged(&x)), Ok(42));
+    assert_eq!(reads_and_allocations(&hedged), (0, 0));
+    // The control: a percentile hedge reads the clock at the attempt's start and end.
+    let adaptive = || assert_eq!(poll_once(ok_hedged_adaptively(&x)), Ok(42));
+    assert_eq!(reads_and_allocations(&adaptive), (2, 0));
+}
