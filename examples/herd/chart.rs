@@ -372,8 +372,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn an_outage_chart_is_well_formed_svg_naming_every_series() {
+    /// A small outage run of every strategy, charted as the demo charts it: the series and
+    /// the SVG. `test` names the temporary folder (removed before returning).
+    fn outage_chart(test: &str) -> (Vec<Series>, String) {
         let outage = Outage {
             clients: 300,
             capacity: 100,
@@ -392,23 +393,30 @@ mod tests {
                     .collect(),
             })
             .collect();
-        let dir = std::env::temp_dir().join(format!("herd-chart-test-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("herd-{test}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("outage.svg");
-        let axes = Axes {
-            log_y: true,
-            x_max: Some(20.0),
-        };
         line_chart(
             &path,
             "Calls per 100 ms",
             ("time (s)", "calls per 100 ms"),
             &series,
-            axes,
+            OUTAGE_AXES,
         )
         .unwrap();
         let svg = std::fs::read_to_string(&path).unwrap();
         std::fs::remove_dir_all(&dir).ok();
+        (series, svg)
+    }
+
+    const OUTAGE_AXES: Axes = Axes {
+        log_y: true,
+        x_max: Some(20.0),
+    };
+
+    #[test]
+    fn an_outage_chart_is_well_formed_svg_naming_every_series() {
+        let (_, svg) = outage_chart("chart-test");
         assert!(
             svg.trim_start().starts_with("<svg"),
             "{}",
@@ -459,33 +467,11 @@ mod tests {
 
     #[test]
     fn every_strategy_is_drawn_in_a_colour_and_a_dash_of_its_own() {
-        let outage = Outage {
-            clients: 300,
-            capacity: 100,
-            ..Outage::default()
-        };
-        let series: Vec<Series> = Strategy::ALL
-            .iter()
-            .map(|&s| Series {
-                name: s.name().to_owned(),
-                points: outage
-                    .run(s)
-                    .per_window
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &c)| (i as f64 * 0.1, c as f64))
-                    .collect(),
-            })
-            .collect();
+        let (series, svg) = outage_chart("style-test");
         let dir = std::env::temp_dir().join(format!("herd-style-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("outage.svg");
-        let axes = Axes {
-            log_y: true,
-            x_max: Some(20.0),
-        };
-        line_chart(&path, "t", ("x", "y"), &series, axes).unwrap();
-        let svg = std::fs::read_to_string(&path).unwrap();
+        let axes = OUTAGE_AXES;
         // One more line than there are styles is refused, not drawn in a style used twice.
         let mut more = series;
         more.push(Series {
