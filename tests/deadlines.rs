@@ -304,7 +304,7 @@ async fn the_closure_api_has_the_same_timeout_and_deadline() {
     let up = Upstream::answering(&[(3, ms(10))]);
     let retry = Retry::new(Policy::new().with_attempts(5).with_base(Duration::ZERO))
         .timeout(ms(100))
-        .name("closure");
+        .with_name("closure");
     let started = Instant::now();
     assert_eq!(retry.call_async(|| up.attempt()).await.unwrap(), 3);
     assert_eq!(started.elapsed(), ms(210));

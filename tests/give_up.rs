@@ -87,7 +87,7 @@ fn the_closure_api_reports_give_ups_too() {
     let got = RefCell::new(None);
     let policy = Policy::new().with_attempts(2).with_base(Duration::ZERO);
     let out = Retry::new(policy)
-        .name("load")
+        .with_name("load")
         .give_up(|e: &&str, g: &GiveUp| {
             *got.borrow_mut() = Some((g.reason, g.calls, g.function, e.to_string()))
         })

@@ -297,7 +297,7 @@ async fn the_closure_api_hedges_on_the_same_loop_and_reports_hedges_as_such() {
     let r = Retry::new(Policy::new().with_attempts(3).with_base(ms(100)))
         .hedge(Hedge::After(ms(50)))
         .notify(&seen)
-        .name("lookup");
+        .with_name("lookup");
     let out = r
         .call_async(|| {
             calls += 1;

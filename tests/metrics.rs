@@ -170,7 +170,7 @@ fn every_give_up_is_counted_with_its_reason() {
 fn the_closure_api_reports_under_its_name_and_hedges_are_counted() {
     let got = reported(|| {
         let mut n = 0;
-        let r = Retry::new(Policy::new().with_base(Duration::ZERO)).name("load_config");
+        let r = Retry::new(Policy::new().with_base(Duration::ZERO)).with_name("load_config");
         assert_eq!(
             r.call(|| {
                 n += 1;
@@ -191,7 +191,7 @@ fn the_closure_api_reports_under_its_name_and_hedges_are_counted() {
         let mut calls = 0;
         let hedged = Retry::new(Policy::new().with_attempts(2))
             .hedge(Hedge::After(Duration::from_millis(5)))
-            .name("lookup");
+            .with_name("lookup");
         let out = rt.block_on(hedged.call_async(|| {
             calls += 1;
             let first = calls == 1;

@@ -149,7 +149,7 @@ fn the_closure_api_traces_without_the_error() {
         .with_base(std::time::Duration::ZERO);
     let events = capture(|| {
         let _ = Retry::new(policy)
-            .name("job")
+            .with_name("job")
             .trace(Level::ERROR)
             .call(|| Err::<(), _>("x"));
     });

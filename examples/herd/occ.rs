@@ -22,6 +22,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use retry_jitter::{
     Backoff, Budget, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll, RetryState,
+    SharedBudget,
 };
 
 use crate::sim::{seed_for, Queue};

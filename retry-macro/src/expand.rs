@@ -1,7 +1,7 @@
 //! The expansion: the original function, same attributes and signature, with a retry loop for
 //! a body. Sync functions hand a closure to the runtime's blocking loop; `async fn`s loop here,
 //! the attempt written inline (attempt.rs) or, where that cannot keep its meaning, in a nested
-//! `async` block, each turn ending in the runtime's `Attempts::failed`. A `#[track_caller]`
+//! `async` block, each turn ending in the runtime's `LoopState::failed`. A `#[track_caller]`
 //! sync fn loops here too, its attempt inline, so that the caller's location reaches it.
 
 use proc_macro2::{Span, TokenStream};
@@ -124,7 +124,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     );
     let give_up = hook(
         &args.give_up,
-        "give_upper",
+        "give_up_hook",
         quote!(_),
         quote!(#p_ret::NoGiveUp),
     );
@@ -201,7 +201,17 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     } else {
         (TokenStream::new(), quote!(::core::option::Option::None))
     };
-    let for_ret = quote_spanned!(ret_span=> #p_ret::For::<#ret>);
+    let for_ret = quote_spanned!(ret_span=> #p_ret::Loop::<#ret>);
+    // The last error is kept through a wait only where a deadline may end the call after it
+    // (`max_elapsed`, or a `policy` that may have one): elsewhere the future holds nothing of
+    // the error type across any `.await`, and is `Send` whatever it is.
+    let keeps_last = args.policy.is_some() || args.max_elapsed.is_some();
+    let last_l = local("__retry_last", ret_span);
+    let (last_bind, last_arg) = if keeps_last {
+        (last_l.to_token_stream(), last_l.to_token_stream())
+    } else {
+        (quote!(_), quote!(::core::option::Option::None))
+    };
     let succeeded = quote_spanned! {ret_span=>
         #for_ret::succeeded(&#out_l)
     };
@@ -223,7 +233,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         quote_spanned! {ret_span=>
             #[allow(unreachable_code)]
             let () = if let #p_ret::ControlFlow::Break(#out_l) =
-                #for_ret::resumed(&mut #state_l, &#hooks_l, #name)
+                #for_ret::resumed(&mut #state_l, #last_arg, &#hooks_l, #name)
             {
                 return #out_l;
             };
@@ -231,10 +241,10 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     } else {
         TokenStream::new()
     };
-    // Not through `For::<R>`: nothing here is about `R`, and an `impl Trait` in it (erased to
+    // Not through `Loop::<R>`: nothing here is about `R`, and an `impl Trait` in it (erased to
     // `_`) would be left for inference with nothing to infer it from.
     let paid = quote_spanned! {ret_span=>
-        #p::Attempts::succeeded(&#state_l, &#hooks_l, #name)
+        #p::LoopState::succeeded(&#state_l, &#hooks_l, #name, #clock)
     };
     let run_blocking = quote_spanned! {ret_span=>
         #for_ret::run_blocking(#policy_l, &#hooks_l, #name, #op_l)
@@ -335,8 +345,13 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             }
             None => quote_spanned!(ret_span=> #p_ret::no_timeout::<#ret>()),
         };
+        let last = if keeps_last {
+            quote!(::core::option::Option::None)
+        } else {
+            quote!(#p::Discard)
+        };
         let hedged = quote_spanned! {ret_span=>
-            #for_ret::hedged((#policy_l, #clock, #start), &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l)
+            #for_ret::hedged((#policy_l, #clock, #start), &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l, #last)
         };
         quote! {
             #setup
@@ -416,11 +431,12 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         quote! {
             #setup
             #start_item
-            let mut #state_l = #p_ret::Attempts::<#ret>::new();
+            let mut #state_l = #p_ret::LoopState::<#ret>::new();
             loop {
                 // The outcome is scoped to this block, so that it is not kept across the
-                // `.await` of the wait: the future does not hold it.
-                let #sleep_l = {
+                // `.await` of the wait: the future does not hold it (only the last error, where
+                // a deadline may need it after the wait).
+                let (#sleep_l, #last_bind) = {
                     #outcome
                     // A body that never returns (`todo!()`) leaves this unreachable: not the
                     // user's code, so not the user's warning.
@@ -434,7 +450,9 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                         // outcome nor the delay is kept across the `.await`.
                         match #failed {
                             #p::ControlFlow::Break(#out_l) => return #out_l,
-                            #p::ControlFlow::Continue(#delay_l) => #p::sleep_boxed(#delay_l, #sleep),
+                            #p::ControlFlow::Continue((#delay_l, #last_l)) => {
+                                (#p::sleep_boxed(#delay_l, #sleep), #last_l)
+                            }
                         }
                     }
                 };
@@ -448,21 +466,24 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         quote! {
             #setup
             #start_item
-            let mut #state_l = #p_ret::Attempts::<#ret>::new();
+            let mut #state_l = #p_ret::LoopState::<#ret>::new();
             loop {
                 let #out_l: #ret = #label { #rebind #stmts };
                 // A body that never returns leaves this unreachable: not the user's warning.
                 #[allow(unreachable_code)]
-                {
+                let #last_bind = {
                     if #succeeded {
                         #paid;
                         return #out_l;
                     }
                     match #failed {
                         #p::ControlFlow::Break(#out_l) => return #out_l,
-                        #p::ControlFlow::Continue(#delay_l) => #p::sleep_blocking(#delay_l),
+                        #p::ControlFlow::Continue((#delay_l, #last_l)) => {
+                            #p::sleep_blocking(#delay_l);
+                            #last_l
+                        }
                     }
-                }
+                };
                 #after_wait
             }
         }

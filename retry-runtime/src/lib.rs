@@ -26,47 +26,41 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
-mod backoff;
-mod budget;
+// The layers, each importing only those below it: `policy` decides (backoff, jitter, which
+// errors), `fleet` guards the service (budgets), `classify` knows the protocols' errors, `run`
+// is the one retry loop, and the faces (the closure API in `retry`, the macro's `__private`)
+// drive it.
 mod classify;
-mod decision;
-mod hooks;
+mod fleet;
 mod policy;
-mod question;
 mod retry;
-mod rng;
-mod state;
+mod run;
 
-pub mod hedge;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub mod http;
-#[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub mod metrics;
+pub use classify::http;
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
-pub mod reqwest;
-pub mod sleep;
+pub use classify::reqwest;
 #[cfg(feature = "sqlx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
-pub mod sqlx;
-pub mod testing;
-pub mod timeout;
+pub use classify::sqlx;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use run::metrics;
+pub use run::{hedge, sleep, testing, timeout};
 
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
 
-pub use backoff::{Backoff, Jitter, Schedule};
-pub use budget::RetryBudget;
-pub use classify::{either, transient, Transient};
-pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
+pub use fleet::{Budget, NoBudget, RetryBudget, SharedBudget};
+pub use policy::transient::{either, transient, Transient};
+pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};
+pub use retry::Retry;
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
-pub use hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
-pub use hooks::{Budget, GiveUpHook, Hooks, NoBudget, NoGiveUp, NoTrace, Trace};
-pub use policy::Policy;
-pub use retry::Retry;
-pub use state::{Classify, NoNotify, Notify, RetryAll, RetryState};
-pub use timeout::TimedOut;
+pub use run::hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+pub use run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
+pub use run::state::{Classify, NoNotify, Notify, RetryAll, RetryState};
+pub use run::timeout::TimedOut;

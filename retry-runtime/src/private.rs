@@ -5,16 +5,16 @@ pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
 // Exactly what the expansion names.
-pub use crate::hedge::{Hedge, LatencyHistogram};
-pub use crate::question::Branch;
-pub use crate::retry::{sleep_boxed, start_time, Attempts, For, IsResult};
+pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
+pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState};
+pub use crate::run::question::Branch;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
 pub use crate::timeout::{poll_race, Limit};
 pub use crate::{Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
 
-use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryBudget, RetryEvent, TimedOut};
+use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget, TimedOut};
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
 /// `on = |e| e.is_timeout()` needs no annotation, and checks it there: a mistake in `on` is
@@ -41,7 +41,7 @@ where
 
 /// Gives a `give_up = …` closure its signature `Fn(&E, &GiveUp)`, like [`classifier`].
 #[inline(always)]
-pub fn give_upper<R, F>(give_up: F) -> Hook<R, F, GiveUpKey>
+pub fn give_up_hook<R, F>(give_up: F) -> Hook<R, F, GiveUpKey>
 where
     R: IsResult,
     F: Fn(&R::Err, &GiveUp),
@@ -50,7 +50,7 @@ where
 }
 
 /// A hook given to the key `K` of a function returning `R`, checked by [`classifier`] (or
-/// [`notifier`], [`give_upper`]). `.keep()` (autoref specialisation, with [`Keep`] and
+/// [`notifier`], [`give_up_hook`]). `.keep()` (autoref specialisation, with [`Keep`] and
 /// [`KeepUnchecked`] in scope) hands back the hook itself when it is the right one, statically
 /// dispatched, at no cost; a wrong one, already reported at its key, is swapped for
 /// [`Unchecked`], so that nothing that uses the hooks reports it again. (An opaque
@@ -128,9 +128,9 @@ impl<E> GiveUpHook<E> for Unchecked {
     fn give_up(&self, _: &E, _: &GiveUp) {}
 }
 
-/// `budget = …` takes a `&RetryBudget`.
+/// `budget = …` takes a `&` of a [`SharedBudget`] (a `&RetryBudget`).
 #[inline(always)]
-pub fn budget(budget: &RetryBudget) -> &RetryBudget {
+pub fn budget<S: SharedBudget>(budget: &S) -> &S {
     budget
 }
 
@@ -317,6 +317,6 @@ where
 
 /// No `timeout`: for the hedging loop, which takes an optional one.
 #[inline(always)]
-pub fn no_timeout<R>() -> Option<(Duration, crate::timeout::MakeError<R>)> {
+pub fn no_timeout<R>() -> Option<(Duration, crate::run::timeout::MakeError<R>)> {
     None
 }

@@ -8,14 +8,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
-/// A clock: the current instant on the timer's own time line.
-///
-/// ```
-/// use retry_runtime::sleep::{self, Clock};
-/// let clock: Clock = sleep::now;
-/// assert!(clock() <= sleep::now());
-/// ```
-pub type Clock = fn() -> Instant;
+pub use crate::policy::Clock;
 
 /// The monotonic system clock, moved forward by the waits that
 /// [`testing::record_sleeps`](crate::testing::record_sleeps) recorded instead of sleeping.

@@ -2,7 +2,7 @@
 //! the shared budget, and (feature `tracing`) the trace events. Each defaults to a zero-sized
 //! "nothing", so a call site pays only for what it uses.
 
-use crate::{GiveUp, RetryBudget, RetryEvent};
+use crate::{GiveUp, RetryEvent};
 
 /// Told once, when retrying ends with an error, why it ended.
 ///
@@ -35,42 +35,6 @@ pub struct NoGiveUp;
 
 impl<E> GiveUpHook<E> for NoGiveUp {
     fn give_up(&self, _: &E, _: &GiveUp) {}
-}
-
-/// Where a loop finds its [`RetryBudget`], if it has one: `&RetryBudget`, or [`NoBudget`].
-///
-/// ```
-/// use retry_runtime::{Budget, NoBudget, RetryBudget};
-/// static B: RetryBudget = RetryBudget::new(10);
-/// assert!((&B).get().is_some());
-/// assert!(NoBudget.get().is_none());
-/// ```
-pub trait Budget {
-    /// The budget.
-    fn get(&self) -> Option<&RetryBudget>;
-}
-
-impl Budget for &RetryBudget {
-    #[inline(always)]
-    fn get(&self) -> Option<&RetryBudget> {
-        Some(self)
-    }
-}
-
-/// No budget: retries are limited by the policy alone, and no atomic is touched.
-///
-/// ```
-/// use retry_runtime::{Budget, NoBudget};
-/// assert!(NoBudget.get().is_none());
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoBudget;
-
-impl Budget for NoBudget {
-    #[inline(always)]
-    fn get(&self) -> Option<&RetryBudget> {
-        None
-    }
 }
 
 /// Trace events for retries and give-ups (feature `tracing`); [`NoTrace`] emits nothing.

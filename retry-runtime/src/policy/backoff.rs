@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use crate::rng;
+use crate::policy::rng;
 
 /// How a wait is drawn under its ceiling `c(k) = min(cap, base · 2^(k−1))`.
 ///
@@ -335,19 +335,10 @@ const fn nanos_u64(d: Duration) -> Option<u64> {
     }
 }
 
-/// A `Duration` from a count of nanoseconds that is at most `Duration::MAX`'s.
-pub(crate) fn from_nanos(n: u128) -> Duration {
-    const NANOS_PER_SEC: u128 = 1_000_000_000;
-    let secs = n / NANOS_PER_SEC;
-    if secs > u64::MAX as u128 {
-        return Duration::MAX;
-    }
-    Duration::new(secs as u64, (n % NANOS_PER_SEC) as u32)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::rng::from_nanos;
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
@@ -412,7 +403,7 @@ mod tests {
             for jitter in jitters {
                 let b = Backoff::new(base, cap).with_jitter(jitter);
                 let seed = 0x5eed + i as u64;
-                crate::rng::seed(seed);
+                crate::policy::rng::seed(seed);
                 let mut rng = SmallRng::seed_from_u64(seed);
                 for k in (0..70).chain([100, 1000, u32::MAX]) {
                     assert_eq!(b.ceiling(k), b.wide_ceiling(k), "{b:?}, k = {k}");
@@ -421,7 +412,7 @@ mod tests {
                         assert_eq!(b.delay(k, prev), want, "{b:?}, k = {k}, prev = {prev:?}");
                     }
                 }
-                crate::rng::seed(seed);
+                crate::policy::rng::seed(seed);
                 let mut rng = SmallRng::seed_from_u64(seed);
                 let mut prev = base;
                 for (k, wait) in (1..).zip(b.schedule().take(40)) {

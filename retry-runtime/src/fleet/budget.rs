@@ -200,35 +200,6 @@ impl RetryBudget {
     }
 }
 
-/// The tokens of a retry that has not run yet: given back when this is dropped (the future
-/// dropped during the wait, a hook unwinding, the deadline reached) unless [`Owed::spend`]
-/// says the retry runs.
-#[derive(Debug, Default)]
-pub struct Owed<'b>(Option<&'b RetryBudget>);
-
-impl<'b> Owed<'b> {
-    /// The tokens just taken from `budget` for one retry (none without a budget).
-    #[inline(always)]
-    pub(crate) fn taken(budget: Option<&'b RetryBudget>) -> Self {
-        Owed(budget)
-    }
-
-    /// The retry runs: its tokens are spent.
-    #[inline(always)]
-    pub(crate) fn spend(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for Owed<'_> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let Some(budget) = self.0.take() {
-            budget.refund_retry();
-        }
-    }
-}
-
 impl Default for RetryBudget {
     /// The AWS SDKs' retry quota: 500 tokens, 5 per retry, 1 back per first-try success.
     ///

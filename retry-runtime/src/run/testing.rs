@@ -42,7 +42,7 @@ struct Recorder {
 /// assert_eq!(a, b);
 /// ```
 pub fn seed_jitter(seed: u64) {
-    crate::rng::seed(seed);
+    crate::policy::rng::seed(seed);
 }
 
 /// Run `f` with every blocking retry wait on this thread recorded instead of slept.

@@ -3,9 +3,9 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::budget::Owed;
-use crate::hooks::{Budget, Hooks};
-use crate::sleep::{self, Clock};
+use crate::fleet::{Budget, Owed, SharedBudget};
+use crate::run::hooks::Hooks;
+use crate::run::sleep::{self, Clock};
 use crate::{Decision, GiveUpReason, Policy, RetryEvent};
 
 /// Decides, error by error, whether a failed call is retried.
@@ -328,7 +328,7 @@ impl RetryState {
     {
         let budget = hooks.budget.get();
         if let Some(budget) = budget {
-            if !budget.try_retry() {
+            if !budget.try_retry(self.clock) {
                 return Err(GiveUpReason::BudgetEmpty);
             }
             self.budget_retries += 1;
@@ -393,9 +393,9 @@ impl RetryState {
 
     /// Take one retry's tokens from `budget` for a hedge: `false` if there are not enough
     /// (no hedge then). Without a budget, always `true`.
-    pub(crate) fn take_tokens(&mut self, budget: Option<&crate::RetryBudget>) -> bool {
+    pub(crate) fn take_tokens<S: SharedBudget>(&mut self, budget: Option<&S>) -> bool {
         match budget {
-            Some(budget) if !budget.try_retry() => false,
+            Some(budget) if !budget.try_retry(self.clock) => false,
             Some(_) => {
                 self.budget_retries += 1;
                 true

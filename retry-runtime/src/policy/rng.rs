@@ -10,8 +10,6 @@ use rand::rand_core::impls::fill_bytes_via_next;
 use rand::rngs::SmallRng;
 use rand::{Rng, RngCore, SeedableRng};
 
-use crate::backoff::from_nanos;
-
 thread_local! {
     // The generator's state, all zero until this thread's first draw seeds it (xoshiro never
     // reaches the zero state). A `Cell` of plain words: no borrow flag, no destructor, so a
@@ -142,6 +140,16 @@ fn seed_from_os() {
 /// Replace this thread's generator with one seeded from `seed`.
 pub(crate) fn seed(seed: u64) {
     RNG.with(|cell| cell.set(Xoshiro::seed_from_u64(seed).0));
+}
+
+/// A `Duration` from a count of nanoseconds that is at most `Duration::MAX`'s.
+pub(crate) fn from_nanos(n: u128) -> Duration {
+    const NANOS_PER_SEC: u128 = 1_000_000_000;
+    let secs = n / NANOS_PER_SEC;
+    if secs > u64::MAX as u128 {
+        return Duration::MAX;
+    }
+    Duration::new(secs as u64, (n % NANOS_PER_SEC) as u32)
 }
 
 #[cfg(test)]

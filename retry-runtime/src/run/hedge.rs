@@ -20,9 +20,9 @@ use core::task::Poll;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::retry::{succeeded, IsResult, Serves};
-use crate::sleep::Clock;
-use crate::timeout::Limit;
+use crate::run::loops::{succeeded, IsResult, Serves};
+use crate::run::sleep::Clock;
+use crate::run::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
 
 /// When a hedge starts: a fixed delay, or a percentile of the function's recent latency.
@@ -249,7 +249,7 @@ fn poll_attempt<F: Future, T: Future<Output = ()>>(
     cx: &mut core::task::Context<'_>,
 ) -> Poll<Result<F::Output, TimedOut>> {
     match timer {
-        Some(timer) => crate::timeout::poll_race(fut, timer, cx),
+        Some(timer) => crate::run::timeout::poll_race(fut, timer, cx),
         None => fut.poll(cx).map(Ok),
     }
 }
@@ -271,8 +271,42 @@ struct Running {
 /// `timeout`: each attempt's limit, and the outcome of an attempt cut by it. The waits, the
 /// hedge delays and the limits are slept with `sleep`; `now` is the policy, its clock and the
 /// call's start (see [`start_time`](crate::__private::start_time)).
+/// Where the hedging loop keeps the last error through a backoff wait: an `Option<E>` where a
+/// deadline may end the call after the wait, [`Discard`] where none can (the loop's future then
+/// holds nothing of `E`, and is `Send` whatever it is).
+pub trait LastError<E> {
+    /// Keep `error` through the wait.
+    fn keep(&mut self, error: E);
+    /// The error kept, if any.
+    fn take(&mut self) -> Option<E>;
+}
+
+impl<E> LastError<E> for Option<E> {
+    #[inline]
+    fn keep(&mut self, error: E) {
+        *self = Some(error);
+    }
+    #[inline]
+    fn take(&mut self) -> Option<E> {
+        Option::take(self)
+    }
+}
+
+/// Keeps no error: for a call that has no deadline.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Discard;
+
+impl<E> LastError<E> for Discard {
+    #[inline(always)]
+    fn keep(&mut self, _: E) {}
+    #[inline(always)]
+    fn take(&mut self) -> Option<E> {
+        None
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn hedged<R, H, F, Fut, S, SFut, M>(
+pub(crate) async fn hedged<R, H, F, Fut, S, SFut, M, K>(
     (policy, clock, start): (Policy, Clock, Option<Instant>),
     hooks: &H,
     function: &'static str,
@@ -280,9 +314,11 @@ pub(crate) async fn hedged<R, H, F, Fut, S, SFut, M>(
     timeout: Option<(Duration, M)>,
     mut sleep: S,
     mut make: F,
+    mut last: K,
 ) -> R
 where
     R: IsResult,
+    K: LastError<R::Err>,
     H: Serves<R>,
     F: FnMut() -> Fut,
     Fut: Future<Output = R>,
@@ -304,8 +340,8 @@ where
     let mut timer = pin!(None::<SFut>);
     let mut waiting = false;
     let mut hedge_delay = Duration::ZERO;
-    let mut owed = crate::budget::Owed::default();
-    let mut last: Option<R> = None;
+    let mut owed = crate::fleet::Owed::default();
+    hooks.begin(clock);
 
     // Start the next attempt (in the lead's place if free) and arm the next hedge.
     macro_rules! begin {
@@ -392,7 +428,11 @@ where
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
                 ControlFlow::Continue((delay, tokens, outcome)) => {
                     owed = tokens;
-                    last = state.has_deadline().then_some(outcome);
+                    if state.has_deadline() {
+                        if let Some(error) = outcome.into_err() {
+                            last.keep(error);
+                        }
+                    }
                     timer.set(Some(sleep(delay)));
                     waiting = true;
                 }
@@ -408,8 +448,9 @@ where
         // 2. The backoff wait is over: nothing else ran meanwhile.
         if waiting {
             waiting = false;
-            if let Some(outcome) = last.take() {
+            if let Some(error) = last.take() {
                 if state.past_deadline() {
+                    let outcome = R::from_err(error);
                     // The retry never runs: its tokens go back.
                     drop(core::mem::take(&mut owed));
                     let reason = GiveUpReason::Elapsed;

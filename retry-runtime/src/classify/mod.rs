@@ -1,0 +1,9 @@
+//! Which errors of a protocol or a client are worth retrying: `Transient` impls and status
+//! tables, each behind its feature.
+
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "reqwest")]
+pub mod reqwest;
+#[cfg(feature = "sqlx")]
+pub mod sqlx;
