@@ -6,15 +6,17 @@ pub use core::time::Duration;
 
 // Exactly what the expansion names.
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
-pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState};
+pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question::Branch;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
 pub use crate::timeout::{poll_race, Limit};
-pub use crate::{Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
+pub use crate::{AcceptOk, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
 
-use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget, TimedOut};
+use crate::{
+    Classify, ClassifyOk, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget, TimedOut,
+};
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
 /// `on = |e| e.is_timeout()` needs no annotation, and checks it there: a mistake in `on` is
@@ -27,6 +29,17 @@ where
     F: Fn(&R::Err) -> D,
 {
     Hook(on, PhantomData)
+}
+
+/// Gives an `on_ok = …` closure its signature `Fn(&T) -> D`, like [`classifier`].
+#[inline(always)]
+pub fn ok_classifier<R, D, F>(on_ok: F) -> Hook<R, F, OnOkKey>
+where
+    R: IsResult,
+    D: Into<Decision>,
+    F: Fn(&R::Ok) -> D,
+{
+    Hook(on_ok, PhantomData)
 }
 
 /// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`, like [`classifier`].
@@ -60,6 +73,8 @@ pub struct Hook<R, H, K>(H, PhantomData<fn(&R, K)>);
 
 /// The key `on`.
 pub struct OnKey;
+/// The key `on_ok`.
+pub struct OnOkKey;
 /// The key `notify`.
 pub struct NotifyKey;
 /// The key `give_up`.
@@ -74,6 +89,14 @@ pub trait Keep {
 }
 
 impl<R: IsResult, H: Classify<R::Err>> Keep for Hook<R, H, OnKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+impl<R: IsResult, H: ClassifyOk<R::Ok>> Keep for Hook<R, H, OnOkKey> {
     type Hook = H;
     #[inline(always)]
     fn keep(self) -> H {
@@ -116,6 +139,12 @@ pub struct Unchecked;
 
 impl<E> Classify<E> for Unchecked {
     fn classify(&self, _: &E) -> Decision {
+        Decision::Stop
+    }
+}
+
+impl<T> ClassifyOk<T> for Unchecked {
+    fn classify_ok(&self, _: &T) -> Decision {
         Decision::Stop
     }
 }
@@ -191,6 +220,45 @@ mod tracing_support {
                     .err()
                     .map_or(Rendered::Nothing, |e| Rendered::Debug(e))
             }
+        }
+    }
+
+    /// Autoref specialisation on `R`'s `Ok` type, as [`ShownOutcome`] on its error:
+    /// `(&&ShownValue::<R>::new()).value_fn()` shows an `Ok` value (that `on_ok` retried) with
+    /// `Debug` if its type has it, else not at all.
+    pub struct ShownValue<R>(PhantomData<fn(&R)>);
+
+    impl<R> ShownValue<R> {
+        /// The chooser.
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            ShownValue(PhantomData)
+        }
+    }
+
+    /// The `Debug` arm for values.
+    pub trait ShowValueDebug<R> {
+        /// The renderer.
+        fn value_fn(&self) -> RenderFn<R>;
+    }
+    impl<T: Debug, E> ShowValueDebug<Result<T, E>> for &ShownValue<Result<T, E>> {
+        fn value_fn(&self) -> RenderFn<Result<T, E>> {
+            |r| {
+                r.as_ref()
+                    .ok()
+                    .map_or(Rendered::Nothing, |v| Rendered::Value(v))
+            }
+        }
+    }
+
+    /// The fallback for values: not shown.
+    pub trait ShowValueNothing<R> {
+        /// The renderer.
+        fn value_fn(&self) -> RenderFn<R>;
+    }
+    impl<R> ShowValueNothing<R> for ShownValue<R> {
+        fn value_fn(&self) -> RenderFn<R> {
+            |_| Rendered::Nothing
         }
     }
 

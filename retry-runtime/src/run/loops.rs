@@ -8,11 +8,11 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::fleet::{Budget, Owed, SharedBudget};
-use crate::run::hedge::{hedged, Hedge, LastError};
+use crate::run::hedge::{hedged, Hedge, KeepLast};
 use crate::run::hooks::{GiveUpHook, Hooks, Trace};
 use crate::run::sleep::{self, Clock};
 pub use crate::run::state::start_time;
-use crate::run::state::{Classify, Notify, RetryState};
+use crate::run::state::{Classify, ClassifyOk, Notify, RetryState};
 use crate::{Decision, GiveUp, GiveUpReason, Policy, RetryEvent};
 
 /// The retry machinery of one call after its first failure: the [`RetryState`], and the
@@ -24,9 +24,44 @@ struct Failing<'h> {
     owed: Owed<'h>,
 }
 
-/// A wait the loop is about to sleep: its length, and the last error while a deadline may end
-/// the call after the wait (`None` without one: nothing of `E` is kept through the wait).
-pub type Pause<E> = (Duration, Option<E>);
+/// A wait the loop is about to sleep: its length, and the last outcome while a deadline may end
+/// the call after the wait (`None` without one: nothing of `R` is kept through the wait).
+pub type Pause<R> = (Duration, Option<R>);
+
+/// What an attempt's outcome is to the loop: taken (an `Ok` that `on_ok`, if any, accepts), a
+/// failure (an error), or an `Ok` value `on_ok` retries, with its decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A success: the call returns it.
+    Accepted,
+    /// An error: the classifier decides.
+    Failed,
+    /// An `Ok` value `on_ok` retries, as it decided.
+    RetryOk(Decision),
+}
+
+impl Verdict {
+    /// Whether the call returns the outcome at once, a success.
+    #[inline(always)]
+    pub fn accepted(self) -> bool {
+        matches!(self, Verdict::Accepted)
+    }
+}
+
+/// What `on_ok` makes of `outcome`. Without `on_ok` ([`AcceptOk`](crate::AcceptOk)) this is
+/// `Accepted` for every `Ok`, and costs what testing for an error costs. The loops test this
+/// first and return a success at once: measured, handing a success through `ControlFlow` cost
+/// an async fn 8 ns.
+#[inline(always)]
+pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Verdict {
+    match outcome.as_ok() {
+        None => Verdict::Failed,
+        Some(value) => match on_ok.classify_ok(value) {
+            Decision::Stop => Verdict::Accepted,
+            decision => Verdict::RetryOk(decision),
+        },
+    }
+}
 
 impl<'h> Failing<'h> {
     fn new((policy, clock, start): (&Policy, Clock, Option<Instant>)) -> Self {
@@ -42,31 +77,29 @@ impl<'h> Failing<'h> {
     fn failed<R: IsResult, H: Serves<R>>(
         &mut self,
         outcome: R,
+        verdict: Verdict,
         hooks: &'h H,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, Pause<R::Err>> {
-        let (delay, owed, outcome) = hooks.step_inline(&mut self.state, outcome, function, cut)?;
+    ) -> ControlFlow<R, Pause<R>> {
+        let (delay, owed, outcome) =
+            hooks.step_inline(&mut self.state, outcome, verdict, function, cut)?;
         // The previous retry's share was spent when it ran (`resumed`): nothing is given
         // back here, and no drop of the old value is compiled.
         self.owed.spend();
         self.owed = owed;
         // Kept through the wait only where the deadline may end the call after it.
-        let last = if self.state.has_deadline() {
-            outcome.into_err()
-        } else {
-            None
-        };
+        let last = self.state.has_deadline().then_some(outcome);
         ControlFlow::Continue((delay, last))
     }
 
-    /// After a wait, before the next attempt: `Break` with the last error if the deadline
+    /// After a wait, before the next attempt: `Break` with the last outcome if the deadline
     /// passed during the wait (however long the timer overslept, no attempt starts past it),
     /// else the retry runs and its share is spent.
     #[inline(always)]
     fn resumed<R: IsResult, H: Serves<R>>(
         &mut self,
-        last: Option<R::Err>,
+        last: Option<R>,
         hooks: &H,
         function: &'static str,
     ) -> ControlFlow<R> {
@@ -74,7 +107,7 @@ impl<'h> Failing<'h> {
             if self.state.past_deadline() {
                 // The retry never runs: its share goes back.
                 self.owed = Owed::default();
-                let (reason, last) = (GiveUpReason::Elapsed, R::from_err(last));
+                let reason = GiveUpReason::Elapsed;
                 return ControlFlow::Break(hooks.give_up(&self.state, last, reason, function));
             }
         }
@@ -138,14 +171,16 @@ impl<'h, R> LoopState<'h, R> {
     /// needs after it.
     #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     pub fn failed<H: Serves<R>>(
         &mut self,
         now: (&Policy, Clock, Option<Instant>),
         outcome: R,
+        verdict: Verdict,
         hooks: &'h H,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, Pause<R::Err>>
+    ) -> ControlFlow<R, Pause<R>>
     where
         R: IsResult,
     {
@@ -153,7 +188,16 @@ impl<'h, R> LoopState<'h, R> {
             hooks.begin(now.1);
             Box::new(Failing::new(now))
         });
-        failing.failed(outcome, hooks, function, cut)
+        failing.failed(outcome, verdict, hooks, function, cut)
+    }
+
+    /// The 1-based number of the attempt about to run (`attempt = n`): 1 until one fails.
+    #[inline(always)]
+    pub fn attempt(&self) -> u32 {
+        match &self.state {
+            None => 1,
+            Some(failing) => failing.state.failed_calls().saturating_add(1),
+        }
     }
 
     /// After a wait, before the next attempt, with the `last` error [`failed`](LoopState::failed)
@@ -162,7 +206,7 @@ impl<'h, R> LoopState<'h, R> {
     #[inline(never)]
     pub fn resumed<H: Serves<R>>(
         &mut self,
-        last: Option<R::Err>,
+        last: Option<R>,
         hooks: &H,
         function: &'static str,
     ) -> ControlFlow<R>
@@ -178,9 +222,9 @@ impl<'h, R> LoopState<'h, R> {
     /// An attempt succeeded: give the budget its due (the first attempt's, or what this
     /// call's retries took), and after failures report the recovery.
     #[inline(always)]
-    pub fn succeeded<C, N, G, B: Budget, T: Trace<R>>(
+    pub fn succeeded<C, N, G, B: Budget, T: Trace<R>, O>(
         &self,
-        hooks: &Hooks<C, N, G, B, T>,
+        hooks: &Hooks<C, N, G, B, T, O>,
         function: &'static str,
         clock: Clock,
     ) {
@@ -219,8 +263,8 @@ impl<'h, R> LoopState<'h, R> {
 /// took, and the metrics and the trace hear of it.
 #[cold]
 #[inline(never)]
-fn recovered<R, C, N, G, B: Budget, T: Trace<R>>(
-    hooks: &Hooks<C, N, G, B, T>,
+fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O>(
+    hooks: &Hooks<C, N, G, B, T, O>,
     state: &RetryState,
     function: &'static str,
 ) {
@@ -264,13 +308,6 @@ impl<F: Future<Output = ()>> Future for Wait<F> {
     }
 }
 
-/// Whether an attempt succeeded. The loops test this first and return the outcome at once:
-/// measured, handing a success through `ControlFlow` cost an async fn 8 ns.
-#[inline(always)]
-pub fn succeeded<R: IsResult>(outcome: &R) -> bool {
-    outcome.as_err().is_none()
-}
-
 /// The loops' entry points for a function returning `R`, as `Loop::<R>::…`: the return type
 /// is named once, in the path, so every error about it (`R` is not a `Result`) has the same
 /// span, the return type's, and the compiler reports it once.
@@ -279,9 +316,9 @@ pub struct Loop<R>(PhantomData<fn() -> R>);
 impl<R> Loop<R> {
     /// [`run_blocking`].
     #[inline(always)]
-    pub fn run_blocking<C, N, G, B, T, F>(
+    pub fn run_blocking<C, N, G, B, T, O, F>(
         policy: Policy,
-        hooks: &Hooks<C, N, G, B, T>,
+        hooks: &Hooks<C, N, G, B, T, O>,
         function: &'static str,
         op: F,
     ) -> R
@@ -292,31 +329,34 @@ impl<R> Loop<R> {
         G: GiveUpHook<R::Err>,
         B: Budget,
         T: Trace<R>,
-        F: FnMut() -> R,
+        O: ClassifyOk<R::Ok>,
+        F: FnMut(u32) -> R,
     {
         run_blocking(policy, hooks, function, op)
     }
 
-    /// [`succeeded`].
+    /// [`verdict`], with the hooks' `on_ok`.
     #[inline(always)]
-    pub fn succeeded(outcome: &R) -> bool
+    pub fn verdict<C, N, G, B, T, O>(outcome: &R, hooks: &Hooks<C, N, G, B, T, O>) -> Verdict
     where
         R: IsResult,
+        O: ClassifyOk<R::Ok>,
     {
-        succeeded(outcome)
+        verdict(outcome, &hooks.on_ok)
     }
 
     /// [`LoopState::failed`].
     #[inline(always)]
-    #[allow(clippy::type_complexity)]
-    pub fn failed<'h, C, N, G, B, T>(
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    pub fn failed<'h, C, N, G, B, T, O>(
         attempts: &mut LoopState<'h, R>,
         now: (&Policy, Clock, Option<Instant>),
         outcome: R,
-        hooks: &'h Hooks<C, N, G, B, T>,
+        verdict: Verdict,
+        hooks: &'h Hooks<C, N, G, B, T, O>,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, Pause<R::Err>>
+    ) -> ControlFlow<R, Pause<R>>
     where
         R: IsResult,
         C: Classify<R::Err>,
@@ -324,8 +364,9 @@ impl<R> Loop<R> {
         G: GiveUpHook<R::Err>,
         B: Budget,
         T: Trace<R>,
+        O: ClassifyOk<R::Ok>,
     {
-        attempts.failed(now, outcome, hooks, function, cut)
+        attempts.failed(now, outcome, verdict, hooks, function, cut)
     }
 
     /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge).
@@ -333,25 +374,26 @@ impl<R> Loop<R> {
     /// keep its arguments and that future twice.)
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn hedged<'h, C, N, G, B, T, F, Fut, S, SFut, M, K>(
+    pub fn hedged<'h, C, N, G, B, T, O, F, Fut, S, SFut, M, K>(
         now: (Policy, Clock, Option<Instant>),
-        hooks: &'h Hooks<C, N, G, B, T>,
+        hooks: &'h Hooks<C, N, G, B, T, O>,
         function: &'static str,
         hedge: Hedge,
         timeout: Option<(Duration, M)>,
         sleep: S,
         make: F,
         last: K,
-    ) -> impl Future<Output = R> + use<'h, R, C, N, G, B, T, F, Fut, S, SFut, M, K>
+    ) -> impl Future<Output = R> + use<'h, R, C, N, G, B, T, O, F, Fut, S, SFut, M, K>
     where
         R: IsResult,
-        K: LastError<R::Err>,
+        K: KeepLast<R>,
         C: Classify<R::Err>,
         N: Notify<R::Err>,
         G: GiveUpHook<R::Err>,
         B: Budget,
         T: Trace<R>,
-        F: FnMut() -> Fut,
+        O: ClassifyOk<R::Ok>,
+        F: FnMut(u32) -> Fut,
         Fut: Future<Output = R>,
         S: FnMut(Duration) -> SFut,
         SFut: Future<Output = ()>,
@@ -362,10 +404,10 @@ impl<R> Loop<R> {
 
     /// [`LoopState::resumed`].
     #[inline(always)]
-    pub fn resumed<C, N, G, B, T>(
+    pub fn resumed<C, N, G, B, T, O>(
         attempts: &mut LoopState<'_, R>,
-        last: Option<R::Err>,
-        hooks: &Hooks<C, N, G, B, T>,
+        last: Option<R>,
+        hooks: &Hooks<C, N, G, B, T, O>,
         function: &'static str,
     ) -> ControlFlow<R>
     where
@@ -375,6 +417,7 @@ impl<R> Loop<R> {
         G: GiveUpHook<R::Err>,
         B: Budget,
         T: Trace<R>,
+        O: ClassifyOk<R::Ok>,
     {
         attempts.resumed(last, hooks, function)
     }
@@ -385,14 +428,16 @@ impl<R> Loop<R> {
 /// reported at the user's key.)
 pub trait Serves<R> {
     /// One turn of every retry loop after a failure (`cut`: an attempt cut by the deadline,
-    /// which ends the call): a success (of a later attempt) pays the budget back and breaks
-    /// out; an error retrying ends on is reported to `give_up` and the trace and breaks out;
-    /// a retried error comes back with the wait and the budget's tokens its retry owes.
+    /// which ends the call; `verdict`: what [`Serves::verdict`] said of it): a success (of a
+    /// later attempt) pays the budget back and breaks out; an outcome retrying ends on is
+    /// reported to `give_up` and the trace and breaks out; a retried one comes back with the
+    /// wait and the budget's share its retry owes.
     #[allow(clippy::type_complexity)]
     fn step<'h>(
         &'h self,
         state: &mut RetryState,
         outcome: R,
+        verdict: Verdict,
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
@@ -404,12 +449,13 @@ pub trait Serves<R> {
         &'h self,
         state: &mut RetryState,
         outcome: R,
+        verdict: Verdict,
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
 
-    /// Retrying ends with `outcome` (an error) for `reason`: tell the trace and the `give_up`
-    /// hook, and hand the outcome back.
+    /// Retrying ends with `outcome` (an error, or an `Ok` `on_ok` retried) for `reason`: tell
+    /// the trace and the `give_up` hook, and hand the outcome back.
     fn give_up(
         &self,
         state: &RetryState,
@@ -417,6 +463,9 @@ pub trait Serves<R> {
         reason: GiveUpReason,
         function: &'static str,
     ) -> R;
+
+    /// What an attempt's `outcome` is: taken, an error, or an `Ok` that `on_ok` retries.
+    fn verdict(&self, outcome: &R) -> Verdict;
 
     /// A call begins (its first attempt is made): the budget counts it.
     fn begin(&self, clock: Clock);
@@ -427,16 +476,16 @@ pub trait Serves<R> {
     /// A call succeeded after failed (or hedged) calls: pay the budget back and report it.
     fn recovered(&self, state: &RetryState, function: &'static str);
 
-    /// What the classifier says of a failed `outcome` (a hedged call decides with it while
-    /// other attempts still run).
-    fn decide(&self, outcome: &R) -> Decision;
+    /// What the classifier (or `on_ok`) says of a failed `outcome` whose verdict is
+    /// `verdict` (a hedged call decides with it while other attempts still run).
+    fn decide(&self, outcome: &R, verdict: Verdict) -> Decision;
 
-    /// A hedge is about to start: take its budget tokens (`false`, no hedge, if there are
-    /// none), and tell the `notify` hook and the trace.
+    /// A hedge is about to start: take its budget share (`false`, no hedge, if there is none),
+    /// and tell the `notify` hook and the trace.
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool;
 }
 
-impl<C, N, G, B: Budget, T> Hooks<C, N, G, B, T> {
+impl<C, N, G, B: Budget, T, O> Hooks<C, N, G, B, T, O> {
     /// A call begins (its first attempt is made): the budget counts it. Nothing at all
     /// without a budget.
     #[inline(always)]
@@ -466,7 +515,7 @@ impl<C, N, G, B: Budget, T> Hooks<C, N, G, B, T> {
     }
 }
 
-impl<R, C, N, G, B, T> Serves<R> for Hooks<C, N, G, B, T>
+impl<R, C, N, G, B, T, O> Serves<R> for Hooks<C, N, G, B, T, O>
 where
     R: IsResult,
     C: Classify<R::Err>,
@@ -474,16 +523,18 @@ where
     G: GiveUpHook<R::Err>,
     B: Budget,
     T: Trace<R>,
+    O: ClassifyOk<R::Ok>,
 {
     #[inline]
     fn step<'h>(
         &'h self,
         state: &mut RetryState,
         outcome: R,
+        verdict: Verdict,
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
-        step(self, state, outcome, function, cut, false)
+        step(self, state, outcome, verdict, function, cut, false)
     }
 
     #[inline(always)]
@@ -491,10 +542,11 @@ where
         &'h self,
         state: &mut RetryState,
         outcome: R,
+        verdict: Verdict,
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
-        step(self, state, outcome, function, cut, true)
+        step(self, state, outcome, verdict, function, cut, true)
     }
 
     fn give_up(
@@ -508,14 +560,21 @@ where
             reason,
             calls: state.failed_calls(),
             function,
+            ok: outcome.as_err().is_none(),
         };
         self.trace.give_up(&outcome, &give_up);
         #[cfg(feature = "metrics")]
         crate::run::metrics::give_up(function, reason);
-        if let Some(error) = outcome.as_err() {
-            self.give_up.give_up(error, &give_up);
+        match outcome.as_err() {
+            Some(error) => self.give_up.give_up(error, &give_up),
+            None => self.give_up.give_up_ok(&give_up),
         }
         outcome
+    }
+
+    #[inline(always)]
+    fn verdict(&self, outcome: &R) -> Verdict {
+        verdict(outcome, &self.on_ok)
     }
 
     #[inline(always)]
@@ -532,10 +591,12 @@ where
         recovered(self, state, function);
     }
 
-    fn decide(&self, outcome: &R) -> Decision {
-        outcome
-            .as_err()
-            .map_or(Decision::Stop, |error| self.on.classify(error))
+    fn decide(&self, outcome: &R, verdict: Verdict) -> Decision {
+        match (verdict, outcome.as_err()) {
+            (Verdict::RetryOk(decision), _) => decision,
+            (_, Some(error)) => self.on.classify(error),
+            (_, None) => Decision::Stop,
+        }
     }
 
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool {
@@ -553,10 +614,11 @@ where
 /// [`Serves::step`]; `inline`: with the classification and the wait inlined too (a constant).
 #[allow(clippy::type_complexity)]
 #[inline(always)]
-fn step<'h, R, C, N, G, B, T>(
-    hooks: &'h Hooks<C, N, G, B, T>,
+fn step<'h, R, C, N, G, B, T, O>(
+    hooks: &'h Hooks<C, N, G, B, T, O>,
     state: &mut RetryState,
     outcome: R,
+    verdict: Verdict,
     function: &'static str,
     cut: bool,
     inline: bool,
@@ -568,19 +630,23 @@ where
     G: GiveUpHook<R::Err>,
     B: Budget,
     T: Trace<R>,
+    O: ClassifyOk<R::Ok>,
 {
-    let Some(error) = outcome.as_err() else {
-        recovered(hooks, state, function);
-        return ControlFlow::Break(outcome);
-    };
-    let step = if cut {
-        Err(state.end(GiveUpReason::Elapsed))
-    } else {
-        state.retry_step(error, hooks, function, inline)
+    let step = match (verdict, outcome.as_err()) {
+        _ if cut => Err(state.end(GiveUpReason::Elapsed)),
+        (Verdict::RetryOk(decision), _) => {
+            state.decided_step::<R::Err, _, _, _, _, _, _>(decision, None, hooks, function, inline)
+        }
+        (_, Some(error)) => state.retry_step(error, hooks, function, inline),
+        (_, None) => {
+            recovered(hooks, state, function);
+            return ControlFlow::Break(outcome);
+        }
     };
     match step {
         Ok((delay, owed)) => {
-            hooks.trace.retry(&outcome, &state.event(delay, function));
+            let event = state.event(delay, function, outcome.as_err().is_none());
+            hooks.trace.retry(&outcome, &event);
             #[cfg(feature = "metrics")]
             crate::run::metrics::retry(function, delay);
             ControlFlow::Continue((delay, owed, outcome))
@@ -589,23 +655,25 @@ where
     }
 }
 
-/// The blocking retry loop shared by [`Retry::call`](crate::Retry::call) and sync `#[retry]` functions. The first
-/// attempt runs before anything else exists: a success returns without a store.
+/// The blocking retry loop shared by [`Retry::call`](crate::Retry::call) and sync `#[retry]`
+/// functions; `op` is handed the 1-based number of the attempt. The first attempt runs before
+/// anything else exists: a success returns without a store.
 #[inline]
 pub fn run_blocking<R, H, F>(policy: Policy, hooks: &H, function: &'static str, mut op: F) -> R
 where
     R: IsResult,
     H: Serves<R>,
-    F: FnMut() -> R,
+    F: FnMut(u32) -> R,
 {
     let start = start_time(&policy, sleep::now);
-    let first = op();
-    if succeeded(&first) {
+    let first = op(1);
+    let verdict = hooks.verdict(&first);
+    if verdict.accepted() {
         hooks.begin(sleep::now);
         hooks.pay(0);
         return first;
     }
-    retry_blocking(policy, start, first, hooks, function, op)
+    retry_blocking(policy, start, first, verdict, hooks, function, op)
 }
 
 #[cold]
@@ -614,6 +682,7 @@ fn retry_blocking<R, H, F>(
     policy: Policy,
     start: Option<Instant>,
     first: R,
+    verdict: Verdict,
     hooks: &H,
     function: &'static str,
     mut op: F,
@@ -621,13 +690,13 @@ fn retry_blocking<R, H, F>(
 where
     R: IsResult,
     H: Serves<R>,
-    F: FnMut() -> R,
+    F: FnMut(u32) -> R,
 {
     hooks.begin(sleep::now);
     let mut failing = Failing::new((&policy, sleep::now, start));
-    let mut outcome = first;
+    let (mut outcome, mut verdict) = (first, verdict);
     loop {
-        let last = match failing.failed(outcome, hooks, function, false) {
+        let last = match failing.failed(outcome, verdict, hooks, function, false) {
             ControlFlow::Break(outcome) => return outcome,
             ControlFlow::Continue((delay, last)) => {
                 sleep::sleep_blocking(delay);
@@ -637,7 +706,12 @@ where
         if let ControlFlow::Break(outcome) = failing.resumed(last, hooks, function) {
             return outcome;
         }
-        outcome = op();
+        outcome = op(failing.state.failed_calls().saturating_add(1));
+        verdict = hooks.verdict(&outcome);
+        if verdict.accepted() {
+            hooks.recovered(&failing.state, function);
+            return outcome;
+        }
     }
 }
 
@@ -648,25 +722,28 @@ where
     note = "retrying decides on the error: return `Result<{Self}, YourError>`"
 )]
 pub trait IsResult {
+    /// The value type.
+    type Ok;
     /// The error type.
     type Err;
+    /// The value, if this is one.
+    fn as_ok(&self) -> Option<&Self::Ok>;
     /// The error, if this is one.
     fn as_err(&self) -> Option<&Self::Err>;
-    /// The error, if this is one, taken out.
-    fn into_err(self) -> Option<Self::Err>;
     /// An outcome that is this error.
     fn from_err(error: Self::Err) -> Self;
 }
 
 impl<T, E> IsResult for Result<T, E> {
+    type Ok = T;
     type Err = E;
+    #[inline(always)]
+    fn as_ok(&self) -> Option<&T> {
+        self.as_ref().ok()
+    }
     #[inline]
     fn as_err(&self) -> Option<&E> {
         self.as_ref().err()
-    }
-    #[inline]
-    fn into_err(self) -> Option<E> {
-        self.err()
     }
     #[inline(always)]
     fn from_err(error: E) -> Self {
