@@ -264,10 +264,12 @@ fn receiver_binding(
         Type::Reference(_) if !async_trait => return None,
         Type::Reference(_) => (None, quote_spanned!(span=> &mut *#self_token)),
         ty if is_pin_mut(ty) => {
-            // `Pin::as_mut` takes `&mut self`: the binding must be `mut`.
-            receiver.mutability = Some(syn::Token![mut](span));
+            // `Pin::as_mut` takes `&mut self`: the binding must be `mut`. A `mut` of the
+            // user's is for the body, which changes the `Pin` (`self.field = …` through
+            // `DerefMut`): it goes to each attempt's re-borrow.
+            let mutability = receiver.mutability.replace(syn::Token![mut](span));
             (
-                None,
+                mutability,
                 quote_spanned!(span=> ::core::pin::Pin::as_mut(&mut #self_token)),
             )
         }
@@ -449,6 +451,20 @@ mod tests {
             out.contains(":: core :: pin :: Pin :: as_mut (& mut self)"),
             "{out}"
         );
+        assert!(sig
+            .inputs
+            .first()
+            .unwrap()
+            .to_token_stream()
+            .to_string()
+            .starts_with("mut self"));
+        assert!(!out.contains("let mut __retry_self"), "{out}");
+
+        // Issue 17: a `mut` of the user's is the re-borrow's, which the body changes.
+        let mut sig: Signature = syn::parse_quote!(fn f(mut self: Pin<&mut Self>) -> R);
+        let r = rebind(&mut sig, &quote!(p), false);
+        let out = r.to_token_stream().to_string();
+        assert!(out.starts_with("let mut __retry_self ="), "{out}");
         assert!(sig
             .inputs
             .first()
