@@ -91,10 +91,12 @@
 /// attempt is then written inline the same way (a body that cannot be is a compile error), and
 /// a `?` through a `#[track_caller]` `From` records the user's `?`.
 ///
-/// One shape cannot be retried in today's Rust: returning a borrow taken from a `&mut`
-/// argument or `&mut self` (the borrow checker cannot see that the attempt which returns is the
-/// last): a return type that borrows from one is a compile error saying so. Return an owned
-/// value there.
+/// A borrow of a `&mut` argument or `&mut self` can be returned only as a shared `&T` from an
+/// attempt written inline (an `async fn`, a `#[track_caller]` sync fn), where rustc judges the
+/// loop as without `#[retry]`. Any other (a sync fn's, a `&mut T`, a lifetime in a path or a
+/// bound, `Self` carrying the `impl`'s lifetime) cannot be retried in today's Rust (the borrow
+/// checker cannot see that the attempt which returns is the last): a return type that may hold
+/// one is a compile error saying so. Return an owned value there.
 ///
 /// Async functions sleep on tokio's timer (feature `tokio`, on by default) and measure
 /// `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs them in no

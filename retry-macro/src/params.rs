@@ -7,13 +7,14 @@
 //! | `x: T` | unchanged | `let x = clone_arg(&x);` |
 //! | `mut x: T` | `x: T` | `let mut x = clone_arg(&x);` |
 //! | `(a, b): T` | `__retry_arg0: T` | `let (a, b) = clone_arg(&__retry_arg0);` |
-//! | `&self`, `&mut self` | unchanged | nothing (the body re-borrows `self`) |
+//! | `&self` | unchanged | nothing (a shared borrow is reused) |
+//! | `&mut self` | unchanged | `let __retry_self = &mut *self;` |
 //! | `self: Pin<&mut Self>` | `mut self: Pin<&mut Self>` | `let __retry_self = self.as_mut();` |
 //! | `self`, `mut self`, `self: Arc<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
 //!
 //! `self` cannot be shadowed, so where each attempt needs a `self` of its own the body's `self`
-//! is renamed `__retry_self` (see [`rename_self`]). Under `#[async_trait]`, whose body moves
-//! `self` into a local, a `&mut self` is one of those: `let __retry_self = &mut *self;`.
+//! is renamed `__retry_self` (see [`rename_self`]). A `&mut` argument or `&mut self` that the
+//! return type may hold a shared borrow of is not re-borrowed: the body borrows from it itself.
 //!
 //! In a nested `async` block the values are made before the block and moved into it
 //! ([`Rebind::moved_in`]). `#[cfg]` attributes on an argument are copied onto its rebinding.
@@ -90,14 +91,23 @@ impl Rebind {
 /// `&mut self` must be re-borrowed for each attempt, by name). `body`: the attempt's body; an
 /// argument it does not name gets no copy (it may be used by a key alone, as `attempts =
 /// tries`: a copy no attempt uses would be an `unused variable` the function does not have).
-/// `keys`: the attribute's values.
+/// `keys`: the attribute's values. `output`: the return type (the future's output under
+/// `#[async_trait]`): a `&mut` argument it may hold a shared borrow of is not re-borrowed, so that
+/// the body can take that borrow from the argument itself, as without `#[retry]` (item.rs lets
+/// only those through, where the attempt is written inline: a body that passes the argument on
+/// is then rustc's to judge).
 pub(crate) fn rebind(
     sig: &mut Signature,
     private: &TokenStream,
     async_trait: bool,
     body: &TokenStream,
     keys: &[syn::Expr],
+    output: &Type,
 ) -> Rebind {
+    let returned: Vec<String> = crate::item::returned_borrows(sig, output)
+        .into_iter()
+        .map(|borrow| borrow.name)
+        .collect();
     let mut bindings = Vec::new();
     let mut self_alias = None;
     for (index, arg) in sig.inputs.iter_mut().enumerate() {
@@ -106,7 +116,9 @@ pub(crate) fn rebind(
                 if !names(body, "self") {
                     continue;
                 }
-                if let Some(binding) = receiver_binding(receiver, private, async_trait) {
+                // Under `#[async_trait]`, `self` is a local the body moves: re-borrowed anyway.
+                let returned = !async_trait && returned.iter().any(|name| name == "self");
+                if let Some(binding) = receiver_binding(receiver, private, returned) {
                     self_alias = Some(binding.source.clone());
                     bindings.push(binding);
                 }
@@ -115,6 +127,7 @@ pub(crate) fn rebind(
             FnArg::Typed(arg) => arg,
         };
         let ty = &*arg.ty;
+        let returned = returned.contains(&arg.pat.to_token_stream().to_string());
         // How an attempt gets its own value out of the argument `source`.
         let value = |source: &Ident| match strip_group(ty) {
             Type::Reference(r) if r.mutability.is_some() => quote!(&mut *#source),
@@ -130,8 +143,8 @@ pub(crate) fn rebind(
                 subpat: None,
                 attrs,
             }) if attrs.is_empty() => {
-                let needs_own_copy =
-                    !matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
+                let needs_own_copy = !returned
+                    && !matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
                 let name = ident.to_string();
                 ((needs_own_copy || mutability.is_some()) && names(body, &name)).then(|| {
                     let mutability = mutability.take();
@@ -250,18 +263,21 @@ pub(crate) fn named_by<'a>(
         })
 }
 
-/// The receiver's rebinding, where each attempt needs a `self` of its own.
+/// The receiver's rebinding, where each attempt needs a `self` of its own. `returned`: the
+/// return type may hold a shared borrow of a `&mut self`, which is then not re-borrowed.
 fn receiver_binding(
     receiver: &mut Receiver,
     private: &TokenStream,
-    async_trait: bool,
+    returned: bool,
 ) -> Option<Binding> {
     let span = receiver.self_token.span;
     let source = Ident::new("__retry_self", Span::mixed_site().located_at(span));
     let self_token = receiver.self_token;
     let (mutability, value) = match strip_group(&receiver.ty) {
         Type::Reference(r) if r.mutability.is_none() => return None,
-        Type::Reference(_) if !async_trait => return None,
+        Type::Reference(_) if returned => return None,
+        // A body that passes `self` on (`Parser::new(self)`, `fetch_one(self)`) moves it where
+        // the callee is generic: each attempt moves its own re-borrow.
         Type::Reference(_) => (None, quote_spanned!(span=> &mut *#self_token)),
         ty if is_pin_mut(ty) => {
             // `Pin::as_mut` takes `&mut self`: the binding must be `mut`. A `mut` of the
@@ -403,7 +419,7 @@ mod tests {
     /// The rebinding for a body that uses every argument named here.
     fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bool) -> Rebind {
         let body = quote!(self x b c d a);
-        super::rebind(sig, private, async_trait, &body, &[])
+        super::rebind(sig, private, async_trait, &body, &[], &syn::parse_quote!(R))
     }
 
     #[test]
@@ -473,15 +489,40 @@ mod tests {
             .to_string()
             .starts_with("mut self"));
 
-        for receiver in [quote!(&self), quote!(&mut self), quote!(self: &Arc<Self>)] {
+        for receiver in [quote!(&self), quote!(self: &Arc<Self>)] {
             let mut sig: Signature = syn::parse_quote!(fn f(#receiver) -> R);
             let r = rebind(&mut sig, &quote!(p), false);
             assert!(r.self_alias.is_none(), "{receiver}");
         }
-        // async-trait moves `self` into a local: a `&mut self` is re-borrowed by name.
-        let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
-        let r = rebind(&mut sig, &quote!(p), true);
-        assert!(r.to_token_stream().to_string().contains("& mut * self"));
+        // Issue 17, class 2: a `&mut self` is re-borrowed per attempt, as a `&mut T` is, so
+        // that a body can pass `self` on; async-trait's too, whose `self` is a local.
+        for async_trait in [false, true] {
+            let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
+            let r = rebind(&mut sig, &quote!(p), async_trait);
+            assert!(r.self_alias.is_some());
+            assert_eq!(
+                r.to_token_stream().to_string(),
+                "let __retry_self = & mut * self ;"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mut_argument_the_output_may_borrow_shared_is_not_reborrowed() {
+        let body = quote!(self.n += 1; v.push(1); Ok(&self.name));
+        let output = syn::parse_quote!(Result<&str, E>);
+        let mut sig: Signature = syn::parse_quote!(async fn f(&mut self, v: &mut Vec<u8>) -> R);
+        let r = super::rebind(&mut sig, &quote!(p), false, &body, &[], &output);
+        assert!(r.self_alias.is_none());
+        assert_eq!(r.to_token_stream().to_string(), "let v = & mut * v ;");
+        let output = syn::parse_quote!(Result<&'a u8, E>);
+        let mut sig: Signature =
+            syn::parse_quote!(async fn f<'a>(&mut self, v: &'a mut Vec<u8>) -> R);
+        let r = super::rebind(&mut sig, &quote!(p), false, &body, &[], &output);
+        assert_eq!(
+            r.to_token_stream().to_string(),
+            "let __retry_self = & mut * self ;"
+        );
     }
 
     #[test]
@@ -494,7 +535,14 @@ mod tests {
             syn::parse_quote!(|_| log(&tag, self.x)),
         ];
         let body = quote!(Ok(format!("{id}")));
-        let r = super::rebind(&mut sig, &quote!(p), false, &body, &keys);
+        let r = super::rebind(
+            &mut sig,
+            &quote!(p),
+            false,
+            &body,
+            &keys,
+            &syn::parse_quote!(R),
+        );
         assert!(r.self_alias.is_none());
         assert_eq!(
             r.to_token_stream().to_string(),
@@ -510,7 +558,14 @@ mod tests {
         let body = quote!(Ok(self.tries));
         let keys = [syn::parse_quote!(tries)];
         let mut sig: Signature = syn::parse_quote!(fn f(&self, tries: u32) -> R);
-        let r = super::rebind(&mut sig, &quote!(p), false, &body, &keys);
+        let r = super::rebind(
+            &mut sig,
+            &quote!(p),
+            false,
+            &body,
+            &keys,
+            &syn::parse_quote!(R),
+        );
         assert_eq!(
             r.to_token_stream().to_string(),
             "# [allow (unused_variables)] let tries = p :: clone_arg (& tries) ;"
@@ -529,7 +584,14 @@ mod tests {
                 #[expect(unused_variables)] b: String,
             ) -> R
         );
-        let r = super::rebind(&mut sig, &quote!(p), false, &quote!(a), &[]);
+        let r = super::rebind(
+            &mut sig,
+            &quote!(p),
+            false,
+            &quote!(a),
+            &[],
+            &syn::parse_quote!(R),
+        );
         assert_eq!(
             r.to_token_stream().to_string(),
             "# [cfg (unix)] # [allow (unused_mut)] # [expect (unused_variables)] \
