@@ -210,13 +210,16 @@ mod tracing_support {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so the by-value argument type `{Self}` must be `Clone`",
     label = "this argument is cloned for each attempt",
-    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it; a type that is not yours to change (an extractor, like axum's `Path`) can stay in a function that calls a retried one with what the body needs from it"
+    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it (a generic type such as `Vec<T>` or `Option<T>` is `Clone` when its parameters are: bound them with `Clone`, or derive `Clone` on them); a type that is not yours to change (an extractor, like axum's `Path`) can stay in a function that calls a retried one with what the body needs from it"
 )]
 pub trait CloneArg {
     /// A fresh copy for the next attempt.
     fn clone_arg(&self) -> Self;
 }
 
+// Not recommended, as `CloneSelf`'s: a `Vec<B>` or `Option<NotClone>` that is not `Clone` for its
+// inner type is then reported as this trait's message on the argument, not as `B: Clone`.
+#[diagnostic::do_not_recommend]
 impl<T: Clone> CloneArg for T {
     #[inline(always)]
     fn clone_arg(&self) -> Self {
