@@ -301,6 +301,10 @@ pub trait FromTimedOut {
     fn from_timed_out(timed_out: TimedOut) -> Self;
 }
 
+// Not recommended: an error type whose `From` impls come from a blanket impl of its own (sqlx's
+// `impl<E: DatabaseError> From<E> for Error`) is then reported as this trait's message at the
+// `timeout` key, not as `TimedOut: DatabaseError`.
+#[diagnostic::do_not_recommend]
 impl<E: From<TimedOut>> FromTimedOut for E {
     #[inline]
     fn from_timed_out(timed_out: TimedOut) -> Self {
