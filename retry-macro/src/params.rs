@@ -116,9 +116,15 @@ pub(crate) fn rebind(
                 if !names(body, "self") {
                     continue;
                 }
-                // Under `#[async_trait]`, `self` is a local the body moves: re-borrowed anyway.
-                let returned = !async_trait && returned.iter().any(|name| name == "self");
-                if let Some(binding) = receiver_binding(receiver, private, returned) {
+                // A `&mut self` is re-borrowed where the body passes it on (`f(self)`), which
+                // moves it where the callee is generic. One the body only reads and writes
+                // through (`self.x`, `*self`) is left as it is, so that a hook reading
+                // `self.limit` while the body changes `self.calls` borrows disjoint fields. Under
+                // `#[async_trait]`, `self` is a local the body moves: re-borrowed anyway. And not
+                // where the return type may hold a shared borrow of it: see above.
+                let reborrow = async_trait
+                    || (passes_on(body, "self") && !returned.iter().any(|name| name == "self"));
+                if let Some(binding) = receiver_binding(receiver, private, reborrow) {
                     self_alias = Some(binding.source.clone());
                     bindings.push(binding);
                 }
@@ -234,6 +240,25 @@ fn names(tokens: &TokenStream, name: &str) -> bool {
     })
 }
 
+/// Whether `tokens` use `name` as a value of its own, at any depth: not as a place (`name.x`,
+/// `*name`) or a path (`self::f`). Passed on so (`f(self)`, `write!(self, ..)`), a `&mut` is moved
+/// where the callee is generic. A false alarm costs a re-borrow.
+fn passes_on(tokens: &TokenStream, name: &str) -> bool {
+    let tokens: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let punct =
+        |i: Option<&TokenTree>, c: char| matches!(i, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    tokens.iter().enumerate().any(|(i, tt)| match tt {
+        TokenTree::Ident(ident) => {
+            ident == name
+                && !punct(tokens.get(i + 1), '.')
+                && !punct(tokens.get(i + 1), ':')
+                && !punct(i.checked_sub(1).and_then(|j| tokens.get(j)), '*')
+        }
+        TokenTree::Group(group) => passes_on(&group.stream(), name),
+        _ => false,
+    })
+}
+
 /// Whether any of `exprs` (the hooks' key expressions) names an argument that a `move`
 /// closure could not take while they borrow it: `self` or an argument, unless a shared
 /// reference (copied, not moved). Read from the tokens, literals included (`format!("{tag}")`
@@ -263,19 +288,19 @@ pub(crate) fn named_by<'a>(
         })
 }
 
-/// The receiver's rebinding, where each attempt needs a `self` of its own. `returned`: the
-/// return type may hold a shared borrow of a `&mut self`, which is then not re-borrowed.
+/// The receiver's rebinding, where each attempt needs a `self` of its own. `reborrow`: whether
+/// a `&mut self` is re-borrowed (else it is used as it is).
 fn receiver_binding(
     receiver: &mut Receiver,
     private: &TokenStream,
-    returned: bool,
+    reborrow: bool,
 ) -> Option<Binding> {
     let span = receiver.self_token.span;
     let source = Ident::new("__retry_self", Span::mixed_site().located_at(span));
     let self_token = receiver.self_token;
     let (mutability, value) = match strip_group(&receiver.ty) {
         Type::Reference(r) if r.mutability.is_none() => return None,
-        Type::Reference(_) if returned => return None,
+        Type::Reference(_) if !reborrow => return None,
         // A body that passes `self` on (`Parser::new(self)`, `fetch_one(self)`) moves it where
         // the callee is generic: each attempt moves its own re-borrow.
         Type::Reference(_) => (None, quote_spanned!(span=> &mut *#self_token)),
@@ -498,7 +523,9 @@ mod tests {
         // that a body can pass `self` on; async-trait's too, whose `self` is a local.
         for async_trait in [false, true] {
             let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
-            let r = rebind(&mut sig, &quote!(p), async_trait);
+            let body = quote!(Parser::new(self).parse());
+            let output = syn::parse_quote!(R);
+            let r = super::rebind(&mut sig, &quote!(p), async_trait, &body, &[], &output);
             assert!(r.self_alias.is_some());
             assert_eq!(
                 r.to_token_stream().to_string(),
@@ -508,8 +535,27 @@ mod tests {
     }
 
     #[test]
+    fn a_mut_self_the_body_only_reads_and_writes_through_is_used_as_it_is() {
+        let output = syn::parse_quote!(R);
+        for (body, reborrowed) in [
+            (
+                quote!(self.calls += 1; *self = S::new(); Ok(self.m())),
+                false,
+            ),
+            (quote!(self::helper(); Ok(())), false),
+            (quote!(helper(self)), true),
+            (quote!(write!(self, "x")), true),
+            (quote!(let s = self; Ok(s.n)), true),
+        ] {
+            let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
+            let r = super::rebind(&mut sig, &quote!(p), false, &body, &[], &output);
+            assert_eq!(r.self_alias.is_some(), reborrowed, "{body}");
+        }
+    }
+
+    #[test]
     fn a_mut_argument_the_output_may_borrow_shared_is_not_reborrowed() {
-        let body = quote!(self.n += 1; v.push(1); Ok(&self.name));
+        let body = quote!(helper(self); v.push(1); Ok(&self.name));
         let output = syn::parse_quote!(Result<&str, E>);
         let mut sig: Signature = syn::parse_quote!(async fn f(&mut self, v: &mut Vec<u8>) -> R);
         let r = super::rebind(&mut sig, &quote!(p), false, &body, &[], &output);
