@@ -204,6 +204,9 @@ impl Item {
         }
         if args.hedge.is_some() && self.is_async() {
             for arg in &sig.inputs {
+                if let Some(error) = hedged_as_ref(arg) {
+                    errors.push(error);
+                }
                 if let Some(span) = exclusive_borrow(arg) {
                     errors.push(syn::Error::new(
                         span,
@@ -230,6 +233,37 @@ impl Item {
             }
         }
     }
+}
+
+/// An `impl AsRef<U>` argument of a hedged function: each attempt is given a shared borrow of it
+/// (params.rs), which a hedged attempt, a future of its own made by a closure, cannot hold.
+fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
+    let FnArg::Typed(arg) = arg else { return None };
+    let syn::Type::ImplTrait(it) = &*arg.ty else {
+        return None;
+    };
+    if !crate::params::is_borrowed_impl(&arg.ty) {
+        return None;
+    }
+    let target = it.bounds.iter().find_map(|bound| match bound {
+        syn::TypeParamBound::Trait(t) => t.path.segments.last().and_then(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(a) if s.ident == "AsRef" => a.args.first(),
+            _ => None,
+        }),
+        _ => None,
+    })?;
+    let pat = &arg.pat;
+    Some(syn::Error::new_spanned(
+        &arg.ty,
+        format!(
+            "`hedge` runs attempts side by side, each a future of its own, and an `impl AsRef` \
+             argument is lent to each attempt, not owned by it: take `{pat}: &{target}` (a \
+             caller holding an `impl AsRef<{target}>` passes `.as_ref()`), or an owned type \
+             that is `Clone` (it is cloned per attempt)",
+            pat = pat.to_token_stream(),
+            target = target.to_token_stream(),
+        ),
+    ))
 }
 
 /// The span of an argument that is an exclusive borrow (`&mut T`, `&mut self`,

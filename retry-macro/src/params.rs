@@ -5,6 +5,7 @@
 //! | `x: &T` | unchanged | nothing (a shared borrow is reused) |
 //! | `x: &mut T` | unchanged | `let x = &mut *x;` (a re-borrow) |
 //! | `x: T` | unchanged | `let x = clone_arg(&x);` |
+//! | `x: impl AsRef<U>` | unchanged | `let x = &x;` (see [`is_borrowed_impl`]) |
 //! | `mut x: T` | `x: T` | `let mut x = clone_arg(&x);` |
 //! | `(a, b): T` | `__retry_arg0: T` | `let (a, b) = clone_arg(&__retry_arg0);` |
 //! | `&self` | unchanged | nothing (a shared borrow is reused) |
@@ -138,6 +139,7 @@ pub(crate) fn rebind(
         let value = |source: &Ident| match strip_group(ty) {
             Type::Reference(r) if r.mutability.is_some() => quote!(&mut *#source),
             Type::Reference(_) => quote!(#source),
+            ty if is_borrowed_impl(ty) => quote!(&#source),
             _ => quote_spanned!(ty.span()=> #private::clone_arg(&#source)),
         };
         let binding = match &mut *arg.pat {
@@ -330,6 +332,35 @@ fn receiver_binding(
         source,
         value,
     })
+}
+
+/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…): a by-value argument no attempt needs to
+/// own, since all it can do with it is borrow it (`path.as_ref()`), which a `&` of it does as
+/// well (`&T: AsRef<U>` where `T: AsRef<U>`). Each attempt is then given a shared borrow of the
+/// argument, which need not be `Clone` (`tokio::fs`'s signatures). Only these bounds, which
+/// `&T` has whenever `T` has them: one that consumes (`Into<PathBuf>`) needs a value of its own.
+pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
+    let Type::ImplTrait(it) = strip_group(ty) else {
+        return false;
+    };
+    let trait_name = |bound: &syn::TypeParamBound| match bound {
+        syn::TypeParamBound::Trait(t)
+            if matches!(t.modifier, syn::TraitBoundModifier::None) && t.lifetimes.is_none() =>
+        {
+            t.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    };
+    it.bounds
+        .iter()
+        .any(|b| trait_name(b).as_deref() == Some("AsRef"))
+        && it.bounds.iter().all(|b| {
+            matches!(b, syn::TypeParamBound::Lifetime(_))
+                || matches!(
+                    trait_name(b).as_deref(),
+                    Some("AsRef" | "Send" | "Sync" | "Unpin" | "Debug" | "Display")
+                )
+        })
 }
 
 /// `Pin<&mut Self>` (or any `Pin<&mut T>`).
@@ -668,6 +699,28 @@ mod tests {
         assert!(!named(syn::parse_quote!(is_transient)));
         let shared: Signature = syn::parse_quote!(fn f(&self) -> R);
         assert!(!named_by(&shared, [&syn::parse_quote!(|_| self.ok())]));
+    }
+
+    #[test]
+    fn an_impl_as_ref_argument_is_borrowed_not_cloned() {
+        let mut sig: Signature = syn::parse_quote!(
+            fn f(a: impl AsRef<Path>, b: impl AsRef<str> + Send + 'static, c: impl Into<PathBuf>,
+                 d: impl AsRef<Path> + Into<PathBuf>, mut e: impl AsRef<Path>) -> R
+        );
+        let body = quote!(a b c d e);
+        let r = super::rebind(
+            &mut sig,
+            &quote!(p),
+            false,
+            &body,
+            &[],
+            &syn::parse_quote!(R),
+        );
+        assert_eq!(
+            r.to_token_stream().to_string(),
+            "let a = & a ; let b = & b ; let c = p :: clone_arg (& c) ; \
+             let d = p :: clone_arg (& d) ; let mut e = & e ;"
+        );
     }
 
     #[test]
