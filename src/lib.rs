@@ -81,7 +81,7 @@
 /// Key expressions are evaluated once per call, before the first attempt, in the function's
 /// scope (`policy = self.policy` works). By-value arguments the body uses are cloned for each
 /// attempt, `&mut` ones re-borrowed; so are receivers: `self: Arc<Self>`, `Rc<Self>` or any `Clone` `self` is
-/// cloned, `self: Pin<&mut Self>` re-borrowed. On an `#[async_trait]` method the inner future
+/// cloned, `self: Pin<&mut Self>` and a `self` whose `Self` is a `&mut T` re-borrowed. On an `#[async_trait]` method the inner future
 /// is retried. `return` and `?` end one attempt, and an `Err` from them is retried like
 /// any other. The function's own error comes back unchanged: the last one. (In an `async fn`
 /// they are rewritten to do so, so that the attempt runs inline, in the function's own state

@@ -11,7 +11,8 @@
 //! | `&self` | unchanged | nothing (a shared borrow is reused) |
 //! | `&mut self` | unchanged | `let __retry_self = &mut *self;` |
 //! | `self: Pin<&mut Self>` | `mut self: Pin<&mut Self>` | `let __retry_self = self.as_mut();` |
-//! | `self`, `mut self`, `self: Arc<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
+//! | `self`, `mut self` | `mut self` | `let __retry_self = own_self(kind, &mut self);`: re-borrowed if `Self` is a `&mut`, else cloned |
+//! | `self: Arc<Self>`, `self: Box<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
 //!
 //! `self` cannot be shadowed, so where each attempt needs a `self` of its own the body's `self`
 //! is renamed `__retry_self` (see [`rename_self`]). A `&mut` argument or `&mut self` that the
@@ -109,6 +110,11 @@ pub(crate) fn rebind(
         .into_iter()
         .map(|borrow| borrow.name)
         .collect();
+    let lifetimes: Vec<String> = sig
+        .generics
+        .lifetimes()
+        .map(|l| l.lifetime.ident.to_string())
+        .collect();
     let mut bindings = Vec::new();
     let mut self_alias = None;
     for (index, arg) in sig.inputs.iter_mut().enumerate() {
@@ -125,7 +131,16 @@ pub(crate) fn rebind(
                 // where the return type may hold a shared borrow of it: see above.
                 let reborrow = async_trait
                     || (passes_on(body, "self") && !returned.iter().any(|name| name == "self"));
-                if let Some(binding) = receiver_binding(receiver, private, reborrow) {
+                // A `self` by value whose `Self` may be a `&mut` (re-borrowed, see
+                // `own_self`), unless a key borrows `self` too: a hook would hold that borrow
+                // while each attempt takes its own, so a `Self` that is a `&mut` cannot serve.
+                let own = !keys.iter().any(|key| names(&key.to_token_stream(), "self"));
+                let usage = SelfUse {
+                    reborrow,
+                    own,
+                    returned: may_hold_self(&lifetimes, output),
+                };
+                if let Some(binding) = receiver_binding(receiver, private, &usage) {
                     self_alias = Some(binding.source.clone());
                     bindings.push(binding);
                 }
@@ -290,19 +305,62 @@ pub(crate) fn named_by<'a>(
         })
 }
 
-/// The receiver's rebinding, where each attempt needs a `self` of its own. `reborrow`: whether
-/// a `&mut self` is re-borrowed (else it is used as it is).
+/// How the body uses its receiver.
+struct SelfUse {
+    /// Whether a `&mut self` is re-borrowed (else it is used as it is).
+    reborrow: bool,
+    /// Whether a `self` by value is made with `own_self` (re-borrowed if `Self` is a `&mut`),
+    /// else cloned.
+    own: bool,
+    /// Where the return type's `Ok` type may hold a borrow of a `self` by value (it names
+    /// `Self`, or a lifetime the function does not declare: the `impl`'s).
+    returned: Option<Span>,
+}
+
+/// Where the `Ok` type of `output` (its first type argument: `Result<T, E>`, `io::Result<T>`)
+/// names `Self` or a lifetime not in `declared` (nor `'static`).
+fn may_hold_self(declared: &[String], output: &Type) -> Option<Span> {
+    let Type::Path(path) = strip_group(output) else {
+        return None;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
+        return None;
+    };
+    let ok = args.args.iter().find_map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    })?;
+    fn find(tokens: TokenStream, declared: &[String]) -> Option<Span> {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        tokens.iter().enumerate().find_map(|(i, tt)| match tt {
+            TokenTree::Ident(ident) if ident == "Self" => Some(ident.span()),
+            TokenTree::Punct(p) if p.as_char() == '\'' => match tokens.get(i + 1) {
+                Some(TokenTree::Ident(name))
+                    if !declared.iter().any(|d| name == d) && name != "static" && name != "_" =>
+                {
+                    Some(p.span())
+                }
+                _ => None,
+            },
+            TokenTree::Group(group) => find(group.stream(), declared),
+            _ => None,
+        })
+    }
+    find(ok.to_token_stream(), declared)
+}
+
+/// The receiver's rebinding, where each attempt needs a `self` of its own.
 fn receiver_binding(
     receiver: &mut Receiver,
     private: &TokenStream,
-    reborrow: bool,
+    usage: &SelfUse,
 ) -> Option<Binding> {
     let span = receiver.self_token.span;
     let source = Ident::new("__retry_self", Span::mixed_site().located_at(span));
     let self_token = receiver.self_token;
     let (mutability, value) = match strip_group(&receiver.ty) {
         Type::Reference(r) if r.mutability.is_none() => return None,
-        Type::Reference(_) if !reborrow => return None,
+        Type::Reference(_) if !usage.reborrow => return None,
         // A body that passes `self` on (`Parser::new(self)`, `fetch_one(self)`) moves it where
         // the callee is generic: each attempt moves its own re-borrow.
         Type::Reference(_) => (None, quote_spanned!(span=> &mut *#self_token)),
@@ -314,6 +372,29 @@ fn receiver_binding(
             (
                 mutability,
                 quote_spanned!(span=> ::core::pin::Pin::as_mut(&mut #self_token)),
+            )
+        }
+        Type::Path(path) if usage.own && path.qself.is_none() && path.path.is_ident("Self") => {
+            // Issue 17, class 9: `self` as `Self`, which may be a `&mut` (never `Clone`). The
+            // attempt's `self` is `own_self`'s, which takes `&mut self`: the signature's
+            // binding is `mut`; the user's `mut` moves to each attempt's own `self`.
+            let mutability = receiver.mutability.replace(syn::Token![mut](span));
+            let private_at = |at: Span| crate::respan::respan(private, at);
+            let (helper, at) = match usage.returned {
+                Some(at) => ("own_self_returned", at),
+                None => ("own_self", span),
+            };
+            let p_at = private_at(at);
+            let kind = quote_spanned! {at=> {
+                #[allow(unused_imports)]
+                use #p_at::{CloneKind as _, ReborrowKind as _};
+                (&&#p_at::SelfKind::<Self>::new()).kind()
+            }};
+            let helper = Ident::new(helper, span);
+            let p_self = private_at(span);
+            (
+                mutability,
+                quote_spanned!(span=> #p_self::#helper(#kind, &mut #self_token)),
             )
         }
         _ => {
@@ -699,6 +780,53 @@ mod tests {
         assert!(!named(syn::parse_quote!(is_transient)));
         let shared: Signature = syn::parse_quote!(fn f(&self) -> R);
         assert!(!named_by(&shared, [&syn::parse_quote!(|_| self.ok())]));
+    }
+
+    #[test]
+    fn a_self_by_value_is_owned_by_its_kind_and_a_returned_borrow_checked() {
+        let rebind = |sig: &mut Signature, keys: &[syn::Expr], output: syn::Type| {
+            let body = quote!(self);
+            super::rebind(sig, &quote!(p), false, &body, keys, &output)
+                .to_token_stream()
+                .to_string()
+        };
+        let mut sig: Signature = syn::parse_quote!(fn f(mut self) -> R);
+        let out = rebind(&mut sig, &[], syn::parse_quote!(Result<(), E>));
+        assert!(
+            out.starts_with("let mut __retry_self = p :: own_self ("),
+            "{out}"
+        );
+        assert!(out.contains("SelfKind :: < Self >"), "{out}");
+        assert!(out.ends_with("& mut self) ;"), "{out}");
+        assert!(sig.to_token_stream().to_string().contains("(mut self)"));
+        // The `Ok` type may hold `'a` of the `impl`'s, or `Self`: a re-borrow is refused.
+        for output in [
+            syn::parse_quote!(Result<Compound<'a, W>, E>),
+            syn::parse_quote!(Result<Self::Seq, Self::Error>),
+        ] {
+            let mut sig: Signature = syn::parse_quote!(fn f(self) -> R);
+            let out = rebind(&mut sig, &[], output);
+            assert!(out.contains("p :: own_self_returned ("), "{out}");
+        }
+        for output in [
+            syn::parse_quote!(Result<(), Self::Error>),
+            syn::parse_quote!(Result<&'static str, E>),
+        ] {
+            let mut sig: Signature = syn::parse_quote!(fn f<'b>(self, x: &'b u8) -> R);
+            let out = rebind(&mut sig, &[], output);
+            assert!(out.contains("p :: own_self ("), "{out}");
+        }
+        let mut sig: Signature = syn::parse_quote!(fn f<'b>(self) -> R);
+        let out = rebind(&mut sig, &[], syn::parse_quote!(Result<&'b u8, E>));
+        assert!(out.contains("p :: own_self ("), "{out}");
+        // A key borrows `self`: cloned, as before.
+        let mut sig: Signature = syn::parse_quote!(fn f(self) -> R);
+        let out = rebind(
+            &mut sig,
+            &[syn::parse_quote!(|_| self.ok())],
+            syn::parse_quote!(R),
+        );
+        assert_eq!(out, "let __retry_self = p :: clone_self (& self) ;");
     }
 
     #[test]
