@@ -114,6 +114,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         async_trait.is_some(),
         &body,
         &args.values,
+        ret,
     );
     let ret_span = ret.span();
     let ret = erase_impl_trait(ret);
