@@ -20,8 +20,8 @@ use core::task::Poll;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::run::loops::{IsResult, Serves};
 use crate::run::sleep::Clock;
+use crate::run::step::{IsResult, Serves};
 use crate::run::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
 

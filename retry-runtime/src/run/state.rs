@@ -323,11 +323,11 @@ impl RetryState {
     /// reached. A loop of your own does that with [`RetryBudget::refund_retry`](crate::RetryBudget::refund_retry).)
     ///
     /// ```
-    /// use retry_runtime::{GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
+    /// use retry_runtime::{AcceptOk, GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
     ///
     /// let mut state = RetryState::new(Policy::default());
     /// let on = |e: &u16| *e >= 500;
-    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace };
+    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk };
     /// assert!(state.on_error(&503, &hooks, "fetch").is_ok());
     /// assert_eq!(state.on_error(&404, &hooks, "fetch"), Err(GiveUpReason::Stopped));
     /// ```
