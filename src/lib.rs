@@ -163,10 +163,11 @@ pub use retry_runtime::reqwest;
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
 pub use retry_runtime::sqlx;
 pub use retry_runtime::{
-    either, hedge, sleep, testing, timeout, transient, AcceptOk, Backoff, Budget, Classify,
-    ClassifyOk, Decision, GiveUp, GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp,
-    NoNotify, NoTrace, Notify, Policy, Retry, RetryAll, RetryBudget, RetryEvent, RetryState,
-    Schedule, SharedBudget, TimedOut, Trace, Transient,
+    either, hedge, sleep, testing, timeout, transient, AcceptOk, AdaptiveThrottle, Admission,
+    Backoff, BreakerGuard, BreakerState, Budget, CircuitBreaker, CircuitOpen, Classify, ClassifyOk,
+    Decision, GiveUp, GiveUpHook, GiveUpReason, Guard, GuardPair, Hooks, IntoErr, Jitter, NoBudget,
+    NoGiveUp, NoGuard, NoNotify, NoTrace, Notify, Policy, Retry, RetryAll, RetryBudget, RetryEvent,
+    RetryState, Schedule, SharedBudget, ThrottleGuard, Throttled, TimedOut, Trace, Transient,
 };
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]

@@ -54,10 +54,15 @@ pub use run::{hedge, sleep, testing, timeout};
 #[path = "private.rs"]
 pub mod __private;
 
-pub use fleet::{Budget, NoBudget, RetryBudget, SharedBudget};
+pub use fleet::{
+    AdaptiveThrottle, Admission, BreakerState, Budget, CircuitBreaker, CircuitOpen, NoBudget,
+    RetryBudget, SharedBudget, Throttled,
+};
 pub use policy::transient::{either, transient, Transient};
 pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};
+pub use retry::GuardPair;
 pub use retry::Retry;
+pub use run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use run::hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};

@@ -1,9 +1,16 @@
 //! Guarding the service a fleet of callers share: budgets that bound the retries of many calls.
 //! Below the loop: a guard that needs the time is handed the loop's clock.
 
+mod breaker;
 mod budget;
+mod refused;
+mod throttle;
+mod window;
 
+pub use breaker::{Admission, BreakerState, CircuitBreaker};
 pub use budget::RetryBudget;
+pub use refused::{CircuitOpen, Throttled};
+pub use throttle::AdaptiveThrottle;
 
 use crate::policy::Clock;
 
