@@ -163,7 +163,8 @@ pub use retry_runtime::sqlx;
 pub use retry_runtime::{
     either, hedge, sleep, testing, timeout, transient, Backoff, Budget, Classify, Decision, GiveUp,
     GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Notify, Policy,
-    Retry, RetryAll, RetryBudget, RetryEvent, RetryState, Schedule, TimedOut, Trace, Transient,
+    RatioBudget, Retry, RetryAll, RetryBudget, RetryEvent, RetryState, Schedule, TimedOut, Trace,
+    Transient,
 };
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]

@@ -9,6 +9,7 @@
 //! - [`Decision`] and [`Classify`]: which errors are worth retrying;
 //! - [`RetryState`]: the per-call state every retry loop here is driven by;
 //! - [`Retry`]: the closure API, for call sites an attribute cannot reach;
+//! - [`RetryBudget`] and [`RatioBudget`]: retry budgets shared by many calls;
 //! - [`sleep`]: timers and their clocks; [`testing`]: seeded jitter and recorded waits.
 //!
 //! ```
@@ -33,6 +34,7 @@ mod decision;
 mod hooks;
 mod policy;
 mod question;
+mod ratio;
 mod retry;
 mod rng;
 mod state;
@@ -67,6 +69,7 @@ pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
 pub use hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
 pub use hooks::{Budget, GiveUpHook, Hooks, NoBudget, NoGiveUp, NoTrace, Trace};
 pub use policy::Policy;
+pub use ratio::RatioBudget;
 pub use retry::Retry;
 pub use state::{Classify, NoNotify, Notify, RetryAll, RetryState};
 pub use timeout::TimedOut;
