@@ -168,8 +168,8 @@ async fn retries_that_leave_the_window_give_the_floor_back() {
 #[tokio::test(start_paused = true)]
 async fn calls_are_dated_at_the_clock_reading_before_them_never_later() {
     let b = RatioBudget::new(1.0, 0, Duration::from_secs(16)); // 1 s slots
-    // t = 0: the first call reads the clock; the other 9 are dated by the next reading, at
-    // t = 5 s, to the one before them: t = 0.
+                                                               // t = 0: the first call reads the clock; the other 9 are dated by the next reading, at
+                                                               // t = 5 s, to the one before them: t = 0.
     for _ in 0..10 {
         b.begin(tokio_now);
     }

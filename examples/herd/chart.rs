@@ -495,7 +495,10 @@ mod tests {
         };
         let results = open.compare();
         let per_second = |v: &[u32]| -> Vec<(f64, f64)> {
-            v.iter().enumerate().map(|(i, &c)| (i as f64, f64::from(c))).collect()
+            v.iter()
+                .enumerate()
+                .map(|(i, &c)| (i as f64, f64::from(c)))
+                .collect()
         };
         let panel = |f: fn(&crate::open::OpenResult) -> &[u32]| -> Vec<Series> {
             results
@@ -513,7 +516,10 @@ mod tests {
             &path,
             "open",
             "time (s)",
-            &[("goodput", panel(|r| &r.goodput)), ("offered", panel(|r| &r.offered))],
+            &[
+                ("goodput", panel(|r| &r.goodput)),
+                ("offered", panel(|r| &r.offered)),
+            ],
             open.end().as_secs_f64(),
         )
         .unwrap();
@@ -521,7 +527,10 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
         well_formed(&svg).unwrap();
         for s in OpenStrategy::ALL {
-            assert!(svg.contains(&format!(">{}<", s.name())) || svg.contains(s.name()), "{s}");
+            assert!(
+                svg.contains(&format!(">{}<", s.name())) || svg.contains(s.name()),
+                "{s}"
+            );
         }
         assert!(svg.contains("goodput") && svg.contains("offered"));
         // Two lines per strategy (one a panel) plus a legend sample each, all but the solid

@@ -231,7 +231,10 @@ fn run_open(args: &Args, with_map: bool) -> Result<(), Box<dyn Error>> {
     if args.csv {
         println!("model,strategy,rate,capacity,outage_s,calls_per_call,recovery_s");
         let row = |o: &Open, r: &OpenResult| {
-            let cpc = r.calls_per_call.map(|c| format!("{c:.3}")).unwrap_or_default();
+            let cpc = r
+                .calls_per_call
+                .map(|c| format!("{c:.3}"))
+                .unwrap_or_default();
             let rec = r.recovery.map_or("never".to_owned(), |s| format!("{s:.1}"));
             println!(
                 "open,{},{},{},{},{cpc},{rec}",
@@ -283,7 +286,9 @@ fn print_open(
         "strategy", "calls per call while down", "recovered after outage"
     );
     for r in results {
-        let cpc = r.calls_per_call.map_or("-".to_owned(), |c| format!("{c:.2}"));
+        let cpc = r
+            .calls_per_call
+            .map_or("-".to_owned(), |c| format!("{c:.2}"));
         println!(
             "{:<20} {:>26} {:>24}",
             r.strategy.name(),
@@ -291,7 +296,10 @@ fn print_open(
             recovery(r.recovery)
         );
     }
-    let jitters: Vec<String> = per_jitter.iter().map(|(j, c)| format!("{j:?} {c:.2}")).collect();
+    let jitters: Vec<String> = per_jitter
+        .iter()
+        .map(|(j, c)| format!("{j:?} {c:.2}"))
+        .collect();
     let within = per_jitter.iter().all(|(_, c)| (c - 4.0).abs() <= 0.08)
         && (ratio - 1.31).abs() <= 1.31 * 0.02;
     println!(

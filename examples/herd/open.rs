@@ -284,7 +284,14 @@ impl Open {
                 if free - t <= timeout {
                     queue.push(free, Event::Answered { arrived, made });
                 } else {
-                    queue.push(t + timeout, Event::TimedOut { arrived, made, prev });
+                    queue.push(
+                        t + timeout,
+                        Event::TimedOut {
+                            arrived,
+                            made,
+                            prev,
+                        },
+                    );
                 }
             };
             match event {
@@ -335,8 +342,7 @@ impl Open {
                 }
             }
         }
-        result.calls_per_call =
-            (ended_down > 0).then(|| attempts_down as f64 / ended_down as f64);
+        result.calls_per_call = (ended_down > 0).then(|| attempts_down as f64 / ended_down as f64);
         result.recovery = recovery(&result, down_to, end);
         result
     }
@@ -381,13 +387,22 @@ pub fn anchor(seed: u64) -> (Vec<(Jitter, f64)>, f64) {
         seed,
         ..Open::default()
     };
-    let per_jitter = [Jitter::Full, Jitter::Equal, Jitter::Decorrelated, Jitter::None]
-        .into_iter()
-        .map(|jitter| {
-            let r = Open { jitter, ..down.clone() }.run(OpenStrategy::FullJitter);
-            (jitter, r.calls_per_call.unwrap_or(0.0))
-        })
-        .collect();
+    let per_jitter = [
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::None,
+    ]
+    .into_iter()
+    .map(|jitter| {
+        let r = Open {
+            jitter,
+            ..down.clone()
+        }
+        .run(OpenStrategy::FullJitter);
+        (jitter, r.calls_per_call.unwrap_or(0.0))
+    })
+    .collect();
     let ratio = down
         .run(OpenStrategy::FullJitterRatio)
         .calls_per_call
@@ -415,8 +430,14 @@ mod tests {
             let most = if s == OpenStrategy::NoRetry { 1 } else { 4 };
             assert!(r.attempts <= most * r.calls, "{s}");
             assert!(r.attempts >= r.calls, "{s}");
-            assert_eq!(r.arrivals.iter().map(|&a| u64::from(a)).sum::<u64>(), r.calls);
-            assert_eq!(r.offered.iter().map(|&a| u64::from(a)).sum::<u64>(), r.attempts);
+            assert_eq!(
+                r.arrivals.iter().map(|&a| u64::from(a)).sum::<u64>(),
+                r.calls
+            );
+            assert_eq!(
+                r.offered.iter().map(|&a| u64::from(a)).sum::<u64>(),
+                r.attempts
+            );
             // Every call arrived once and succeeded at most once.
             for (a, s) in r.arrivals.iter().zip(&r.succeeded) {
                 assert!(s <= a);
