@@ -141,7 +141,7 @@ pub struct OpenResult {
 enum Shared {
     None,
     Bucket(RetryBudget),
-    Ratio(RatioBudget),
+    Ratio(Box<RatioBudget>),
 }
 
 impl Shared {
@@ -232,9 +232,11 @@ impl Open {
         };
         let budget = match strategy {
             OpenStrategy::FullJitterBudget => Shared::Bucket(RetryBudget::default()),
-            OpenStrategy::FullJitterRatio => {
-                Shared::Ratio(RatioBudget::new(self.ratio, 10, Duration::from_secs(10)))
-            }
+            OpenStrategy::FullJitterRatio => Shared::Ratio(Box::new(RatioBudget::new(
+                self.ratio,
+                10,
+                Duration::from_secs(10),
+            ))),
             _ => Shared::None,
         };
         let (down_from, down_to) = (nanos(OUTAGE_START), nanos(OUTAGE_START + self.outage));
