@@ -9,6 +9,7 @@
 //! - [`Decision`] and [`Classify`]: which errors are worth retrying;
 //! - [`RetryState`]: the per-call state every retry loop here is driven by;
 //! - [`Retry`]: the closure API, for call sites an attribute cannot reach;
+//! - [`RetryBudget`] and [`RatioBudget`]: retry budgets shared by many calls;
 //! - [`sleep`]: timers and their clocks; [`testing`]: seeded jitter and recorded waits.
 //!
 //! ```
@@ -56,7 +57,7 @@ pub mod __private;
 
 pub use fleet::{
     AdaptiveThrottle, Admission, BreakerState, Budget, CircuitBreaker, CircuitOpen, NoBudget,
-    RetryBudget, SharedBudget, Throttled,
+    RatioBudget, RetryBudget, SharedBudget, Throttled,
 };
 pub use policy::transient::{either, transient, Transient};
 pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};
