@@ -282,18 +282,19 @@ fn print_open(
     );
     println!();
     println!(
-        "{:<20} {:>26} {:>24}",
-        "strategy", "calls per call while down", "recovered after outage"
+        "{:<20} {:>26} {:>24} {:>24}",
+        "strategy", "calls per call while down", "recovered after outage", "refused while healthy"
     );
     for r in results {
         let cpc = r
             .calls_per_call
             .map_or("-".to_owned(), |c| format!("{c:.2}"));
         println!(
-            "{:<20} {:>26} {:>24}",
+            "{:<20} {:>26} {:>24} {:>24}",
             r.strategy.name(),
             cpc,
-            recovery(r.recovery)
+            recovery(r.recovery),
+            r.refused_healthy
         );
     }
     let jitters: Vec<String> = per_jitter

@@ -21,7 +21,9 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_jitter::{Backoff, Jitter, RatioBudget, RetryBudget};
+use retry_jitter::{
+    AdaptiveThrottle, Admission, Backoff, CircuitBreaker, Jitter, RatioBudget, RetryBudget,
+};
 
 use crate::sim::{seed_for, Queue};
 use crate::strategy::nanos;
@@ -44,15 +46,21 @@ pub enum OpenStrategy {
     FullJitterBudget,
     /// Full jitter and one shared `RatioBudget` (20% of the calls, 10 a second, over 10 s).
     FullJitterRatio,
+    /// Full jitter and one shared `AdaptiveThrottle` (K = 2, over 60 s): every attempt asks it.
+    FullJitterThrottle,
+    /// Full jitter and one shared `CircuitBreaker` (opens at 50% of 20 calls over 10 s, for 5 s).
+    FullJitterBreaker,
 }
 
 impl OpenStrategy {
     /// Every strategy, in table order.
-    pub const ALL: [OpenStrategy; 4] = [
+    pub const ALL: [OpenStrategy; 6] = [
         OpenStrategy::NoRetry,
         OpenStrategy::FullJitter,
         OpenStrategy::FullJitterBudget,
         OpenStrategy::FullJitterRatio,
+        OpenStrategy::FullJitterThrottle,
+        OpenStrategy::FullJitterBreaker,
     ];
 
     /// The name used in tables, CSV and chart legends.
@@ -62,6 +70,8 @@ impl OpenStrategy {
             OpenStrategy::FullJitter => "full-jitter",
             OpenStrategy::FullJitterBudget => "full-jitter+budget",
             OpenStrategy::FullJitterRatio => "full-jitter+ratio",
+            OpenStrategy::FullJitterThrottle => "full-jitter+throttle",
+            OpenStrategy::FullJitterBreaker => "full-jitter+breaker",
         }
     }
 }
@@ -122,6 +132,10 @@ pub struct OpenResult {
     /// Calls that arrived, and attempts they made in all.
     pub calls: u64,
     pub attempts: u64,
+    /// Attempts the throttle rejected or calls the breaker refused: in all, and before the
+    /// outage, while the service was healthy (the price of the guard).
+    pub refused: u64,
+    pub refused_healthy: u64,
     /// Attempts per call over the calls that arrived and ended within the outage (none
     /// ended within a short one).
     pub calls_per_call: Option<f64>,
@@ -239,6 +253,36 @@ impl Open {
             ))),
             _ => Shared::None,
         };
+        let throttle = (strategy == OpenStrategy::FullJitterThrottle)
+            .then(|| Box::new(AdaptiveThrottle::new(2.0, Duration::from_secs(60))));
+        let breaker = (strategy == OpenStrategy::FullJitterBreaker).then(|| {
+            Box::new(CircuitBreaker::new(
+                0.5,
+                20,
+                Duration::from_secs(10),
+                Duration::from_secs(5),
+            ))
+        });
+        // Asked before each attempt: whether the throttle lets it go.
+        let admitted = |t: u64, refused: &mut (u64, u64)| {
+            let ok = throttle.as_ref().is_none_or(|th| th.admit(virtual_now));
+            if !ok {
+                refused.0 += 1;
+                refused.1 += u64::from(t < nanos(OUTAGE_START));
+            }
+            ok
+        };
+        let mut refused = (0u64, 0u64);
+        let answered = |ok: bool| {
+            if let Some(th) = &throttle {
+                th.answered(virtual_now, ok);
+            }
+        };
+        let call_ended = |ok: bool| {
+            if let Some(b) = &breaker {
+                b.ended(virtual_now, ok);
+            }
+        };
         let (down_from, down_to) = (nanos(OUTAGE_START), nanos(OUTAGE_START + self.outage));
         let end = nanos(self.end());
         let timeout = nanos(self.timeout);
@@ -252,6 +296,8 @@ impl Open {
             strategy,
             calls: 0,
             attempts: 0,
+            refused: 0,
+            refused_healthy: 0,
             calls_per_call: None,
             recovery: None,
             arrivals: vec![0; seconds],
@@ -304,6 +350,19 @@ impl Open {
                     }
                     result.calls += 1;
                     result.arrivals[sec(t)] += 1;
+                    if let Some(b) = &breaker {
+                        if b.admit(virtual_now) == Admission::Refuse {
+                            refused.0 += 1;
+                            refused.1 += u64::from(t < down_from);
+                            ended(t, 0, t);
+                            continue;
+                        }
+                    }
+                    if !admitted(t, &mut refused) {
+                        call_ended(false);
+                        ended(t, 0, t);
+                        continue;
+                    }
                     budget.begin();
                     attempt(t, 1, nanos(self.base), &mut queue);
                 }
@@ -311,11 +370,20 @@ impl Open {
                     arrived,
                     made,
                     prev,
-                } => attempt(arrived, made, prev, &mut queue),
+                } => {
+                    if !admitted(t, &mut refused) {
+                        call_ended(false);
+                        ended(arrived, made - 1, t);
+                        continue;
+                    }
+                    attempt(arrived, made, prev, &mut queue)
+                }
                 Event::Answered { arrived, made } => {
                     result.goodput[sec(t)] += 1;
                     result.succeeded[sec(arrived)] += 1;
                     budget.succeeded_after(made - 1);
+                    answered(true);
+                    call_ended(true);
                     ended(arrived, made, t);
                 }
                 Event::TimedOut {
@@ -323,13 +391,16 @@ impl Open {
                     made,
                     prev,
                 } => {
+                    answered(false);
                     if made >= attempts {
+                        call_ended(false);
                         ended(arrived, made, t);
                         continue;
                     }
                     // As the runtime does: the wait is drawn, then the budget asked.
                     let wait = nanos(backoff.delay(made, Duration::from_nanos(prev)));
                     if !budget.try_retry() {
+                        call_ended(false);
                         ended(arrived, made, t);
                         continue;
                     }
@@ -344,6 +415,7 @@ impl Open {
                 }
             }
         }
+        (result.refused, result.refused_healthy) = refused;
         result.calls_per_call = (ended_down > 0).then(|| attempts_down as f64 / ended_down as f64);
         result.recovery = recovery(&result, down_to, end);
         result
@@ -431,7 +503,14 @@ mod tests {
             let r = o.run(s);
             let most = if s == OpenStrategy::NoRetry { 1 } else { 4 };
             assert!(r.attempts <= most * r.calls, "{s}");
-            assert!(r.attempts >= r.calls, "{s}");
+            // Every call makes its first attempt, but one the throttle or the breaker refused.
+            assert!(r.attempts + r.refused >= r.calls, "{s}");
+            if !matches!(
+                s,
+                OpenStrategy::FullJitterThrottle | OpenStrategy::FullJitterBreaker
+            ) {
+                assert_eq!(r.refused, 0, "{s}");
+            }
             assert_eq!(
                 r.arrivals.iter().map(|&a| u64::from(a)).sum::<u64>(),
                 r.calls
