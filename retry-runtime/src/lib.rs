@@ -32,6 +32,8 @@
 // drive it.
 mod classify;
 mod fleet;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod middleware;
 mod policy;
 mod retry;
 mod run;
@@ -48,6 +50,9 @@ pub use classify::sqlx;
 #[cfg(feature = "tonic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
 pub use classify::tonic;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub use middleware::tower;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use run::metrics;

@@ -418,3 +418,13 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T, NoTimeout, NoHedge> {
         run_blocking(self.policy, &self.hooks, self.name, op)
     }
 }
+
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
+    /// The same retry with a single call: how the middleware faces send a request whose body
+    /// cannot be sent twice (over the replay limit, or streaming), keeping its timeout.
+    pub(crate) fn once(mut self) -> Self {
+        self.policy = self.policy.with_attempts(1);
+        self
+    }
+}
