@@ -9,6 +9,8 @@
 
 use crate::{Classify, Decision, TimedOut};
 
+#[cfg(feature = "reqwest-middleware")]
+pub mod reqwest_middleware;
 #[cfg(feature = "tower")]
 pub mod tower;
 
