@@ -690,11 +690,93 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
     }
 }
 
-/// Boxed: the future of a [`RetryService`].
-pub type ResponseFuture<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
+/// The loop's future, boxed: what a call becomes once its first attempt failed (or at once,
+/// with a timeout, a hedge or a `max_elapsed`, which act during the first attempt).
+pub type BoxFuture<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
 
-impl<S, Rb, On, OnOk, B, L, D> Service<http::Request<Rb>>
-    for RetryService<S, On, OnOk, B, L, D, HttpRequests>
+/// The first attempt, for the loop's first call of the operation: still to be awaited, or
+/// already answered with a failure.
+enum First<F, R> {
+    Sent(F),
+    Failed(Failure<R, BoxError>),
+}
+
+/// What a call keeps to retry after its first attempt: the service to clone, the layer, the
+/// request (or its head and its recorded body). A [`ResponseFuture`] uses it only when the
+/// first attempt did not succeed.
+pub trait Resume: Sized {
+    /// The inner service's future.
+    type Future: Future<Output = Result<Self::Response, Self::Error>>;
+    /// The inner service's response.
+    type Response;
+    /// The inner service's error.
+    type Error: Into<BoxError>;
+
+    /// The first attempt's outcome: the answer, when it succeeded (the loop's bookkeeping of a
+    /// first success done); otherwise the loop, from that failure on.
+    fn first(self, outcome: Result<Self::Response, Self::Error>) -> Result<Self::Response, BoxFuture<Self::Response>>;
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a [`RetryService`]: the first attempt's future itself, polled in place (a
+    /// first-attempt success allocates nothing of the retry machinery), and the boxed loop only
+    /// once it failed.
+    pub struct ResponseFuture<T: Resume> {
+        #[pin]
+        state: State<T::Future, T::Response>,
+        resume: Option<T>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StateProj]
+    enum State<F, R> {
+        First { #[pin] future: F },
+        Looping { future: BoxFuture<R> },
+    }
+}
+
+impl<T: Resume> ResponseFuture<T> {
+    fn first(future: T::Future, resume: T) -> Self {
+        ResponseFuture { state: State::First { future }, resume: Some(resume) }
+    }
+
+    fn looping(future: BoxFuture<T::Response>) -> Self {
+        ResponseFuture { state: State::Looping { future }, resume: None }
+    }
+}
+
+impl<T: Resume> Future for ResponseFuture<T> {
+    type Output = Result<T::Response, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        loop {
+            let outcome = match this.state.as_mut().project() {
+                StateProj::Looping { future } => return future.as_mut().poll(cx),
+                StateProj::First { future } => match future.poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(outcome) => outcome,
+                },
+            };
+            let resume = this.resume.take().expect("a ResponseFuture polled after it ended");
+            match resume.first(outcome) {
+                Ok(response) => return Poll::Ready(Ok(response)),
+                Err(future) => this.state.set(State::Looping { future }),
+            }
+        }
+    }
+}
+
+/// A [`RetryService`] call of an `http::Request`, kept for its retries.
+pub struct HttpCall<S, Rb, On, OnOk, B, L, D> {
+    template: S,
+    layer: RetryLayer<On, OnOk, B, L, D, HttpRequests>,
+    parts: http::request::Parts,
+    replayer: Option<Replayer<Rb>>,
+}
+
+impl<S, Rb, On, OnOk, B, L, D> HttpCall<S, Rb, On, OnOk, B, L, D>
 where
     S: Service<http::Request<Rb>> + Clone + Send + 'static,
     S::Error: Into<BoxError>,
@@ -708,24 +790,9 @@ where
     L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
 {
-    type Response = S::Response;
-    type Error = BoxError;
-    type Future = ResponseFuture<S::Response>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
-        self.inner.poll_ready(cx).map_err(Into::into)
-    }
-
-    fn call(&mut self, req: http::Request<Rb>) -> Self::Future {
-        let (parts, body) = req.into_parts();
-        let (first, replayer) = match Replayer::start(body, self.layer.limit) {
-            Ok((first, replayer)) => (Rb::from_replay(first), Some(replayer)),
-            Err(body) => (body, None),
-        };
-        // The first attempt goes to the service made ready; the others to clones of it.
-        let first = self.inner.call(http::Request::from_parts(parts.clone(), first));
-        let template = self.inner.clone();
-        let layer = self.layer.clone();
+    /// The loop, its first attempt `first`.
+    fn looping(self, first: First<S::Future, S::Response>) -> BoxFuture<S::Response> {
+        let HttpCall { template, layer, parts, replayer } = self;
         Box::pin(async move {
             let retry = match replayer {
                 Some(_) => layer.retry,
@@ -739,12 +806,11 @@ where
                     // Nothing borrowed from the call is held across an await but what is
                     // `Sync` by the bounds: the service and the request head are cloned here.
                     let first = first.take();
-                    let again = first
-                        .is_none()
-                        .then(|| (template.clone(), parts.clone()));
+                    let again = first.is_none().then(|| (template.clone(), parts.clone()));
                     async move {
                         let response = match (first, again, replayer) {
-                            (Some(first), _, _) => first.await,
+                            (Some(First::Sent(first)), _, _) => first.await,
+                            (Some(First::Failed(failure)), _, _) => return Err(failure),
                             (None, Some((mut svc, parts)), Some(replayer)) => {
                                 let body = Rb::from_replay(replayer.next().await);
                                 if let Err(e) = poll_fn(|cx| svc.poll_ready(cx)).await {
@@ -763,6 +829,161 @@ where
     }
 }
 
+impl<S, Rb, On, OnOk, B, L, D> Resume for HttpCall<S, Rb, On, OnOk, B, L, D>
+where
+    S: Service<http::Request<Rb>> + Clone + Send + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send,
+    S::Response: Send,
+    Rb: ReplayBody + Unpin,
+    Rb::Error: Send,
+    On: Classify<BoxError> + Clone + Send + Sync + 'static,
+    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    B: Budget + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    D: HedgeWith + Clone + Send + Sync + 'static,
+{
+    type Future = S::Future;
+    type Response = S::Response;
+    type Error = S::Error;
+
+    fn first(self, outcome: Result<S::Response, S::Error>) -> Result<S::Response, BoxFuture<S::Response>> {
+        let replayer = self.replayer.as_ref();
+        match answer(outcome, &self.layer.on_ok, || replayer.is_some_and(Replayer::replayable)) {
+            Ok(response) => {
+                self.layer.retry.first_succeeded::<S::Response, Failure<S::Response, BoxError>>();
+                Ok(response)
+            }
+            Err(failure) => Err(self.looping(First::Failed(failure))),
+        }
+    }
+}
+
+impl<S, Rb, On, OnOk, B, L, D> Service<http::Request<Rb>>
+    for RetryService<S, On, OnOk, B, L, D, HttpRequests>
+where
+    S: Service<http::Request<Rb>> + Clone + Send + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send,
+    S::Response: Send,
+    Rb: ReplayBody + Unpin,
+    Rb::Error: Send,
+    On: Classify<BoxError> + Clone + Send + Sync + 'static,
+    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    B: Budget + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    D: HedgeWith + Clone + Send + Sync + 'static,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<HttpCall<S, Rb, On, OnOk, B, L, D>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, req: http::Request<Rb>) -> Self::Future {
+        let (parts, body) = req.into_parts();
+        let (first, replayer) = match Replayer::start(body, self.layer.limit) {
+            Ok((first, replayer)) => (Rb::from_replay(first), Some(replayer)),
+            Err(body) => (body, None),
+        };
+        // The first attempt goes to the service made ready; the others to clones of it.
+        let first = self.inner.call(http::Request::from_parts(parts.clone(), first));
+        let call = HttpCall {
+            template: self.inner.clone(),
+            layer: self.layer.clone(),
+            parts,
+            replayer,
+        };
+        if call.layer.retry.first_attempt_alone::<Failure<S::Response, BoxError>>() {
+            ResponseFuture::first(first, call)
+        } else {
+            ResponseFuture::looping(call.looping(First::Sent(first)))
+        }
+    }
+}
+
+/// A [`RetryService`] call of a cloned request, kept for its retries.
+pub struct CloneCall<S, Req, On, OnOk, B, L, D> {
+    template: S,
+    layer: RetryLayer<On, OnOk, B, L, D, CloneRequests>,
+    req: Req,
+}
+
+impl<S, Req, On, OnOk, B, L, D> CloneCall<S, Req, On, OnOk, B, L, D>
+where
+    S: Service<Req> + Clone + Send + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send,
+    S::Response: Send,
+    Req: Clone + Send + 'static,
+    On: Classify<BoxError> + Clone + Send + Sync + 'static,
+    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    B: Budget + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    D: HedgeWith + Clone + Send + Sync + 'static,
+{
+    /// The loop, its first attempt `first`.
+    fn looping(self, first: First<S::Future, S::Response>) -> BoxFuture<S::Response> {
+        let CloneCall { template, layer, req } = self;
+        Box::pin(async move {
+            let on_ok = &layer.on_ok;
+            let mut first = Some(first);
+            let outcome = layer
+                .retry
+                .call_async(move || {
+                    let first = first.take();
+                    let again = first.is_none().then(|| (template.clone(), req.clone()));
+                    async move {
+                        let response = match (first, again) {
+                            (Some(First::Sent(first)), _) => first.await,
+                            (Some(First::Failed(failure)), _) => return Err(failure),
+                            (None, Some((mut svc, req))) => {
+                                if let Err(e) = poll_fn(|cx| svc.poll_ready(cx)).await {
+                                    return Err(Failure::Error(e.into()));
+                                }
+                                svc.call(req).await
+                            }
+                            (None, None) => unreachable!("each attempt has its service"),
+                        };
+                        answer(response, on_ok, || true)
+                    }
+                })
+                .await;
+            outcome.or_else(Failure::into_result)
+        })
+    }
+}
+
+impl<S, Req, On, OnOk, B, L, D> Resume for CloneCall<S, Req, On, OnOk, B, L, D>
+where
+    S: Service<Req> + Clone + Send + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send,
+    S::Response: Send,
+    Req: Clone + Send + 'static,
+    On: Classify<BoxError> + Clone + Send + Sync + 'static,
+    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    B: Budget + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    D: HedgeWith + Clone + Send + Sync + 'static,
+{
+    type Future = S::Future;
+    type Response = S::Response;
+    type Error = S::Error;
+
+    fn first(self, outcome: Result<S::Response, S::Error>) -> Result<S::Response, BoxFuture<S::Response>> {
+        match answer(outcome, &self.layer.on_ok, || true) {
+            Ok(response) => {
+                self.layer.retry.first_succeeded::<S::Response, Failure<S::Response, BoxError>>();
+                Ok(response)
+            }
+            Err(failure) => Err(self.looping(First::Failed(failure))),
+        }
+    }
+}
+
 impl<S, Req, On, OnOk, B, L, D> Service<Req> for RetryService<S, On, OnOk, B, L, D, CloneRequests>
 where
     S: Service<Req> + Clone + Send + 'static,
@@ -778,7 +999,7 @@ where
 {
     type Response = S::Response;
     type Error = BoxError;
-    type Future = ResponseFuture<S::Response>;
+    type Future = ResponseFuture<CloneCall<S, Req, On, OnOk, B, L, D>>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -786,32 +1007,15 @@ where
 
     fn call(&mut self, req: Req) -> Self::Future {
         let first = self.inner.call(req.clone());
-        let template = self.inner.clone();
-        let layer = self.layer.clone();
-        Box::pin(async move {
-            let on_ok = &layer.on_ok;
-            let mut first = Some(first);
-            let outcome = layer
-                .retry
-                .call_async(move || {
-                    let first = first.take();
-                    let again = first.is_none().then(|| (template.clone(), req.clone()));
-                    async move {
-                        let response = match (first, again) {
-                            (Some(first), _) => first.await,
-                            (None, Some((mut svc, req))) => {
-                                if let Err(e) = poll_fn(|cx| svc.poll_ready(cx)).await {
-                                    return Err(Failure::Error(e.into()));
-                                }
-                                svc.call(req).await
-                            }
-                            (None, None) => unreachable!("each attempt has its service"),
-                        };
-                        answer(response, on_ok, || true)
-                    }
-                })
-                .await;
-            outcome.or_else(Failure::into_result)
-        })
+        let call = CloneCall {
+            template: self.inner.clone(),
+            layer: self.layer.clone(),
+            req,
+        };
+        if call.layer.retry.first_attempt_alone::<Failure<S::Response, BoxError>>() {
+            ResponseFuture::first(first, call)
+        } else {
+            ResponseFuture::looping(call.looping(First::Sent(first)))
+        }
     }
 }
