@@ -422,3 +422,99 @@ mod reqwest_mw {
         assert_eq!(up.bodies.lock().unwrap()[0], "streamed");
     }
 }
+
+/// The loop's other keys through the layer: a budget, a timeout, a hedge (no network: a
+/// `service_fn`, on tokio's paused clock).
+mod layer_keys {
+    use super::*;
+    use retry_jitter::hedge::Hedge;
+    use retry_jitter::tower::BoxError;
+    use retry_jitter::RetryBudget;
+
+    /// A service whose n-th call (from 0) sleeps `slow(n)`, then answers `n`.
+    fn sleepy(
+        slow: fn(u32) -> Duration,
+    ) -> (
+        Arc<AtomicU32>,
+        impl tower::Service<u32, Response = u32, Error = BoxError, Future: Send> + Clone + Send,
+    ) {
+        let calls = Arc::new(AtomicU32::new(0));
+        let seen = calls.clone();
+        let svc = tower::service_fn(move |_: u32| {
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(slow(n)).await;
+                if n == 0 {
+                    Err::<u32, BoxError>(std::io::Error::from(std::io::ErrorKind::ConnectionReset).into())
+                } else {
+                    Ok(n)
+                }
+            }
+        });
+        (calls, svc)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_empty_budget_sends_once() {
+        static EMPTY: RetryBudget = RetryBudget::new(0);
+        let (calls, svc) = sleepy(|_| Duration::ZERO);
+        let layer = RetryLayer::new(quick()).clone_requests().budget(&EMPTY);
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert!(svc.oneshot(1).await.is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_budget_with_tokens_retries() {
+        static BUDGET: RetryBudget = RetryBudget::new(500);
+        let (calls, svc) = sleepy(|_| Duration::ZERO);
+        let layer = RetryLayer::new(quick()).clone_requests().budget(&BUDGET);
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(svc.oneshot(1).await.unwrap(), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timeout_cuts_a_slow_attempt() {
+        // The first call would take a minute and then fail; the second answers at once.
+        let (calls, svc) = sleepy(|n| if n == 0 { Duration::from_secs(60) } else { Duration::ZERO });
+        let layer = RetryLayer::new(quick())
+            .clone_requests()
+            .timeout(Duration::from_millis(100));
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        let started = tokio::time::Instant::now();
+        assert_eq!(svc.oneshot(1).await.unwrap(), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedge_answers_beside_a_slow_first_attempt() {
+        let (calls, svc) = sleepy(|n| if n == 0 { Duration::from_secs(1) } else { Duration::from_millis(10) });
+        let layer = RetryLayer::new(quick())
+            .clone_requests()
+            .hedge(Hedge::After(Duration::from_millis(50)));
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        let started = tokio::time::Instant::now();
+        assert_eq!(svc.oneshot(1).await.unwrap(), 1);
+        assert_eq!(started.elapsed(), Duration::from_millis(60));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn reqwest_middleware_budget_and_timeout() {
+        use retry_jitter::reqwest_middleware::RetryMiddleware;
+        static EMPTY: RetryBudget = RetryBudget::new(0);
+        let (addr, up) = upstream(&[(503, None), (503, None)]).await;
+        let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+            .with(
+                RetryMiddleware::new(quick())
+                    .budget(&EMPTY)
+                    .timeout(Duration::from_secs(5))
+                    .hedge(Hedge::After(Duration::from_secs(5))),
+            )
+            .build();
+        let resp = client.get(format!("http://{addr}/b")).send().await.unwrap();
+        assert_eq!((resp.status().as_u16(), up.calls()), (503, 1));
+    }
+}
