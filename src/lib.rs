@@ -83,7 +83,7 @@
 /// Key expressions are evaluated once per call, before the first attempt, in the function's
 /// scope (`policy = self.policy` works). By-value arguments the body uses are cloned for each
 /// attempt, `&mut` ones re-borrowed; so are receivers: `self: Arc<Self>`, `Rc<Self>` or any `Clone` `self` is
-/// cloned, `self: Pin<&mut Self>` re-borrowed. On an `#[async_trait]` method the inner future
+/// cloned, `self: Pin<&mut Self>` and a `self` whose `Self` is a `&mut T` re-borrowed. On an `#[async_trait]` method the inner future
 /// is retried. `return` and `?` end one attempt, and an `Err` from them is retried like
 /// any other. The function's own error comes back unchanged: the last one. (In an `async fn`
 /// they are rewritten to do so, so that the attempt runs inline, in the function's own state
@@ -93,10 +93,12 @@
 /// attempt is then written inline the same way (a body that cannot be is a compile error), and
 /// a `?` through a `#[track_caller]` `From` records the user's `?`.
 ///
-/// One shape cannot be retried in today's Rust: returning a borrow taken from a `&mut`
-/// argument or `&mut self` (the borrow checker cannot see that the attempt which returns is the
-/// last): a return type that borrows from one is a compile error saying so. Return an owned
-/// value there.
+/// A borrow of a `&mut` argument or `&mut self` can be returned only as a shared `&T` from an
+/// attempt written inline (an `async fn`, a `#[track_caller]` sync fn), where rustc judges the
+/// loop as without `#[retry]`. Any other (a sync fn's, a `&mut T`, a lifetime in a path or a
+/// bound, `Self` carrying the `impl`'s lifetime) cannot be retried in today's Rust (the borrow
+/// checker cannot see that the attempt which returns is the last): a return type that may hold
+/// one is a compile error saying so. Return an owned value there.
 ///
 /// Async functions sleep on tokio's timer (feature `tokio`, on by default) and measure
 /// `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs them in no
@@ -172,10 +174,10 @@ pub use retry_runtime::tower;
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
 pub use retry_runtime::sqlx;
 pub use retry_runtime::{
-    either, hedge, sleep, testing, timeout, transient, Backoff, Budget, Classify, Decision, GiveUp,
-    GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Notify, Policy,
-    Retry, RetryAll, RetryBudget, RetryEvent, RetryState, Schedule, SharedBudget, TimedOut, Trace,
-    Transient,
+    either, hedge, sleep, testing, timeout, transient, AcceptOk, Backoff, Budget, Classify,
+    ClassifyOk, Decision, GiveUp, GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp,
+    NoNotify, NoTrace, Notify, Policy, Retry, RetryAll, RetryBudget, RetryEvent, RetryState,
+    Schedule, SharedBudget, TimedOut, Trace, Transient,
 };
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]

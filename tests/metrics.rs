@@ -219,3 +219,38 @@ fn the_closure_api_reports_under_its_name_and_hedges_are_counted() {
     );
     assert!(!got.contains_key(&counter(names::RETRIES_TOTAL, "function=lookup")));
 }
+
+static POLLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 3, base = "10ms", jitter = none, on_ok = |n: &u32| *n < 100)]
+fn never_ready() -> Result<u32, String> {
+    Ok(POLLS.fetch_add(1, Ordering::SeqCst))
+}
+
+#[test]
+fn retried_values_are_counted_as_retries_and_their_give_up_by_reason() {
+    let got = reported(|| {
+        let (out, _) = testing::record_sleeps(never_ready);
+        assert_eq!(out, Ok(2), "the last value");
+    });
+    let want: BTreeMap<String, Vec<f64>> = [
+        (
+            counter(names::RETRIES_TOTAL, "function=never_ready"),
+            vec![2.0],
+        ),
+        (
+            counter(names::RETRY_DELAY_SECONDS, "function=never_ready"),
+            vec![0.01, 0.02],
+        ),
+        (
+            counter(
+                names::GIVE_UPS_TOTAL,
+                "function=never_ready,reason=attempts",
+            ),
+            vec![1.0],
+        ),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(got, want);
+}

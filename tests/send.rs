@@ -176,7 +176,10 @@ async fn retried_futures_with_errors_that_are_not_send_are_send_and_retry() {
         spawn(service.get()),
     ];
     for task in tasks {
-        assert!(task.await.unwrap(), "every call succeeds at its third attempt");
+        assert!(
+            task.await.unwrap(),
+            "every call succeeds at its third attempt"
+        );
     }
     for calls in [
         &BOXED,

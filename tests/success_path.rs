@@ -179,3 +179,49 @@ fn a_first_call_success_with_timeout_or_hedge_allocates_nothing_and_reads_no_clo
     let adaptive = || assert_eq!(poll_once(ok_hedged_adaptively(&x)), Ok(42));
     assert_eq!(reads_and_allocations(&adaptive), (2, 0));
 }
+
+// `on_ok` and `attempt = n`: an accepted first value costs one call of the predicate, no clock
+// read and no allocation; the attempt's number is read off the empty state.
+
+static PREDICATE_CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn counted_pending(value: &u64) -> bool {
+    PREDICATE_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    *value == 0
+}
+
+/// Its own counter: the tests run in parallel.
+static CLOCK_READS_ON_OK: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+fn counting_clock_on_ok() -> std::time::Instant {
+    CLOCK_READS_ON_OK.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    std::time::Instant::now()
+}
+
+#[retry(attempts = 3, on_ok = counted_pending, attempt = n, sleep = no_sleep, clock = counting_clock_on_ok)]
+async fn ok_accepted_async(x: &u64) -> Result<u64, String> {
+    Ok(x + u64::from(n))
+}
+
+#[retry(attempts = 3, on_ok = counted_pending, attempt = n)]
+fn ok_accepted_sync(x: &u64) -> Result<u64, String> {
+    Ok(x + u64::from(n))
+}
+
+#[test]
+fn an_accepted_first_value_costs_one_predicate_call_and_nothing_else() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let x = 41;
+    PREDICATE_CALLS.store(0, SeqCst);
+    CLOCK_READS_ON_OK.store(0, SeqCst);
+    let allocated = allocations_in(|| assert_eq!(poll_once(ok_accepted_async(&x)), Ok(42)));
+    assert_eq!(
+        (allocated, CLOCK_READS_ON_OK.load(SeqCst)),
+        (0, 0),
+        "no allocation, no clock read"
+    );
+    assert_eq!(PREDICATE_CALLS.load(SeqCst), 1);
+    let allocated = allocations_in(|| assert_eq!(ok_accepted_sync(&x), Ok(42)));
+    assert_eq!(allocated, 0);
+    assert_eq!(PREDICATE_CALLS.load(SeqCst), 2);
+}

@@ -195,3 +195,42 @@ fn a_call_that_recovers_is_one_event_a_level_below_the_retries() {
     let elapsed: f64 = last.get("elapsed_ms").unwrap().parse().unwrap();
     assert!((30.0..1_000.0).contains(&elapsed), "{elapsed}");
 }
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Job {
+    Pending,
+}
+
+/// A value of a type without `Debug`: the event says it was a value, and shows nothing of it.
+#[derive(PartialEq)]
+struct Hidden;
+
+#[retry(attempts = 2, base = "10ms", jitter = none, on_ok = |j: &Job| *j == Job::Pending)]
+fn pending_job() -> Result<Job, Shown> {
+    Ok(Job::Pending)
+}
+
+#[retry(attempts = 2, base = "10ms", on_ok = |_: &Hidden| true)]
+fn hidden_value() -> Result<Hidden, Shown> {
+    Ok(Hidden)
+}
+
+#[test]
+fn a_retried_value_is_an_event_that_shows_it_with_debug() {
+    let events = capture(|| {
+        let _ = testing::record_sleeps(pending_job);
+    });
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert_eq!(events[0].get("message"), Some("retrying on an Ok value"));
+    assert_eq!(events[0].get("value"), Some("Pending"));
+    assert_eq!(events[0].get("error"), None);
+    assert_eq!(events[1].get("message"), Some("giving up on an Ok value"));
+    assert_eq!(events[1].get("reason"), Some("attempts spent"));
+    assert_eq!(events[1].get("value"), Some("Pending"));
+
+    let events = capture(|| {
+        let _ = testing::record_sleeps(hidden_value);
+    });
+    assert_eq!(events[0].get("message"), Some("retrying on an Ok value"));
+    assert_eq!(events[0].get("value"), None);
+}

@@ -21,8 +21,8 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use retry_jitter::{
-    Backoff, Budget, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll, RetryState,
-    SharedBudget,
+    AcceptOk, Backoff, Budget, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll,
+    RetryState, SharedBudget,
 };
 
 use crate::sim::{seed_for, Queue};
@@ -143,6 +143,7 @@ impl Occ {
             give_up: NoGiveUp,
             budget,
             trace: NoTrace,
+            on_ok: AcceptOk,
         };
         let n = clients as usize;
         let mut states = vec![RetryState::new(policy); n];

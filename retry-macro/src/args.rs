@@ -48,6 +48,10 @@ const KEYS: &[Key] = &[
         put(&mut a.jitter, word(v, "jitter", JITTERS, "full")?)
     }),
     Key::new("on", |a, _, v| put(&mut a.on, v)),
+    Key::new("on_ok", |a, _, v| put(&mut a.on_ok, v)),
+    Key::new("attempt", |a, key, v| {
+        put(&mut a.attempt, (key.clone(), binding(v)?))
+    }),
     Key::of_policy("max_elapsed", |a, _, v| {
         put(&mut a.max_elapsed, duration_arg(v)?)
     }),
@@ -116,6 +120,10 @@ pub(crate) struct Args {
     /// The runtime's variant name (`Full`…), spanned at the user's word.
     pub jitter: Option<Ident>,
     pub on: Option<Expr>,
+    /// `on_ok`: which `Ok` values are retried.
+    pub on_ok: Option<Expr>,
+    /// `attempt = name`: the key, and the name the body sees the attempt's number as.
+    pub attempt: Option<(Ident, Ident)>,
     pub notify: Option<Expr>,
     pub give_up: Option<Expr>,
     pub budget: Option<Expr>,
@@ -356,6 +364,28 @@ fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::R
             list(&names)
         ),
     ))
+}
+
+/// `attempt = name`: a plain identifier, the name of a `u32` in the body.
+fn binding(value: Expr) -> syn::Result<Ident> {
+    match ungroup(&value) {
+        Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => match p.path.get_ident() {
+            Some(ident) => Ok(ident.clone()),
+            None => Err(syn::Error::new(
+                value.span(),
+                "`attempt` names the attempt's number in the body: write one identifier, \
+                 like `attempt = n`, not a path",
+            )),
+        },
+        _ => Err(syn::Error::new(
+            value.span(),
+            format!(
+                "`attempt` names the attempt's number in the body: write one identifier, \
+                 like `attempt = n`, not `{}`",
+                value.to_token_stream()
+            ),
+        )),
+    }
 }
 
 fn crate_path(value: Expr) -> syn::Result<syn::Path> {

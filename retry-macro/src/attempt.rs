@@ -154,14 +154,17 @@ impl VisitMut for Rewrite<'_> {
                     self.visit_expr_mut(value);
                 }
                 let label = self.label;
-                let value = &ret.expr;
+                let (attrs, value) = (&ret.attrs, &ret.expr);
                 let brk = quote_spanned!(ret.return_token.span=> break);
-                *expr = Expr::Verbatim(quote!(#brk #label #value));
+                // Its attributes kept: a `#[cfg(..)] return …;` that is off stays off.
+                *expr = Expr::Verbatim(quote!(#(#attrs)* #brk #label #value));
                 self.labelled = true;
             }
             Expr::Try(question) => {
                 self.visit_expr_mut(&mut question.expr);
-                *expr = Expr::Verbatim(self.question_mark(&question.expr, question.question_token));
+                let attrs = &question.attrs;
+                let rewritten = self.question_mark(&question.expr, question.question_token);
+                *expr = Expr::Verbatim(quote!(#(#attrs)* #rewritten));
                 self.labelled = true;
             }
             // Tokens syn keeps unparsed: they may hold a `return` or a `?`.
@@ -382,6 +385,26 @@ mod tests {
             "{out}"
         );
         assert!(!out.contains("return"), "{out}");
+    }
+
+    #[test]
+    fn attributes_on_a_rewritten_statement_are_kept() {
+        let (out, _) = rewrite(quote! {
+            #[cfg(feature = "x")]
+            trace_op()?;
+            #[cfg(feature = "y")]
+            return Err(e);
+            Ok(())
+        })
+        .expect("inline");
+        assert!(
+            out.contains("# [cfg (feature = \"x\")] (match p :: Branch :: branch (trace_op ())"),
+            "{out}"
+        );
+        assert!(
+            out.contains("# [cfg (feature = \"y\")] break 'attempt Err (e)"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -46,8 +46,48 @@ fn local(name: &str, at: Span) -> Ident {
     Ident::new(name, Span::mixed_site().located_at(at))
 }
 
+/// `attempt = name` must not hide an argument of the same name from the body.
+fn check_attempt_name(args: &Args, sig: &syn::Signature) -> syn::Result<()> {
+    let Some((key, name)) = &args.attempt else {
+        return Ok(());
+    };
+    let shadows = sig.inputs.iter().any(|input| match input {
+        syn::FnArg::Receiver(_) => name == "self",
+        syn::FnArg::Typed(arg) => binds(&arg.pat, name),
+    });
+    if shadows {
+        return Err(syn::Error::new(
+            key.span(),
+            format!(
+                "`{key} = {name}` would hide the argument `{name}` from the body: name the \
+                 attempt's number something else, like `{key} = attempt_number`"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `pat` binds `name`.
+fn binds(pat: &syn::Pat, name: &Ident) -> bool {
+    match pat {
+        syn::Pat::Ident(p) => {
+            p.ident == *name || p.subpat.as_ref().is_some_and(|(_, p)| binds(p, name))
+        }
+        syn::Pat::Tuple(t) => t.elems.iter().any(|p| binds(p, name)),
+        syn::Pat::TupleStruct(t) => t.elems.iter().any(|p| binds(p, name)),
+        syn::Pat::Struct(s) => s.fields.iter().any(|f| binds(&f.pat, name)),
+        syn::Pat::Slice(s) => s.elems.iter().any(|p| binds(p, name)),
+        syn::Pat::Reference(r) => binds(&r.pat, name),
+        syn::Pat::Paren(p) => binds(&p.pat, name),
+        syn::Pat::Type(t) => binds(&t.pat, name),
+        syn::Pat::Or(o) => o.cases.iter().any(|p| binds(p, name)),
+        _ => false,
+    }
+}
+
 /// The function with its new body, or the one error that only writing it finds.
 fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
+    check_attempt_name(args, &item.sig)?;
     let krate = match &args.krate {
         Some(path) => path.to_token_stream(),
         None => quote!(::retry_jitter),
@@ -74,6 +114,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         async_trait.is_some(),
         &body,
         &args.values,
+        ret,
     );
     let ret_span = ret.span();
     let ret = erase_impl_trait(ret);
@@ -122,6 +163,12 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         quote!(_),
         quote!(#p_ret::NoNotify),
     );
+    let on_ok = hook(
+        &args.on_ok,
+        "ok_classifier",
+        quote!(_, _),
+        quote!(#p_ret::AcceptOk),
+    );
     let give_up = hook(
         &args.give_up,
         "give_up_hook",
@@ -140,12 +187,27 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             .trace_level
             .clone()
             .unwrap_or_else(|| Ident::new("WARN", ret_span));
-        quote_spanned! {ret_span=>
-            #p_ret::tracer(#p_ret::Level::#level, {
+        let error = quote_spanned! {ret_span=>
+            {
                 #[allow(unused_imports)]
                 use #p_ret::{ShowDebug as _, ShowDisplay as _, ShowNothing as _};
                 (&&&#p_ret::ShownOutcome::<#ret>::new()).render_fn()
-            })
+            }
+        };
+        // With `on_ok`, a retried value is shown too (`Debug`, where its type has it).
+        let render = if args.on_ok.is_some() {
+            quote_spanned! {ret_span=>
+                (#error, {
+                    #[allow(unused_imports)]
+                    use #p_ret::{ShowValueDebug as _, ShowValueNothing as _};
+                    (&&#p_ret::ShownValue::<#ret>::new()).value_fn()
+                })
+            }
+        } else {
+            error
+        };
+        quote_spanned! {ret_span=>
+            #p_ret::tracer(#p_ret::Level::#level, #render)
         }
     } else {
         quote!(#p_ret::NoTrace)
@@ -212,8 +274,14 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     } else {
         (quote!(_), quote!(::core::option::Option::None))
     };
+    // What the outcome is: a success (an `Ok`, unless `on_ok` retries it), an error, or an
+    // `Ok` to retry. Without `on_ok`, a test for an error.
+    let verdict_l = local("__retry_verdict", ret_span);
+    let verdict = quote_spanned! {ret_span=>
+        let #verdict_l = #for_ret::verdict(&#out_l, &#hooks_l);
+    };
     let succeeded = quote_spanned! {ret_span=>
-        #for_ret::succeeded(&#out_l)
+        #verdict_l.accepted()
     };
     // Whether the deadline cut the attempt: only a `timeout` can.
     let cut_l = local("__retry_cut", ret_span);
@@ -222,7 +290,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         None => quote!(false),
     };
     let failed = quote_spanned! {ret_span=>
-        #for_ret::failed(&mut #state_l, (&#policy_l, #clock, #start), #out_l, &#hooks_l, #name, #cut)
+        #for_ret::failed(&mut #state_l, (&#policy_l, #clock, #start), #out_l, #verdict_l, &#hooks_l, #name, #cut)
     };
     // However long the timer slept, no attempt starts past the deadline, and the retry about
     // to run spends the budget tokens it took. Without a deadline or a budget there is nothing
@@ -285,7 +353,20 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             give_up: #give_up,
             budget: #budget,
             trace: #trace,
+            on_ok: #on_ok,
         };
+    };
+
+    // `attempt = n`: the body's `n`, the number of the attempt running. A closure (the
+    // blocking loop's, a hedge's) is handed it; a loop written here reads it off the state.
+    let (attempt_param, attempt_bind) = match &args.attempt {
+        Some((_, name)) => (
+            name.to_token_stream(),
+            quote_spanned! {name.span()=>
+                let #name: u32 = #p::LoopState::attempt(&#state_l);
+            },
+        ),
+        None => (quote!(_), TokenStream::new()),
     };
 
     // The label of an attempt written inline, which its `return`s and `?`s break to.
@@ -356,7 +437,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         quote! {
             #setup
             #start_item
-            let #make_l = move || {
+            let #make_l = move |#attempt_param: u32| {
                 #rebind
                 async move {
                     #pin
@@ -433,6 +514,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             #start_item
             let mut #state_l = #p_ret::LoopState::<#ret>::new();
             loop {
+                #attempt_bind
                 // The outcome is scoped to this block, so that it is not kept across the
                 // `.await` of the wait: the future does not hold it (only the last error, where
                 // a deadline may need it after the wait).
@@ -442,6 +524,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                     // user's code, so not the user's warning.
                     #[allow(unreachable_code)]
                     {
+                        #verdict
                         if #succeeded {
                             #paid;
                             return #out_l;
@@ -468,10 +551,12 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             #start_item
             let mut #state_l = #p_ret::LoopState::<#ret>::new();
             loop {
+                #attempt_bind
                 let #out_l: #ret = #label { #rebind #stmts };
                 // A body that never returns leaves this unreachable: not the user's warning.
                 #[allow(unreachable_code)]
                 let #last_bind = {
+                    #verdict
                     if #succeeded {
                         #paid;
                         return #out_l;
@@ -496,7 +581,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             (!params::named_by(&item.sig, hooks.into_iter().flatten())).then(|| quote!(move));
         quote! {
             #setup
-            let #op_l = #capture || {
+            let #op_l = #capture |#attempt_param: u32| {
                 #rebind
                 #pin
                 { #body }

@@ -147,7 +147,10 @@ impl Item {
             (None, ReturnType::Type(_, ret)) => Some(&**ret),
             (None, ReturnType::Default) => None,
         };
-        if let Some(error) = output.and_then(|output| borrow_of_mut(sig, output)) {
+        // A sync fn's attempts run in a closure, unless it is `#[track_caller]` (see expand.rs).
+        let closure =
+            !self.is_async() && !self.attrs.iter().any(|a| a.path().is_ident("track_caller"));
+        if let Some(error) = output.and_then(|output| borrow_of_mut(sig, output, closure)) {
             errors.push(error);
         }
         if let Some(v) = &sig.variadic {
@@ -201,6 +204,9 @@ impl Item {
         }
         if args.hedge.is_some() && self.is_async() {
             for arg in &sig.inputs {
+                if let Some(error) = hedged_as_ref(arg) {
+                    errors.push(error);
+                }
                 if let Some(span) = exclusive_borrow(arg) {
                     errors.push(syn::Error::new(
                         span,
@@ -229,6 +235,37 @@ impl Item {
     }
 }
 
+/// An `impl AsRef<U>` argument of a hedged function: each attempt is given a shared borrow of it
+/// (params.rs), which a hedged attempt, a future of its own made by a closure, cannot hold.
+fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
+    let FnArg::Typed(arg) = arg else { return None };
+    let syn::Type::ImplTrait(it) = &*arg.ty else {
+        return None;
+    };
+    if !crate::params::is_borrowed_impl(&arg.ty) {
+        return None;
+    }
+    let target = it.bounds.iter().find_map(|bound| match bound {
+        syn::TypeParamBound::Trait(t) => t.path.segments.last().and_then(|s| match &s.arguments {
+            syn::PathArguments::AngleBracketed(a) if s.ident == "AsRef" => a.args.first(),
+            _ => None,
+        }),
+        _ => None,
+    })?;
+    let pat = &arg.pat;
+    Some(syn::Error::new_spanned(
+        &arg.ty,
+        format!(
+            "`hedge` runs attempts side by side, each a future of its own, and an `impl AsRef` \
+             argument is lent to each attempt, not owned by it: take `{pat}: &{target}` (a \
+             caller holding an `impl AsRef<{target}>` passes `.as_ref()`), or an owned type \
+             that is `Clone` (it is cloned per attempt)",
+            pat = pat.to_token_stream(),
+            target = target.to_token_stream(),
+        ),
+    ))
+}
+
 /// The span of an argument that is an exclusive borrow (`&mut T`, `&mut self`,
 /// `self: Pin<&mut Self>`), which hedged attempts could not share.
 fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
@@ -251,13 +288,26 @@ fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
     }
 }
 
-/// A return type that borrows from a `&mut` argument or `&mut self` (by lifetime elision, or
-/// by naming its lifetime): each attempt re-borrows that argument for itself, and the borrow
-/// checker cannot see that an attempt which returns is the last, so the retried function cannot
-/// compile; its errors would be about a closure or a loop the user never wrote. Said here, with
-/// the rule, on the borrow in the return type. (A lifetime hidden in a path, `Guard<T>` for
-/// `Guard<'_, T>`, is not seen: that case keeps the borrow checker's errors.)
-fn borrow_of_mut(sig: &Signature, output: &syn::Type) -> Option<syn::Error> {
+/// A borrow of a `&mut` argument (or `&mut self`) that the return type may hold.
+pub(crate) struct ReturnedBorrow {
+    /// The argument's name as written (`self` for the receiver).
+    pub name: String,
+    /// Where the return type holds it.
+    pub at: proc_macro2::Span,
+    /// Whether it is held only as a shared reference (`&T`). An attempt written inline (an
+    /// `async fn`'s, a `#[track_caller]` sync fn's) may return one, if the body takes it
+    /// without re-borrowing the argument mutably: rustc judges it. Held any other way (`&mut
+    /// T`, a lifetime in a path or a bound, `Self` carrying the impl's lifetimes) it may be a
+    /// `&mut`, which no loop can hand out twice.
+    pub shared: bool,
+}
+
+/// The borrows of `&mut` arguments the return type `output` may hold, read from the signature:
+/// an elided output lifetime that comes from a `&mut` receiver or a lone `&mut` argument; a
+/// named one that a `&mut` argument carries, or that outlives it (`'c: 'e`); `Self`, which may
+/// carry any lifetime of the `impl`'s (one the function does not declare). (A lifetime hidden
+/// in a path, `Guard<T>` for `Guard<'_, T>`, is not seen.)
+pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<ReturnedBorrow> {
     let lifetimes = |ty: &syn::Type| {
         let mut found = Lifetimes::default();
         found.visit_type_mut(&mut ty.clone());
@@ -286,13 +336,91 @@ fn borrow_of_mut(sig: &Signature, output: &syn::Type) -> Option<syn::Error> {
             _ => None,
         },
     };
-    let (name, at) = returned.all.iter().find_map(|(lifetime, at)| {
-        let from = match lifetime {
-            None => elided_from.filter(|(_, l, _)| l.first_is_mut),
-            Some(named) => inputs.iter().find(|(_, l, _)| l.mutable.contains(named)),
+    let outlives = outlives(sig);
+    // The lifetimes that may stand in for `named`: itself, and those that outlive it.
+    let longer = |named: &String| {
+        let mut set = vec![named.clone()];
+        while let Some(more) = outlives
+            .iter()
+            .find(|(long, short)| set.contains(short) && !set.contains(long))
+        {
+            set.push(more.0.clone());
+        }
+        set
+    };
+    let declared: Vec<String> = sig
+        .generics
+        .lifetimes()
+        .map(|l| l.lifetime.ident.to_string())
+        .collect();
+    let mut borrows = Vec::new();
+    for (lifetime, at, shared) in &returned.all {
+        let from: Vec<&(String, Lifetimes, bool)> = match lifetime {
+            None => elided_from
+                .filter(|(_, l, _)| l.first_is_mut)
+                .into_iter()
+                .collect(),
+            Some(named) => {
+                let set = longer(named);
+                inputs
+                    .iter()
+                    .filter(|(_, l, _)| l.mutable.iter().any(|m| set.contains(m)))
+                    .collect()
+            }
         };
-        from.map(|(name, _, _)| (name, *at))
-    })?;
+        borrows.extend(from.into_iter().map(|(name, _, _)| ReturnedBorrow {
+            name: name.clone(),
+            at: *at,
+            shared: *shared,
+        }));
+    }
+    for at in &returned.selves {
+        let of_impl = |l: &String| l != "static" && !declared.contains(l);
+        borrows.extend(
+            inputs
+                .iter()
+                .filter(|(_, l, _)| l.mutable.iter().any(of_impl))
+                .map(|(name, _, _)| ReturnedBorrow {
+                    name: name.clone(),
+                    at: *at,
+                    shared: false,
+                }),
+        );
+    }
+    borrows
+}
+
+/// The signature's outlives bounds, `('long, 'short)` for each `'long: 'short` (by name).
+fn outlives(sig: &Signature) -> Vec<(String, String)> {
+    let mut pairs = Vec::new();
+    let mut add = |long: &syn::Lifetime, bounds: &mut dyn Iterator<Item = &syn::Lifetime>| {
+        for short in bounds {
+            pairs.push((long.ident.to_string(), short.ident.to_string()));
+        }
+    };
+    for param in sig.generics.lifetimes() {
+        add(&param.lifetime, &mut param.bounds.iter());
+    }
+    if let Some(clause) = &sig.generics.where_clause {
+        for predicate in &clause.predicates {
+            if let syn::WherePredicate::Lifetime(p) = predicate {
+                add(&p.lifetime, &mut p.bounds.iter());
+            }
+        }
+    }
+    pairs
+}
+
+/// A return type that may hold a borrow of a `&mut` argument or `&mut self` where the retried
+/// function cannot compile: each attempt re-borrows that argument for itself, and the borrow
+/// checker cannot see that an attempt which returns is the last. That is so for any borrow
+/// returned out of the closure a sync fn's attempts run in (`closure`), and for one that may be
+/// mutable wherever the attempt runs; its errors would be about a closure or a loop the user
+/// never wrote. Said here, with the rule, on the borrow in the return type.
+fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<syn::Error> {
+    let ReturnedBorrow { name, at, .. } = returned_borrows(sig, output)
+        .into_iter()
+        .find(|borrow| closure || !borrow.shared)?;
     Some(syn::Error::new(
         at,
         format!(
@@ -305,14 +433,17 @@ fn borrow_of_mut(sig: &Signature, output: &syn::Type) -> Option<syn::Error> {
 }
 
 /// The lifetimes a type names: each `&` (its lifetime, `None` if elided) and each lifetime
-/// (`'_` as `None`), with where it is written; and those of `&mut` references. Not those of
-/// `fn` pointers and `Fn(…)` bounds, which are their own.
+/// (`'_` as `None`), with where it is written and whether it is a shared reference's; and those
+/// of `&mut` references; and where it names `Self`. Not those of `fn` pointers and `Fn(…)`
+/// bounds, which are their own.
 #[derive(Default)]
 struct Lifetimes {
-    all: Vec<(Option<String>, proc_macro2::Span)>,
+    all: Vec<(Option<String>, proc_macro2::Span, bool)>,
     mutable: Vec<String>,
     /// Whether the first is a `&mut` (the one an elided output lifetime then refers to).
     first_is_mut: bool,
+    /// Each `Self` (or `Self::…`).
+    selves: Vec<proc_macro2::Span>,
 }
 
 impl VisitMut for Lifetimes {
@@ -325,7 +456,8 @@ impl VisitMut for Lifetimes {
         if self.all.is_empty() {
             self.first_is_mut = r.mutability.is_some();
         }
-        self.all.push((name.clone(), r.and_token.span));
+        self.all
+            .push((name.clone(), r.and_token.span, r.mutability.is_none()));
         if let (Some(name), Some(_)) = (name, r.mutability) {
             self.mutable.push(name);
         }
@@ -334,7 +466,16 @@ impl VisitMut for Lifetimes {
 
     fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
         let name = Some(l.ident.to_string()).filter(|n| n != "_");
-        self.all.push((name, l.apostrophe));
+        self.all.push((name, l.apostrophe, false));
+    }
+
+    fn visit_type_path_mut(&mut self, path: &mut syn::TypePath) {
+        if let (None, Some(first)) = (&path.qself, path.path.segments.first()) {
+            if first.ident == "Self" {
+                self.selves.push(first.ident.span());
+            }
+        }
+        syn::visit_mut::visit_type_path_mut(self, path);
     }
 
     fn visit_type_bare_fn_mut(&mut self, _: &mut syn::TypeBareFn) {}
@@ -377,10 +518,18 @@ mod tests {
         for sig in [
             "fn f(v: &mut Vec<u8>) -> Result<&u8, E>",
             "fn f(&mut self) -> Result<&str, E>",
-            "async fn f(&mut self, key: &str) -> Result<&str, E>",
             "fn f<'a>(s: &str, v: &'a mut X) -> Result<&'a str, E>",
             "fn f(self: Pin<&mut Self>) -> Result<&u8, E>",
             "fn f(&mut self) -> Result<impl Iterator<Item = u8> + '_, E>",
+            // Mutable, or maybe: no loop can hand it out twice, inline or not.
+            "async fn f(&mut self) -> Result<&mut u8, E>",
+            "async fn f(&mut self) -> Result<Guard<'_, u8>, E>",
+            "#[track_caller] fn f(v: &mut X) -> Result<&mut u8, E>",
+            // Issue 17, class 7: through an outlives bound, or `Self`'s lifetimes.
+            "async fn run<'e, 'c: 'e>(&'c mut self) -> Result<impl Stream + 'e, E>",
+            "fn run<'e, 'c>(&'c mut self) -> Result<&'e u8, E> where 'c: 'e",
+            "fn new(dst: &'d mut String) -> Result<Self, E>",
+            "async fn new(dst: &'d mut String) -> Result<Option<Self>, E>",
         ] {
             let error = rejected(sig).unwrap_or_else(|| panic!("{sig}: accepted"));
             assert!(error.contains("re-borrows that `&mut`"), "{error}");
@@ -396,6 +545,14 @@ mod tests {
             "fn f(v: &mut X, w: &Y) -> Result<u8, E>",
             "fn f(v: &mut X) -> Result<fn(&u8) -> u8, E>",
             "fn f(&mut self) -> Result<Box<dyn Fn(&u8)>, E>",
+            // Issue 17, class 8: a shared borrow, from an attempt written inline: rustc judges.
+            "async fn f(&mut self, key: &str) -> Result<&str, E>",
+            "async fn f<'a>(v: &'a mut X) -> Result<&'a str, E>",
+            "#[track_caller] fn f(&mut self) -> Result<&str, E>",
+            // `Self` with the function's own lifetimes, or a `&mut` it does not carry.
+            "fn f<'d>(dst: &'d mut String) -> Result<Self, E>",
+            "fn f(&mut self, dst: &mut String) -> Result<Self, E>",
+            "fn f(dst: &'static mut String) -> Result<Self, E>",
         ] {
             assert_eq!(rejected(sig), None, "{sig}");
         }

@@ -5,15 +5,18 @@
 //! | `x: &T` | unchanged | nothing (a shared borrow is reused) |
 //! | `x: &mut T` | unchanged | `let x = &mut *x;` (a re-borrow) |
 //! | `x: T` | unchanged | `let x = clone_arg(&x);` |
+//! | `x: impl AsRef<U>` | unchanged | `let x = &x;` (see [`is_borrowed_impl`]) |
 //! | `mut x: T` | `x: T` | `let mut x = clone_arg(&x);` |
 //! | `(a, b): T` | `__retry_arg0: T` | `let (a, b) = clone_arg(&__retry_arg0);` |
-//! | `&self`, `&mut self` | unchanged | nothing (the body re-borrows `self`) |
+//! | `&self` | unchanged | nothing (a shared borrow is reused) |
+//! | `&mut self` | unchanged | `let __retry_self = &mut *self;` |
 //! | `self: Pin<&mut Self>` | `mut self: Pin<&mut Self>` | `let __retry_self = self.as_mut();` |
-//! | `self`, `mut self`, `self: Arc<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
+//! | `self`, `mut self` | `mut self` | `let __retry_self = own_self(kind, &mut self);`: re-borrowed if `Self` is a `&mut`, else cloned |
+//! | `self: Arc<Self>`, `self: Box<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
 //!
 //! `self` cannot be shadowed, so where each attempt needs a `self` of its own the body's `self`
-//! is renamed `__retry_self` (see [`rename_self`]). Under `#[async_trait]`, whose body moves
-//! `self` into a local, a `&mut self` is one of those: `let __retry_self = &mut *self;`.
+//! is renamed `__retry_self` (see [`rename_self`]). A `&mut` argument or `&mut self` that the
+//! return type may hold a shared borrow of is not re-borrowed: the body borrows from it itself.
 //!
 //! In a nested `async` block the values are made before the block and moved into it
 //! ([`Rebind::moved_in`]). `#[cfg]` attributes on an argument are copied onto its rebinding.
@@ -90,14 +93,28 @@ impl Rebind {
 /// `&mut self` must be re-borrowed for each attempt, by name). `body`: the attempt's body; an
 /// argument it does not name gets no copy (it may be used by a key alone, as `attempts =
 /// tries`: a copy no attempt uses would be an `unused variable` the function does not have).
-/// `keys`: the attribute's values.
+/// `keys`: the attribute's values. `output`: the return type (the future's output under
+/// `#[async_trait]`): a `&mut` argument it may hold a shared borrow of is not re-borrowed, so that
+/// the body can take that borrow from the argument itself, as without `#[retry]` (item.rs lets
+/// only those through, where the attempt is written inline: a body that passes the argument on
+/// is then rustc's to judge).
 pub(crate) fn rebind(
     sig: &mut Signature,
     private: &TokenStream,
     async_trait: bool,
     body: &TokenStream,
     keys: &[syn::Expr],
+    output: &Type,
 ) -> Rebind {
+    let returned: Vec<String> = crate::item::returned_borrows(sig, output)
+        .into_iter()
+        .map(|borrow| borrow.name)
+        .collect();
+    let lifetimes: Vec<String> = sig
+        .generics
+        .lifetimes()
+        .map(|l| l.lifetime.ident.to_string())
+        .collect();
     let mut bindings = Vec::new();
     let mut self_alias = None;
     for (index, arg) in sig.inputs.iter_mut().enumerate() {
@@ -106,7 +123,24 @@ pub(crate) fn rebind(
                 if !names(body, "self") {
                     continue;
                 }
-                if let Some(binding) = receiver_binding(receiver, private, async_trait) {
+                // A `&mut self` is re-borrowed where the body passes it on (`f(self)`), which
+                // moves it where the callee is generic. One the body only reads and writes
+                // through (`self.x`, `*self`) is left as it is, so that a hook reading
+                // `self.limit` while the body changes `self.calls` borrows disjoint fields. Under
+                // `#[async_trait]`, `self` is a local the body moves: re-borrowed anyway. And not
+                // where the return type may hold a shared borrow of it: see above.
+                let reborrow = async_trait
+                    || (passes_on(body, "self") && !returned.iter().any(|name| name == "self"));
+                // A `self` by value whose `Self` may be a `&mut` (re-borrowed, see
+                // `own_self`), unless a key borrows `self` too: a hook would hold that borrow
+                // while each attempt takes its own, so a `Self` that is a `&mut` cannot serve.
+                let own = !keys.iter().any(|key| names(&key.to_token_stream(), "self"));
+                let usage = SelfUse {
+                    reborrow,
+                    own,
+                    returned: may_hold_self(&lifetimes, output),
+                };
+                if let Some(binding) = receiver_binding(receiver, private, &usage) {
                     self_alias = Some(binding.source.clone());
                     bindings.push(binding);
                 }
@@ -115,10 +149,12 @@ pub(crate) fn rebind(
             FnArg::Typed(arg) => arg,
         };
         let ty = &*arg.ty;
+        let returned = returned.contains(&arg.pat.to_token_stream().to_string());
         // How an attempt gets its own value out of the argument `source`.
         let value = |source: &Ident| match strip_group(ty) {
             Type::Reference(r) if r.mutability.is_some() => quote!(&mut *#source),
             Type::Reference(_) => quote!(#source),
+            ty if is_borrowed_impl(ty) => quote!(&#source),
             _ => quote_spanned!(ty.span()=> #private::clone_arg(&#source)),
         };
         let binding = match &mut *arg.pat {
@@ -130,8 +166,8 @@ pub(crate) fn rebind(
                 subpat: None,
                 attrs,
             }) if attrs.is_empty() => {
-                let needs_own_copy =
-                    !matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
+                let needs_own_copy = !returned
+                    && !matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
                 let name = ident.to_string();
                 ((needs_own_copy || mutability.is_some()) && names(body, &name)).then(|| {
                     let mutability = mutability.take();
@@ -221,6 +257,25 @@ fn names(tokens: &TokenStream, name: &str) -> bool {
     })
 }
 
+/// Whether `tokens` use `name` as a value of its own, at any depth: not as a place (`name.x`,
+/// `*name`) or a path (`self::f`). Passed on so (`f(self)`, `write!(self, ..)`), a `&mut` is moved
+/// where the callee is generic. A false alarm costs a re-borrow.
+fn passes_on(tokens: &TokenStream, name: &str) -> bool {
+    let tokens: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let punct =
+        |i: Option<&TokenTree>, c: char| matches!(i, Some(TokenTree::Punct(p)) if p.as_char() == c);
+    tokens.iter().enumerate().any(|(i, tt)| match tt {
+        TokenTree::Ident(ident) => {
+            ident == name
+                && !punct(tokens.get(i + 1), '.')
+                && !punct(tokens.get(i + 1), ':')
+                && !punct(i.checked_sub(1).and_then(|j| tokens.get(j)), '*')
+        }
+        TokenTree::Group(group) => passes_on(&group.stream(), name),
+        _ => false,
+    })
+}
+
 /// Whether any of `exprs` (the hooks' key expressions) names an argument that a `move`
 /// closure could not take while they borrow it: `self` or an argument, unless a shared
 /// reference (copied, not moved). Read from the tokens, literals included (`format!("{tag}")`
@@ -250,25 +305,96 @@ pub(crate) fn named_by<'a>(
         })
 }
 
+/// How the body uses its receiver.
+struct SelfUse {
+    /// Whether a `&mut self` is re-borrowed (else it is used as it is).
+    reborrow: bool,
+    /// Whether a `self` by value is made with `own_self` (re-borrowed if `Self` is a `&mut`),
+    /// else cloned.
+    own: bool,
+    /// Where the return type's `Ok` type may hold a borrow of a `self` by value (it names
+    /// `Self`, or a lifetime the function does not declare: the `impl`'s).
+    returned: Option<Span>,
+}
+
+/// Where the `Ok` type of `output` (its first type argument: `Result<T, E>`, `io::Result<T>`)
+/// names `Self` or a lifetime not in `declared` (nor `'static`).
+fn may_hold_self(declared: &[String], output: &Type) -> Option<Span> {
+    let Type::Path(path) = strip_group(output) else {
+        return None;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
+        return None;
+    };
+    let ok = args.args.iter().find_map(|arg| match arg {
+        syn::GenericArgument::Type(ty) => Some(ty),
+        _ => None,
+    })?;
+    fn find(tokens: TokenStream, declared: &[String]) -> Option<Span> {
+        let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+        tokens.iter().enumerate().find_map(|(i, tt)| match tt {
+            TokenTree::Ident(ident) if ident == "Self" => Some(ident.span()),
+            TokenTree::Punct(p) if p.as_char() == '\'' => match tokens.get(i + 1) {
+                Some(TokenTree::Ident(name))
+                    if !declared.iter().any(|d| name == d) && name != "static" && name != "_" =>
+                {
+                    Some(p.span())
+                }
+                _ => None,
+            },
+            TokenTree::Group(group) => find(group.stream(), declared),
+            _ => None,
+        })
+    }
+    find(ok.to_token_stream(), declared)
+}
+
 /// The receiver's rebinding, where each attempt needs a `self` of its own.
 fn receiver_binding(
     receiver: &mut Receiver,
     private: &TokenStream,
-    async_trait: bool,
+    usage: &SelfUse,
 ) -> Option<Binding> {
     let span = receiver.self_token.span;
     let source = Ident::new("__retry_self", Span::mixed_site().located_at(span));
     let self_token = receiver.self_token;
     let (mutability, value) = match strip_group(&receiver.ty) {
         Type::Reference(r) if r.mutability.is_none() => return None,
-        Type::Reference(_) if !async_trait => return None,
+        Type::Reference(_) if !usage.reborrow => return None,
+        // A body that passes `self` on (`Parser::new(self)`, `fetch_one(self)`) moves it where
+        // the callee is generic: each attempt moves its own re-borrow.
         Type::Reference(_) => (None, quote_spanned!(span=> &mut *#self_token)),
         ty if is_pin_mut(ty) => {
-            // `Pin::as_mut` takes `&mut self`: the binding must be `mut`.
-            receiver.mutability = Some(syn::Token![mut](span));
+            // `Pin::as_mut` takes `&mut self`: the binding must be `mut`. A `mut` of the
+            // user's is for the body, which changes the `Pin` (`self.field = …` through
+            // `DerefMut`): it goes to each attempt's re-borrow.
+            let mutability = receiver.mutability.replace(syn::Token![mut](span));
             (
-                None,
+                mutability,
                 quote_spanned!(span=> ::core::pin::Pin::as_mut(&mut #self_token)),
+            )
+        }
+        Type::Path(path) if usage.own && path.qself.is_none() && path.path.is_ident("Self") => {
+            // Issue 17, class 9: `self` as `Self`, which may be a `&mut` (never `Clone`). The
+            // attempt's `self` is `own_self`'s, which takes `&mut self`: the signature's
+            // binding is `mut`; the user's `mut` moves to each attempt's own `self`.
+            let mutability = receiver.mutability.replace(syn::Token![mut](span));
+            let private_at = |at: Span| crate::respan::respan(private, at);
+            let (helper, at) = match usage.returned {
+                Some(at) => ("own_self_returned", at),
+                None => ("own_self", span),
+            };
+            let p_at = private_at(at);
+            let kind = quote_spanned! {at=> {
+                #[allow(unused_imports)]
+                use #p_at::{CloneKind as _, ReborrowKind as _};
+                (&&#p_at::SelfKind::<Self>::new()).kind()
+            }};
+            let helper = Ident::new(helper, span);
+            let p_self = private_at(span);
+            (
+                mutability,
+                quote_spanned!(span=> #p_self::#helper(#kind, &mut #self_token)),
             )
         }
         _ => {
@@ -287,6 +413,35 @@ fn receiver_binding(
         source,
         value,
     })
+}
+
+/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…): a by-value argument no attempt needs to
+/// own, since all it can do with it is borrow it (`path.as_ref()`), which a `&` of it does as
+/// well (`&T: AsRef<U>` where `T: AsRef<U>`). Each attempt is then given a shared borrow of the
+/// argument, which need not be `Clone` (`tokio::fs`'s signatures). Only these bounds, which
+/// `&T` has whenever `T` has them: one that consumes (`Into<PathBuf>`) needs a value of its own.
+pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
+    let Type::ImplTrait(it) = strip_group(ty) else {
+        return false;
+    };
+    let trait_name = |bound: &syn::TypeParamBound| match bound {
+        syn::TypeParamBound::Trait(t)
+            if matches!(t.modifier, syn::TraitBoundModifier::None) && t.lifetimes.is_none() =>
+        {
+            t.path.segments.last().map(|s| s.ident.to_string())
+        }
+        _ => None,
+    };
+    it.bounds
+        .iter()
+        .any(|b| trait_name(b).as_deref() == Some("AsRef"))
+        && it.bounds.iter().all(|b| {
+            matches!(b, syn::TypeParamBound::Lifetime(_))
+                || matches!(
+                    trait_name(b).as_deref(),
+                    Some("AsRef" | "Send" | "Sync" | "Unpin" | "Debug" | "Display")
+                )
+        })
 }
 
 /// `Pin<&mut Self>` (or any `Pin<&mut T>`).
@@ -401,7 +556,7 @@ mod tests {
     /// The rebinding for a body that uses every argument named here.
     fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bool) -> Rebind {
         let body = quote!(self x b c d a);
-        super::rebind(sig, private, async_trait, &body, &[])
+        super::rebind(sig, private, async_trait, &body, &[], &syn::parse_quote!(R))
     }
 
     #[test]
@@ -456,16 +611,76 @@ mod tests {
             .to_token_stream()
             .to_string()
             .starts_with("mut self"));
+        assert!(!out.contains("let mut __retry_self"), "{out}");
 
-        for receiver in [quote!(&self), quote!(&mut self), quote!(self: &Arc<Self>)] {
+        // Issue 17: a `mut` of the user's is the re-borrow's, which the body changes.
+        let mut sig: Signature = syn::parse_quote!(fn f(mut self: Pin<&mut Self>) -> R);
+        let r = rebind(&mut sig, &quote!(p), false);
+        let out = r.to_token_stream().to_string();
+        assert!(out.starts_with("let mut __retry_self ="), "{out}");
+        assert!(sig
+            .inputs
+            .first()
+            .unwrap()
+            .to_token_stream()
+            .to_string()
+            .starts_with("mut self"));
+
+        for receiver in [quote!(&self), quote!(self: &Arc<Self>)] {
             let mut sig: Signature = syn::parse_quote!(fn f(#receiver) -> R);
             let r = rebind(&mut sig, &quote!(p), false);
             assert!(r.self_alias.is_none(), "{receiver}");
         }
-        // async-trait moves `self` into a local: a `&mut self` is re-borrowed by name.
-        let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
-        let r = rebind(&mut sig, &quote!(p), true);
-        assert!(r.to_token_stream().to_string().contains("& mut * self"));
+        // Issue 17, class 2: a `&mut self` is re-borrowed per attempt, as a `&mut T` is, so
+        // that a body can pass `self` on; async-trait's too, whose `self` is a local.
+        for async_trait in [false, true] {
+            let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
+            let body = quote!(Parser::new(self).parse());
+            let output = syn::parse_quote!(R);
+            let r = super::rebind(&mut sig, &quote!(p), async_trait, &body, &[], &output);
+            assert!(r.self_alias.is_some());
+            assert_eq!(
+                r.to_token_stream().to_string(),
+                "let __retry_self = & mut * self ;"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mut_self_the_body_only_reads_and_writes_through_is_used_as_it_is() {
+        let output = syn::parse_quote!(R);
+        for (body, reborrowed) in [
+            (
+                quote!(self.calls += 1; *self = S::new(); Ok(self.m())),
+                false,
+            ),
+            (quote!(self::helper(); Ok(())), false),
+            (quote!(helper(self)), true),
+            (quote!(write!(self, "x")), true),
+            (quote!(let s = self; Ok(s.n)), true),
+        ] {
+            let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
+            let r = super::rebind(&mut sig, &quote!(p), false, &body, &[], &output);
+            assert_eq!(r.self_alias.is_some(), reborrowed, "{body}");
+        }
+    }
+
+    #[test]
+    fn a_mut_argument_the_output_may_borrow_shared_is_not_reborrowed() {
+        let body = quote!(helper(self); v.push(1); Ok(&self.name));
+        let output = syn::parse_quote!(Result<&str, E>);
+        let mut sig: Signature = syn::parse_quote!(async fn f(&mut self, v: &mut Vec<u8>) -> R);
+        let r = super::rebind(&mut sig, &quote!(p), false, &body, &[], &output);
+        assert!(r.self_alias.is_none());
+        assert_eq!(r.to_token_stream().to_string(), "let v = & mut * v ;");
+        let output = syn::parse_quote!(Result<&'a u8, E>);
+        let mut sig: Signature =
+            syn::parse_quote!(async fn f<'a>(&mut self, v: &'a mut Vec<u8>) -> R);
+        let r = super::rebind(&mut sig, &quote!(p), false, &body, &[], &output);
+        assert_eq!(
+            r.to_token_stream().to_string(),
+            "let __retry_self = & mut * self ;"
+        );
     }
 
     #[test]
@@ -478,7 +693,14 @@ mod tests {
             syn::parse_quote!(|_| log(&tag, self.x)),
         ];
         let body = quote!(Ok(format!("{id}")));
-        let r = super::rebind(&mut sig, &quote!(p), false, &body, &keys);
+        let r = super::rebind(
+            &mut sig,
+            &quote!(p),
+            false,
+            &body,
+            &keys,
+            &syn::parse_quote!(R),
+        );
         assert!(r.self_alias.is_none());
         assert_eq!(
             r.to_token_stream().to_string(),
@@ -494,7 +716,14 @@ mod tests {
         let body = quote!(Ok(self.tries));
         let keys = [syn::parse_quote!(tries)];
         let mut sig: Signature = syn::parse_quote!(fn f(&self, tries: u32) -> R);
-        let r = super::rebind(&mut sig, &quote!(p), false, &body, &keys);
+        let r = super::rebind(
+            &mut sig,
+            &quote!(p),
+            false,
+            &body,
+            &keys,
+            &syn::parse_quote!(R),
+        );
         assert_eq!(
             r.to_token_stream().to_string(),
             "# [allow (unused_variables)] let tries = p :: clone_arg (& tries) ;"
@@ -513,7 +742,14 @@ mod tests {
                 #[expect(unused_variables)] b: String,
             ) -> R
         );
-        let r = super::rebind(&mut sig, &quote!(p), false, &quote!(a), &[]);
+        let r = super::rebind(
+            &mut sig,
+            &quote!(p),
+            false,
+            &quote!(a),
+            &[],
+            &syn::parse_quote!(R),
+        );
         assert_eq!(
             r.to_token_stream().to_string(),
             "# [cfg (unix)] # [allow (unused_mut)] # [expect (unused_variables)] \
@@ -544,6 +780,75 @@ mod tests {
         assert!(!named(syn::parse_quote!(is_transient)));
         let shared: Signature = syn::parse_quote!(fn f(&self) -> R);
         assert!(!named_by(&shared, [&syn::parse_quote!(|_| self.ok())]));
+    }
+
+    #[test]
+    fn a_self_by_value_is_owned_by_its_kind_and_a_returned_borrow_checked() {
+        let rebind = |sig: &mut Signature, keys: &[syn::Expr], output: syn::Type| {
+            let body = quote!(self);
+            super::rebind(sig, &quote!(p), false, &body, keys, &output)
+                .to_token_stream()
+                .to_string()
+        };
+        let mut sig: Signature = syn::parse_quote!(fn f(mut self) -> R);
+        let out = rebind(&mut sig, &[], syn::parse_quote!(Result<(), E>));
+        assert!(
+            out.starts_with("let mut __retry_self = p :: own_self ("),
+            "{out}"
+        );
+        assert!(out.contains("SelfKind :: < Self >"), "{out}");
+        assert!(out.ends_with("& mut self) ;"), "{out}");
+        assert!(sig.to_token_stream().to_string().contains("(mut self)"));
+        // The `Ok` type may hold `'a` of the `impl`'s, or `Self`: a re-borrow is refused.
+        for output in [
+            syn::parse_quote!(Result<Compound<'a, W>, E>),
+            syn::parse_quote!(Result<Self::Seq, Self::Error>),
+        ] {
+            let mut sig: Signature = syn::parse_quote!(fn f(self) -> R);
+            let out = rebind(&mut sig, &[], output);
+            assert!(out.contains("p :: own_self_returned ("), "{out}");
+        }
+        for output in [
+            syn::parse_quote!(Result<(), Self::Error>),
+            syn::parse_quote!(Result<&'static str, E>),
+        ] {
+            let mut sig: Signature = syn::parse_quote!(fn f<'b>(self, x: &'b u8) -> R);
+            let out = rebind(&mut sig, &[], output);
+            assert!(out.contains("p :: own_self ("), "{out}");
+        }
+        let mut sig: Signature = syn::parse_quote!(fn f<'b>(self) -> R);
+        let out = rebind(&mut sig, &[], syn::parse_quote!(Result<&'b u8, E>));
+        assert!(out.contains("p :: own_self ("), "{out}");
+        // A key borrows `self`: cloned, as before.
+        let mut sig: Signature = syn::parse_quote!(fn f(self) -> R);
+        let out = rebind(
+            &mut sig,
+            &[syn::parse_quote!(|_| self.ok())],
+            syn::parse_quote!(R),
+        );
+        assert_eq!(out, "let __retry_self = p :: clone_self (& self) ;");
+    }
+
+    #[test]
+    fn an_impl_as_ref_argument_is_borrowed_not_cloned() {
+        let mut sig: Signature = syn::parse_quote!(
+            fn f(a: impl AsRef<Path>, b: impl AsRef<str> + Send + 'static, c: impl Into<PathBuf>,
+                 d: impl AsRef<Path> + Into<PathBuf>, mut e: impl AsRef<Path>) -> R
+        );
+        let body = quote!(a b c d e);
+        let r = super::rebind(
+            &mut sig,
+            &quote!(p),
+            false,
+            &body,
+            &[],
+            &syn::parse_quote!(R),
+        );
+        assert_eq!(
+            r.to_token_stream().to_string(),
+            "let a = & a ; let b = & b ; let c = p :: clone_arg (& c) ; \
+             let d = p :: clone_arg (& d) ; let mut e = & e ;"
+        );
     }
 
     #[test]

@@ -73,5 +73,5 @@ pub use retry::Retry;
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use run::hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
 pub use run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
-pub use run::state::{Classify, NoNotify, Notify, RetryAll, RetryState};
+pub use run::state::{AcceptOk, Classify, ClassifyOk, NoNotify, Notify, RetryAll, RetryState};
 pub use run::timeout::TimedOut;

@@ -6,15 +6,17 @@ pub use core::time::Duration;
 
 // Exactly what the expansion names.
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
-pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState};
+pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question::Branch;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
 pub use crate::timeout::{poll_race, Limit};
-pub use crate::{Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
+pub use crate::{AcceptOk, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
 
-use crate::{Classify, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget, TimedOut};
+use crate::{
+    Classify, ClassifyOk, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget, TimedOut,
+};
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
 /// `on = |e| e.is_timeout()` needs no annotation, and checks it there: a mistake in `on` is
@@ -27,6 +29,17 @@ where
     F: Fn(&R::Err) -> D,
 {
     Hook(on, PhantomData)
+}
+
+/// Gives an `on_ok = …` closure its signature `Fn(&T) -> D`, like [`classifier`].
+#[inline(always)]
+pub fn ok_classifier<R, D, F>(on_ok: F) -> Hook<R, F, OnOkKey>
+where
+    R: IsResult,
+    D: Into<Decision>,
+    F: Fn(&R::Ok) -> D,
+{
+    Hook(on_ok, PhantomData)
 }
 
 /// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`, like [`classifier`].
@@ -60,6 +73,8 @@ pub struct Hook<R, H, K>(H, PhantomData<fn(&R, K)>);
 
 /// The key `on`.
 pub struct OnKey;
+/// The key `on_ok`.
+pub struct OnOkKey;
 /// The key `notify`.
 pub struct NotifyKey;
 /// The key `give_up`.
@@ -74,6 +89,14 @@ pub trait Keep {
 }
 
 impl<R: IsResult, H: Classify<R::Err>> Keep for Hook<R, H, OnKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+impl<R: IsResult, H: ClassifyOk<R::Ok>> Keep for Hook<R, H, OnOkKey> {
     type Hook = H;
     #[inline(always)]
     fn keep(self) -> H {
@@ -116,6 +139,12 @@ pub struct Unchecked;
 
 impl<E> Classify<E> for Unchecked {
     fn classify(&self, _: &E) -> Decision {
+        Decision::Stop
+    }
+}
+
+impl<T> ClassifyOk<T> for Unchecked {
+    fn classify_ok(&self, _: &T) -> Decision {
         Decision::Stop
     }
 }
@@ -194,6 +223,45 @@ mod tracing_support {
         }
     }
 
+    /// Autoref specialisation on `R`'s `Ok` type, as [`ShownOutcome`] on its error:
+    /// `(&&ShownValue::<R>::new()).value_fn()` shows an `Ok` value (that `on_ok` retried) with
+    /// `Debug` if its type has it, else not at all.
+    pub struct ShownValue<R>(PhantomData<fn(&R)>);
+
+    impl<R> ShownValue<R> {
+        /// The chooser.
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            ShownValue(PhantomData)
+        }
+    }
+
+    /// The `Debug` arm for values.
+    pub trait ShowValueDebug<R> {
+        /// The renderer.
+        fn value_fn(&self) -> RenderFn<R>;
+    }
+    impl<T: Debug, E> ShowValueDebug<Result<T, E>> for &ShownValue<Result<T, E>> {
+        fn value_fn(&self) -> RenderFn<Result<T, E>> {
+            |r| {
+                r.as_ref()
+                    .ok()
+                    .map_or(Rendered::Nothing, |v| Rendered::Value(v))
+            }
+        }
+    }
+
+    /// The fallback for values: not shown.
+    pub trait ShowValueNothing<R> {
+        /// The renderer.
+        fn value_fn(&self) -> RenderFn<R>;
+    }
+    impl<R> ShowValueNothing<R> for ShownValue<R> {
+        fn value_fn(&self) -> RenderFn<R> {
+            |_| Rendered::Nothing
+        }
+    }
+
     /// The fallback: not shown.
     pub trait ShowNothing<R> {
         /// The renderer.
@@ -210,13 +278,16 @@ mod tracing_support {
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so the by-value argument type `{Self}` must be `Clone`",
     label = "this argument is cloned for each attempt",
-    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it; a type that is not yours to change (an extractor, like axum's `Path`) can stay in a function that calls a retried one with what the body needs from it"
+    note = "take it by reference (`&{Self}`), or implement or derive `Clone` for it (a generic type such as `Vec<T>` or `Option<T>` is `Clone` when its parameters are: bound them with `Clone`, or derive `Clone` on them); a type that is not yours to change (an extractor, like axum's `Path`) can stay in a function that calls a retried one with what the body needs from it"
 )]
 pub trait CloneArg {
     /// A fresh copy for the next attempt.
     fn clone_arg(&self) -> Self;
 }
 
+// Not recommended, as `CloneSelf`'s: a `Vec<B>` or `Option<NotClone>` that is not `Clone` for its
+// inner type is then reported as this trait's message on the argument, not as `B: Clone`.
+#[diagnostic::do_not_recommend]
 impl<T: Clone> CloneArg for T {
     #[inline(always)]
     fn clone_arg(&self) -> Self {
@@ -255,6 +326,107 @@ impl<T: Clone> CloneSelf for T {
 #[inline(always)]
 pub fn clone_self<T: CloneSelf>(receiver: &T) -> T {
     receiver.clone_self()
+}
+
+/// How an attempt gets its own `self` taken by value as `Self`: re-borrowed where `Self` is a
+/// `&mut T` (never `Clone`: serde's `impl Serializer for &mut Serializer<W>`), else cloned.
+/// Chosen by autoref specialisation, `(&&SelfKind::<Self>::new()).kind()`, with
+/// [`ReborrowKind`] and [`CloneKind`] in scope: where `Self` is known to be a `&mut`, the first
+/// applies; anywhere else (a type parameter too) the second.
+pub struct SelfKind<T: ?Sized>(PhantomData<fn(&T)>);
+
+impl<T: ?Sized> SelfKind<T> {
+    /// The chooser.
+    #[allow(clippy::new_without_default)]
+    #[inline(always)]
+    pub const fn new() -> Self {
+        SelfKind(PhantomData)
+    }
+}
+
+/// `self` is a `&mut`: each attempt re-borrows it.
+pub struct ByReborrow;
+/// `self` is cloned for each attempt.
+pub struct ByClone;
+
+/// [`SelfKind`]'s arm for a `&mut T`.
+pub trait ReborrowKind {
+    /// [`ByReborrow`].
+    fn kind(&self) -> ByReborrow;
+}
+
+impl<T: ?Sized> ReborrowKind for &SelfKind<&mut T> {
+    #[inline(always)]
+    fn kind(&self) -> ByReborrow {
+        ByReborrow
+    }
+}
+
+/// [`SelfKind`]'s arm for any other type.
+pub trait CloneKind {
+    /// [`ByClone`].
+    fn kind(&self) -> ByClone;
+}
+
+impl<T: ?Sized> CloneKind for SelfKind<T> {
+    #[inline(always)]
+    fn kind(&self) -> ByClone {
+        ByClone
+    }
+}
+
+/// An attempt's own `self` of type `T`, made the way the kind says. On the kind, not on `T`: a
+/// `T` that is not `Clone` is then reported as [`CloneSelf`]'s message, with no list of the
+/// other kinds' impls.
+pub trait OwnSelf<'s, T> {
+    /// A clone of `self`, or a re-borrow of it for `'s`.
+    type Own;
+    /// The attempt's `self`.
+    fn own_self(self, receiver: &'s mut T) -> Self::Own;
+}
+
+impl<'s, T: CloneSelf> OwnSelf<'s, T> for ByClone {
+    type Own = T;
+    #[inline(always)]
+    fn own_self(self, receiver: &'s mut T) -> T {
+        receiver.clone_self()
+    }
+}
+
+impl<'s, T: ?Sized + 's> OwnSelf<'s, &mut T> for ByReborrow {
+    type Own = &'s mut T;
+    #[inline(always)]
+    fn own_self(self, receiver: &'s mut &mut T) -> &'s mut T {
+        receiver
+    }
+}
+
+/// A by-value `self` for one attempt: cloned, or re-borrowed if it is a `&mut` (see
+/// [`SelfKind`]).
+#[inline(always)]
+pub fn own_self<'s, K: OwnSelf<'s, T>, T>(kind: K, receiver: &'s mut T) -> K::Own {
+    kind.own_self(receiver)
+}
+
+/// A by-value `self` that is a `&mut` cannot be returned, or a borrow of it: each attempt
+/// re-borrows it for itself.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` cannot return a borrow of `self`: `Self` is a `&mut`, which each attempt re-borrows for itself, and the borrow checker cannot see that the attempt which returns is the last",
+    label = "this may hold a borrow of `self`",
+    note = "return an owned value, or retry a function that does not return the borrow and call it from this one"
+)]
+pub trait Unborrowed {}
+
+impl Unborrowed for ByClone {}
+
+/// [`own_self`], where the return type may hold a borrow of `self` (it names `Self` or a
+/// lifetime of the `impl`'s): a `self` that would be re-borrowed is refused, at `kind`.
+#[inline(always)]
+pub fn own_self_returned<'s, K: Unborrowed + OwnSelf<'s, T>, T>(
+    kind: K,
+    receiver: &'s mut T,
+) -> K::Own {
+    own_self(kind, receiver)
 }
 
 /// `policy = …` takes a `Policy` or a `&Policy`.
@@ -298,6 +470,10 @@ pub trait FromTimedOut {
     fn from_timed_out(timed_out: TimedOut) -> Self;
 }
 
+// Not recommended: an error type whose `From` impls come from a blanket impl of its own (sqlx's
+// `impl<E: DatabaseError> From<E> for Error`) is then reported as this trait's message at the
+// `timeout` key, not as `TimedOut: DatabaseError`.
+#[diagnostic::do_not_recommend]
 impl<E: From<TimedOut>> FromTimedOut for E {
     #[inline]
     fn from_timed_out(timed_out: TimedOut) -> Self {

@@ -8,11 +8,11 @@ use core::time::Duration;
 use crate::fleet::{Budget, NoBudget, SharedBudget};
 use crate::run::hedge::{Hedge, HedgeWith, NoHedge};
 use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
-use crate::run::loops::{run_blocking, sleep_boxed, succeeded, Loop, LoopState};
+use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
 use crate::run::sleep::Clock;
 use crate::run::state::start_time;
 use crate::run::timeout::{race, AttemptTimeout, Limit, NoTimeout};
-use crate::{Classify, NoNotify, Notify, Policy, RetryAll};
+use crate::{AcceptOk, Classify, ClassifyOk, NoNotify, Notify, Policy, RetryAll};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
@@ -42,9 +42,10 @@ pub struct Retry<
     T = NoTrace,
     L = NoTimeout,
     D = NoHedge,
+    O = AcceptOk,
 > {
     policy: Policy,
-    hooks: Hooks<C, N, G, B, T>,
+    hooks: Hooks<C, N, G, B, T, O>,
     name: &'static str,
     timeout: L,
     hedge: D,
@@ -67,6 +68,7 @@ impl Retry {
                 give_up: NoGiveUp,
                 budget: NoBudget,
                 trace: NoTrace,
+                on_ok: AcceptOk,
             },
             name: "closure",
             timeout: NoTimeout,
@@ -75,7 +77,7 @@ impl Retry {
     }
 }
 
-impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
+impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     /// Which errors are retried: a [`Classify`], usually a closure `Fn(&E) -> D` where
     /// `D: Into<Decision>` (annotate its argument's type), or [`transient`](crate::transient).
     ///
@@ -84,13 +86,14 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// let r = Retry::new(Policy::default()).on(|_: &std::io::Error| Decision::Stop);
     /// assert!(r.call(|| std::fs::read("/no/such/file")).is_err());
     /// ```
-    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T, L, D> {
+    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T, L, D, O> {
         self.map_hooks(|h| Hooks {
             on,
             notify: h.notify,
             give_up: h.give_up,
             budget: h.budget,
             trace: h.trace,
+            on_ok: h.on_ok,
         })
     }
 
@@ -103,13 +106,14 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     ///     .notify(|e: &&str, ev: &RetryEvent| eprintln!("{} failed: {e}", ev.function));
     /// assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     /// ```
-    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T, L, D> {
+    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T, L, D, O> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify,
             give_up: h.give_up,
             budget: h.budget,
             trace: h.trace,
+            on_ok: h.on_ok,
         })
     }
 
@@ -123,13 +127,14 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     ///     .give_up(|_: &&str, g: &GiveUp| assert_eq!(g.reason, GiveUpReason::Stopped));
     /// assert_eq!(r.call(|| Err::<(), _>("fatal")), Err("fatal"));
     /// ```
-    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T, L, D> {
+    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T, L, D, O> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
             give_up,
             budget: h.budget,
             trace: h.trace,
+            on_ok: h.on_ok,
         })
     }
 
@@ -144,13 +149,14 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// let _ = r.call(|| { calls += 1; Err::<(), _>("down") });
     /// assert_eq!(calls, 1); // an empty budget: no retry
     /// ```
-    pub fn budget<S: SharedBudget>(self, budget: &S) -> Retry<C, N, G, &S, T, L, D> {
+    pub fn budget<S: SharedBudget>(self, budget: &S) -> Retry<C, N, G, &S, T, L, D, O> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
             give_up: h.give_up,
             budget,
             trace: h.trace,
+            on_ok: h.on_ok,
         })
     }
 
@@ -168,21 +174,22 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     pub fn trace(
         self,
         level: crate::Level,
-    ) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>, L, D> {
+    ) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>, L, D, O> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
             give_up: h.give_up,
             budget: h.budget,
             trace: crate::tracer(level, crate::Unrendered),
+            on_ok: h.on_ok,
         })
     }
 
     /// The same retry with other hooks.
-    fn map_hooks<C2, N2, G2, B2, T2>(
+    fn map_hooks<C2, N2, G2, B2, T2, O2>(
         self,
-        f: impl FnOnce(Hooks<C, N, G, B, T>) -> Hooks<C2, N2, G2, B2, T2>,
-    ) -> Retry<C2, N2, G2, B2, T2, L, D> {
+        f: impl FnOnce(Hooks<C, N, G, B, T, O>) -> Hooks<C2, N2, G2, B2, T2, O2>,
+    ) -> Retry<C2, N2, G2, B2, T2, L, D, O2> {
         Retry {
             policy: self.policy,
             hooks: f(self.hooks),
@@ -214,7 +221,7 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// assert_eq!(calls, 3);
     /// # }
     /// ```
-    pub fn timeout(self, timeout: Duration) -> Retry<C, N, G, B, T, Duration, D> {
+    pub fn timeout(self, timeout: Duration) -> Retry<C, N, G, B, T, Duration, D, O> {
         Retry {
             policy: self.policy,
             hooks: self.hooks,
@@ -248,7 +255,7 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// assert_eq!(started.elapsed(), Duration::from_millis(60));
     /// # }
     /// ```
-    pub fn hedge(self, hedge: Hedge) -> Retry<C, N, G, B, T, L, Hedge> {
+    pub fn hedge(self, hedge: Hedge) -> Retry<C, N, G, B, T, L, Hedge, O> {
         Retry {
             policy: self.policy,
             hooks: self.hooks,
@@ -284,11 +291,38 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
         self.with_name(name)
     }
 
+    /// Retry an `Ok` value too (poll until ready): `on_ok` is a [`ClassifyOk`], usually a
+    /// closure `Fn(&T) -> D` where `D: Into<Decision>` (`true` = try again). A value it
+    /// retries is treated like a retryable error (the same backoff, attempts, deadline, budget
+    /// and hedging; [`Decision::RetryAfter`](crate::Decision::RetryAfter) is a hint); when
+    /// retrying ends on one, that last `Ok` is returned.
+    ///
+    /// ```
+    /// use retry_runtime::{Policy, Retry};
+    /// use std::time::Duration;
+    ///
+    /// let mut polls = 0;
+    /// let status = Retry::new(Policy::new().with_attempts(10).with_base(Duration::ZERO))
+    ///     .on_ok(|status: &&str| *status == "pending")
+    ///     .call(|| { polls += 1; Ok::<_, ()>(if polls < 3 { "pending" } else { "done" }) });
+    /// assert_eq!((status, polls), (Ok("done"), 3));
+    /// ```
+    pub fn on_ok<O2>(self, on_ok: O2) -> Retry<C, N, G, B, T, L, D, O2> {
+        self.map_hooks(|h| Hooks {
+            on: h.on,
+            notify: h.notify,
+            give_up: h.give_up,
+            budget: h.budget,
+            trace: h.trace,
+            on_ok,
+        })
+    }
+
     /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
     /// waits with `tokio::time::sleep` (and measuring `max_elapsed` on tokio's clock).
     ///
-    /// The future is `Send` when `op`'s futures are and `E` is: the last error is kept
-    /// through each wait, to be returned should the policy's `max_elapsed` pass during it.
+    /// The future is `Send` when `op`'s futures are and `V` and `E` are: the last outcome is
+    /// kept through each wait, to be returned should the policy's `max_elapsed` pass during it.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -299,20 +333,56 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// ```
     #[cfg(feature = "tokio")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-    pub async fn call_async<V, E, F, Fut>(&self, op: F) -> Result<V, E>
+    pub async fn call_async<V, E, F, Fut>(&self, mut op: F) -> Result<V, E>
     where
         C: Classify<E>,
         N: Notify<E>,
         G: GiveUpHook<E>,
         B: Budget,
         T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<V, E>>,
     {
-        self.call_async_with(crate::sleep::tokio_sleep, crate::sleep::tokio_now, op)
-            .await
+        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+        self.run_async(sleep, clock, |_| op()).await
+    }
+
+    /// [`call_async`](Retry::call_async), handing `op` the 1-based number of the attempt it
+    /// makes (each hedge its own): to fail over to the next endpoint, tag an attempt in a header
+    /// or log it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_runtime::{Policy, Retry};
+    /// let endpoints = ["http://a.invalid", "http://b.invalid"];
+    /// let r = Retry::new(Policy::new().with_attempts(3));
+    /// let used = r.call_async_with_attempt(|n| async move {
+    ///     let endpoint = endpoints[(n - 1) as usize % endpoints.len()];
+    ///     if n < 2 { Err(endpoint) } else { Ok(endpoint) }
+    /// }).await;
+    /// assert_eq!(used, Ok("http://b.invalid"));
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn call_async_with_attempt<V, E, F, Fut>(&self, op: F) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+    {
+        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+        self.run_async(sleep, clock, op).await
     }
 
     /// [`call_async`](Retry::call_async) on any runtime: `sleep` is the timer, `clock` the
@@ -335,6 +405,30 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// ```
     pub async fn call_async_with<V, E, F, Fut, S, SFut>(
         &self,
+        sleep: S,
+        clock: Clock,
+        mut op: F,
+    ) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+        S: FnMut(Duration) -> SFut,
+        SFut: Future<Output = ()>,
+    {
+        self.run_async(sleep, clock, |_| op()).await
+    }
+
+    /// The async loop every `call_async*` runs: `op` is handed the attempt's number.
+    async fn run_async<V, E, F, Fut, S, SFut>(
+        &self,
         mut sleep: S,
         clock: Clock,
         mut op: F,
@@ -345,9 +439,10 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
         G: GiveUpHook<E>,
         B: Budget,
         T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
-        F: FnMut() -> Fut,
+        F: FnMut(u32) -> Fut,
         Fut: Future<Output = Result<V, E>>,
         S: FnMut(Duration) -> SFut,
         SFut: Future<Output = ()>,
@@ -364,25 +459,28 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
         }
         let mut state = LoopState::<Result<V, E>>::new();
         loop {
+            let attempt = state.attempt();
             let (outcome, cut) = match self.timeout.limit() {
-                None => (op().await, false),
+                None => (op(attempt).await, false),
                 Some((timeout, timed_out)) => {
                     let limit = Limit::of(timeout, now);
-                    match race(op(), sleep(limit.duration)).await {
+                    match race(op(attempt), sleep(limit.duration)).await {
                         Ok(outcome) => (outcome, false),
                         Err(t) => (Err(timed_out(t)), limit.deadline),
                     }
                 }
             };
-            if succeeded(&outcome) {
+            let verdict = verdict(&outcome, &self.hooks.on_ok);
+            if verdict.accepted() {
                 state.succeeded_with(&self.hooks, self.name, clock);
                 return outcome;
             }
-            // The outcome is gone before the wait: only the last error is kept through it,
+            // The outcome is gone before the wait: only the last one is kept through it,
             // where the policy has a deadline that may end the call after it.
             let (wait, last) = match state.failed(
                 (&self.policy, clock, start),
                 outcome,
+                verdict,
                 &self.hooks,
                 self.name,
                 cut,
@@ -398,7 +496,7 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     }
 }
 
-impl<C, N, G, B, T> Retry<C, N, G, B, T, NoTimeout, NoHedge> {
+impl<C, N, G, B, T, O> Retry<C, N, G, B, T, NoTimeout, NoHedge, O> {
     /// Call `op` until it succeeds or retrying ends, sleeping the waits with
     /// [`std::thread::sleep`].
     ///
@@ -407,13 +505,37 @@ impl<C, N, G, B, T> Retry<C, N, G, B, T, NoTimeout, NoHedge> {
     /// let r = Retry::new(Policy::default());
     /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
     /// ```
-    pub fn call<V, E>(&self, op: impl FnMut() -> Result<V, E>) -> Result<V, E>
+    pub fn call<V, E>(&self, mut op: impl FnMut() -> Result<V, E>) -> Result<V, E>
     where
         C: Classify<E>,
         N: Notify<E>,
         G: GiveUpHook<E>,
         B: Budget,
         T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+    {
+        run_blocking(self.policy, &self.hooks, self.name, |_| op())
+    }
+
+    /// [`call`](Retry::call), handing `op` the 1-based number of the attempt it makes.
+    ///
+    /// ```
+    /// use retry_runtime::{Policy, Retry};
+    /// use std::time::Duration;
+    ///
+    /// let mut seen = Vec::new();
+    /// let r = Retry::new(Policy::new().with_attempts(3).with_base(Duration::ZERO));
+    /// let out = r.call_with_attempt(|n| { seen.push(n); if n < 3 { Err(n) } else { Ok(n) } });
+    /// assert_eq!((out, seen), (Ok(3), vec![1, 2, 3]));
+    /// ```
+    pub fn call_with_attempt<V, E>(&self, op: impl FnMut(u32) -> Result<V, E>) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
     {
         run_blocking(self.policy, &self.hooks, self.name, op)
     }

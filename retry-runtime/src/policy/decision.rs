@@ -78,6 +78,12 @@ pub struct RetryEvent {
     /// Whether this is a hedge (`hedge = …`): call number `attempt` has not answered within
     /// `delay`, and the next call starts beside it, at once. (A retry after an error is not.)
     pub hedge: bool,
+    /// Whether the call that just ended returned an `Ok` value that `on_ok` retries (polling
+    /// until ready), not an error. There is no error to show: a `notify` closure
+    /// `Fn(&E, &RetryEvent)` is not called for it; a [`Notify`](crate::Notify) type hears of
+    /// it through [`Notify::retry_ok`](crate::Notify::retry_ok), and traces and metrics count it
+    /// as a retry.
+    pub ok: bool,
 }
 
 /// Why retrying ended with an error.
@@ -170,4 +176,10 @@ pub struct GiveUp {
     pub calls: u32,
     /// The retried function's name, as in [`RetryEvent::function`].
     pub function: &'static str,
+    /// Whether retrying ended on an `Ok` value `on_ok` would have retried (its attempts spent,
+    /// the deadline reached, the budget empty, or `on_ok` said [`Decision::Stop`] after all):
+    /// the call returns that value, and a `give_up` closure `Fn(&E, &GiveUp)`, which has no
+    /// error to be shown, is not called; a [`GiveUpHook`](crate::GiveUpHook) type hears of it
+    /// through [`GiveUpHook::give_up_ok`](crate::GiveUpHook::give_up_ok).
+    pub ok: bool,
 }

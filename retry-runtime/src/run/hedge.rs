@@ -20,8 +20,8 @@ use core::task::Poll;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::run::loops::{succeeded, IsResult, Serves};
 use crate::run::sleep::Clock;
+use crate::run::step::{IsResult, Serves};
 use crate::run::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
 
@@ -271,36 +271,36 @@ struct Running {
 /// `timeout`: each attempt's limit, and the outcome of an attempt cut by it. The waits, the
 /// hedge delays and the limits are slept with `sleep`; `now` is the policy, its clock and the
 /// call's start (see [`start_time`](crate::__private::start_time)).
-/// Where the hedging loop keeps the last error through a backoff wait: an `Option<E>` where a
-/// deadline may end the call after the wait, [`Discard`] where none can (the loop's future then
-/// holds nothing of `E`, and is `Send` whatever it is).
-pub trait LastError<E> {
-    /// Keep `error` through the wait.
-    fn keep(&mut self, error: E);
-    /// The error kept, if any.
-    fn take(&mut self) -> Option<E>;
+/// Where the hedging loop keeps the last outcome through a backoff wait: an `Option<R>` where
+/// a deadline may end the call after the wait, [`Discard`] where none can (the loop's future
+/// then holds nothing of `R`, and is `Send` whatever its `T` and `E` are).
+pub trait KeepLast<R> {
+    /// Keep `outcome` through the wait.
+    fn keep(&mut self, outcome: R);
+    /// The outcome kept, if any.
+    fn take(&mut self) -> Option<R>;
 }
 
-impl<E> LastError<E> for Option<E> {
+impl<R> KeepLast<R> for Option<R> {
     #[inline]
-    fn keep(&mut self, error: E) {
-        *self = Some(error);
+    fn keep(&mut self, outcome: R) {
+        *self = Some(outcome);
     }
     #[inline]
-    fn take(&mut self) -> Option<E> {
+    fn take(&mut self) -> Option<R> {
         Option::take(self)
     }
 }
 
-/// Keeps no error: for a call that has no deadline.
+/// Keeps nothing: for a call that has no deadline.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Discard;
 
-impl<E> LastError<E> for Discard {
+impl<R> KeepLast<R> for Discard {
     #[inline(always)]
-    fn keep(&mut self, _: E) {}
+    fn keep(&mut self, _: R) {}
     #[inline(always)]
-    fn take(&mut self) -> Option<E> {
+    fn take(&mut self) -> Option<R> {
         None
     }
 }
@@ -318,9 +318,9 @@ pub(crate) async fn hedged<R, H, F, Fut, S, SFut, M, K>(
 ) -> R
 where
     R: IsResult,
-    K: LastError<R::Err>,
+    K: KeepLast<R>,
     H: Serves<R>,
-    F: FnMut() -> Fut,
+    F: FnMut(u32) -> Fut,
     Fut: Future<Output = R>,
     S: FnMut(Duration) -> SFut,
     SFut: Future<Output = ()>,
@@ -354,7 +354,7 @@ where
                 deadline: limit.is_some_and(|l| l.deadline),
                 began: histogram.map(|_| clock()),
             };
-            let fut = make();
+            let fut = make(started);
             let limit_timer = limit.map(|l| sleep(l.duration));
             if lead.is_none() {
                 lead.set(Some(fut));
@@ -405,7 +405,8 @@ where
                     None => continue,
                 },
             };
-            if succeeded(&outcome) {
+            let verdict = hooks.verdict(&outcome);
+            if verdict.accepted() {
                 if started > 1 {
                     hooks.recovered(&state, function);
                 } else {
@@ -416,7 +417,7 @@ where
             let running = lead.is_some() || !others.is_empty();
             if running && !cut {
                 // Others still run: this error ends the call only if it must not be retried.
-                if hooks.decide(&outcome) == Decision::Stop {
+                if hooks.decide(&outcome, verdict) == Decision::Stop {
                     let reason = state.end(GiveUpReason::Stopped);
                     return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
                 }
@@ -424,14 +425,12 @@ where
                 continue;
             }
             // None runs (or the deadline cut one, which ends them all): the usual step.
-            match hooks.step(&mut state, outcome, function, cut) {
+            match hooks.step(&mut state, outcome, verdict, function, cut) {
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
                 ControlFlow::Continue((delay, tokens, outcome)) => {
                     owed = tokens;
                     if state.has_deadline() {
-                        if let Some(error) = outcome.into_err() {
-                            last.keep(error);
-                        }
+                        last.keep(outcome);
                     }
                     timer.set(Some(sleep(delay)));
                     waiting = true;
@@ -448,9 +447,8 @@ where
         // 2. The backoff wait is over: nothing else ran meanwhile.
         if waiting {
             waiting = false;
-            if let Some(error) = last.take() {
+            if let Some(outcome) = last.take() {
                 if state.past_deadline() {
-                    let outcome = R::from_err(error);
                     // The retry never runs: its tokens go back.
                     drop(core::mem::take(&mut owed));
                     let reason = GiveUpReason::Elapsed;
@@ -468,6 +466,7 @@ where
             function,
             attempts: policy.attempts(),
             hedge: true,
+            ok: false,
         };
         if !state.past_deadline() && hooks.hedge(&mut state, &event) {
             begin!();

@@ -16,6 +16,24 @@ use crate::{GiveUp, RetryEvent};
 pub trait GiveUpHook<E> {
     /// `error` is being returned, for the reason in `give_up`.
     fn give_up(&self, error: &E, give_up: &GiveUp);
+
+    /// Retrying ended on an `Ok` value that `on_ok` would have retried, for the reason in
+    /// `give_up` ([`GiveUp::ok`](crate::GiveUp::ok)): that value is returned. There is no error
+    /// to show: a closure `Fn(&E, &GiveUp)` is not told; implement `GiveUpHook` on a type of
+    /// your own to be told.
+    ///
+    /// ```
+    /// use retry_runtime::{GiveUp, GiveUpHook};
+    /// struct Log;
+    /// impl<E> GiveUpHook<E> for Log {
+    ///     fn give_up(&self, _: &E, g: &GiveUp) { eprintln!("failed: {}", g.reason) }
+    ///     fn give_up_ok(&self, g: &GiveUp) { eprintln!("still not ready: {}", g.reason) }
+    /// }
+    /// # let _ = &Log as &dyn GiveUpHook<()>;
+    /// ```
+    fn give_up_ok(&self, give_up: &GiveUp) {
+        let _ = give_up;
+    }
 }
 
 impl<E, F: Fn(&E, &GiveUp)> GiveUpHook<E> for F {
@@ -93,12 +111,12 @@ impl<R> Trace<R> for NoTrace {
 /// Everything a call site's retry loop calls out to besides the operation.
 ///
 /// ```
-/// use retry_runtime::{Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, RetryAll};
-/// let hooks = Hooks { on: RetryAll, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace };
+/// use retry_runtime::{AcceptOk, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, RetryAll};
+/// let hooks = Hooks { on: RetryAll, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk };
 /// # let _ = hooks;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Hooks<C, N, G, B, T> {
+pub struct Hooks<C, N, G, B, T, O = crate::AcceptOk> {
     /// Which errors are retried: a [`Classify`](crate::Classify).
     pub on: C,
     /// Told before each wait: a [`Notify`](crate::Notify).
@@ -109,6 +127,9 @@ pub struct Hooks<C, N, G, B, T> {
     pub budget: B,
     /// Trace events: a [`Trace`].
     pub trace: T,
+    /// Which `Ok` values are retried (`on_ok`): a [`ClassifyOk`](crate::ClassifyOk); every one
+    /// is taken with [`AcceptOk`](crate::AcceptOk).
+    pub on_ok: O,
 }
 
 #[cfg(feature = "tracing")]
@@ -131,6 +152,8 @@ mod tracer {
         Display(&'a dyn Display),
         /// Shown with `Debug`.
         Debug(&'a dyn Debug),
+        /// An `Ok` value `on_ok` retried, shown with `Debug`.
+        Value(&'a dyn Debug),
         /// Not shown.
         Nothing,
     }
@@ -145,6 +168,22 @@ mod tracer {
     impl<R> Render<R> for for<'e> fn(&'e R) -> Rendered<'e> {
         fn render<'e>(&self, outcome: &'e R) -> Rendered<'e> {
             self(outcome)
+        }
+    }
+
+    /// The error's renderer, then the value's (for an `Ok` that `on_ok` retried): what
+    /// `#[retry]` picks when the function has `on_ok`.
+    impl<R> Render<R>
+        for (
+            for<'e> fn(&'e R) -> Rendered<'e>,
+            for<'e> fn(&'e R) -> Rendered<'e>,
+        )
+    {
+        fn render<'e>(&self, outcome: &'e R) -> Rendered<'e> {
+            match (self.0)(outcome) {
+                Rendered::Nothing => (self.1)(outcome),
+                shown => shown,
+            }
         }
     }
 
@@ -216,6 +255,23 @@ mod tracer {
                 Rendered::Debug(e) => {
                     at_level!(self.level, function, attempt, delay_ms, error = ?e, "retrying")
                 }
+                Rendered::Value(v) => at_level!(
+                    self.level,
+                    function,
+                    attempt,
+                    delay_ms,
+                    value = ?v,
+                    "retrying on an Ok value"
+                ),
+                Rendered::Nothing if ev.ok => {
+                    at_level!(
+                        self.level,
+                        function,
+                        attempt,
+                        delay_ms,
+                        "retrying on an Ok value"
+                    )
+                }
                 Rendered::Nothing => at_level!(self.level, function, attempt, delay_ms, "retrying"),
             }
         }
@@ -246,6 +302,23 @@ mod tracer {
                 }
                 Rendered::Debug(e) => {
                     at_level!(self.level, function, calls, reason, error = ?e, "giving up")
+                }
+                Rendered::Value(v) => at_level!(
+                    self.level,
+                    function,
+                    calls,
+                    reason,
+                    value = ?v,
+                    "giving up on an Ok value"
+                ),
+                Rendered::Nothing if g.ok => {
+                    at_level!(
+                        self.level,
+                        function,
+                        calls,
+                        reason,
+                        "giving up on an Ok value"
+                    )
                 }
                 Rendered::Nothing => at_level!(self.level, function, calls, reason, "giving up"),
             }

@@ -11,5 +11,6 @@ pub mod metrics;
 pub(crate) mod question;
 pub mod sleep;
 pub(crate) mod state;
+pub(crate) mod step;
 pub mod testing;
 pub mod timeout;

@@ -46,6 +46,48 @@ impl<E> Classify<E> for RetryAll {
     }
 }
 
+/// Decides, value by value, whether an `Ok` is retried (`on_ok`: poll until ready).
+///
+/// Implemented for every `Fn(&T) -> D` where `D: Into<Decision>` (so `bool` works: `true` =
+/// try again), and for [`AcceptOk`], which takes every value.
+///
+/// ```
+/// use retry_runtime::{ClassifyOk, Decision};
+///
+/// #[derive(PartialEq)]
+/// enum Job { Pending, Done }
+/// let pending = |job: &Job| *job == Job::Pending;
+/// assert_eq!(pending.classify_ok(&Job::Pending), Decision::Retry);
+/// assert_eq!(pending.classify_ok(&Job::Done), Decision::Stop);
+/// ```
+pub trait ClassifyOk<T> {
+    /// What to do about `value`: [`Decision::Stop`] takes it.
+    fn classify_ok(&self, value: &T) -> Decision;
+}
+
+impl<T, D: Into<Decision>, F: Fn(&T) -> D> ClassifyOk<T> for F {
+    #[inline]
+    fn classify_ok(&self, value: &T) -> Decision {
+        self(value).into()
+    }
+}
+
+/// The `on_ok` used when none is given: every `Ok` is a success (and costs nothing).
+///
+/// ```
+/// use retry_runtime::{AcceptOk, ClassifyOk, Decision};
+/// assert_eq!(AcceptOk.classify_ok(&"any value"), Decision::Stop);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AcceptOk;
+
+impl<T> ClassifyOk<T> for AcceptOk {
+    #[inline(always)]
+    fn classify_ok(&self, _: &T) -> Decision {
+        Decision::Stop
+    }
+}
+
 /// Told about each retry before its wait (logging, metrics).
 ///
 /// Implemented for every `Fn(&E, &RetryEvent)`, and for [`NoNotify`].
@@ -79,6 +121,24 @@ pub trait Notify<E> {
     /// # let _ = &Counts::default() as &dyn Notify<()>;
     /// ```
     fn hedge(&self, event: &RetryEvent) {
+        let _ = event;
+    }
+
+    /// Call number `event.attempt` returned an `Ok` value that `on_ok` retries, and the next
+    /// call comes after `event.delay` ([`RetryEvent::ok`](crate::RetryEvent::ok)). There is no
+    /// error to show: a closure `Fn(&E, &RetryEvent)` is not told; implement `Notify` on a type
+    /// of your own to be told.
+    ///
+    /// ```
+    /// use retry_runtime::{Notify, RetryEvent};
+    /// struct Log;
+    /// impl<E: std::fmt::Display> Notify<E> for Log {
+    ///     fn notify(&self, e: &E, ev: &RetryEvent) { eprintln!("call {} failed: {e}", ev.attempt) }
+    ///     fn retry_ok(&self, ev: &RetryEvent) { eprintln!("call {} not ready yet", ev.attempt) }
+    /// }
+    /// # let _ = &Log as &dyn Notify<String>;
+    /// ```
+    fn retry_ok(&self, event: &RetryEvent) {
         let _ = event;
     }
 }
@@ -263,18 +323,18 @@ impl RetryState {
     /// reached. A loop of your own does that with [`RetryBudget::refund_retry`](crate::RetryBudget::refund_retry).)
     ///
     /// ```
-    /// use retry_runtime::{GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
+    /// use retry_runtime::{AcceptOk, GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
     ///
     /// let mut state = RetryState::new(Policy::default());
     /// let on = |e: &u16| *e >= 500;
-    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace };
+    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk };
     /// assert!(state.on_error(&503, &hooks, "fetch").is_ok());
     /// assert_eq!(state.on_error(&404, &hooks, "fetch"), Err(GiveUpReason::Stopped));
     /// ```
-    pub fn on_error<E, C, N, G, B, T>(
+    pub fn on_error<E, C, N, G, B, T, O>(
         &mut self,
         error: &E,
-        hooks: &Hooks<C, N, G, B, T>,
+        hooks: &Hooks<C, N, G, B, T, O>,
         function: &'static str,
     ) -> Result<Duration, GiveUpReason>
     where
@@ -292,10 +352,10 @@ impl RetryState {
     /// retry loops, where most of it folds away: no budget, no hook, a zero base), else by one
     /// call of [`next_wait`](RetryState::next_wait).
     #[inline(always)]
-    pub(crate) fn retry_step<'h, E, C, N, G, B, T>(
+    pub(crate) fn retry_step<'h, E, C, N, G, B, T, O>(
         &mut self,
         error: &E,
-        hooks: &'h Hooks<C, N, G, B, T>,
+        hooks: &'h Hooks<C, N, G, B, T, O>,
         function: &'static str,
         inline: bool,
     ) -> Result<(Duration, Owed<'h>), GiveUpReason>
@@ -305,6 +365,24 @@ impl RetryState {
         B: Budget,
     {
         let decision = hooks.on.classify(error);
+        self.decided_step(decision, Some(error), hooks, function, inline)
+    }
+
+    /// [`retry_step`](RetryState::retry_step) once the `decision` is made: on an error, or
+    /// (`error` `None`) on an `Ok` value `on_ok` retries.
+    #[inline(always)]
+    pub(crate) fn decided_step<'h, E, C, N, G, B, T, O>(
+        &mut self,
+        decision: Decision,
+        error: Option<&E>,
+        hooks: &'h Hooks<C, N, G, B, T, O>,
+        function: &'static str,
+        inline: bool,
+    ) -> Result<(Duration, Owed<'h>), GiveUpReason>
+    where
+        N: Notify<E>,
+        B: Budget,
+    {
         let delay = if inline {
             self.wait_after(decision)
         } else {
@@ -315,11 +393,11 @@ impl RetryState {
 
     /// The rest of a retry step once its wait is known: the budget's tokens, and `notify`.
     #[inline(always)]
-    fn take_retry<'h, E, C, N, G, B, T>(
+    fn take_retry<'h, E, C, N, G, B, T, O>(
         &mut self,
-        error: &E,
+        error: Option<&E>,
         delay: Duration,
-        hooks: &'h Hooks<C, N, G, B, T>,
+        hooks: &'h Hooks<C, N, G, B, T, O>,
         function: &'static str,
     ) -> Result<(Duration, Owed<'h>), GiveUpReason>
     where
@@ -335,7 +413,11 @@ impl RetryState {
         }
         // Owed from here on: should `notify` unwind, the tokens go back.
         let owed = Owed::taken(budget);
-        hooks.notify.notify(error, &self.event(delay, function));
+        let event = self.event(delay, function, error.is_none());
+        match error {
+            Some(error) => hooks.notify.notify(error, &event),
+            None => hooks.notify.retry_ok(&event),
+        }
         Ok((delay, owed))
     }
 
@@ -360,13 +442,14 @@ impl RetryState {
     }
 
     /// The event of the retry about to wait `delay`.
-    pub(crate) fn event(&self, delay: Duration, function: &'static str) -> RetryEvent {
+    pub(crate) fn event(&self, delay: Duration, function: &'static str, ok: bool) -> RetryEvent {
         RetryEvent {
             attempt: self.failed,
             delay,
             function,
             attempts: self.policy.attempts(),
             hedge: false,
+            ok,
         }
     }
 

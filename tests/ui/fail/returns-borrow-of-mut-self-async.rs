@@ -5,11 +5,13 @@ struct Conn {
 }
 
 impl Conn {
-    // Each attempt re-borrows `self`: a borrow of it cannot be returned.
+    // Each attempt takes its own `&mut` of `self.buf`: no loop can return one of them, since
+    // the borrow checker cannot see that the attempt which returns is the last. (A shared
+    // borrow is rustc's to judge: tests/ui/pass/returns-shared-borrow-of-mut-self.rs.)
     #[retry]
-    async fn read(&mut self) -> Result<&[u8], String> {
+    async fn read(&mut self) -> Result<&mut Vec<u8>, String> {
         self.buf.push(1);
-        Ok(&self.buf)
+        Ok(&mut self.buf)
     }
 }
 

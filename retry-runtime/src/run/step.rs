@@ -1,0 +1,334 @@
+//! The step after each attempt, which every loop takes (the blocking and async loops in
+//! `loops`, the hedging loop in `hedge`): what an outcome is ([`Verdict`]), and for a failed one
+//! classify, decide, draw, charge the budget and tell the hooks ([`Serves`]).
+
+use core::ops::ControlFlow;
+use core::time::Duration;
+
+use crate::fleet::{Budget, Owed, SharedBudget};
+use crate::run::hooks::{GiveUpHook, Hooks, Trace};
+use crate::run::sleep::Clock;
+use crate::run::state::{Classify, ClassifyOk, Notify, RetryState};
+use crate::{Decision, GiveUp, GiveUpReason, RetryEvent};
+
+/// What an attempt's outcome is to the loop: taken (an `Ok` that `on_ok`, if any, accepts), a
+/// failure (an error), or an `Ok` value `on_ok` retries, with its decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A success: the call returns it.
+    Accepted,
+    /// An error: the classifier decides.
+    Failed,
+    /// An `Ok` value `on_ok` retries, as it decided.
+    RetryOk(Decision),
+}
+
+impl Verdict {
+    /// Whether the call returns the outcome at once, a success.
+    #[inline(always)]
+    pub fn accepted(self) -> bool {
+        matches!(self, Verdict::Accepted)
+    }
+}
+
+/// What `on_ok` makes of `outcome`. Without `on_ok` ([`AcceptOk`](crate::AcceptOk)) this is
+/// `Accepted` for every `Ok`, and costs what testing for an error costs. The loops test this
+/// first and return a success at once: measured, handing a success through `ControlFlow` cost
+/// an async fn 8 ns.
+#[inline(always)]
+pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Verdict {
+    match outcome.as_ok() {
+        None => Verdict::Failed,
+        Some(value) => match on_ok.classify_ok(value) {
+            Decision::Stop => Verdict::Accepted,
+            decision => Verdict::RetryOk(decision),
+        },
+    }
+}
+
+/// A call succeeded after failed (or hedged) calls: the budget gets back what its retries
+/// took, and the metrics and the trace hear of it.
+#[cold]
+#[inline(never)]
+pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O>(
+    hooks: &Hooks<C, N, G, B, T, O>,
+    state: &RetryState,
+    function: &'static str,
+) {
+    hooks.pay(state.budget_retries());
+    #[cfg(feature = "metrics")]
+    crate::run::metrics::recovered(function);
+    // The elapsed time is read (a clock read, with `tracing`) only for a trace that shows it.
+    if !Trace::<R>::is_silent(&hooks.trace) {
+        let calls = state.failed_calls().saturating_add(1);
+        hooks.trace.recovered(function, calls, state.elapsed());
+    }
+}
+
+/// Hooks that serve a function returning `R`: every bound the loops need, in one place.
+/// (The `Loop::<R>` entry points spell the bounds out instead, so that a mistake in a hook is
+/// reported at the user's key.)
+pub trait Serves<R> {
+    /// One turn of every retry loop after a failure (`cut`: an attempt cut by the deadline,
+    /// which ends the call; `verdict`: what [`Serves::verdict`] said of it): a success (of a
+    /// later attempt) pays the budget back and breaks out; an outcome retrying ends on is
+    /// reported to `give_up` and the trace and breaks out; a retried one comes back with the
+    /// wait and the budget's share its retry owes.
+    #[allow(clippy::type_complexity)]
+    fn step<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        verdict: Verdict,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
+
+    /// [`step`](Serves::step), inlined whole into the loop that calls it (the blocking loop,
+    /// `LoopState`): the hooks' types and a constant policy then leave only what they do.
+    #[allow(clippy::type_complexity)]
+    fn step_inline<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        verdict: Verdict,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
+
+    /// Retrying ends with `outcome` (an error, or an `Ok` `on_ok` retried) for `reason`: tell
+    /// the trace and the `give_up` hook, and hand the outcome back.
+    fn give_up(
+        &self,
+        state: &RetryState,
+        outcome: R,
+        reason: GiveUpReason,
+        function: &'static str,
+    ) -> R;
+
+    /// What an attempt's `outcome` is: taken, an error, or an `Ok` that `on_ok` retries.
+    fn verdict(&self, outcome: &R) -> Verdict;
+
+    /// A call begins (its first attempt is made): the budget counts it.
+    fn begin(&self, clock: Clock);
+
+    /// A success pays the budget back: the first-try reward, or what the call's retries took.
+    fn pay(&self, budget_retries: u32);
+
+    /// A call succeeded after failed (or hedged) calls: pay the budget back and report it.
+    fn recovered(&self, state: &RetryState, function: &'static str);
+
+    /// What the classifier (or `on_ok`) says of a failed `outcome` whose verdict is
+    /// `verdict` (a hedged call decides with it while other attempts still run).
+    fn decide(&self, outcome: &R, verdict: Verdict) -> Decision;
+
+    /// A hedge is about to start: take its budget share (`false`, no hedge, if there is none),
+    /// and tell the `notify` hook and the trace.
+    fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool;
+}
+
+impl<C, N, G, B: Budget, T, O> Hooks<C, N, G, B, T, O> {
+    /// A call begins (its first attempt is made): the budget counts it. Nothing at all
+    /// without a budget.
+    #[inline(always)]
+    fn begin(&self, clock: Clock) {
+        if let Some(budget) = self.budget.get() {
+            budget.begin(clock);
+        }
+    }
+
+    /// A call succeeded at its first attempt: the budget counts the call and takes the
+    /// first-try reward. Nothing at all without a budget.
+    #[inline(always)]
+    pub(crate) fn first_try(&self, clock: Clock) {
+        if let Some(budget) = self.budget.get() {
+            budget.begin(clock);
+            budget.succeeded_after(0);
+        }
+    }
+
+    /// A success pays the budget back: the first-try reward (no retries), or what the call's
+    /// retries took. Nothing at all without a budget.
+    #[inline(always)]
+    pub(crate) fn pay(&self, budget_retries: u32) {
+        if let Some(budget) = self.budget.get() {
+            budget.succeeded_after(budget_retries);
+        }
+    }
+}
+
+impl<R, C, N, G, B, T, O> Serves<R> for Hooks<C, N, G, B, T, O>
+where
+    R: IsResult,
+    C: Classify<R::Err>,
+    N: Notify<R::Err>,
+    G: GiveUpHook<R::Err>,
+    B: Budget,
+    T: Trace<R>,
+    O: ClassifyOk<R::Ok>,
+{
+    #[inline]
+    fn step<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        verdict: Verdict,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
+        step(self, state, outcome, verdict, function, cut, false)
+    }
+
+    #[inline(always)]
+    fn step_inline<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        verdict: Verdict,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
+        step(self, state, outcome, verdict, function, cut, true)
+    }
+
+    fn give_up(
+        &self,
+        state: &RetryState,
+        outcome: R,
+        reason: GiveUpReason,
+        function: &'static str,
+    ) -> R {
+        let give_up = GiveUp {
+            reason,
+            calls: state.failed_calls(),
+            function,
+            ok: outcome.as_err().is_none(),
+        };
+        self.trace.give_up(&outcome, &give_up);
+        #[cfg(feature = "metrics")]
+        crate::run::metrics::give_up(function, reason);
+        match outcome.as_err() {
+            Some(error) => self.give_up.give_up(error, &give_up),
+            None => self.give_up.give_up_ok(&give_up),
+        }
+        outcome
+    }
+
+    #[inline(always)]
+    fn verdict(&self, outcome: &R) -> Verdict {
+        verdict(outcome, &self.on_ok)
+    }
+
+    #[inline(always)]
+    fn begin(&self, clock: Clock) {
+        Hooks::begin(self, clock);
+    }
+
+    #[inline(always)]
+    fn pay(&self, budget_retries: u32) {
+        Hooks::pay(self, budget_retries);
+    }
+
+    fn recovered(&self, state: &RetryState, function: &'static str) {
+        recovered(self, state, function);
+    }
+
+    fn decide(&self, outcome: &R, verdict: Verdict) -> Decision {
+        match (verdict, outcome.as_err()) {
+            (Verdict::RetryOk(decision), _) => decision,
+            (_, Some(error)) => self.on.classify(error),
+            (_, None) => Decision::Stop,
+        }
+    }
+
+    fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool {
+        if !state.take_tokens(self.budget.get()) {
+            return false;
+        }
+        self.notify.hedge(event);
+        self.trace.hedge(event);
+        #[cfg(feature = "metrics")]
+        crate::run::metrics::hedge(event.function);
+        true
+    }
+}
+
+/// [`Serves::step`]; `inline`: with the classification and the wait inlined too (a constant).
+#[allow(clippy::type_complexity)]
+#[inline(always)]
+fn step<'h, R, C, N, G, B, T, O>(
+    hooks: &'h Hooks<C, N, G, B, T, O>,
+    state: &mut RetryState,
+    outcome: R,
+    verdict: Verdict,
+    function: &'static str,
+    cut: bool,
+    inline: bool,
+) -> ControlFlow<R, (Duration, Owed<'h>, R)>
+where
+    R: IsResult,
+    C: Classify<R::Err>,
+    N: Notify<R::Err>,
+    G: GiveUpHook<R::Err>,
+    B: Budget,
+    T: Trace<R>,
+    O: ClassifyOk<R::Ok>,
+{
+    let step = match (verdict, outcome.as_err()) {
+        _ if cut => Err(state.end(GiveUpReason::Elapsed)),
+        (Verdict::RetryOk(decision), _) => {
+            state.decided_step::<R::Err, _, _, _, _, _, _>(decision, None, hooks, function, inline)
+        }
+        (_, Some(error)) => state.retry_step(error, hooks, function, inline),
+        (_, None) => {
+            recovered(hooks, state, function);
+            return ControlFlow::Break(outcome);
+        }
+    };
+    match step {
+        Ok((delay, owed)) => {
+            let event = state.event(delay, function, outcome.as_err().is_none());
+            hooks.trace.retry(&outcome, &event);
+            #[cfg(feature = "metrics")]
+            crate::run::metrics::retry(function, delay);
+            ControlFlow::Continue((delay, owed, outcome))
+        }
+        Err(reason) => ControlFlow::Break(Serves::give_up(hooks, state, outcome, reason, function)),
+    }
+}
+
+/// The `Result` a retried function returns, seen through any alias (`io::Result<T>`…).
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` needs a function that returns a `Result`, not `{Self}`",
+    label = "this must be a `Result<T, E>` (or an alias of one, like `io::Result<T>`)",
+    note = "retrying decides on the error: return `Result<{Self}, YourError>`"
+)]
+pub trait IsResult {
+    /// The value type.
+    type Ok;
+    /// The error type.
+    type Err;
+    /// The value, if this is one.
+    fn as_ok(&self) -> Option<&Self::Ok>;
+    /// The error, if this is one.
+    fn as_err(&self) -> Option<&Self::Err>;
+    /// An outcome that is this error.
+    fn from_err(error: Self::Err) -> Self;
+}
+
+impl<T, E> IsResult for Result<T, E> {
+    type Ok = T;
+    type Err = E;
+    #[inline(always)]
+    fn as_ok(&self) -> Option<&T> {
+        self.as_ref().ok()
+    }
+    #[inline]
+    fn as_err(&self) -> Option<&E> {
+        self.as_ref().err()
+    }
+    #[inline(always)]
+    fn from_err(error: E) -> Self {
+        Err(error)
+    }
+}
