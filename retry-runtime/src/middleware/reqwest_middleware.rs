@@ -39,12 +39,13 @@ use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use super::answer;
-pub use super::{Errors, Failure};
 use crate::fleet::{Budget, NoBudget, SharedBudget};
 use crate::hedge::{Hedge, HedgeWith, NoHedge};
 use crate::timeout::{AttemptTimeout, NoTimeout};
-use crate::{Classify, Decision, NoGiveUp, NoNotify, NoTrace, Policy, Retry, TimedOut, Transient};
+use crate::{
+    Classify, ClassifyOk, Decision, NoGiveUp, NoNotify, NoTrace, Policy, Retry, RetryAll, TimedOut,
+    Transient,
+};
 
 /// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self).
 ///
@@ -60,7 +61,9 @@ use crate::{Classify, Decision, NoGiveUp, NoNotify, NoTrace, Policy, Retry, Time
 #[derive(Clone, Copy, Debug)]
 pub struct RetryMiddleware<On = TransportErrors, OnOk = ByStatus, B = NoBudget, L = NoTimeout, D = NoHedge>
 {
-    retry: Retry<Errors<On>, NoNotify, NoGiveUp, B, NoTrace, L, D>,
+    /// The loop's settings; its classifiers are set per request, from `on` and `on_ok`.
+    retry: Retry<RetryAll, NoNotify, NoGiveUp, B, NoTrace, L, D>,
+    on: On,
     on_ok: OnOk,
 }
 
@@ -75,9 +78,8 @@ impl RetryMiddleware {
     /// ```
     pub fn new(policy: Policy) -> Self {
         RetryMiddleware {
-            retry: Retry::new(policy)
-                .on(Errors(TransportErrors))
-                .with_name("reqwest"),
+            retry: Retry::new(policy).with_name("reqwest"),
+            on: TransportErrors,
             on_ok: ByStatus,
         }
     }
@@ -96,7 +98,8 @@ impl<On, OnOk, B, L, D> RetryMiddleware<On, OnOk, B, L, D> {
     /// ```
     pub fn on<On2>(self, on: On2) -> RetryMiddleware<On2, OnOk, B, L, D> {
         RetryMiddleware {
-            retry: self.retry.on(Errors(on)),
+            retry: self.retry,
+            on,
             on_ok: self.on_ok,
         }
     }
@@ -115,6 +118,7 @@ impl<On, OnOk, B, L, D> RetryMiddleware<On, OnOk, B, L, D> {
     pub fn on_ok<OnOk2>(self, on_ok: OnOk2) -> RetryMiddleware<On, OnOk2, B, L, D> {
         RetryMiddleware {
             retry: self.retry,
+            on: self.on,
             on_ok,
         }
     }
@@ -132,6 +136,7 @@ impl<On, OnOk, B, L, D> RetryMiddleware<On, OnOk, B, L, D> {
     pub fn budget<S: SharedBudget>(self, budget: &S) -> RetryMiddleware<On, OnOk, &S, L, D> {
         RetryMiddleware {
             retry: self.retry.budget(budget),
+            on: self.on,
             on_ok: self.on_ok,
         }
     }
@@ -149,6 +154,7 @@ impl<On, OnOk, B, L, D> RetryMiddleware<On, OnOk, B, L, D> {
     pub fn timeout(self, timeout: Duration) -> RetryMiddleware<On, OnOk, B, Duration, D> {
         RetryMiddleware {
             retry: self.retry.timeout(timeout),
+            on: self.on,
             on_ok: self.on_ok,
         }
     }
@@ -167,6 +173,7 @@ impl<On, OnOk, B, L, D> RetryMiddleware<On, OnOk, B, L, D> {
     pub fn hedge(self, hedge: Hedge) -> RetryMiddleware<On, OnOk, B, L, Hedge> {
         RetryMiddleware {
             retry: self.retry.hedge(hedge),
+            on: self.on,
             on_ok: self.on_ok,
         }
     }
@@ -222,8 +229,8 @@ impl Classify<Error> for TransportErrors {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ByStatus;
 
-impl Classify<Response> for ByStatus {
-    fn classify(&self, response: &Response) -> Decision {
+impl ClassifyOk<Response> for ByStatus {
+    fn classify_ok(&self, response: &Response) -> Decision {
         let status = response.status();
         if status.is_success() {
             return Decision::Stop;
@@ -237,9 +244,9 @@ impl Classify<Response> for ByStatus {
 impl<On, OnOk, B, L, D> Middleware for RetryMiddleware<On, OnOk, B, L, D>
 where
     On: Classify<Error> + Clone + Send + Sync + 'static,
-    OnOk: Classify<Response> + Send + Sync + 'static,
+    OnOk: ClassifyOk<Response> + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<Failure<Response, Error>> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<Error> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
 {
     async fn handle(
@@ -248,38 +255,38 @@ where
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
+        let (on, on_ok) = (&self.on, &self.on_ok);
+        let extensions = &*extensions;
         let Some(copy) = req.try_clone() else {
             // A streaming body: sent once (with the timeout), its answer is the answer.
             let once = self.retry.clone().once();
-            let on_ok = &self.on_ok;
             let mut req = Some(req);
-            let extensions = &*extensions;
-            let outcome = once
+            return once
                 .call_async(move || {
                     let (req, next, mut ext) = (req.take(), next.clone(), extensions.clone());
                     async move {
                         let req = req.expect("a request sent once is not retried");
-                        answer(next.run(req, &mut ext).await, on_ok, || false)
+                        next.run(req, &mut ext).await
                     }
                 })
                 .await;
-            return outcome.or_else(Failure::into_result);
         };
-        let on_ok = &self.on_ok;
-        let (mut first, extensions) = (Some(copy), &*extensions);
-        let req = &req;
-        let outcome = self
+        let retry = self
             .retry
+            .clone()
+            .on(move |e: &Error| on.classify(e))
+            .on_ok(move |r: &Response| on_ok.classify_ok(r));
+        let (mut first, req) = (Some(copy), &req);
+        retry
             .call_async(move || {
                 let req = first.take().or_else(|| req.try_clone());
                 let (next, mut ext) = (next.clone(), extensions.clone());
                 async move {
                     let req = req.expect("a request that cloned once clones again");
-                    answer(next.run(req, &mut ext).await, on_ok, || true)
+                    next.run(req, &mut ext).await
                 }
             })
-            .await;
-        outcome.or_else(Failure::into_result)
+            .await
     }
 }
 

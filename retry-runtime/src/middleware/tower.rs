@@ -48,7 +48,7 @@
 //!     .service(upstream);
 //! let req = http::Request::post("/orders").body(Full::from("one order").boxed()).unwrap();
 //! let resp = svc.ready().await.unwrap().call(req).await.unwrap();
-//! assert_eq!((resp.status(), resp.body().as_ref()), (200, &b"one order"[..]));
+//! assert_eq!((resp.status().as_u16(), resp.body().as_ref()), (200, &b"one order"[..]));
 //! assert_eq!(calls.load(Ordering::SeqCst), 3);
 //! # }
 //! ```
@@ -70,9 +70,11 @@ pub use tower_service::Service;
 use crate::fleet::{Budget, NoBudget, SharedBudget};
 use crate::hedge::{Hedge, HedgeWith, NoHedge};
 use crate::timeout::{AttemptTimeout, NoTimeout};
-use super::answer;
-pub use super::{Errors, Failure};
-use crate::{Classify, Decision, NoGiveUp, NoNotify, NoTrace, Policy, Retry, TimedOut, Transient};
+pub use crate::AcceptOk;
+use crate::{
+    Classify, ClassifyOk, Decision, NoGiveUp, NoNotify, NoTrace, Policy, Retry, RetryAll, TimedOut,
+    Transient,
+};
 
 /// The error of a [`RetryLayer`]'s service: the inner service's error, boxed (tower's
 /// convention), or [`TimedOut`] when an attempt ran past [`RetryLayer::timeout`].
@@ -105,7 +107,9 @@ pub struct RetryLayer<
     D = NoHedge,
     M = HttpRequests,
 > {
-    retry: Retry<Errors<On>, NoNotify, NoGiveUp, B, NoTrace, L, D>,
+    /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
+    retry: Retry<RetryAll, NoNotify, NoGiveUp, B, NoTrace, L, D>,
+    on: On,
     on_ok: OnOk,
     limit: usize,
     mode: M,
@@ -123,7 +127,8 @@ impl RetryLayer {
     /// ```
     pub fn new(policy: Policy) -> Self {
         RetryLayer {
-            retry: Retry::new(policy).on(Errors(TransportErrors)).with_name("tower"),
+            retry: Retry::new(policy).with_name("tower"),
+            on: TransportErrors,
             on_ok: ByStatus,
             limit: DEFAULT_BODY_LIMIT,
             mode: HttpRequests,
@@ -143,7 +148,8 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// ```
     pub fn on<On2>(self, on: On2) -> RetryLayer<On2, OnOk, B, L, D, M> {
         RetryLayer {
-            retry: self.retry.on(Errors(on)),
+            retry: self.retry,
+            on,
             on_ok: self.on_ok,
             limit: self.limit,
             mode: self.mode,
@@ -165,6 +171,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     pub fn on_ok<OnOk2>(self, on_ok: OnOk2) -> RetryLayer<On, OnOk2, B, L, D, M> {
         RetryLayer {
             retry: self.retry,
+            on: self.on,
             on_ok,
             limit: self.limit,
             mode: self.mode,
@@ -184,6 +191,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     pub fn budget<S: SharedBudget>(self, budget: &S) -> RetryLayer<On, OnOk, &S, L, D, M> {
         RetryLayer {
             retry: self.retry.budget(budget),
+            on: self.on,
             on_ok: self.on_ok,
             limit: self.limit,
             mode: self.mode,
@@ -203,6 +211,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     pub fn timeout(self, timeout: Duration) -> RetryLayer<On, OnOk, B, Duration, D, M> {
         RetryLayer {
             retry: self.retry.timeout(timeout),
+            on: self.on,
             on_ok: self.on_ok,
             limit: self.limit,
             mode: self.mode,
@@ -223,6 +232,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     pub fn hedge(self, hedge: Hedge) -> RetryLayer<On, OnOk, B, L, Hedge, M> {
         RetryLayer {
             retry: self.retry.hedge(hedge),
+            on: self.on,
             on_ok: self.on_ok,
             limit: self.limit,
             mode: self.mode,
@@ -277,10 +287,11 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// assert_eq!(svc.ready().await.unwrap().call(7).await.unwrap(), 7);
     /// # }
     /// ```
-    pub fn clone_requests(self) -> RetryLayer<On, AnyOk, B, L, D, CloneRequests> {
+    pub fn clone_requests(self) -> RetryLayer<On, AcceptOk, B, L, D, CloneRequests> {
         RetryLayer {
             retry: self.retry,
-            on_ok: AnyOk,
+            on: self.on,
+            on_ok: AcceptOk,
             limit: self.limit,
             mode: CloneRequests,
         }
@@ -372,19 +383,19 @@ impl Classify<BoxError> for TransportErrors {
 ///
 /// ```
 /// use retry_runtime::tower::ByStatus;
-/// use retry_runtime::{Classify, Decision};
+/// use retry_runtime::{ClassifyOk, Decision};
 /// use std::time::Duration;
 ///
 /// let ok = http::Response::new(());
-/// assert_eq!(ByStatus.classify(&ok), Decision::Stop); // not a failure: the answer
+/// assert_eq!(ByStatus.classify_ok(&ok), Decision::Stop); // not a failure: the answer
 /// let busy = http::Response::builder().status(503).header("retry-after", "1").body(()).unwrap();
-/// assert_eq!(ByStatus.classify(&busy), Decision::RetryAfter(Duration::from_secs(1)));
+/// assert_eq!(ByStatus.classify_ok(&busy), Decision::RetryAfter(Duration::from_secs(1)));
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ByStatus;
 
-impl<T> Classify<http::Response<T>> for ByStatus {
-    fn classify(&self, response: &http::Response<T>) -> Decision {
+impl<T> ClassifyOk<http::Response<T>> for ByStatus {
+    fn classify_ok(&self, response: &http::Response<T>) -> Decision {
         let headers = response.headers();
         #[cfg(feature = "tonic")]
         if let Some(code) = headers.get("grpc-status") {
@@ -396,23 +407,6 @@ impl<T> Classify<http::Response<T>> for ByStatus {
             return Decision::Stop;
         }
         crate::http::classify_response(status, headers, SystemTime::now())
-    }
-}
-
-/// The response classifier of [`RetryLayer::clone_requests`]: every response is the answer.
-///
-/// ```
-/// use retry_runtime::tower::AnyOk;
-/// use retry_runtime::{Classify, Decision};
-/// assert_eq!(AnyOk.classify(&"any response"), Decision::Stop);
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct AnyOk;
-
-impl<T> Classify<T> for AnyOk {
-    #[inline(always)]
-    fn classify(&self, _: &T) -> Decision {
-        Decision::Stop
     }
 }
 
@@ -695,10 +689,10 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
 pub type BoxFuture<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
 
 /// The first attempt, for the loop's first call of the operation: still to be awaited, or
-/// already answered with a failure.
+/// already answered (and not accepted).
 enum First<F, R> {
     Sent(F),
-    Failed(Failure<R, BoxError>),
+    Answered(Result<R, BoxError>),
 }
 
 /// What a call keeps to retry after its first attempt: the service to clone, the layer, the
@@ -785,9 +779,9 @@ where
     Rb: ReplayBody + Unpin,
     Rb::Error: Send,
     On: Classify<BoxError> + Clone + Send + Sync + 'static,
-    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    OnOk: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
 {
     /// The loop, its first attempt `first`.
@@ -798,33 +792,38 @@ where
                 Some(_) => layer.retry,
                 None => layer.retry.once(),
             };
-            let on_ok = &layer.on_ok;
             let replayer = replayer.as_ref();
+            // A request whose body cannot be sent again (it went over the limit, or was still
+            // being sent when its attempt ended) ends the call on that attempt's outcome.
+            let again = || replayer.is_some_and(Replayer::replayable);
+            let (on, on_ok) = (&layer.on, &layer.on_ok);
+            let retry = retry
+                .on(move |e: &BoxError| if again() { on.classify(e) } else { Decision::Stop })
+                .on_ok(move |r: &S::Response| {
+                    if again() { on_ok.classify_ok(r) } else { Decision::Stop }
+                });
             let mut first = Some(first);
-            let outcome = retry
+            retry
                 .call_async(move || {
                     // Nothing borrowed from the call is held across an await but what is
                     // `Sync` by the bounds: the service and the request head are cloned here.
                     let first = first.take();
-                    let again = first.is_none().then(|| (template.clone(), parts.clone()));
+                    let next = first.is_none().then(|| (template.clone(), parts.clone()));
                     async move {
-                        let response = match (first, again, replayer) {
-                            (Some(First::Sent(first)), _, _) => first.await,
-                            (Some(First::Failed(failure)), _, _) => return Err(failure),
+                        match (first, next, replayer) {
+                            (Some(First::Sent(first)), _, _) => first.await.map_err(Into::into),
+                            (Some(First::Answered(outcome)), _, _) => outcome,
                             (None, Some((mut svc, parts)), Some(replayer)) => {
                                 let body = Rb::from_replay(replayer.next().await);
-                                if let Err(e) = poll_fn(|cx| svc.poll_ready(cx)).await {
-                                    return Err(Failure::Error(e.into()));
-                                }
-                                svc.call(http::Request::from_parts(parts, body)).await
+                                poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
+                                let req = http::Request::from_parts(parts, body);
+                                svc.call(req).await.map_err(Into::into)
                             }
                             _ => unreachable!("a request sent once is not retried"),
-                        };
-                        answer(response, on_ok, || replayer.is_some_and(Replayer::replayable))
+                        }
                     }
                 })
-                .await;
-            outcome.or_else(Failure::into_result)
+                .await
         })
     }
 }
@@ -838,9 +837,9 @@ where
     Rb: ReplayBody + Unpin,
     Rb::Error: Send,
     On: Classify<BoxError> + Clone + Send + Sync + 'static,
-    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    OnOk: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
 {
     type Future = S::Future;
@@ -848,14 +847,7 @@ where
     type Error = S::Error;
 
     fn first(self, outcome: Result<S::Response, S::Error>) -> Result<S::Response, BoxFuture<S::Response>> {
-        let replayer = self.replayer.as_ref();
-        match answer(outcome, &self.layer.on_ok, || replayer.is_some_and(Replayer::replayable)) {
-            Ok(response) => {
-                self.layer.retry.first_succeeded::<S::Response, Failure<S::Response, BoxError>>();
-                Ok(response)
-            }
-            Err(failure) => Err(self.looping(First::Failed(failure))),
-        }
+        accept_first(outcome, &self.layer).map_err(|outcome| self.looping(First::Answered(outcome)))
     }
 }
 
@@ -869,9 +861,9 @@ where
     Rb: ReplayBody + Unpin,
     Rb::Error: Send,
     On: Classify<BoxError> + Clone + Send + Sync + 'static,
-    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    OnOk: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
 {
     type Response = S::Response;
@@ -896,7 +888,7 @@ where
             parts,
             replayer,
         };
-        if call.layer.retry.first_attempt_alone::<Failure<S::Response, BoxError>>() {
+        if call.layer.retry.first_attempt_alone::<BoxError>() {
             ResponseFuture::first(first, call)
         } else {
             ResponseFuture::looping(call.looping(First::Sent(first)))
@@ -919,40 +911,54 @@ where
     S::Response: Send,
     Req: Clone + Send + 'static,
     On: Classify<BoxError> + Clone + Send + Sync + 'static,
-    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    OnOk: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
 {
     /// The loop, its first attempt `first`.
     fn looping(self, first: First<S::Future, S::Response>) -> BoxFuture<S::Response> {
         let CloneCall { template, layer, req } = self;
         Box::pin(async move {
-            let on_ok = &layer.on_ok;
-            let mut first = Some(first);
-            let outcome = layer
+            let (on, on_ok) = (&layer.on, &layer.on_ok);
+            let retry = layer
                 .retry
+                .on(move |e: &BoxError| on.classify(e))
+                .on_ok(move |r: &S::Response| on_ok.classify_ok(r));
+            let mut first = Some(first);
+            retry
                 .call_async(move || {
                     let first = first.take();
-                    let again = first.is_none().then(|| (template.clone(), req.clone()));
+                    let next = first.is_none().then(|| (template.clone(), req.clone()));
                     async move {
-                        let response = match (first, again) {
-                            (Some(First::Sent(first)), _) => first.await,
-                            (Some(First::Failed(failure)), _) => return Err(failure),
+                        match (first, next) {
+                            (Some(First::Sent(first)), _) => first.await.map_err(Into::into),
+                            (Some(First::Answered(outcome)), _) => outcome,
                             (None, Some((mut svc, req))) => {
-                                if let Err(e) = poll_fn(|cx| svc.poll_ready(cx)).await {
-                                    return Err(Failure::Error(e.into()));
-                                }
-                                svc.call(req).await
+                                poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
+                                svc.call(req).await.map_err(Into::into)
                             }
                             (None, None) => unreachable!("each attempt has its service"),
-                        };
-                        answer(response, on_ok, || true)
+                        }
                     }
                 })
-                .await;
-            outcome.or_else(Failure::into_result)
+                .await
         })
+    }
+}
+
+/// A first attempt's outcome, taken when `on_ok` accepts it (with the loop's bookkeeping of a
+/// first success); otherwise handed back, boxed as the loop's error type, for the loop.
+fn accept_first<R, E: Into<BoxError>, On, OnOk: ClassifyOk<R>, B: Budget, L, D, M>(
+    outcome: Result<R, E>,
+    layer: &RetryLayer<On, OnOk, B, L, D, M>,
+) -> Result<R, Result<R, BoxError>> {
+    match outcome {
+        Ok(response) if layer.on_ok.classify_ok(&response) == Decision::Stop => {
+            layer.retry.first_succeeded::<R, BoxError>();
+            Ok(response)
+        }
+        outcome => Err(outcome.map_err(Into::into)),
     }
 }
 
@@ -964,9 +970,9 @@ where
     S::Response: Send,
     Req: Clone + Send + 'static,
     On: Classify<BoxError> + Clone + Send + Sync + 'static,
-    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    OnOk: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
 {
     type Future = S::Future;
@@ -974,13 +980,7 @@ where
     type Error = S::Error;
 
     fn first(self, outcome: Result<S::Response, S::Error>) -> Result<S::Response, BoxFuture<S::Response>> {
-        match answer(outcome, &self.layer.on_ok, || true) {
-            Ok(response) => {
-                self.layer.retry.first_succeeded::<S::Response, Failure<S::Response, BoxError>>();
-                Ok(response)
-            }
-            Err(failure) => Err(self.looping(First::Failed(failure))),
-        }
+        accept_first(outcome, &self.layer).map_err(|outcome| self.looping(First::Answered(outcome)))
     }
 }
 
@@ -992,9 +992,9 @@ where
     S::Response: Send,
     Req: Clone + Send + 'static,
     On: Classify<BoxError> + Clone + Send + Sync + 'static,
-    OnOk: Classify<S::Response> + Clone + Send + Sync + 'static,
+    OnOk: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<Failure<S::Response, BoxError>> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
 {
     type Response = S::Response;
@@ -1012,7 +1012,7 @@ where
             layer: self.layer.clone(),
             req,
         };
-        if call.layer.retry.first_attempt_alone::<Failure<S::Response, BoxError>>() {
+        if call.layer.retry.first_attempt_alone::<BoxError>() {
             ResponseFuture::first(first, call)
         } else {
             ResponseFuture::looping(call.looping(First::Sent(first)))
