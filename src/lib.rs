@@ -164,15 +164,15 @@ pub use retry_runtime::reqwest;
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
 pub use retry_runtime::reqwest_middleware;
+#[cfg(feature = "sqlx")]
+#[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
+pub use retry_runtime::sqlx;
 #[cfg(feature = "tonic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
 pub use retry_runtime::tonic;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use retry_runtime::tower;
-#[cfg(feature = "sqlx")]
-#[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
-pub use retry_runtime::sqlx;
 pub use retry_runtime::{
     either, hedge, sleep, testing, timeout, transient, AcceptOk, Backoff, Budget, Classify,
     ClassifyOk, Decision, GiveUp, GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp,

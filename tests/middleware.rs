@@ -51,10 +51,7 @@ async fn upstream(script: &[(u16, Option<&'static str>)]) -> (SocketAddr, Arc<Up
         bodies: Mutex::new(Vec::new()),
         script: Mutex::new(script.iter().copied().collect()),
     });
-    async fn handle(
-        State(s): State<Arc<Upstream>>,
-        body: Bytes,
-    ) -> (StatusCode, HeaderMap, Bytes) {
+    async fn handle(State(s): State<Arc<Upstream>>, body: Bytes) -> (StatusCode, HeaderMap, Bytes) {
         s.bodies.lock().unwrap().push(body.clone());
         let (status, retry_after) = s.script.lock().unwrap().pop_front().unwrap_or((200, None));
         let mut headers = HeaderMap::new();
@@ -80,7 +77,9 @@ mod tower_hyper {
     type Body = BoxBody<Bytes, std::io::Error>;
 
     fn full(bytes: impl Into<Bytes>) -> Body {
-        Full::new(bytes.into()).map_err(|never| match never {}).boxed()
+        Full::new(bytes.into())
+            .map_err(|never| match never {})
+            .boxed()
     }
 
     /// A body of `chunks`, of no known size (a stream): the layer learns its size only by
@@ -172,7 +171,11 @@ mod tower_hyper {
         let resp = send(addr, RetryLayer::new(quick()), full("x")).await;
         assert_eq!(resp.status(), 200);
         assert_eq!(up.calls(), 2);
-        assert!(started.elapsed() >= Duration::from_secs(1), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[tokio::test]
@@ -201,7 +204,11 @@ mod tower_hyper {
             .body(full("x"))
             .unwrap();
         assert!(svc.oneshot(req).await.is_err());
-        assert_eq!(calls.load(Ordering::SeqCst), 3, "each refusal classified, retried");
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            3,
+            "each refusal classified, retried"
+        );
     }
 }
 
@@ -295,7 +302,11 @@ mod grpc {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let incoming = tonic::transport::server::TcpIncoming::from(listener);
-        tokio::spawn(Server::builder().add_service(svc).serve_with_incoming(incoming));
+        tokio::spawn(
+            Server::builder()
+                .add_service(svc)
+                .serve_with_incoming(incoming),
+        );
         (addr, calls)
     }
 
@@ -337,7 +348,11 @@ mod grpc {
         let (addr, calls) = server(vec![slow_down]).await;
         let started = Instant::now();
         assert_eq!(call(addr, "again").await.unwrap(), "again");
-        assert!(started.elapsed() >= Duration::from_secs(1), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 2);
     }
 
@@ -347,7 +362,10 @@ mod grpc {
         stop.metadata_mut()
             .insert("grpc-retry-pushback-ms", "-1".parse().unwrap());
         let (addr, calls) = server(vec![stop]).await;
-        assert_eq!(call(addr, "x").await.unwrap_err().code(), Code::ResourceExhausted);
+        assert_eq!(
+            call(addr, "x").await.unwrap_err().code(),
+            Code::ResourceExhausted
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 
@@ -355,15 +373,18 @@ mod grpc {
     async fn invalid_argument_is_tried_once() {
         let (addr, calls) = server(vec![Status::invalid_argument("no name")]).await;
         let err = call(addr, "x").await.unwrap_err();
-        assert_eq!((err.code(), err.message()), (Code::InvalidArgument, "no name"));
+        assert_eq!(
+            (err.code(), err.message()),
+            (Code::InvalidArgument, "no name")
+        );
         assert_eq!(calls.load(Ordering::SeqCst), 1);
     }
 }
 
 mod reqwest_mw {
     use super::*;
-    use retry_jitter::reqwest_middleware::RetryMiddleware;
     use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
+    use retry_jitter::reqwest_middleware::RetryMiddleware;
 
     fn client(m: RetryMiddleware) -> ClientWithMiddleware {
         ClientBuilder::new(reqwest::Client::new()).with(m).build()
@@ -394,7 +415,11 @@ mod reqwest_mw {
             .await
             .unwrap();
         assert_eq!((resp.status().as_u16(), up.calls()), (200, 2));
-        assert!(started.elapsed() >= Duration::from_secs(1), "{:?}", started.elapsed());
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
     }
 
     #[tokio::test]
@@ -445,7 +470,9 @@ mod layer_keys {
             async move {
                 tokio::time::sleep(slow(n)).await;
                 if n == 0 {
-                    Err::<u32, BoxError>(std::io::Error::from(std::io::ErrorKind::ConnectionReset).into())
+                    Err::<u32, BoxError>(
+                        std::io::Error::from(std::io::ErrorKind::ConnectionReset).into(),
+                    )
                 } else {
                     Ok(n)
                 }
@@ -477,7 +504,13 @@ mod layer_keys {
     #[tokio::test(start_paused = true)]
     async fn a_timeout_cuts_a_slow_attempt() {
         // The first call would take a minute and then fail; the second answers at once.
-        let (calls, svc) = sleepy(|n| if n == 0 { Duration::from_secs(60) } else { Duration::ZERO });
+        let (calls, svc) = sleepy(|n| {
+            if n == 0 {
+                Duration::from_secs(60)
+            } else {
+                Duration::ZERO
+            }
+        });
         let layer = RetryLayer::new(quick())
             .clone_requests()
             .timeout(Duration::from_millis(100));
@@ -490,7 +523,13 @@ mod layer_keys {
 
     #[tokio::test(start_paused = true)]
     async fn a_hedge_answers_beside_a_slow_first_attempt() {
-        let (calls, svc) = sleepy(|n| if n == 0 { Duration::from_secs(1) } else { Duration::from_millis(10) });
+        let (calls, svc) = sleepy(|n| {
+            if n == 0 {
+                Duration::from_secs(1)
+            } else {
+                Duration::from_millis(10)
+            }
+        });
         let layer = RetryLayer::new(quick())
             .clone_requests()
             .hedge(Hedge::After(Duration::from_millis(50)));

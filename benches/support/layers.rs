@@ -23,7 +23,10 @@ impl Service<u64> for Double {
     type Response = u64;
     type Error = Infallible;
     type Future = Ready<Result<u64, Infallible>>;
-    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
         std::task::Poll::Ready(Ok(()))
     }
     fn call(&mut self, x: u64) -> Self::Future {
@@ -41,7 +44,10 @@ impl Service<http::Request<Body>> for Answer {
     type Response = http::Response<()>;
     type Error = Infallible;
     type Future = Ready<Result<http::Response<()>, Infallible>>;
-    fn poll_ready(&mut self, _: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
         std::task::Poll::Ready(Ok(()))
     }
     fn call(&mut self, req: http::Request<Body>) -> Self::Future {
@@ -79,7 +85,9 @@ pub fn layer_tower_retry() -> tower::retry::Retry<Never, Double> {
 }
 
 pub fn layer_ours() -> impl Service<u64, Response = u64> {
-    RetryLayer::new(Policy::default()).clone_requests().layer(Double)
+    RetryLayer::new(Policy::default())
+        .clone_requests()
+        .layer(Double)
 }
 
 pub fn layer_http_plain() -> Answer {

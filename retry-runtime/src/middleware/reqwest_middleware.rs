@@ -59,8 +59,13 @@ use crate::{
 /// # let _ = client;
 /// ```
 #[derive(Clone, Copy, Debug)]
-pub struct RetryMiddleware<On = TransportErrors, OnOk = ByStatus, B = NoBudget, L = NoTimeout, D = NoHedge>
-{
+pub struct RetryMiddleware<
+    On = TransportErrors,
+    OnOk = ByStatus,
+    B = NoBudget,
+    L = NoTimeout,
+    D = NoHedge,
+> {
     /// The loop's settings; its classifiers are set per request, from `on` and `on_ok`.
     retry: Retry<RetryAll, NoNotify, NoGiveUp, B, NoTrace, L, D>,
     on: On,

@@ -502,7 +502,9 @@ impl<B> Recorded<B> {
 type Shared<B> = Arc<Mutex<Recorded<B>>>;
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 /// One attempt's body: the bytes recorded so far, then the rest of the original (recorded
@@ -675,7 +677,11 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
             };
             Poll::Ready(Replay {
                 prefix: r.chunks.iter().cloned().collect(),
-                trailers: if rest.is_none() { r.trailers.clone() } else { None },
+                trailers: if rest.is_none() {
+                    r.trailers.clone()
+                } else {
+                    None
+                },
                 rest: Mutex::new(rest),
                 shared: self.shared.clone(),
                 limit: self.limit,
@@ -708,7 +714,10 @@ pub trait Resume: Sized {
 
     /// The first attempt's outcome: the answer, when it succeeded (the loop's bookkeeping of a
     /// first success done); otherwise the loop, from that failure on.
-    fn first(self, outcome: Result<Self::Response, Self::Error>) -> Result<Self::Response, BoxFuture<Self::Response>>;
+    fn first(
+        self,
+        outcome: Result<Self::Response, Self::Error>,
+    ) -> Result<Self::Response, BoxFuture<Self::Response>>;
 }
 
 pin_project_lite::pin_project! {
@@ -732,11 +741,17 @@ pin_project_lite::pin_project! {
 
 impl<T: Resume> ResponseFuture<T> {
     fn first(future: T::Future, resume: T) -> Self {
-        ResponseFuture { state: State::First { future }, resume: Some(resume) }
+        ResponseFuture {
+            state: State::First { future },
+            resume: Some(resume),
+        }
     }
 
     fn looping(future: BoxFuture<T::Response>) -> Self {
-        ResponseFuture { state: State::Looping { future }, resume: None }
+        ResponseFuture {
+            state: State::Looping { future },
+            resume: None,
+        }
     }
 }
 
@@ -753,7 +768,10 @@ impl<T: Resume> Future for ResponseFuture<T> {
                     Poll::Ready(outcome) => outcome,
                 },
             };
-            let resume = this.resume.take().expect("a ResponseFuture polled after it ended");
+            let resume = this
+                .resume
+                .take()
+                .expect("a ResponseFuture polled after it ended");
             match resume.first(outcome) {
                 Ok(response) => return Poll::Ready(Ok(response)),
                 Err(future) => this.state.set(State::Looping { future }),
@@ -786,7 +804,12 @@ where
 {
     /// The loop, its first attempt `first`.
     fn looping(self, first: First<S::Future, S::Response>) -> BoxFuture<S::Response> {
-        let HttpCall { template, layer, parts, replayer } = self;
+        let HttpCall {
+            template,
+            layer,
+            parts,
+            replayer,
+        } = self;
         Box::pin(async move {
             let retry = match replayer {
                 Some(_) => layer.retry,
@@ -798,9 +821,19 @@ where
             let again = || replayer.is_some_and(Replayer::replayable);
             let (on, on_ok) = (&layer.on, &layer.on_ok);
             let retry = retry
-                .on(move |e: &BoxError| if again() { on.classify(e) } else { Decision::Stop })
+                .on(move |e: &BoxError| {
+                    if again() {
+                        on.classify(e)
+                    } else {
+                        Decision::Stop
+                    }
+                })
                 .on_ok(move |r: &S::Response| {
-                    if again() { on_ok.classify_ok(r) } else { Decision::Stop }
+                    if again() {
+                        on_ok.classify_ok(r)
+                    } else {
+                        Decision::Stop
+                    }
                 });
             let mut first = Some(first);
             retry
@@ -846,7 +879,10 @@ where
     type Response = S::Response;
     type Error = S::Error;
 
-    fn first(self, outcome: Result<S::Response, S::Error>) -> Result<S::Response, BoxFuture<S::Response>> {
+    fn first(
+        self,
+        outcome: Result<S::Response, S::Error>,
+    ) -> Result<S::Response, BoxFuture<S::Response>> {
         accept_first(outcome, &self.layer).map_err(|outcome| self.looping(First::Answered(outcome)))
     }
 }
@@ -881,7 +917,9 @@ where
             Err(body) => (body, None),
         };
         // The first attempt goes to the service made ready; the others to clones of it.
-        let first = self.inner.call(http::Request::from_parts(parts.clone(), first));
+        let first = self
+            .inner
+            .call(http::Request::from_parts(parts.clone(), first));
         let call = HttpCall {
             template: self.inner.clone(),
             layer: self.layer.clone(),
@@ -918,7 +956,11 @@ where
 {
     /// The loop, its first attempt `first`.
     fn looping(self, first: First<S::Future, S::Response>) -> BoxFuture<S::Response> {
-        let CloneCall { template, layer, req } = self;
+        let CloneCall {
+            template,
+            layer,
+            req,
+        } = self;
         Box::pin(async move {
             let (on, on_ok) = (&layer.on, &layer.on_ok);
             let retry = layer
@@ -979,7 +1021,10 @@ where
     type Response = S::Response;
     type Error = S::Error;
 
-    fn first(self, outcome: Result<S::Response, S::Error>) -> Result<S::Response, BoxFuture<S::Response>> {
+    fn first(
+        self,
+        outcome: Result<S::Response, S::Error>,
+    ) -> Result<S::Response, BoxFuture<S::Response>> {
         accept_first(outcome, &self.layer).map_err(|outcome| self.looping(First::Answered(outcome)))
     }
 }
