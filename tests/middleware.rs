@@ -557,3 +557,37 @@ mod layer_keys {
         assert_eq!((resp.status().as_u16(), up.calls()), (503, 1));
     }
 }
+
+/// A hedge of an `http::Request` sends the recorded body, byte-exact, beside the first attempt.
+#[tokio::test(start_paused = true)]
+async fn a_hedge_replays_the_recorded_body() {
+    use retry_jitter::hedge::Hedge;
+    type Body = BoxBody<Bytes, Infallible>;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let bodies = seen.clone();
+    let upstream = tower::service_fn(move |req: http::Request<Body>| {
+        let bodies = bodies.clone();
+        async move {
+            let body = req.into_body().collect().await?.to_bytes();
+            let first = {
+                let mut b = bodies.lock().unwrap();
+                b.push(body.clone());
+                b.len() == 1
+            };
+            // The first attempt is slow; the hedge answers in 10 ms.
+            let slow = if first { 1000 } else { 10 };
+            tokio::time::sleep(Duration::from_millis(slow)).await;
+            Ok::<_, Infallible>(http::Response::new(body))
+        }
+    });
+    let layer = RetryLayer::new(quick()).hedge(Hedge::After(Duration::from_millis(50)));
+    let svc = tower::ServiceBuilder::new().layer(layer).service(upstream);
+    let started = tokio::time::Instant::now();
+    let req = http::Request::post("/")
+        .body(Full::from("hedged").boxed())
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.body().as_ref(), b"hedged");
+    assert_eq!(started.elapsed(), Duration::from_millis(60));
+    assert_eq!(*seen.lock().unwrap(), vec![Bytes::from("hedged"); 2]);
+}
