@@ -9,7 +9,10 @@
 //!   [`RetryLayer::with_body_limit`]), and each retry sends the same bytes again. A body larger
 //!   than the limit is sent once and never retried — no error for that: the first answer is
 //!   the answer. A body still being sent when its attempt ends (a streaming upload) is not
-//!   retried either. Other request types: [`RetryLayer::clone_requests`] clones them.
+//!   retried either. The inner service takes the body type it always did, so the layer must
+//!   be able to wrap its replay in that type ([`ReplayBody`]): http-body-util's `BoxBody` and
+//!   `UnsyncBoxBody`, and with feature `tonic`, `tonic::body::Body` (a `Channel`'s). Other
+//!   request types: [`RetryLayer::clone_requests`] clones them.
 //! - **Responses** are classified by [`classify_status`](crate::http::classify_status),
 //!   honouring `Retry-After` ([`ByStatus`]); with feature `tonic`, a response whose headers
 //!   carry `grpc-status` (a trailers-only gRPC error, as tonic servers send) by
