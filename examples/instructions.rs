@@ -4,7 +4,9 @@
 //! `annotated_parse`, `plain_async`…, each on its success path; or one of the failure path's
 //! functions of `benches/support/failing.rs` (the ones `benches/peers.rs` times), ours and
 //! backon's: `fail4`, `fail4_backon`… (a call that fails 4 times with zero waits, then
-//! succeeds) and `draws`, `draws_backon` (a fresh schedule and its first 4 waits). Async ones
+//! succeeds) and `draws`, `draws_backon` (a fresh schedule and its first 4 waits); or a
+//! budget's part of a first-try success alone: `budget_success` (`RetryBudget`),
+//! `ratio_success` (`RatioBudget`'s `begin` and `succeeded_after(0)`). Async ones
 //! are polled once with a no-op waker: on success, and with zero waits, they never wait.
 //!
 //! No tokio runtime is entered, except for `timeout_async_eager`, whose timer
@@ -137,6 +139,24 @@ fn main() {
         "layer_http_plain" => serve(n, layers::layer_http_plain(), layers::request),
         #[cfg(feature = "tower")]
         "layer_http_ours" => serve(n, layers::layer_http_ours(), layers::request),
+        // A budget's part of a first-try success, on its own: what the retry loop calls.
+        "budget_success" => {
+            static BUDGET: retry_jitter::RetryBudget = retry_jitter::RetryBudget::new(500);
+            calls(&|| {
+                black_box(&BUDGET).succeeded_after(0);
+                true
+            });
+        }
+        "ratio_success" => {
+            static BUDGET: retry_jitter::RatioBudget =
+                retry_jitter::RatioBudget::new(0.2, 10, std::time::Duration::from_secs(10));
+            calls(&|| {
+                let b = black_box(&BUDGET);
+                b.begin(retry_jitter::sleep::now);
+                b.succeeded_after(0);
+                true
+            });
+        }
         other => panic!("unknown function {other:?}"),
     }
 }

@@ -174,10 +174,12 @@ pub use retry_runtime::tonic;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use retry_runtime::tower;
 pub use retry_runtime::{
-    either, hedge, sleep, testing, timeout, transient, AcceptOk, Backoff, Budget, Classify,
-    ClassifyOk, Decision, GiveUp, GiveUpHook, GiveUpReason, Hooks, Jitter, NoBudget, NoGiveUp,
-    NoNotify, NoTrace, Notify, Policy, Retry, RetryAll, RetryBudget, RetryEvent, RetryState,
-    Schedule, SharedBudget, TimedOut, Trace, Transient,
+    either, hedge, sleep, testing, timeout, transient, AcceptOk, AdaptiveThrottle, Admission,
+    Backoff, BreakerGuard, BreakerState, Budget, CircuitBreaker, CircuitOpen, Classify, ClassifyOk,
+    Decision, GiveUp, GiveUpHook, GiveUpReason, Guard, GuardPair, Hooks, IntoErr, Jitter, NoBudget,
+    NoGiveUp, NoGuard, NoNotify, NoTrace, Notify, Policy, RatioBudget, Retry, RetryAll,
+    RetryBudget, RetryEvent, RetryState, Schedule, SharedBudget, ThrottleGuard, Throttled,
+    TimedOut, Trace, Transient,
 };
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]

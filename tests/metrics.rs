@@ -254,3 +254,53 @@ fn retried_values_are_counted_as_retries_and_their_give_up_by_reason() {
     .collect();
     assert_eq!(got, want);
 }
+
+static OPENS: retry_jitter::CircuitBreaker =
+    retry_jitter::CircuitBreaker::new(1.0, 2, Duration::from_secs(60), Duration::from_secs(3600));
+
+#[retry(attempts = 1, breaker = &OPENS)]
+fn broken() -> Result<(), io::Error> {
+    Err(io::Error::from(io::ErrorKind::ConnectionRefused))
+}
+
+static SHEDS: retry_jitter::AdaptiveThrottle =
+    retry_jitter::AdaptiveThrottle::new(1.0, Duration::from_secs(3600));
+
+#[retry(attempts = 1, throttle = &SHEDS)]
+fn shed() -> Result<(), io::Error> {
+    Err(io::Error::from(io::ErrorKind::ConnectionRefused))
+}
+
+#[test]
+fn the_breaker_and_the_throttle_report_their_refusals_and_states() {
+    let got = reported(|| {
+        for _ in 0..3 {
+            let _ = broken();
+        }
+    });
+    assert_eq!(
+        got[&counter(names::BREAKER_OPEN_TOTAL, "function=broken")],
+        [1.0]
+    );
+    assert_eq!(
+        got[&counter(names::BREAKER_STATE, "function=broken")],
+        [1.0],
+        "open"
+    );
+    assert_eq!(
+        got[&counter(names::GIVE_UPS_TOTAL, "function=broken,reason=circuit_open")],
+        [1.0]
+    );
+    testing::seed_jitter(5);
+    let got = reported(|| {
+        for _ in 0..100 {
+            let _ = shed();
+        }
+    });
+    let throttled = got[&counter(names::THROTTLED_TOTAL, "function=shed")][0];
+    assert!(throttled > 50.0, "{throttled}");
+    assert_eq!(
+        got[&counter(names::GIVE_UPS_TOTAL, "function=shed,reason=throttled")],
+        [throttled]
+    );
+}

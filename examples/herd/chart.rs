@@ -168,6 +168,67 @@ pub fn line_chart(
     })
 }
 
+/// Charts stacked one above the other on a shared x axis (cut at `x_max`), each with its
+/// y label and its lines: the same styles in the same order in every panel, so that a line's
+/// look names its series in all of them. The legend is drawn in the first.
+pub fn panels_chart(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    panels: &[(&str, Vec<Series>)],
+    x_max: f64,
+) -> Result<(), Box<dyn Error>> {
+    let lines = panels.iter().map(|(_, s)| s.len()).max().unwrap_or(0);
+    let size = (960, 300 * panels.len().max(1) as u32 + 60);
+    render_sized(path, lines, size, |root| {
+        root.fill(&WHITE)?;
+        let root = root.titled(title, ("sans-serif", 26))?;
+        for (i, (area, (y_label, series))) in root
+            .split_evenly((panels.len().max(1), 1))
+            .into_iter()
+            .zip(panels)
+            .enumerate()
+        {
+            let y_max = series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .fold(0.0, f64::max)
+                .max(1.0);
+            let mut chart = ChartBuilder::on(&area)
+                .margin(16)
+                .x_label_area_size(48)
+                .y_label_area_size(90)
+                .build_cartesian_2d(0.0..x_max.max(1.0), 0.0..y_max * 1.08)?;
+            chart
+                .configure_mesh()
+                .x_desc(x_label)
+                .y_desc(*y_label)
+                .axis_desc_style(("sans-serif", 18))
+                .label_style(("sans-serif", 15))
+                .x_label_formatter(&|x| format!("{x:.0}"))
+                .y_label_formatter(&|y| format!("{y:.0}"))
+                .light_line_style(WHITE.mix(0.0))
+                .draw()?;
+            for (s, style) in series.iter().zip(STYLES) {
+                let line = s.points.iter().copied().filter(|p| p.0 <= x_max);
+                draw_line(&mut chart, line, &s.name, style)?;
+            }
+            if i == 0 {
+                chart
+                    .configure_series_labels()
+                    .legend_area_size(SAMPLE + 8)
+                    .position(SeriesLabelPosition::UpperRight)
+                    .label_font(("sans-serif", 16))
+                    .background_style(WHITE.mix(0.9))
+                    .border_style(BLACK)
+                    .draw()?;
+            }
+        }
+        root.present()?;
+        Ok(())
+    })
+}
+
 /// Draw `series.len()` lines on `root` with `draw`, then write the SVG to `path`, each line
 /// dashed in its style.
 fn render(
@@ -175,11 +236,21 @@ fn render(
     lines: usize,
     draw: impl FnOnce(DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), Box<dyn Error>>,
 ) -> Result<(), Box<dyn Error>> {
+    render_sized(path, lines, (960, 540), draw)
+}
+
+/// [`render`] on a drawing of `size` pixels.
+fn render_sized(
+    path: &Path,
+    lines: usize,
+    size: (u32, u32),
+    draw: impl FnOnce(DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), Box<dyn Error>>,
+) -> Result<(), Box<dyn Error>> {
     if lines > STYLES.len() {
         return Err(format!("{lines} lines, but only {} line styles", STYLES.len()).into());
     }
     let mut svg = String::new();
-    draw(SVGBackend::with_string(&mut svg, (960, 540)).into_drawing_area())?;
+    draw(SVGBackend::with_string(&mut svg, size).into_drawing_area())?;
     std::fs::write(path, dashed(&svg, &STYLES[..lines]).as_bytes())?;
     Ok(())
 }
@@ -413,6 +484,68 @@ mod tests {
         log_y: true,
         x_max: Some(20.0),
     };
+
+    #[test]
+    fn an_open_model_chart_has_two_panels_naming_every_strategy_with_dashed_lines() {
+        use crate::open::{Open, OpenStrategy};
+        let open = Open {
+            rate: 200.0,
+            capacity: 400,
+            ..Open::default()
+        };
+        let results = open.compare();
+        let per_second = |v: &[u32]| -> Vec<(f64, f64)> {
+            v.iter()
+                .enumerate()
+                .map(|(i, &c)| (i as f64, f64::from(c)))
+                .collect()
+        };
+        let panel = |f: fn(&crate::open::OpenResult) -> &[u32]| -> Vec<Series> {
+            results
+                .iter()
+                .map(|r| Series {
+                    name: r.strategy.name().to_owned(),
+                    points: per_second(f(r)),
+                })
+                .collect()
+        };
+        let dir = std::env::temp_dir().join(format!("herd-open-chart-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("open.svg");
+        panels_chart(
+            &path,
+            "open",
+            "time (s)",
+            &[
+                ("goodput", panel(|r| &r.goodput)),
+                ("offered", panel(|r| &r.offered)),
+            ],
+            open.end().as_secs_f64(),
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        well_formed(&svg).unwrap();
+        for s in OpenStrategy::ALL {
+            assert!(
+                svg.contains(&format!(">{}<", s.name())) || svg.contains(s.name()),
+                "{s}"
+            );
+        }
+        assert!(svg.contains("goodput") && svg.contains("offered"));
+        // Two lines per strategy (one a panel) plus a legend sample each, all but the solid
+        // blue one dashed.
+        let drawn = lines(&svg);
+        assert_eq!(drawn.len(), 3 * OpenStrategy::ALL.len(), "{drawn:?}");
+        for style in &STYLES[..OpenStrategy::ALL.len()] {
+            let dash: Vec<String> = style.dash.iter().map(u8::to_string).collect();
+            let of_style = drawn
+                .iter()
+                .filter(|(stroke, d)| *stroke == style.hex() && *d == dash.join(" "))
+                .count();
+            assert_eq!(of_style, 3, "{style:?} in {drawn:?}");
+        }
+    }
 
     #[test]
     fn an_outage_chart_is_well_formed_svg_naming_every_series() {

@@ -9,6 +9,7 @@
 mod chart;
 mod exec;
 mod occ;
+mod open;
 mod outage;
 mod sim;
 mod strategy;
@@ -25,6 +26,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::chart::Series;
 use crate::occ::{Occ, OccResult};
+use crate::open::{Open, OpenResult, OpenStrategy};
 use crate::outage::{Outage, OutageResult, WINDOW};
 use crate::strategy::{ms, Strategy};
 use crate::tail::{Tail, TailResult};
@@ -47,15 +49,25 @@ struct Args {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Total calls per client (call), the first included: for outage (default 10) retries, for
-    /// tail (default 3) hedges.
+    /// open (default 4) retries, for tail (default 3) hedges.
     #[arg(long)]
     attempts: Option<u32>,
-    /// Outage: how long the service is down, in seconds.
+    /// Outage and open: how long the service is down, in seconds (open: from 10 s on).
     #[arg(long, default_value_t = 5.0)]
     outage_secs: f64,
-    /// Outage: calls per second the service serves once it is back.
+    /// Outage: calls per second the service serves once it is back; open: attempts per second
+    /// it serves, first come first served.
     #[arg(long, default_value_t = 2000)]
     capacity: u32,
+    /// Open: calls arriving per second (Poisson).
+    #[arg(long, default_value_t = 1000.0)]
+    rate: f64,
+    /// Open: the client's timeout of each attempt, in seconds.
+    #[arg(long, default_value_t = 1.0)]
+    timeout: f64,
+    /// Open: the ratio of full-jitter+ratio's `RatioBudget` (its floor 10 a second over 10 s).
+    #[arg(long, default_value_t = 0.2)]
+    ratio: f64,
     /// Where the SVG charts go.
     #[arg(long, default_value = "target/herd")]
     out: PathBuf,
@@ -63,7 +75,9 @@ struct Args {
     /// `model,strategy,clients,calls,completion_ms` (for outage, completion is when 99% of
     /// clients had succeeded, empty if they never did; for occ, calls are write calls; for
     /// tail, the strategy is the hedging, calls include hedges and completion is the 99.9th
-    /// percentile latency).
+    /// percentile latency). The open model's rows follow a header of their own:
+    /// `model,strategy,rate,capacity,outage_s,calls_per_call,recovery_s` (`recovery_s` a number
+    /// of seconds or `never`; `calls_per_call` empty when no call ended within the outage).
     #[arg(long)]
     csv: bool,
 }
@@ -73,13 +87,14 @@ enum Model {
     Outage,
     Occ,
     Tail,
+    Open,
     All,
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args = Args::parse();
     std::fs::create_dir_all(&args.out)?;
-    if args.csv {
+    if args.csv && args.model != Model::Open {
         println!("model,strategy,clients,calls,completion_ms");
     }
     if matches!(args.model, Model::Outage | Model::All) {
@@ -167,7 +182,214 @@ fn main() -> Result<(), Box<dyn Error>> {
         }
         eprintln!("chart: {}", chart.display());
     }
+    if matches!(args.model, Model::Open | Model::All) {
+        // The load × outage map takes a few seconds more: `--model open` alone draws it.
+        run_open(&args, args.model == Model::Open)?;
+    }
     Ok(())
+}
+
+/// The open model: the scenario strategy by strategy, its chart, the anchor, and (with
+/// `with_map`) the sweep over load and outage length.
+fn run_open(args: &Args, with_map: bool) -> Result<(), Box<dyn Error>> {
+    if !(0.0..=10.0).contains(&args.ratio) {
+        return Err(format!("--ratio {} is not in 0.0..=10.0", args.ratio).into());
+    }
+    let scenario = Open {
+        rate: args.rate.max(1e-3),
+        capacity: args.capacity.max(1),
+        outage: Duration::from_secs_f64(args.outage_secs.max(0.0)),
+        timeout: Duration::from_secs_f64(args.timeout.max(0.0)),
+        attempts: args.attempts.unwrap_or(4).max(1),
+        ratio: args.ratio,
+        seed: args.seed,
+        ..Open::default()
+    };
+    let started = Instant::now();
+    let results = parallel(&OpenStrategy::ALL, "open", |&s| scenario.run(s));
+    let loads: &[f64] = if with_map { &open::LOADS } else { &[] };
+    let jobs: Vec<(f64, u64, OpenStrategy)> = loads
+        .iter()
+        .flat_map(|&l| {
+            open::OUTAGES
+                .iter()
+                .flat_map(move |&o| OpenStrategy::ALL.iter().map(move |&s| (l, o, s)))
+        })
+        .collect();
+    let sweep = parallel(&jobs, "open sweep", |&(load, outage, s)| {
+        let o = Open {
+            capacity: (scenario.rate / load).round().max(1.0) as u32,
+            outage: Duration::from_secs(outage),
+            ..scenario.clone()
+        };
+        (o.clone(), o.run(s))
+    });
+    let anchor = open::anchor(args.seed);
+    let elapsed = started.elapsed();
+    let chart = args.out.join("open.svg");
+    open_chart(&chart, &scenario, &results)?;
+    if args.csv {
+        println!("model,strategy,rate,capacity,outage_s,calls_per_call,recovery_s");
+        let row = |o: &Open, r: &OpenResult| {
+            let cpc = r
+                .calls_per_call
+                .map(|c| format!("{c:.3}"))
+                .unwrap_or_default();
+            let rec = r.recovery.map_or("never".to_owned(), |s| format!("{s:.1}"));
+            println!(
+                "open,{},{},{},{},{cpc},{rec}",
+                r.strategy,
+                o.rate,
+                o.capacity,
+                o.outage.as_secs_f64()
+            );
+        };
+        for r in &results {
+            row(&scenario, r);
+        }
+        for (o, r) in &sweep {
+            row(o, r);
+        }
+    } else {
+        print_open(&scenario, &results, &anchor, &sweep, elapsed);
+    }
+    eprintln!("chart: {}", chart.display());
+    Ok(())
+}
+
+fn print_open(
+    o: &Open,
+    results: &[OpenResult],
+    (per_jitter, ratio): &(Vec<(retry_jitter::Jitter, f64)>, f64),
+    sweep: &[(Open, OpenResult)],
+    elapsed: Duration,
+) {
+    println!(
+        "Open: calls arrive at {}/s (Poisson) at a service serving {} attempts/s first come \
+         first served (load {:.2}); each attempt times out after {:?}; from {:?} on the service \
+         serves nothing for {:?} (it queues what comes); full jitter (base {:?}, cap {:?}), {} \
+         attempts; the ratio budget {}, 10/s, 10 s",
+        o.rate,
+        o.capacity,
+        o.load(),
+        o.timeout,
+        open::OUTAGE_START,
+        o.outage,
+        o.base,
+        o.cap,
+        o.attempts,
+        o.ratio
+    );
+    println!();
+    println!(
+        "{:<20} {:>26} {:>24}",
+        "strategy", "calls per call while down", "recovered after outage"
+    );
+    for r in results {
+        let cpc = r
+            .calls_per_call
+            .map_or("-".to_owned(), |c| format!("{c:.2}"));
+        println!(
+            "{:<20} {:>26} {:>24}",
+            r.strategy.name(),
+            cpc,
+            recovery(r.recovery)
+        );
+    }
+    let jitters: Vec<String> = per_jitter
+        .iter()
+        .map(|(j, c)| format!("{j:?} {c:.2}"))
+        .collect();
+    let within = per_jitter.iter().all(|(_, c)| (c - 4.0).abs() <= 0.08)
+        && (ratio - 1.31).abs() <= 1.31 * 0.02;
+    println!(
+        "Anchor, the service down for good, 1,000 calls/s, 3 retries: calls per call {}; with \
+         a 30% RatioBudget {ratio:.2} (seanmonstar's reqwest figures: 4,000 vs ~1,300 req/s): \
+         {}",
+        jitters.join(", "),
+        if within { "within 2%" } else { "NOT within 2%" }
+    );
+    println!();
+    if sweep.is_empty() {
+        println!(
+            "({} runs of the open model simulated in {:.2} s; `--model open` adds the map of \
+             recovery by load and outage)\n",
+            results.len() + 5,
+            elapsed.as_secs_f64()
+        );
+        return;
+    }
+    println!(
+        "Recovered (seconds after the outage) or never (metastable within the run), by load \
+         (rate / capacity) and outage:"
+    );
+    for s in OpenStrategy::ALL {
+        print!("{:<20}", s.name());
+        for outage in open::OUTAGES {
+            print!("{:>8}", format!("{outage} s"));
+        }
+        println!();
+        for load in open::LOADS {
+            print!("{:<20}", format!("  load {load:.1}"));
+            for outage in open::OUTAGES {
+                let (_, r) = sweep
+                    .iter()
+                    .find(|(o, r)| {
+                        r.strategy == s
+                            && o.outage.as_secs() == outage
+                            && (o.rate / f64::from(o.capacity) - load).abs() < 0.01
+                    })
+                    .expect("every cell ran");
+                print!("{:>8}", recovery(r.recovery));
+            }
+            println!();
+        }
+    }
+    println!(
+        "({} runs of the open model simulated in {:.2} s)\n",
+        results.len() + sweep.len() + 5,
+        elapsed.as_secs_f64()
+    );
+}
+
+/// A recovery time for the tables.
+fn recovery(r: Option<f64>) -> String {
+    r.map_or("never".to_owned(), |s| format!("{s:.0} s"))
+}
+
+fn open_chart(path: &Path, o: &Open, results: &[OpenResult]) -> Result<(), Box<dyn Error>> {
+    let per_second = |values: &[u32]| -> Vec<(f64, f64)> {
+        values
+            .iter()
+            .enumerate()
+            .map(|(i, &v)| (i as f64 + 0.5, f64::from(v)))
+            .collect()
+    };
+    let series = |value: fn(&OpenResult) -> &[u32]| -> Vec<Series> {
+        results
+            .iter()
+            .map(|r| Series {
+                name: r.strategy.name().to_owned(),
+                points: per_second(value(r)),
+            })
+            .collect()
+    };
+    let title = format!(
+        "{}/s calls, capacity {}/s, a {:.0} s outage from 10 s",
+        o.rate,
+        o.capacity,
+        o.outage.as_secs_f64()
+    );
+    chart::panels_chart(
+        path,
+        &title,
+        "time (s)",
+        &[
+            ("goodput (answers in time per s)", series(|r| &r.goodput)),
+            ("offered load (attempts per s)", series(|r| &r.offered)),
+        ],
+        o.end().as_secs_f64(),
+    )
 }
 
 /// Run `work` on every job on all cores, keeping the jobs' order; a progress bar on a terminal.

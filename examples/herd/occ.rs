@@ -21,8 +21,8 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use retry_jitter::{
-    AcceptOk, Backoff, Budget, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll,
-    RetryState, SharedBudget,
+    AcceptOk, Backoff, Budget, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, Policy,
+    RetryAll, RetryState, SharedBudget,
 };
 
 use crate::sim::{seed_for, Queue};
@@ -144,6 +144,7 @@ impl Occ {
             budget,
             trace: NoTrace,
             on_ok: AcceptOk,
+            guard: NoGuard,
         };
         let n = clients as usize;
         let mut states = vec![RetryState::new(policy); n];

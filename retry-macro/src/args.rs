@@ -59,6 +59,10 @@ const KEYS: &[Key] = &[
     Key::new("sleep", |a, key, v| put(&mut a.sleep, (key.clone(), v))),
     Key::new("give_up", |a, _, v| put(&mut a.give_up, v)),
     Key::new("budget", |a, _, v| put(&mut a.budget, v)),
+    Key::new("throttle", |a, key, v| {
+        put(&mut a.throttle, (key.clone(), v))
+    }),
+    Key::new("breaker", |a, key, v| put(&mut a.breaker, (key.clone(), v))),
     Key::new("policy", |a, _, v| put(&mut a.policy, v)),
     Key::new("trace_level", |a, _, v| {
         put(&mut a.trace_level, word(v, "trace_level", LEVELS, "warn")?)
@@ -127,6 +131,10 @@ pub(crate) struct Args {
     pub notify: Option<Expr>,
     pub give_up: Option<Expr>,
     pub budget: Option<Expr>,
+    /// `throttle`, and the key's own name (a missing `From<Throttled>` is reported there).
+    pub throttle: Option<(Ident, Expr)>,
+    /// `breaker`, and the key's own name (a missing `From<CircuitOpen>` is reported there).
+    pub breaker: Option<(Ident, Expr)>,
     /// The `tracing::Level` constant's name (`WARN`…), spanned at the user's word.
     pub trace_level: Option<Ident>,
     /// `sleep`, and the key's own name (errors about it are spanned there).

@@ -274,6 +274,35 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     } else {
         (quote!(_), quote!(::core::option::Option::None))
     };
+    // The breaker and the throttle, through helpers spanned at their keys: an error type
+    // without the `From` they need is reported there.
+    let guard = |arg: &Option<(Ident, syn::Expr)>, helper: &str| match arg {
+        Some((key, value)) => {
+            let (p_key, ret_key) = (
+                respan(&p, key.span()),
+                respan(&ret.to_token_stream(), key.span()),
+            );
+            let helper = Ident::new(helper, key.span());
+            quote_spanned!(key.span()=> #p_key::#helper::<#ret_key>(#value))
+        }
+        None => quote!(#p_ret::NoGuard),
+    };
+    let (breaker, throttle) = (
+        guard(&args.breaker, "breaker_guard"),
+        guard(&args.throttle, "throttle_guard"),
+    );
+    // Before each attempt of a loop written here, the guards are asked (the runtime's loops ask
+    // them themselves); without a guard, nothing.
+    let admit = if args.throttle.is_some() || args.breaker.is_some() {
+        quote_spanned! {ret_span=>
+            if let #p_ret::ControlFlow::Break(#out_l) = #for_ret::admit(&#state_l, &#hooks_l, #name, #clock) {
+                return #out_l;
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+
     // What the outcome is: a success (an `Ok`, unless `on_ok` retries it), an error, or an
     // `Ok` to retry. Without `on_ok`, a test for an error.
     let verdict_l = local("__retry_verdict", ret_span);
@@ -354,6 +383,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             budget: #budget,
             trace: #trace,
             on_ok: #on_ok,
+            guard: (#breaker, #throttle),
         };
     };
 
@@ -514,6 +544,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             #start_item
             let mut #state_l = #p_ret::LoopState::<#ret>::new();
             loop {
+                #admit
                 #attempt_bind
                 // The outcome is scoped to this block, so that it is not kept across the
                 // `.await` of the wait: the future does not hold it (only the last error, where
@@ -551,6 +582,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
             #start_item
             let mut #state_l = #p_ret::LoopState::<#ret>::new();
             loop {
+                #admit
                 #attempt_bind
                 let #out_l: #ret = #label { #rebind #stmts };
                 // A body that never returns leaves this unreachable: not the user's warning.

@@ -9,6 +9,7 @@
 //! - [`Decision`] and [`Classify`]: which errors are worth retrying;
 //! - [`RetryState`]: the per-call state every retry loop here is driven by;
 //! - [`Retry`]: the closure API, for call sites an attribute cannot reach;
+//! - [`RetryBudget`] and [`RatioBudget`]: retry budgets shared by many calls;
 //! - [`sleep`]: timers and their clocks; [`testing`]: seeded jitter and recorded waits.
 //!
 //! ```
@@ -65,10 +66,15 @@ pub use run::{hedge, sleep, testing, timeout};
 #[path = "private.rs"]
 pub mod __private;
 
-pub use fleet::{Budget, NoBudget, RetryBudget, SharedBudget};
+pub use fleet::{
+    AdaptiveThrottle, Admission, BreakerState, Budget, CircuitBreaker, CircuitOpen, NoBudget,
+    RatioBudget, RetryBudget, SharedBudget, Throttled,
+};
 pub use policy::transient::{either, transient, Transient};
 pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};
+pub use retry::GuardPair;
 pub use retry::Retry;
+pub use run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use run::hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};

@@ -12,7 +12,12 @@ pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
 pub use crate::timeout::{poll_race, Limit};
-pub use crate::{AcceptOk, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
+pub use crate::{
+    AcceptOk, Hooks, Jitter, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, Policy, RetryAll,
+};
+use crate::{
+    AdaptiveThrottle, BreakerGuard, CircuitBreaker, CircuitOpen, ThrottleGuard, Throttled,
+};
 
 use crate::{
     Classify, ClassifyOk, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget, TimedOut,
@@ -495,4 +500,64 @@ where
 #[inline(always)]
 pub fn no_timeout<R>() -> Option<(Duration, crate::run::timeout::MakeError<R>)> {
     None
+}
+
+/// The error type of a function with `throttle = …` is made from [`Throttled`].
+#[diagnostic::on_unimplemented(
+    message = "`throttle` needs the error type `{Self}` to implement `From<retry_jitter::Throttled>`",
+    label = "an attempt this throttle rejects fails with `{Self}::from(retry_jitter::Throttled)`",
+    note = "for an error type of your own, write `impl From<retry_jitter::Throttled> for {Self}` (a variant for it); for one that is not yours (`String`, a library's), return an error type of your own that wraps it, or `std::io::Error`, which has it"
+)]
+pub trait FromThrottled {
+    /// The error of a rejected attempt.
+    fn from_throttled(throttled: Throttled) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<Throttled>> FromThrottled for E {
+    #[inline]
+    fn from_throttled(throttled: Throttled) -> Self {
+        E::from(throttled)
+    }
+}
+
+/// `throttle = …`: the guard, whose rejected attempts end the call with `E::from(Throttled)`.
+#[inline(always)]
+pub fn throttle_guard<R>(throttle: &AdaptiveThrottle) -> ThrottleGuard<'_, fn(Throttled) -> R>
+where
+    R: IsResult,
+    R::Err: FromThrottled,
+{
+    ThrottleGuard::new(throttle, |t| R::from_err(FromThrottled::from_throttled(t)))
+}
+
+/// The error type of a function with `breaker = …` is made from [`CircuitOpen`].
+#[diagnostic::on_unimplemented(
+    message = "`breaker` needs the error type `{Self}` to implement `From<retry_jitter::CircuitOpen>`",
+    label = "a call this breaker refuses fails with `{Self}::from(retry_jitter::CircuitOpen)`",
+    note = "for an error type of your own, write `impl From<retry_jitter::CircuitOpen> for {Self}` (a variant for it); for one that is not yours (`String`, a library's), return an error type of your own that wraps it, or `std::io::Error`, which has it"
+)]
+pub trait FromCircuitOpen {
+    /// The error of a refused call.
+    fn from_circuit_open(open: CircuitOpen) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<CircuitOpen>> FromCircuitOpen for E {
+    #[inline]
+    fn from_circuit_open(open: CircuitOpen) -> Self {
+        E::from(open)
+    }
+}
+
+/// `breaker = …`: the guard, whose refused calls end with `E::from(CircuitOpen)`.
+#[inline(always)]
+pub fn breaker_guard<R>(breaker: &CircuitBreaker) -> BreakerGuard<'_, fn(CircuitOpen) -> R>
+where
+    R: IsResult,
+    R::Err: FromCircuitOpen,
+{
+    BreakerGuard::new(breaker, |c| {
+        R::from_err(FromCircuitOpen::from_circuit_open(c))
+    })
 }

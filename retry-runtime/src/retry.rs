@@ -6,13 +6,17 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::fleet::{Budget, NoBudget, SharedBudget};
+use crate::run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
 use crate::run::hedge::{Hedge, HedgeWith, NoHedge};
 use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
 use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
 use crate::run::sleep::Clock;
 use crate::run::state::start_time;
 use crate::run::timeout::{race, AttemptTimeout, Limit, NoTimeout};
-use crate::{AcceptOk, Classify, ClassifyOk, NoNotify, Notify, Policy, RetryAll};
+use crate::{
+    AcceptOk, AdaptiveThrottle, CircuitBreaker, Classify, ClassifyOk, NoNotify, Notify, Policy,
+    RetryAll,
+};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
@@ -43,9 +47,10 @@ pub struct Retry<
     L = NoTimeout,
     D = NoHedge,
     O = AcceptOk,
+    Gd = (NoGuard, NoGuard),
 > {
     policy: Policy,
-    hooks: Hooks<C, N, G, B, T, O>,
+    hooks: Hooks<C, N, G, B, T, O, Gd>,
     name: &'static str,
     timeout: L,
     hedge: D,
@@ -69,6 +74,7 @@ impl Retry {
                 budget: NoBudget,
                 trace: NoTrace,
                 on_ok: AcceptOk,
+                guard: (NoGuard, NoGuard),
             },
             name: "closure",
             timeout: NoTimeout,
@@ -77,7 +83,7 @@ impl Retry {
     }
 }
 
-impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
+impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// Which errors are retried: a [`Classify`], usually a closure `Fn(&E) -> D` where
     /// `D: Into<Decision>` (annotate its argument's type), or [`transient`](crate::transient).
     ///
@@ -86,7 +92,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     /// let r = Retry::new(Policy::default()).on(|_: &std::io::Error| Decision::Stop);
     /// assert!(r.call(|| std::fs::read("/no/such/file")).is_err());
     /// ```
-    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T, L, D, O> {
+    pub fn on<C2>(self, on: C2) -> Retry<C2, N, G, B, T, L, D, O, Gd> {
         self.map_hooks(|h| Hooks {
             on,
             notify: h.notify,
@@ -94,6 +100,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
             budget: h.budget,
             trace: h.trace,
             on_ok: h.on_ok,
+            guard: h.guard,
         })
     }
 
@@ -106,7 +113,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     ///     .notify(|e: &&str, ev: &RetryEvent| eprintln!("{} failed: {e}", ev.function));
     /// assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     /// ```
-    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T, L, D, O> {
+    pub fn notify<N2>(self, notify: N2) -> Retry<C, N2, G, B, T, L, D, O, Gd> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify,
@@ -114,6 +121,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
             budget: h.budget,
             trace: h.trace,
             on_ok: h.on_ok,
+            guard: h.guard,
         })
     }
 
@@ -127,7 +135,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     ///     .give_up(|_: &&str, g: &GiveUp| assert_eq!(g.reason, GiveUpReason::Stopped));
     /// assert_eq!(r.call(|| Err::<(), _>("fatal")), Err("fatal"));
     /// ```
-    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T, L, D, O> {
+    pub fn give_up<G2>(self, give_up: G2) -> Retry<C, N, G2, B, T, L, D, O, Gd> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -135,6 +143,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
             budget: h.budget,
             trace: h.trace,
             on_ok: h.on_ok,
+            guard: h.guard,
         })
     }
 
@@ -149,7 +158,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     /// let _ = r.call(|| { calls += 1; Err::<(), _>("down") });
     /// assert_eq!(calls, 1); // an empty budget: no retry
     /// ```
-    pub fn budget<S: SharedBudget>(self, budget: &S) -> Retry<C, N, G, &S, T, L, D, O> {
+    pub fn budget<S: SharedBudget>(self, budget: &S) -> Retry<C, N, G, &S, T, L, D, O, Gd> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -157,6 +166,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
             budget,
             trace: h.trace,
             on_ok: h.on_ok,
+            guard: h.guard,
         })
     }
 
@@ -174,7 +184,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     pub fn trace(
         self,
         level: crate::Level,
-    ) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>, L, D, O> {
+    ) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>, L, D, O, Gd> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -182,14 +192,15 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
             budget: h.budget,
             trace: crate::tracer(level, crate::Unrendered),
             on_ok: h.on_ok,
+            guard: h.guard,
         })
     }
 
     /// The same retry with other hooks.
     fn map_hooks<C2, N2, G2, B2, T2, O2>(
         self,
-        f: impl FnOnce(Hooks<C, N, G, B, T, O>) -> Hooks<C2, N2, G2, B2, T2, O2>,
-    ) -> Retry<C2, N2, G2, B2, T2, L, D, O2> {
+        f: impl FnOnce(Hooks<C, N, G, B, T, O, Gd>) -> Hooks<C2, N2, G2, B2, T2, O2, Gd>,
+    ) -> Retry<C2, N2, G2, B2, T2, L, D, O2, Gd> {
         Retry {
             policy: self.policy,
             hooks: f(self.hooks),
@@ -221,7 +232,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     /// assert_eq!(calls, 3);
     /// # }
     /// ```
-    pub fn timeout(self, timeout: Duration) -> Retry<C, N, G, B, T, Duration, D, O> {
+    pub fn timeout(self, timeout: Duration) -> Retry<C, N, G, B, T, Duration, D, O, Gd> {
         Retry {
             policy: self.policy,
             hooks: self.hooks,
@@ -255,7 +266,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     /// assert_eq!(started.elapsed(), Duration::from_millis(60));
     /// # }
     /// ```
-    pub fn hedge(self, hedge: Hedge) -> Retry<C, N, G, B, T, L, Hedge, O> {
+    pub fn hedge(self, hedge: Hedge) -> Retry<C, N, G, B, T, L, Hedge, O, Gd> {
         Retry {
             policy: self.policy,
             hooks: self.hooks,
@@ -291,6 +302,75 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
         self.with_name(name)
     }
 
+    /// Ask `throttle` before every attempt (the first, retries, hedges): an attempt it rejects
+    /// is not made, and the call ends with `E::from(Throttled)`
+    /// ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)). See [`AdaptiveThrottle`].
+    ///
+    /// ```
+    /// use retry_runtime::{AdaptiveThrottle, Policy, Retry};
+    /// use std::time::Duration;
+    /// static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(60));
+    /// let r = Retry::new(Policy::new().with_attempts(2).with_base(Duration::ZERO)).throttle(&THROTTLE);
+    /// assert_eq!(r.call(|| Ok::<_, std::io::Error>(1)).unwrap(), 1);
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn throttle(
+        self,
+        throttle: &AdaptiveThrottle,
+    ) -> Retry<C, N, G, B, T, L, D, O, (Gd::Breaker, ThrottleGuard<'_, IntoErr>)>
+    where
+        Gd: GuardPair,
+    {
+        let breaker = self.hooks.guard.breaker();
+        self.with_guard((breaker, ThrottleGuard::new(throttle, IntoErr)))
+    }
+
+    /// Count this call's outcome in `breaker`, and while it is open fail at once with
+    /// `E::from(CircuitOpen)` without calling the operation
+    /// ([`GiveUpReason::CircuitOpen`](crate::GiveUpReason::CircuitOpen)). See [`CircuitBreaker`].
+    ///
+    /// ```
+    /// use retry_runtime::{CircuitBreaker, Policy, Retry};
+    /// use std::time::Duration;
+    /// static BREAKER: CircuitBreaker = CircuitBreaker::new(1.0, 1, Duration::from_secs(10), Duration::from_secs(60));
+    /// let r = Retry::new(Policy::new().with_attempts(1)).breaker(&BREAKER);
+    /// let down = || Err::<(), _>(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+    /// assert_eq!(r.call(down).unwrap_err().kind(), std::io::ErrorKind::ConnectionRefused);
+    /// // One failed call of one: the breaker is open, the next call is refused at once.
+    /// let refused = r.call(|| Ok::<_, std::io::Error>(())).unwrap_err();
+    /// assert!(refused.get_ref().is_some_and(|e| e.is::<retry_runtime::CircuitOpen>()));
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn breaker(
+        self,
+        breaker: &CircuitBreaker,
+    ) -> Retry<C, N, G, B, T, L, D, O, (BreakerGuard<'_, IntoErr>, Gd::Throttle)>
+    where
+        Gd: GuardPair,
+    {
+        let throttle = self.hooks.guard.throttle();
+        self.with_guard((BreakerGuard::new(breaker, IntoErr), throttle))
+    }
+
+    /// The same retry with other guards.
+    fn with_guard<Gd2>(self, guard: Gd2) -> Retry<C, N, G, B, T, L, D, O, Gd2> {
+        Retry {
+            policy: self.policy,
+            hooks: Hooks {
+                on: self.hooks.on,
+                notify: self.hooks.notify,
+                give_up: self.hooks.give_up,
+                budget: self.hooks.budget,
+                trace: self.hooks.trace,
+                on_ok: self.hooks.on_ok,
+                guard,
+            },
+            name: self.name,
+            timeout: self.timeout,
+            hedge: self.hedge,
+        }
+    }
+
     /// Retry an `Ok` value too (poll until ready): `on_ok` is a [`ClassifyOk`], usually a
     /// closure `Fn(&T) -> D` where `D: Into<Decision>` (`true` = try again). A value it
     /// retries is treated like a retryable error (the same backoff, attempts, deadline, budget
@@ -307,7 +387,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     ///     .call(|| { polls += 1; Ok::<_, ()>(if polls < 3 { "pending" } else { "done" }) });
     /// assert_eq!((status, polls), (Ok("done"), 3));
     /// ```
-    pub fn on_ok<O2>(self, on_ok: O2) -> Retry<C, N, G, B, T, L, D, O2> {
+    pub fn on_ok<O2>(self, on_ok: O2) -> Retry<C, N, G, B, T, L, D, O2, Gd> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
@@ -315,6 +395,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
             budget: h.budget,
             trace: h.trace,
             on_ok,
+            guard: h.guard,
         })
     }
 
@@ -341,6 +422,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut() -> Fut,
@@ -376,6 +458,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut(u32) -> Fut,
@@ -416,6 +499,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut() -> Fut,
@@ -440,6 +524,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut(u32) -> Fut,
@@ -459,6 +544,9 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
         }
         let mut state = LoopState::<Result<V, E>>::new();
         loop {
+            if let ControlFlow::Break(refused) = state.admit(&self.hooks, self.name, clock) {
+                return refused;
+            }
             let attempt = state.attempt();
             let (outcome, cut) = match self.timeout.limit() {
                 None => (op(attempt).await, false),
@@ -496,7 +584,7 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O> {
     }
 }
 
-impl<C, N, G, B, T, O> Retry<C, N, G, B, T, NoTimeout, NoHedge, O> {
+impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, NoTimeout, NoHedge, O, Gd> {
     /// Call `op` until it succeeds or retrying ends, sleeping the waits with
     /// [`std::thread::sleep`].
     ///
@@ -513,6 +601,7 @@ impl<C, N, G, B, T, O> Retry<C, N, G, B, T, NoTimeout, NoHedge, O> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
     {
         run_blocking(self.policy, &self.hooks, self.name, |_| op())
     }
@@ -536,13 +625,37 @@ impl<C, N, G, B, T, O> Retry<C, N, G, B, T, NoTimeout, NoHedge, O> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
     {
         run_blocking(self.policy, &self.hooks, self.name, op)
     }
 }
 
+/// The closure API's guards: a breaker slot and a throttle slot, each set once.
+pub trait GuardPair {
+    /// The breaker slot's guard.
+    type Breaker;
+    /// The throttle slot's guard.
+    type Throttle;
+    /// The breaker slot.
+    fn breaker(&self) -> Self::Breaker;
+    /// The throttle slot.
+    fn throttle(&self) -> Self::Throttle;
+}
+
+impl<A: Copy, B: Copy> GuardPair for (A, B) {
+    type Breaker = A;
+    type Throttle = B;
+    fn breaker(&self) -> A {
+        self.0
+    }
+    fn throttle(&self) -> B {
+        self.1
+    }
+}
+
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
+impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (NoGuard, NoGuard)> {
     /// The same retry with a single call: how the middleware faces send a request whose body
     /// cannot be sent twice (over the replay limit, or streaming), keeping its timeout.
     pub(crate) fn once(mut self) -> Self {
@@ -553,7 +666,7 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
     /// Whether a face may run the first attempt itself and enter
     /// [`call_async`](Retry::call_async) only once it failed: nothing of the loop's acts before
     /// or during a first attempt (no timeout races it, no hedge starts beside it, no
-    /// `max_elapsed` reads the clock before it).
+    /// `max_elapsed` reads the clock before it; no guard can refuse it: the faces set none).
     #[cfg(feature = "tower")]
     pub(crate) fn first_attempt_alone<E>(&self) -> bool
     where
@@ -575,6 +688,7 @@ impl<C, N, G, B, T, L, D> Retry<C, N, G, B, T, L, D> {
         G: GiveUpHook<E>,
         B: Budget,
         T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
     {
         LoopState::<Result<V, E>>::new().succeeded_with(
             &self.hooks,

@@ -194,3 +194,64 @@ fn refunds_and_rewards_fill_the_bucket_to_the_capacity_and_no_further() {
     // In some execution the refund came last, onto 6 tokens, and had to be clipped.
     assert!(REFUND_CLIPPED.load(Relaxed));
 }
+
+/// A clock that never moves, for the `RatioBudget` models: every operation in one slot.
+fn frozen() -> std::time::Instant {
+    static AT: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *AT.get_or_init(std::time::Instant::now)
+}
+
+/// `RatioBudget`: two calls begin while another thread asks for a retry. 50% of two calls is
+/// one retry: granted when both calls came first, refused when none did, never more, and the
+/// retry held plus those left always make the calls' share.
+#[test]
+fn ratio_budget_grants_its_share_of_concurrent_calls_and_no_more() {
+    use retry_runtime::RatioBudget;
+    static ONE_GRANTED: AtomicBool = AtomicBool::new(false);
+    static NONE_GRANTED: AtomicBool = AtomicBool::new(false);
+    loom::model(|| {
+        let budget = Arc::new(RatioBudget::new(0.5, 0, std::time::Duration::from_secs(10)));
+        let calls = {
+            let b = Arc::clone(&budget);
+            thread::spawn(move || {
+                b.begin(frozen);
+                b.begin(frozen);
+            })
+        };
+        let held = u32::from(budget.try_retry(frozen));
+        calls.join().unwrap();
+        assert_eq!(held + budget.available(frozen), 1);
+        ONE_GRANTED.fetch_or(held == 1, Relaxed);
+        NONE_GRANTED.fetch_or(held == 0, Relaxed);
+    });
+    assert!(ONE_GRANTED.load(Relaxed));
+    assert!(NONE_GRANTED.load(Relaxed));
+}
+
+/// `RatioBudget`: a cancelled retry (take, then refund) races another take over the floor's
+/// one retry: never both held, and none lost.
+#[test]
+fn ratio_budget_refunds_race_takes_and_lose_nothing() {
+    use retry_runtime::RatioBudget;
+    static TAKE_AFTER_REFUND: AtomicBool = AtomicBool::new(false);
+    loom::model(|| {
+        // The floor alone: 1 a second over 1 s.
+        let budget = Arc::new(RatioBudget::new(0.0, 1, std::time::Duration::from_secs(1)));
+        let cancelled = {
+            let b = Arc::clone(&budget);
+            thread::spawn(move || {
+                let took = b.try_retry(frozen);
+                if took {
+                    b.refund_retry();
+                }
+                took
+            })
+        };
+        let take = budget.try_retry(frozen);
+        let a = cancelled.join().unwrap();
+        assert!(a || take, "both refused the one retry");
+        assert_eq!(u32::from(take) + budget.available(frozen), 1);
+        TAKE_AFTER_REFUND.fetch_or(a && take, Relaxed);
+    });
+    assert!(TAKE_AFTER_REFUND.load(Relaxed));
+}

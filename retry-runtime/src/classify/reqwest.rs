@@ -36,7 +36,7 @@ use std::time::SystemTime;
 use http::StatusCode;
 
 use crate::http::{classify_status, classify_status_with_hint, retry_after};
-use crate::{Decision, TimedOut, Transient};
+use crate::{CircuitOpen, Decision, Throttled, TimedOut, Transient};
 
 /// A reqwest call that failed: in transport, with a non-success status, or past its time limit.
 ///
@@ -63,6 +63,10 @@ pub enum Error {
     Status(StatusError),
     /// The attempt ran past its time limit (`#[retry(timeout = …)]`) and was dropped.
     TimedOut(TimedOut),
+    /// The adaptive throttle rejected the attempt (`throttle = …`): it was not sent.
+    Throttled(Throttled),
+    /// The circuit breaker is open (`breaker = …`): the request was not sent.
+    CircuitOpen(CircuitOpen),
 }
 
 /// A response whose status is not a success, with what a retry decision needs.
@@ -136,6 +140,8 @@ impl fmt::Display for Error {
             Error::Transport(e) => fmt::Display::fmt(e, f),
             Error::Status(e) => fmt::Display::fmt(e, f),
             Error::TimedOut(e) => fmt::Display::fmt(e, f),
+            Error::Throttled(e) => fmt::Display::fmt(e, f),
+            Error::CircuitOpen(e) => fmt::Display::fmt(e, f),
         }
     }
 }
@@ -146,7 +152,35 @@ impl std::error::Error for Error {
             Error::Transport(e) => e.source(),
             Error::Status(e) => e.source(),
             Error::TimedOut(e) => e.source(),
+            Error::Throttled(e) => e.source(),
+            Error::CircuitOpen(e) => e.source(),
         }
+    }
+}
+
+/// An attempt the throttle rejected (`throttle = …`): not retried.
+///
+/// ```
+/// use retry_runtime::reqwest::Error;
+/// use retry_runtime::{Decision, Throttled, Transient};
+/// assert_eq!(Error::from(Throttled).decision(), Decision::Stop);
+/// ```
+impl From<Throttled> for Error {
+    fn from(e: Throttled) -> Self {
+        Error::Throttled(e)
+    }
+}
+
+/// A call the breaker refused (`breaker = …`): not retried.
+///
+/// ```
+/// use retry_runtime::reqwest::Error;
+/// use retry_runtime::{CircuitOpen, Decision, Transient};
+/// assert_eq!(Error::from(CircuitOpen).decision(), Decision::Stop);
+/// ```
+impl From<CircuitOpen> for Error {
+    fn from(e: CircuitOpen) -> Self {
+        Error::CircuitOpen(e)
     }
 }
 
@@ -209,7 +243,7 @@ impl Error {
         match self {
             Error::Transport(e) => e.status(),
             Error::Status(e) => Some(e.status),
-            Error::TimedOut(_) => None,
+            Error::TimedOut(_) | Error::Throttled(_) | Error::CircuitOpen(_) => None,
         }
     }
 }
@@ -405,6 +439,8 @@ impl Transient for Error {
             Error::Transport(e) => e.decision(),
             Error::Status(e) => e.decision(),
             Error::TimedOut(e) => e.decision(),
+            Error::Throttled(e) => e.decision(),
+            Error::CircuitOpen(e) => e.decision(),
         }
     }
 }

@@ -1,9 +1,18 @@
 //! Guarding the service a fleet of callers share: budgets that bound the retries of many calls.
 //! Below the loop: a guard that needs the time is handed the loop's clock.
 
+mod breaker;
 mod budget;
+mod ratio;
+mod refused;
+mod throttle;
+mod window;
 
+pub use breaker::{Admission, BreakerState, CircuitBreaker};
 pub use budget::RetryBudget;
+pub use ratio::RatioBudget;
+pub use refused::{CircuitOpen, Throttled};
+pub use throttle::AdaptiveThrottle;
 
 use crate::policy::Clock;
 
@@ -53,6 +62,21 @@ pub trait SharedBudget: Sync {
     #[inline(always)]
     fn succeeded_after(&self, retries: u32) {
         let _ = retries;
+    }
+}
+
+impl SharedBudget for RatioBudget {
+    #[inline(always)]
+    fn begin(&self, clock: Clock) {
+        RatioBudget::begin(self, clock);
+    }
+    #[inline(always)]
+    fn try_retry(&self, clock: Clock) -> bool {
+        RatioBudget::try_retry(self, clock)
+    }
+    #[inline(always)]
+    fn refund_retry(&self) {
+        RatioBudget::refund_retry(self);
     }
 }
 

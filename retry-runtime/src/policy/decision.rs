@@ -109,6 +109,10 @@ pub enum GiveUpReason {
     Stopped,
     /// The server asked for a wait ([`Decision::RetryAfter`]) longer than the cap.
     HintBeyondCap,
+    /// The adaptive throttle rejected an attempt (`throttle = …`): it was not made.
+    Throttled,
+    /// The circuit breaker is open (`breaker = …`): the body was not called.
+    CircuitOpen,
 }
 
 impl GiveUpReason {
@@ -125,6 +129,8 @@ impl GiveUpReason {
             GiveUpReason::BudgetEmpty => "retry budget empty",
             GiveUpReason::Stopped => "not retryable (Decision::Stop)",
             GiveUpReason::HintBeyondCap => "server hint beyond cap",
+            GiveUpReason::Throttled => "throttled",
+            GiveUpReason::CircuitOpen => "circuit open",
         }
     }
 }
@@ -144,6 +150,8 @@ impl GiveUpReason {
             GiveUpReason::BudgetEmpty => "budget_empty",
             GiveUpReason::Stopped => "stopped",
             GiveUpReason::HintBeyondCap => "hint_beyond_cap",
+            GiveUpReason::Throttled => "throttled",
+            GiveUpReason::CircuitOpen => "circuit_open",
         }
     }
 }

@@ -373,6 +373,9 @@ where
         }};
     }
 
+    if let Some(refused) = hooks.admit(None, clock, function) {
+        return refused;
+    }
     begin!();
     core::future::poll_fn(|cx| loop {
         // 1. The attempts: the first one to end is handled, the others run on.
@@ -410,14 +413,14 @@ where
                 if started > 1 {
                     hooks.recovered(&state, function);
                 } else {
-                    hooks.pay(0);
+                    hooks.pay(0, clock, function);
                 }
                 return Poll::Ready(outcome);
             }
             let running = lead.is_some() || !others.is_empty();
             if running && !cut {
                 // Others still run: this error ends the call only if it must not be retried.
-                if hooks.decide(&outcome, verdict) == Decision::Stop {
+                if hooks.decide(&outcome, verdict, clock) == Decision::Stop {
                     let reason = state.end(GiveUpReason::Stopped);
                     return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
                 }
@@ -456,6 +459,9 @@ where
                 }
             }
             owed.spend();
+            if let Some(refused) = hooks.admit(Some(&state), clock, function) {
+                return Poll::Ready(refused);
+            }
             begin!();
             continue;
         }
@@ -468,7 +474,11 @@ where
             hedge: true,
             ok: false,
         };
-        if !state.past_deadline() && hooks.hedge(&mut state, &event) {
+        // A hedge the throttle rejects is not started; the attempts running go on.
+        if !state.past_deadline()
+            && hooks.hedge_admitted(clock, function)
+            && hooks.hedge(&mut state, &event)
+        {
             begin!();
             continue;
         }

@@ -111,12 +111,12 @@ impl<R> Trace<R> for NoTrace {
 /// Everything a call site's retry loop calls out to besides the operation.
 ///
 /// ```
-/// use retry_runtime::{AcceptOk, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, RetryAll};
-/// let hooks = Hooks { on: RetryAll, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk };
+/// use retry_runtime::{AcceptOk, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll};
+/// let hooks = Hooks { on: RetryAll, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: NoGuard };
 /// # let _ = hooks;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Hooks<C, N, G, B, T, O = crate::AcceptOk> {
+pub struct Hooks<C, N, G, B, T, O = crate::AcceptOk, Gd = crate::NoGuard> {
     /// Which errors are retried: a [`Classify`](crate::Classify).
     pub on: C,
     /// Told before each wait: a [`Notify`](crate::Notify).
@@ -130,6 +130,8 @@ pub struct Hooks<C, N, G, B, T, O = crate::AcceptOk> {
     /// Which `Ok` values are retried (`on_ok`): a [`ClassifyOk`](crate::ClassifyOk); every one
     /// is taken with [`AcceptOk`](crate::AcceptOk).
     pub on_ok: O,
+    /// The throttle and the circuit breaker, if any: a [`Guard`](crate::Guard).
+    pub guard: Gd,
 }
 
 #[cfg(feature = "tracing")]

@@ -8,6 +8,7 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::fleet::{Budget, Owed};
+use crate::run::guard::Guard;
 use crate::run::hedge::{hedged, Hedge, KeepLast};
 use crate::run::hooks::{GiveUpHook, Hooks, Trace};
 use crate::run::sleep::{self, Clock};
@@ -189,9 +190,9 @@ impl<'h, R> LoopState<'h, R> {
     /// An attempt succeeded: give the budget its due (the first attempt's, or what this
     /// call's retries took), and after failures report the recovery.
     #[inline(always)]
-    pub fn succeeded<C, N, G, B: Budget, T: Trace<R>, O>(
+    pub fn succeeded<C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
         &self,
-        hooks: &Hooks<C, N, G, B, T, O>,
+        hooks: &Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         clock: Clock,
     ) {
@@ -203,8 +204,8 @@ impl<'h, R> LoopState<'h, R> {
             }
         }
         match &self.state {
-            None => hooks.first_try(clock),
-            Some(failing) => hooks.pay(failing.state.budget_retries()),
+            None => hooks.first_try::<R>(clock, function),
+            Some(failing) => hooks.pay::<R>(failing.state.budget_retries(), clock, function),
         }
     }
 
@@ -219,9 +220,25 @@ impl<'h, R> LoopState<'h, R> {
         match &self.state {
             None => {
                 hooks.begin(clock);
-                hooks.pay(0);
+                hooks.pay(0, clock, function);
             }
             Some(failing) => hooks.recovered(&failing.state, function),
+        }
+    }
+
+    /// Before an attempt, with a throttle or a breaker: `Break` with the outcome the call ends
+    /// with if they refuse it (already reported as a give-up).
+    #[inline]
+    pub fn admit<H: Serves<R>>(
+        &self,
+        hooks: &H,
+        function: &'static str,
+        clock: Clock,
+    ) -> ControlFlow<R> {
+        let state = self.state.as_ref().map(|failing| &failing.state);
+        match hooks.admit(state, clock, function) {
+            Some(outcome) => ControlFlow::Break(outcome),
+            None => ControlFlow::Continue(()),
         }
     }
 }
@@ -264,9 +281,9 @@ pub struct Loop<R>(PhantomData<fn() -> R>);
 impl<R> Loop<R> {
     /// [`run_blocking`].
     #[inline(always)]
-    pub fn run_blocking<C, N, G, B, T, O, F>(
+    pub fn run_blocking<C, N, G, B, T, O, Gd, F>(
         policy: Policy,
-        hooks: &Hooks<C, N, G, B, T, O>,
+        hooks: &Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         op: F,
     ) -> R
@@ -278,6 +295,7 @@ impl<R> Loop<R> {
         B: Budget,
         T: Trace<R>,
         O: ClassifyOk<R::Ok>,
+        Gd: Guard<R>,
         F: FnMut(u32) -> R,
     {
         run_blocking(policy, hooks, function, op)
@@ -285,10 +303,14 @@ impl<R> Loop<R> {
 
     /// [`verdict`], with the hooks' `on_ok`.
     #[inline(always)]
-    pub fn verdict<C, N, G, B, T, O>(outcome: &R, hooks: &Hooks<C, N, G, B, T, O>) -> Verdict
+    pub fn verdict<C, N, G, B, T, O, Gd>(
+        outcome: &R,
+        hooks: &Hooks<C, N, G, B, T, O, Gd>,
+    ) -> Verdict
     where
         R: IsResult,
         O: ClassifyOk<R::Ok>,
+        Gd: Guard<R>,
     {
         verdict(outcome, &hooks.on_ok)
     }
@@ -296,12 +318,12 @@ impl<R> Loop<R> {
     /// [`LoopState::failed`].
     #[inline(always)]
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    pub fn failed<'h, C, N, G, B, T, O>(
+    pub fn failed<'h, C, N, G, B, T, O, Gd>(
         attempts: &mut LoopState<'h, R>,
         now: (&Policy, Clock, Option<Instant>),
         outcome: R,
         verdict: Verdict,
-        hooks: &'h Hooks<C, N, G, B, T, O>,
+        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         cut: bool,
     ) -> ControlFlow<R, Pause<R>>
@@ -313,6 +335,7 @@ impl<R> Loop<R> {
         B: Budget,
         T: Trace<R>,
         O: ClassifyOk<R::Ok>,
+        Gd: Guard<R>,
     {
         attempts.failed(now, outcome, verdict, hooks, function, cut)
     }
@@ -322,16 +345,16 @@ impl<R> Loop<R> {
     /// keep its arguments and that future twice.)
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn hedged<'h, C, N, G, B, T, O, F, Fut, S, SFut, M, K>(
+    pub fn hedged<'h, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>(
         now: (Policy, Clock, Option<Instant>),
-        hooks: &'h Hooks<C, N, G, B, T, O>,
+        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         hedge: Hedge,
         timeout: Option<(Duration, M)>,
         sleep: S,
         make: F,
         last: K,
-    ) -> impl Future<Output = R> + use<'h, R, C, N, G, B, T, O, F, Fut, S, SFut, M, K>
+    ) -> impl Future<Output = R> + use<'h, R, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>
     where
         R: IsResult,
         K: KeepLast<R>,
@@ -341,6 +364,7 @@ impl<R> Loop<R> {
         B: Budget,
         T: Trace<R>,
         O: ClassifyOk<R::Ok>,
+        Gd: Guard<R>,
         F: FnMut(u32) -> Fut,
         Fut: Future<Output = R>,
         S: FnMut(Duration) -> SFut,
@@ -350,12 +374,33 @@ impl<R> Loop<R> {
         hedged(now, hooks, function, hedge, timeout, sleep, make, last)
     }
 
+    /// [`LoopState::admit`].
+    #[inline(always)]
+    pub fn admit<C, N, G, B, T, O, Gd>(
+        attempts: &LoopState<'_, R>,
+        hooks: &Hooks<C, N, G, B, T, O, Gd>,
+        function: &'static str,
+        clock: Clock,
+    ) -> ControlFlow<R>
+    where
+        R: IsResult,
+        C: Classify<R::Err>,
+        N: Notify<R::Err>,
+        G: GiveUpHook<R::Err>,
+        B: Budget,
+        T: Trace<R>,
+        O: ClassifyOk<R::Ok>,
+        Gd: Guard<R>,
+    {
+        attempts.admit(hooks, function, clock)
+    }
+
     /// [`LoopState::resumed`].
     #[inline(always)]
-    pub fn resumed<C, N, G, B, T, O>(
+    pub fn resumed<C, N, G, B, T, O, Gd>(
         attempts: &mut LoopState<'_, R>,
         last: Option<R>,
-        hooks: &Hooks<C, N, G, B, T, O>,
+        hooks: &Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
     ) -> ControlFlow<R>
     where
@@ -366,6 +411,7 @@ impl<R> Loop<R> {
         B: Budget,
         T: Trace<R>,
         O: ClassifyOk<R::Ok>,
+        Gd: Guard<R>,
     {
         attempts.resumed(last, hooks, function)
     }
@@ -382,11 +428,14 @@ where
     F: FnMut(u32) -> R,
 {
     let start = start_time(&policy, sleep::now);
+    if let Some(refused) = hooks.admit(None, sleep::now, function) {
+        return refused;
+    }
     let first = op(1);
     let verdict = hooks.verdict(&first);
     if verdict.accepted() {
         hooks.begin(sleep::now);
-        hooks.pay(0);
+        hooks.pay(0, sleep::now, function);
         return first;
     }
     retry_blocking(policy, start, first, verdict, hooks, function, op)
@@ -421,6 +470,9 @@ where
         };
         if let ControlFlow::Break(outcome) = failing.resumed(last, hooks, function) {
             return outcome;
+        }
+        if let Some(refused) = hooks.admit(Some(&failing.state), sleep::now, function) {
+            return refused;
         }
         outcome = op(failing.state.failed_calls().saturating_add(1));
         verdict = hooks.verdict(&outcome);

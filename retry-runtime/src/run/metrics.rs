@@ -38,6 +38,13 @@ pub const RECOVERED_TOTAL: &str = "retry_jitter_recovered_total";
 pub const GIVE_UPS_TOTAL: &str = "retry_jitter_give_ups_total";
 /// Histogram: each wait, in seconds.
 pub const RETRY_DELAY_SECONDS: &str = "retry_jitter_retry_delay_seconds";
+/// Counter: attempts the adaptive throttle rejected, by `function`.
+pub const THROTTLED_TOTAL: &str = "retry_jitter_throttled_total";
+/// Counter: times a circuit breaker opened, by the `function` whose call opened it.
+pub const BREAKER_OPEN_TOTAL: &str = "retry_jitter_breaker_open_total";
+/// Gauge: a circuit breaker's state as the `function` that changed it last saw it: 0 closed, 1
+/// open, 2 half-open.
+pub const BREAKER_STATE: &str = "retry_jitter_breaker_state";
 
 /// What `metrics::counter!` and `histogram!` would give: the target and module are this
 /// module's, the level INFO.
@@ -95,13 +102,28 @@ pub(crate) fn give_up(function: &'static str, reason: GiveUpReason) {
     });
 }
 
+/// An attempt of `function` was throttled.
+pub(crate) fn throttled(function: &'static str) {
+    ::metrics::counter!(THROTTLED_TOTAL, "function" => function).increment(1);
+}
+
+/// A call of `function` changed its breaker's state to `state`.
+pub(crate) fn breaker(function: &'static str, state: crate::BreakerState) {
+    if state == crate::BreakerState::Open {
+        ::metrics::counter!(BREAKER_OPEN_TOTAL, "function" => function).increment(1);
+    }
+    ::metrics::gauge!(BREAKER_STATE, "function" => function).set(state.gauge());
+}
+
 /// The reasons, in the order of [`Keys::give_ups`].
-const REASONS: [GiveUpReason; 5] = [
+const REASONS: [GiveUpReason; 7] = [
     GiveUpReason::Attempts,
     GiveUpReason::Elapsed,
     GiveUpReason::BudgetEmpty,
     GiveUpReason::Stopped,
     GiveUpReason::HintBeyondCap,
+    GiveUpReason::Throttled,
+    GiveUpReason::CircuitOpen,
 ];
 
 fn reason_index(reason: GiveUpReason) -> usize {
@@ -111,6 +133,8 @@ fn reason_index(reason: GiveUpReason) -> usize {
         GiveUpReason::BudgetEmpty => 2,
         GiveUpReason::Stopped => 3,
         GiveUpReason::HintBeyondCap => 4,
+        GiveUpReason::Throttled => 5,
+        GiveUpReason::CircuitOpen => 6,
     }
 }
 
@@ -125,7 +149,7 @@ struct Keys {
     hedges: Key,
     recovered: Key,
     delay: Key,
-    give_ups: [Key; 5],
+    give_ups: [Key; 7],
 }
 
 impl Keys {

@@ -327,14 +327,14 @@ impl RetryState {
     ///
     /// let mut state = RetryState::new(Policy::default());
     /// let on = |e: &u16| *e >= 500;
-    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk };
+    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: retry_runtime::NoGuard };
     /// assert!(state.on_error(&503, &hooks, "fetch").is_ok());
     /// assert_eq!(state.on_error(&404, &hooks, "fetch"), Err(GiveUpReason::Stopped));
     /// ```
-    pub fn on_error<E, C, N, G, B, T, O>(
+    pub fn on_error<E, C, N, G, B, T, O, Gd>(
         &mut self,
         error: &E,
-        hooks: &Hooks<C, N, G, B, T, O>,
+        hooks: &Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
     ) -> Result<Duration, GiveUpReason>
     where
@@ -352,10 +352,10 @@ impl RetryState {
     /// retry loops, where most of it folds away: no budget, no hook, a zero base), else by one
     /// call of [`next_wait`](RetryState::next_wait).
     #[inline(always)]
-    pub(crate) fn retry_step<'h, E, C, N, G, B, T, O>(
+    pub(crate) fn retry_step<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
         error: &E,
-        hooks: &'h Hooks<C, N, G, B, T, O>,
+        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         inline: bool,
     ) -> Result<(Duration, Owed<'h>), GiveUpReason>
@@ -371,11 +371,11 @@ impl RetryState {
     /// [`retry_step`](RetryState::retry_step) once the `decision` is made: on an error, or
     /// (`error` `None`) on an `Ok` value `on_ok` retries.
     #[inline(always)]
-    pub(crate) fn decided_step<'h, E, C, N, G, B, T, O>(
+    pub(crate) fn decided_step<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
         decision: Decision,
         error: Option<&E>,
-        hooks: &'h Hooks<C, N, G, B, T, O>,
+        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         inline: bool,
     ) -> Result<(Duration, Owed<'h>), GiveUpReason>
@@ -393,11 +393,11 @@ impl RetryState {
 
     /// The rest of a retry step once its wait is known: the budget's tokens, and `notify`.
     #[inline(always)]
-    fn take_retry<'h, E, C, N, G, B, T, O>(
+    fn take_retry<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
         error: Option<&E>,
         delay: Duration,
-        hooks: &'h Hooks<C, N, G, B, T, O>,
+        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
     ) -> Result<(Duration, Owed<'h>), GiveUpReason>
     where
@@ -485,6 +485,11 @@ impl RetryState {
             }
             None => true,
         }
+    }
+
+    /// The clock this call is timed on.
+    pub(crate) fn clock(&self) -> Clock {
+        self.clock
     }
 
     /// How many retries took tokens from the budget (what a later success gives back).

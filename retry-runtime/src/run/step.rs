@@ -6,6 +6,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::fleet::{Budget, Owed, SharedBudget};
+use crate::run::guard::Guard;
 use crate::run::hooks::{GiveUpHook, Hooks, Trace};
 use crate::run::sleep::Clock;
 use crate::run::state::{Classify, ClassifyOk, Notify, RetryState};
@@ -50,12 +51,12 @@ pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Ver
 /// took, and the metrics and the trace hear of it.
 #[cold]
 #[inline(never)]
-pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O>(
-    hooks: &Hooks<C, N, G, B, T, O>,
+pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
+    hooks: &Hooks<C, N, G, B, T, O, Gd>,
     state: &RetryState,
     function: &'static str,
 ) {
-    hooks.pay(state.budget_retries());
+    hooks.pay::<R>(state.budget_retries(), state.clock(), function);
     #[cfg(feature = "metrics")]
     crate::run::metrics::recovered(function);
     // The elapsed time is read (a clock read, with `tracing`) only for a trace that shows it.
@@ -112,22 +113,30 @@ pub trait Serves<R> {
     /// A call begins (its first attempt is made): the budget counts it.
     fn begin(&self, clock: Clock);
 
-    /// A success pays the budget back: the first-try reward, or what the call's retries took.
-    fn pay(&self, budget_retries: u32);
+    /// A call succeeded: the budget is paid back (the first-try reward, or what the call's
+    /// retries took), and the guards are told.
+    fn pay(&self, budget_retries: u32, clock: Clock, function: &'static str);
+
+    /// Before an attempt (`first`: the call's first), the guards are asked: `Some` with the
+    /// outcome the call ends with (already reported, as a give-up) if they refuse it.
+    fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R>;
 
     /// A call succeeded after failed (or hedged) calls: pay the budget back and report it.
     fn recovered(&self, state: &RetryState, function: &'static str);
 
     /// What the classifier (or `on_ok`) says of a failed `outcome` whose verdict is
     /// `verdict` (a hedged call decides with it while other attempts still run).
-    fn decide(&self, outcome: &R, verdict: Verdict) -> Decision;
+    fn decide(&self, outcome: &R, verdict: Verdict, clock: Clock) -> Decision;
+
+    /// A hedge is about to start: whether the guards let it (a throttle may not).
+    fn hedge_admitted(&self, clock: Clock, function: &'static str) -> bool;
 
     /// A hedge is about to start: take its budget share (`false`, no hedge, if there is none),
     /// and tell the `notify` hook and the trace.
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool;
 }
 
-impl<C, N, G, B: Budget, T, O> Hooks<C, N, G, B, T, O> {
+impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     /// A call begins (its first attempt is made): the budget counts it. Nothing at all
     /// without a budget.
     #[inline(always)]
@@ -138,26 +147,33 @@ impl<C, N, G, B: Budget, T, O> Hooks<C, N, G, B, T, O> {
     }
 
     /// A call succeeded at its first attempt: the budget counts the call and takes the
-    /// first-try reward. Nothing at all without a budget.
+    /// first-try reward, the guards hear of an answered call. Nothing at all without them.
     #[inline(always)]
-    pub(crate) fn first_try(&self, clock: Clock) {
-        if let Some(budget) = self.budget.get() {
-            budget.begin(clock);
-            budget.succeeded_after(0);
-        }
+    pub(crate) fn first_try<R>(&self, clock: Clock, function: &'static str)
+    where
+        Gd: Guard<R>,
+    {
+        self.begin(clock);
+        self.pay::<R>(0, clock, function);
     }
 
     /// A success pays the budget back: the first-try reward (no retries), or what the call's
-    /// retries took. Nothing at all without a budget.
+    /// retries took; and the guards hear that the call's last attempt was answered and the
+    /// call succeeded. Nothing at all without a budget or a guard.
     #[inline(always)]
-    pub(crate) fn pay(&self, budget_retries: u32) {
+    pub(crate) fn pay<R>(&self, budget_retries: u32, clock: Clock, function: &'static str)
+    where
+        Gd: Guard<R>,
+    {
         if let Some(budget) = self.budget.get() {
             budget.succeeded_after(budget_retries);
         }
+        self.guard.answered(true, clock);
+        self.guard.ended(true, clock, function);
     }
 }
 
-impl<R, C, N, G, B, T, O> Serves<R> for Hooks<C, N, G, B, T, O>
+impl<R, C, N, G, B, T, O, Gd> Serves<R> for Hooks<C, N, G, B, T, O, Gd>
 where
     R: IsResult,
     C: Classify<R::Err>,
@@ -166,6 +182,7 @@ where
     B: Budget,
     T: Trace<R>,
     O: ClassifyOk<R::Ok>,
+    Gd: Guard<R>,
 {
     #[inline]
     fn step<'h>(
@@ -198,20 +215,21 @@ where
         reason: GiveUpReason,
         function: &'static str,
     ) -> R {
-        let give_up = GiveUp {
-            reason,
-            calls: state.failed_calls(),
-            function,
-            ok: outcome.as_err().is_none(),
-        };
-        self.trace.give_up(&outcome, &give_up);
-        #[cfg(feature = "metrics")]
-        crate::run::metrics::give_up(function, reason);
-        match outcome.as_err() {
-            Some(error) => self.give_up.give_up(error, &give_up),
-            None => self.give_up.give_up_ok(&give_up),
+        // The breaker counts the call: a success if the service answered (an `Ok`, a
+        // `Decision::Stop`), else a failure.
+        let answered = reason == GiveUpReason::Stopped || outcome.as_err().is_none();
+        self.guard.ended(answered, state.clock(), function);
+        reported(self, Some(state), outcome, reason, function)
+    }
+
+    fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R> {
+        let (outcome, reason) = self.guard.before(state.is_none(), clock, function).err()?;
+        // A call the throttle stopped after the breaker let it through ends for the breaker
+        // as a failure; one the breaker refused never began.
+        if reason != GiveUpReason::CircuitOpen {
+            self.guard.ended(false, clock, function);
         }
-        outcome
+        Some(reported(self, state, outcome, reason, function))
     }
 
     #[inline(always)]
@@ -225,20 +243,29 @@ where
     }
 
     #[inline(always)]
-    fn pay(&self, budget_retries: u32) {
-        Hooks::pay(self, budget_retries);
+    fn pay(&self, budget_retries: u32, clock: Clock, function: &'static str) {
+        Hooks::pay::<R>(self, budget_retries, clock, function);
     }
 
     fn recovered(&self, state: &RetryState, function: &'static str) {
         recovered(self, state, function);
     }
 
-    fn decide(&self, outcome: &R, verdict: Verdict) -> Decision {
-        match (verdict, outcome.as_err()) {
-            (Verdict::RetryOk(decision), _) => decision,
-            (_, Some(error)) => self.on.classify(error),
-            (_, None) => Decision::Stop,
-        }
+    fn decide(&self, outcome: &R, verdict: Verdict, clock: Clock) -> Decision {
+        let (decision, answered) = match (verdict, outcome.as_err()) {
+            (Verdict::RetryOk(decision), _) => (decision, true),
+            (_, Some(error)) => {
+                let decision = self.on.classify(error);
+                (decision, decision == Decision::Stop)
+            }
+            (_, None) => (Decision::Stop, true),
+        };
+        self.guard.answered(answered, clock);
+        decision
+    }
+
+    fn hedge_admitted(&self, clock: Clock, function: &'static str) -> bool {
+        self.guard.before(false, clock, function).is_ok()
     }
 
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool {
@@ -256,8 +283,8 @@ where
 /// [`Serves::step`]; `inline`: with the classification and the wait inlined too (a constant).
 #[allow(clippy::type_complexity)]
 #[inline(always)]
-fn step<'h, R, C, N, G, B, T, O>(
-    hooks: &'h Hooks<C, N, G, B, T, O>,
+fn step<'h, R, C, N, G, B, T, O, Gd>(
+    hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
     state: &mut RetryState,
     outcome: R,
     verdict: Verdict,
@@ -273,13 +300,27 @@ where
     B: Budget,
     T: Trace<R>,
     O: ClassifyOk<R::Ok>,
+    Gd: Guard<R>,
 {
+    // The throttle hears whether the service answered: an `Ok`, or an error it stopped on.
     let step = match (verdict, outcome.as_err()) {
-        _ if cut => Err(state.end(GiveUpReason::Elapsed)),
-        (Verdict::RetryOk(decision), _) => {
-            state.decided_step::<R::Err, _, _, _, _, _, _>(decision, None, hooks, function, inline)
+        _ if cut => {
+            hooks.guard.answered(false, state.clock());
+            Err(state.end(GiveUpReason::Elapsed))
         }
-        (_, Some(error)) => state.retry_step(error, hooks, function, inline),
+        (Verdict::RetryOk(decision), _) => {
+            hooks.guard.answered(true, state.clock());
+            state.decided_step::<R::Err, _, _, _, _, _, _, _>(
+                decision, None, hooks, function, inline,
+            )
+        }
+        (_, Some(error)) => {
+            let decision = hooks.on.classify(error);
+            hooks
+                .guard
+                .answered(decision == Decision::Stop, state.clock());
+            state.decided_step(decision, Some(error), hooks, function, inline)
+        }
         (_, None) => {
             recovered(hooks, state, function);
             return ControlFlow::Break(outcome);
@@ -331,4 +372,34 @@ impl<T, E> IsResult for Result<T, E> {
     fn from_err(error: E) -> Self {
         Err(error)
     }
+}
+
+/// Retrying ends with `outcome` for `reason`: the trace, the metrics and the `give_up` hook
+/// hear of it, and the outcome is handed back.
+fn reported<R, C, N, G, B, T, O, Gd>(
+    hooks: &Hooks<C, N, G, B, T, O, Gd>,
+    state: Option<&RetryState>,
+    outcome: R,
+    reason: GiveUpReason,
+    function: &'static str,
+) -> R
+where
+    R: IsResult,
+    G: GiveUpHook<R::Err>,
+    T: Trace<R>,
+{
+    let give_up = GiveUp {
+        reason,
+        calls: state.map_or(0, RetryState::failed_calls),
+        function,
+        ok: outcome.as_err().is_none(),
+    };
+    hooks.trace.give_up(&outcome, &give_up);
+    #[cfg(feature = "metrics")]
+    crate::run::metrics::give_up(function, reason);
+    match outcome.as_err() {
+        Some(error) => hooks.give_up.give_up(error, &give_up),
+        None => hooks.give_up.give_up_ok(&give_up),
+    }
+    outcome
 }

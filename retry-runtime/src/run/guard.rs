@@ -1,0 +1,223 @@
+//! What the loop asks the fleet's per-attempt and per-call guards — the adaptive throttle and
+//! the circuit breaker — and tells them, at the right moments of the one loop.
+
+use crate::fleet::{
+    AdaptiveThrottle, Admission, BreakerState, CircuitBreaker, CircuitOpen, Throttled,
+};
+use crate::policy::{Clock, GiveUpReason};
+
+/// A call's guards, as the retry loop drives them: asked before each attempt, told when an
+/// attempt was answered and when the call ended. [`NoGuard`] (no throttle, no breaker) is
+/// nothing at all.
+///
+/// `R` is the call's outcome: a guard that refuses an attempt makes its error.
+///
+/// ```
+/// use retry_runtime::{Guard, NoGuard};
+/// assert!(Guard::<Result<(), ()>>::before(&NoGuard, true, retry_runtime::sleep::now, "f").is_ok());
+/// ```
+pub trait Guard<R> {
+    /// An attempt is about to be made (`first`: the call's first): `Err` with the outcome and
+    /// the reason to end the call with, to refuse it.
+    fn before(
+        &self,
+        first: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (R, GiveUpReason)>;
+    /// An attempt ended; `answered`: the service answered it (an `Ok`, or an error classified
+    /// `Decision::Stop`).
+    fn answered(&self, answered: bool, clock: Clock);
+    /// A call that was let through ended: `success` for an `Ok` or a `Decision::Stop`.
+    fn ended(&self, success: bool, clock: Clock, function: &'static str);
+}
+
+/// No throttle and no breaker.
+///
+/// ```
+/// use retry_runtime::{Guard, NoGuard};
+/// Guard::<Result<(), ()>>::answered(&NoGuard, true, retry_runtime::sleep::now);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoGuard;
+
+impl<R> Guard<R> for NoGuard {
+    #[inline(always)]
+    fn before(&self, _: bool, _: Clock, _: &'static str) -> Result<(), (R, GiveUpReason)> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn answered(&self, _: bool, _: Clock) {}
+    #[inline(always)]
+    fn ended(&self, _: bool, _: Clock, _: &'static str) {}
+}
+
+/// Both guards: the first is asked first (the breaker, which refuses whole calls, before the
+/// throttle, which refuses attempts).
+impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
+    #[inline(always)]
+    fn before(
+        &self,
+        first: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (R, GiveUpReason)> {
+        self.0.before(first, clock, function)?;
+        self.1.before(first, clock, function)
+    }
+    #[inline(always)]
+    fn answered(&self, answered: bool, clock: Clock) {
+        self.0.answered(answered, clock);
+        self.1.answered(answered, clock);
+    }
+    #[inline(always)]
+    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
+        self.0.ended(success, clock, function);
+        self.1.ended(success, clock, function);
+    }
+}
+
+/// A refused attempt's outcome is `Err(E::from(refusal))`: the closure API's guards, which
+/// know nothing of `E` until a call.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IntoErr;
+
+impl<V, E: From<Throttled>> Guard<Result<V, E>> for ThrottleGuard<'_, IntoErr> {
+    fn before(
+        &self,
+        first: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (Result<V, E>, GiveUpReason)> {
+        ThrottleGuard::new(self.throttle, |t| Err(E::from(t))).before(first, clock, function)
+    }
+    fn answered(&self, answered: bool, clock: Clock) {
+        self.throttle.answered(clock, answered);
+    }
+    #[inline(always)]
+    fn ended(&self, _: bool, _: Clock, _: &'static str) {}
+}
+
+impl<V, E: From<CircuitOpen>> Guard<Result<V, E>> for BreakerGuard<'_, IntoErr> {
+    fn before(
+        &self,
+        first: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (Result<V, E>, GiveUpReason)> {
+        BreakerGuard::new(self.breaker, |c| Err(E::from(c))).before(first, clock, function)
+    }
+    #[inline(always)]
+    fn answered(&self, _: bool, _: Clock) {}
+    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
+        Guard::<Result<V, E>>::ended(
+            &BreakerGuard::new(self.breaker, |c| Err::<V, E>(E::from(c))),
+            success,
+            clock,
+            function,
+        );
+    }
+}
+
+/// An [`AdaptiveThrottle`] in a call, and how a rejected attempt's outcome is made.
+///
+/// ```
+/// use retry_runtime::{AdaptiveThrottle, Guard, ThrottleGuard, Throttled};
+/// static T: AdaptiveThrottle = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
+/// let g = ThrottleGuard::new(&T, |t: Throttled| Err::<(), _>(std::io::Error::from(t)));
+/// assert!(g.before(true, retry_runtime::sleep::now, "f").is_ok());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct ThrottleGuard<'a, F> {
+    throttle: &'a AdaptiveThrottle,
+    refuse: F,
+}
+
+impl<'a, F> ThrottleGuard<'a, F> {
+    /// `throttle`, whose rejected attempts end the call with `refuse(Throttled)`.
+    pub const fn new(throttle: &'a AdaptiveThrottle, refuse: F) -> Self {
+        ThrottleGuard { throttle, refuse }
+    }
+}
+
+impl<R, F: Fn(Throttled) -> R> Guard<R> for ThrottleGuard<'_, F> {
+    fn before(
+        &self,
+        _: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (R, GiveUpReason)> {
+        if self.throttle.admit(clock) {
+            return Ok(());
+        }
+        #[cfg(feature = "metrics")]
+        crate::run::metrics::throttled(function);
+        let _ = function;
+        Err(((self.refuse)(Throttled), GiveUpReason::Throttled))
+    }
+    fn answered(&self, answered: bool, clock: Clock) {
+        self.throttle.answered(clock, answered);
+    }
+    #[inline(always)]
+    fn ended(&self, _: bool, _: Clock, _: &'static str) {}
+}
+
+/// A [`CircuitBreaker`] in a call, and how a refused call's outcome is made.
+///
+/// ```
+/// use retry_runtime::{BreakerGuard, CircuitBreaker, CircuitOpen, Guard};
+/// use std::time::Duration;
+/// static B: CircuitBreaker = CircuitBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5));
+/// let g = BreakerGuard::new(&B, |c: CircuitOpen| Err::<(), _>(std::io::Error::from(c)));
+/// assert!(g.before(true, retry_runtime::sleep::now, "f").is_ok());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct BreakerGuard<'a, F> {
+    breaker: &'a CircuitBreaker,
+    refuse: F,
+}
+
+impl<'a, F> BreakerGuard<'a, F> {
+    /// `breaker`, whose refused calls end with `refuse(CircuitOpen)`.
+    pub const fn new(breaker: &'a CircuitBreaker, refuse: F) -> Self {
+        BreakerGuard { breaker, refuse }
+    }
+}
+
+impl<R, F: Fn(CircuitOpen) -> R> Guard<R> for BreakerGuard<'_, F> {
+    fn before(
+        &self,
+        first: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (R, GiveUpReason)> {
+        if !first {
+            return Ok(());
+        }
+        match self.breaker.admit(clock) {
+            Admission::Pass => Ok(()),
+            Admission::Probe => {
+                changed(function, BreakerState::HalfOpen);
+                Ok(())
+            }
+            Admission::Refuse => Err(((self.refuse)(CircuitOpen), GiveUpReason::CircuitOpen)),
+        }
+    }
+    #[inline(always)]
+    fn answered(&self, _: bool, _: Clock) {}
+    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
+        if let Some(state) = self.breaker.ended(clock, success) {
+            changed(function, state);
+        }
+    }
+}
+
+/// A call of `function` changed its breaker's state: the metrics and the trace hear of it.
+#[cold]
+fn changed(function: &'static str, state: BreakerState) {
+    #[cfg(feature = "metrics")]
+    crate::run::metrics::breaker(function, state);
+    #[cfg(feature = "tracing")]
+    tracing::warn!(function, state = ?state, "circuit breaker");
+    let _ = (function, state);
+}
