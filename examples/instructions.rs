@@ -25,6 +25,22 @@ use pairs::*;
 #[path = "../benches/support/failing.rs"]
 mod failing;
 
+// Built with feature `tower` (scripts/instructions.sh does): the layer's success path.
+#[cfg(feature = "tower")]
+#[path = "../benches/support/layers.rs"]
+mod layers;
+
+/// `n` requests through `svc`, each made ready, sent, and its future polled once.
+#[cfg(feature = "tower")]
+fn serve<R, S: tower::Service<R>>(n: u64, mut svc: S, request: impl Fn() -> R) {
+    let mut cx = Context::from_waker(Waker::noop());
+    for _ in 0..n {
+        assert!(svc.poll_ready(&mut cx).is_ready());
+        let response = poll_once(svc.call(black_box(request())));
+        black_box(response.is_ok());
+    }
+}
+
 #[inline(never)]
 fn poll_once<F: Future>(f: F) -> F::Output {
     let mut cx = Context::from_waker(Waker::noop());
@@ -111,6 +127,18 @@ fn main() {
                 true
             });
         }
+        // One request through a service answering `Ok` at once: plain, under tower's `Retry`
+        // (a policy that keeps a copy and never retries), under our `RetryLayer`.
+        #[cfg(feature = "tower")]
+        "layer_plain" => serve(n, layers::layer_plain(), || 7u64),
+        #[cfg(feature = "tower")]
+        "layer_tower_retry" => serve(n, layers::layer_tower_retry(), || 7u64),
+        #[cfg(feature = "tower")]
+        "layer_ours" => serve(n, layers::layer_ours(), || 7u64),
+        #[cfg(feature = "tower")]
+        "layer_http_plain" => serve(n, layers::layer_http_plain(), layers::request),
+        #[cfg(feature = "tower")]
+        "layer_http_ours" => serve(n, layers::layer_http_ours(), layers::request),
         // A budget's part of a first-try success, on its own: what the retry loop calls.
         "budget_success" => {
             static BUDGET: retry_jitter::RetryBudget = retry_jitter::RetryBudget::new(500);

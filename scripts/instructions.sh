@@ -9,6 +9,10 @@
 #   default features and again with feature `metrics` (no recorder installed: the facade's
 #   no-op, so what is counted is our calls into the facade).
 #
+# - The tower layer's success path (benches/support/layers.rs, built with feature `tower`): one
+#   request through a service answering `Ok` at once, plain, under tower's own `Retry` with a
+#   policy that never retries, and under our `RetryLayer`.
+#
 #   bash scripts/instructions.sh [CALLS]        (default 1000000)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -92,3 +96,11 @@ failure_table "failure path"
 CARGO_TARGET_DIR=$target/metrics cargo build --quiet --release --example instructions --features metrics
 bin=$target/metrics/release/examples/instructions
 failure_table "failure path, metrics"
+
+# The tower layer's success path, built apart with feature `tower`.
+CARGO_TARGET_DIR=$target/tower cargo build --quiet --release --example instructions --features tower
+bin=$target/tower/release/examples/instructions
+printf '\n%-22s %10s\n' "tower layer, success" "per call"
+for f in layer_plain layer_tower_retry layer_ours layer_http_plain layer_http_ours; do
+    printf '%-22s %10.2f\n' "$f" "$(per_call "$f")"
+done

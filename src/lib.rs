@@ -32,7 +32,9 @@
 //! Features: `tokio` (default), tokio's timer and clock for `async fn`s; `tracing`, an event
 //! for each retry, hedge, recovery and give-up; `metrics`, counters and a histogram of them
 //! (module `metrics` names them); `http` and `reqwest`, classification of HTTP
-//! statuses and reqwest's errors; `sqlx`, of PostgreSQL's errors by SQLSTATE.
+//! statuses and reqwest's errors; `sqlx`, of PostgreSQL's errors by SQLSTATE; `tower`,
+//! `tonic` and `reqwest-middleware`, the loop as client middleware (a `tower::Layer`, a
+//! `reqwest_middleware::Middleware`) and the gRPC status table.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
@@ -159,9 +161,18 @@ pub use retry_runtime::metrics;
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub use retry_runtime::reqwest;
+#[cfg(feature = "reqwest-middleware")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
+pub use retry_runtime::reqwest_middleware;
 #[cfg(feature = "sqlx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
 pub use retry_runtime::sqlx;
+#[cfg(feature = "tonic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
+pub use retry_runtime::tonic;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub use retry_runtime::tower;
 pub use retry_runtime::{
     either, hedge, sleep, testing, timeout, transient, AcceptOk, AdaptiveThrottle, Admission,
     Backoff, BreakerGuard, BreakerState, Budget, CircuitBreaker, CircuitOpen, Classify, ClassifyOk,

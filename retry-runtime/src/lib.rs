@@ -33,6 +33,8 @@
 // drive it.
 mod classify;
 mod fleet;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod middleware;
 mod policy;
 mod retry;
 mod run;
@@ -46,6 +48,15 @@ pub use classify::reqwest;
 #[cfg(feature = "sqlx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
 pub use classify::sqlx;
+#[cfg(feature = "tonic")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
+pub use classify::tonic;
+#[cfg(feature = "reqwest-middleware")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
+pub use middleware::reqwest_middleware;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub use middleware::tower;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use run::metrics;

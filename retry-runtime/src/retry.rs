@@ -653,3 +653,47 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
         self.1
     }
 }
+
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (NoGuard, NoGuard)> {
+    /// The same retry with a single call: how the middleware faces send a request whose body
+    /// cannot be sent twice (over the replay limit, or streaming), keeping its timeout.
+    pub(crate) fn once(mut self) -> Self {
+        self.policy = self.policy.with_attempts(1);
+        self
+    }
+
+    /// Whether a face may run the first attempt itself and enter
+    /// [`call_async`](Retry::call_async) only once it failed: nothing of the loop's acts before
+    /// or during a first attempt (no timeout races it, no hedge starts beside it, no
+    /// `max_elapsed` reads the clock before it; no guard can refuse it: the faces set none).
+    #[cfg(feature = "tower")]
+    pub(crate) fn first_attempt_alone<E>(&self) -> bool
+    where
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+    {
+        self.timeout.limit().is_none()
+            && self.hedge.hedge().is_none()
+            && self.policy.max_elapsed().is_none()
+    }
+
+    /// What the loop does when a first attempt succeeds (the budget's due), for a face that
+    /// ran that attempt itself ([`first_attempt_alone`](Retry::first_attempt_alone)).
+    #[cfg(feature = "tower")]
+    pub(crate) fn first_succeeded<V, E>(&self)
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+    {
+        LoopState::<Result<V, E>>::new().succeeded_with(
+            &self.hooks,
+            self.name,
+            crate::sleep::tokio_now,
+        );
+    }
+}

@@ -7,3 +7,5 @@ pub mod http;
 pub mod reqwest;
 #[cfg(feature = "sqlx")]
 pub mod sqlx;
+#[cfg(feature = "tonic")]
+pub mod tonic;

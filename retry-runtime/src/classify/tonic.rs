@@ -1,0 +1,165 @@
+//! gRPC: which status codes are worth retrying, and the server's pushback (feature `tonic`, on
+//! tonic's [`Code`] and [`Status`]).
+//!
+//! gRPC's own retry design ([A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md))
+//! retries only the codes a service lists as retryable, and honours the server's
+//! `grpc-retry-pushback-ms` trailer: a non-negative integer is the wait before the next
+//! attempt; a negative or malformed value means "do not retry". This table is the default a
+//! client can apply without knowing the service:
+//!
+//! | code | decision | why |
+//! |---|---|---|
+//! | `UNAVAILABLE` | retry | the service is down for now (a restart, an overload, a lost connection); gRPC names it the retryable code |
+//! | `RESOURCE_EXHAUSTED` | retry, waiting `grpc-retry-pushback-ms` when the server sends it; a negative or malformed pushback stops | a quota or rate limit: waiting is the fix, and the server says how long |
+//! | `OK` | stop | not a failure |
+//! | `CANCELLED`, `DEADLINE_EXCEEDED` | stop | the caller gave up, or its deadline passed: no time is left for a retry to be of use |
+//! | `INTERNAL`, `UNKNOWN`, `DATA_LOSS` | stop | the call may have run on the server: resending a non-idempotent call does it twice |
+//! | `ABORTED` | stop | a concurrency conflict: the application retries it at a higher level (re-read, then write) |
+//! | `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`, `UNAUTHENTICATED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED` | stop | the request itself is wrong: sending it again gets the same answer |
+//!
+//! **Envoy's wider set.** Envoy's `retry_on` for gRPC also offers `cancelled`,
+//! `deadline-exceeded` and `internal` (beside `unavailable` and `resource-exhausted`). They are
+//! safe only for *idempotent* calls (a read, a put with a client-chosen id): the call may have
+//! run. For those, widen the table with `on`:
+//!
+//! ```
+//! use retry_runtime::tonic::classify_code;
+//! use retry_runtime::Decision;
+//! use tonic::Code;
+//!
+//! // An idempotent read: Envoy's wider set.
+//! let on = |code: Code| match code {
+//!     Code::Cancelled | Code::DeadlineExceeded | Code::Internal => Decision::Retry,
+//!     other => classify_code(other),
+//! };
+//! assert_eq!(on(Code::Internal), Decision::Retry);
+//! assert_eq!(on(Code::InvalidArgument), Decision::Stop);
+//! ```
+
+use core::time::Duration;
+
+use http::HeaderMap;
+use tonic::{Code, Status};
+
+use crate::{Decision, Transient};
+
+/// The header (or trailer) a gRPC server sends to say how long to wait, in milliseconds.
+pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+/// What to do after a call that ended with `code` (see the module's table), before any
+/// pushback: `UNAVAILABLE` and `RESOURCE_EXHAUSTED` are retried, every other code stops.
+///
+/// ```
+/// use retry_runtime::tonic::classify_code;
+/// use retry_runtime::Decision;
+/// use tonic::Code;
+///
+/// assert_eq!(classify_code(Code::Unavailable), Decision::Retry);
+/// assert_eq!(classify_code(Code::ResourceExhausted), Decision::Retry);
+/// assert_eq!(classify_code(Code::InvalidArgument), Decision::Stop);
+/// assert_eq!(classify_code(Code::Ok), Decision::Stop);
+/// ```
+pub fn classify_code(code: Code) -> Decision {
+    match code {
+        Code::Unavailable | Code::ResourceExhausted => Decision::Retry,
+        _ => Decision::Stop,
+    }
+}
+
+/// The code's decision with the server's pushback applied, read from `headers` (the response's
+/// headers for a trailers-only answer, or the status's metadata):
+///
+/// - no `grpc-retry-pushback-ms`: [`classify_code`];
+/// - a non-negative integer `n` on a retried code: `Decision::RetryAfter(n ms)`, the server's
+///   wait (a lower bound: the jitter is added to it);
+/// - a negative or malformed value: `Decision::Stop`, as gRPC A6 says ("do not retry").
+///
+/// ```
+/// use http::HeaderMap;
+/// use retry_runtime::tonic::classify;
+/// use retry_runtime::Decision;
+/// use std::time::Duration;
+/// use tonic::Code;
+///
+/// let mut h = HeaderMap::new();
+/// assert_eq!(classify(Code::ResourceExhausted, &h), Decision::Retry);
+/// h.insert("grpc-retry-pushback-ms", "1000".parse().unwrap());
+/// assert_eq!(classify(Code::ResourceExhausted, &h), Decision::RetryAfter(Duration::from_secs(1)));
+/// h.insert("grpc-retry-pushback-ms", "-1".parse().unwrap());
+/// assert_eq!(classify(Code::ResourceExhausted, &h), Decision::Stop);
+/// h.insert("grpc-retry-pushback-ms", "soon".parse().unwrap());
+/// assert_eq!(classify(Code::Unavailable, &h), Decision::Stop);
+/// assert_eq!(classify(Code::NotFound, &h), Decision::Stop);
+/// ```
+pub fn classify(code: Code, headers: &HeaderMap) -> Decision {
+    match classify_code(code) {
+        Decision::Stop => Decision::Stop,
+        decision => match headers.get(PUSHBACK) {
+            None => decision,
+            Some(value) => match value.to_str().ok().and_then(pushback) {
+                Some(wait) => Decision::RetryAfter(wait),
+                None => Decision::Stop,
+            },
+        },
+    }
+}
+
+/// A pushback value as a wait: ASCII digits only (no sign, no space), saturating at
+/// `u64::MAX` milliseconds; `None` for a negative or malformed value.
+fn pushback(value: &str) -> Option<Duration> {
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let ms = value.bytes().try_fold(0u64, |n, b| {
+        n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
+    });
+    Some(Duration::from_millis(ms.unwrap_or(u64::MAX)))
+}
+
+/// By [`classify`]: the status's code, with the pushback in its metadata.
+///
+/// ```
+/// use retry_runtime::{Decision, Transient};
+/// use std::time::Duration;
+/// use tonic::{Code, Status};
+///
+/// assert_eq!(Status::unavailable("restarting").decision(), Decision::Retry);
+/// assert_eq!(Status::invalid_argument("no name").decision(), Decision::Stop);
+///
+/// let mut s = Status::resource_exhausted("slow down");
+/// s.metadata_mut().insert("grpc-retry-pushback-ms", "250".parse().unwrap());
+/// assert_eq!(s.decision(), Decision::RetryAfter(Duration::from_millis(250)));
+/// # let _ = Code::Ok;
+/// ```
+impl Transient for Status {
+    fn decision(&self) -> Decision {
+        classify(self.code(), self.metadata().as_ref())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_but_the_two_stops() {
+        for n in 0..=16 {
+            let code = Code::from_i32(n);
+            let expected = matches!(code, Code::Unavailable | Code::ResourceExhausted);
+            assert_eq!(classify_code(code) == Decision::Retry, expected, "{code:?}");
+        }
+    }
+
+    #[test]
+    fn pushback_values() {
+        assert_eq!(pushback("0"), Some(Duration::ZERO));
+        assert_eq!(pushback("007"), Some(Duration::from_millis(7)));
+        assert_eq!(
+            pushback("99999999999999999999999"),
+            Some(Duration::from_millis(u64::MAX))
+        );
+        for bad in ["", "-1", "+1", " 1", "1.5", "1e3", "ten"] {
+            assert_eq!(pushback(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,593 @@
+//! The retry loop as client middleware, against real servers on loopback: hyper's client
+//! through `RetryLayer` to an axum upstream, a tonic client over a `Channel` through
+//! `RetryLayer` to a real tonic server (a hand-written service and codec: no protoc), and
+//! reqwest-middleware's client through `RetryMiddleware`.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::any;
+use bytes::Bytes;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use retry_jitter::tower::RetryLayer;
+use retry_jitter::Policy;
+use tower::ServiceExt;
+
+/// A policy with waits short enough for a test, and long caps for `Retry-After: 1`.
+fn quick() -> Policy {
+    Policy::new()
+        .with_attempts(3)
+        .with_base(Duration::from_millis(5))
+        .with_cap(Duration::from_secs(5))
+}
+
+/// What the upstream saw, and how it answers.
+#[derive(Default)]
+struct Upstream {
+    /// The body of each call, as received.
+    bodies: Mutex<Vec<Bytes>>,
+    /// Answers, one per call, then 200 for ever: (status, Retry-After).
+    script: Mutex<VecDeque<(u16, Option<&'static str>)>>,
+}
+
+impl Upstream {
+    fn calls(&self) -> usize {
+        self.bodies.lock().unwrap().len()
+    }
+}
+
+/// An axum upstream on loopback answering `script` in order, then 200 with the body echoed.
+async fn upstream(script: &[(u16, Option<&'static str>)]) -> (SocketAddr, Arc<Upstream>) {
+    let state = Arc::new(Upstream {
+        bodies: Mutex::new(Vec::new()),
+        script: Mutex::new(script.iter().copied().collect()),
+    });
+    async fn handle(State(s): State<Arc<Upstream>>, body: Bytes) -> (StatusCode, HeaderMap, Bytes) {
+        s.bodies.lock().unwrap().push(body.clone());
+        let (status, retry_after) = s.script.lock().unwrap().pop_front().unwrap_or((200, None));
+        let mut headers = HeaderMap::new();
+        if let Some(v) = retry_after {
+            headers.insert("retry-after", v.parse().unwrap());
+        }
+        (StatusCode::from_u16(status).unwrap(), headers, body)
+    }
+    let app = axum::Router::new()
+        .route("/{*path}", any(handle))
+        .with_state(state.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, state)
+}
+
+mod tower_hyper {
+    use super::*;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+
+    type Body = BoxBody<Bytes, std::io::Error>;
+
+    fn full(bytes: impl Into<Bytes>) -> Body {
+        Full::new(bytes.into())
+            .map_err(|never| match never {})
+            .boxed()
+    }
+
+    /// A body of `chunks`, of no known size (a stream): the layer learns its size only by
+    /// sending it.
+    struct Chunks(VecDeque<Bytes>);
+
+    impl http_body::Body for Chunks {
+        type Data = Bytes;
+        type Error = std::io::Error;
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+            Poll::Ready(self.0.pop_front().map(|c| Ok(http_body::Frame::data(c))))
+        }
+    }
+
+    async fn send(
+        addr: SocketAddr,
+        layer: RetryLayer,
+        body: Body,
+    ) -> http::Response<hyper::body::Incoming> {
+        let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
+        let svc = tower::ServiceBuilder::new().layer(layer).service(client);
+        let req = http::Request::post(format!("http://{addr}/orders"))
+            .body(body)
+            .unwrap();
+        svc.oneshot(req).await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_post_is_retried_with_its_body_byte_exact() {
+        let (addr, up) = upstream(&[(503, None), (503, None)]).await;
+        let payload: Vec<u8> = (0..=255u8).cycle().take(10_000).collect();
+        let resp = send(addr, RetryLayer::new(quick()), full(payload.clone())).await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(up.calls(), 3);
+        for body in up.bodies.lock().unwrap().iter() {
+            assert_eq!(body.as_ref(), payload.as_slice());
+        }
+        let echoed = resp.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(echoed.as_ref(), payload.as_slice());
+    }
+
+    #[tokio::test]
+    async fn a_streamed_body_is_recorded_while_sent_and_replayed() {
+        let (addr, up) = upstream(&[(503, None)]).await;
+        let chunks: VecDeque<Bytes> = (0..8u8).map(|i| Bytes::from(vec![i; 1000])).collect();
+        let expected: Vec<u8> = chunks.iter().flat_map(|c| c.to_vec()).collect();
+        let resp = send(addr, RetryLayer::new(quick()), Chunks(chunks).boxed()).await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(up.calls(), 2);
+        for body in up.bodies.lock().unwrap().iter() {
+            assert_eq!(body.as_ref(), expected.as_slice());
+        }
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_limit_is_sent_once() {
+        // 70 KiB, known size: never buffered.
+        let (addr, up) = upstream(&[(503, None), (503, None)]).await;
+        let resp = send(addr, RetryLayer::new(quick()), full(vec![7u8; 70 * 1024])).await;
+        assert_eq!(resp.status(), 503, "the first answer is the answer");
+        assert_eq!(up.calls(), 1);
+        assert_eq!(up.bodies.lock().unwrap()[0].len(), 70 * 1024);
+
+        // 70 KiB streamed, size unknown: goes over the limit while it is sent.
+        let (addr, up) = upstream(&[(503, None), (503, None)]).await;
+        let chunks = (0..10).map(|_| Bytes::from(vec![7u8; 7 * 1024])).collect();
+        let resp = send(addr, RetryLayer::new(quick()), Chunks(chunks).boxed()).await;
+        assert_eq!(resp.status(), 503);
+        assert_eq!(up.calls(), 1);
+        assert_eq!(up.bodies.lock().unwrap()[0].len(), 70 * 1024);
+    }
+
+    #[tokio::test]
+    async fn with_body_limit_raises_the_limit() {
+        let (addr, up) = upstream(&[(503, None)]).await;
+        let layer = RetryLayer::new(quick()).with_body_limit(128 * 1024);
+        let resp = send(addr, layer, full(vec![7u8; 70 * 1024])).await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(up.calls(), 2);
+    }
+
+    #[tokio::test]
+    async fn retry_after_is_waited() {
+        let (addr, up) = upstream(&[(503, Some("1"))]).await;
+        let started = Instant::now();
+        let resp = send(addr, RetryLayer::new(quick()), full("x")).await;
+        assert_eq!(resp.status(), 200);
+        assert_eq!(up.calls(), 2);
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_404_is_the_answer() {
+        let (addr, up) = upstream(&[(404, None)]).await;
+        let resp = send(addr, RetryLayer::new(quick()), full("x")).await;
+        assert_eq!((resp.status().as_u16(), up.calls()), (404, 1));
+    }
+
+    #[tokio::test]
+    async fn a_refused_connection_is_retried_then_returned() {
+        // A port nothing listens on.
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
+        let calls = Arc::new(AtomicU32::new(0));
+        let seen = calls.clone();
+        let layer = RetryLayer::new(quick()).on(move |e: &retry_jitter::tower::BoxError| {
+            seen.fetch_add(1, Ordering::SeqCst);
+            retry_jitter::Classify::classify(&retry_jitter::tower::TransportErrors, e)
+        });
+        let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
+        let svc = tower::ServiceBuilder::new().layer(layer).service(client);
+        let req = http::Request::post(format!("http://{addr}/"))
+            .body(full("x"))
+            .unwrap();
+        assert!(svc.oneshot(req).await.is_err());
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            3,
+            "each refusal classified, retried"
+        );
+    }
+}
+
+mod grpc {
+    use super::*;
+    use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+    use tonic::server::NamedService;
+    use tonic::transport::{Channel, Server};
+    use tonic::{Code, Status};
+
+    /// Messages are raw bytes: no protobuf.
+    #[derive(Clone, Copy, Default)]
+    struct Raw;
+
+    impl Codec for Raw {
+        type Encode = Bytes;
+        type Decode = Bytes;
+        type Encoder = Raw;
+        type Decoder = Raw;
+        fn encoder(&mut self) -> Raw {
+            Raw
+        }
+        fn decoder(&mut self) -> Raw {
+            Raw
+        }
+    }
+
+    impl Encoder for Raw {
+        type Item = Bytes;
+        type Error = Status;
+        fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+            bytes::BufMut::put(dst, item);
+            Ok(())
+        }
+    }
+
+    impl Decoder for Raw {
+        type Item = Bytes;
+        type Error = Status;
+        fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+            let n = bytes::Buf::remaining(src);
+            Ok(Some(bytes::Buf::copy_to_bytes(src, n)))
+        }
+    }
+
+    /// A unary service `test.Flaky/Echo` failing with the scripted statuses, then echoing.
+    #[derive(Clone)]
+    struct Flaky {
+        calls: Arc<AtomicU32>,
+        script: Arc<Mutex<VecDeque<Status>>>,
+    }
+
+    impl NamedService for Flaky {
+        const NAME: &'static str = "test.Flaky";
+    }
+
+    impl tower::Service<http::Request<tonic::body::Body>> for Flaky {
+        type Response = http::Response<tonic::body::Body>;
+        type Error = Infallible;
+        type Future =
+            Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
+            let this = self.clone();
+            Box::pin(async move {
+                let echo = tower::service_fn(move |req: tonic::Request<Bytes>| {
+                    this.calls.fetch_add(1, Ordering::SeqCst);
+                    let next = this.script.lock().unwrap().pop_front();
+                    async move {
+                        match next {
+                            Some(status) => Err(status),
+                            None => Ok(tonic::Response::new(req.into_inner())),
+                        }
+                    }
+                });
+                Ok(tonic::server::Grpc::new(Raw).unary(echo, req).await)
+            })
+        }
+    }
+
+    async fn server(script: Vec<Status>) -> (SocketAddr, Arc<AtomicU32>) {
+        let calls = Arc::new(AtomicU32::new(0));
+        let svc = Flaky {
+            calls: calls.clone(),
+            script: Arc::new(Mutex::new(script.into())),
+        };
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        tokio::spawn(
+            Server::builder()
+                .add_service(svc)
+                .serve_with_incoming(incoming),
+        );
+        (addr, calls)
+    }
+
+    async fn call(addr: SocketAddr, message: &'static str) -> Result<Bytes, Status> {
+        let channel = Channel::from_shared(format!("http://{addr}"))
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let svc = tower::ServiceBuilder::new()
+            .layer(RetryLayer::new(quick()).with_name("flaky"))
+            .service(channel);
+        let mut client = tonic::client::Grpc::new(svc);
+        client.ready().await.unwrap();
+        let path = http::uri::PathAndQuery::from_static("/test.Flaky/Echo");
+        let resp = client
+            .unary(tonic::Request::new(Bytes::from(message)), path, Raw)
+            .await?;
+        Ok(resp.into_inner())
+    }
+
+    #[tokio::test]
+    async fn unavailable_twice_then_ok() {
+        let (addr, calls) = server(vec![
+            Status::unavailable("restarting"),
+            Status::unavailable("restarting"),
+        ])
+        .await;
+        assert_eq!(call(addr, "hello").await.unwrap(), "hello");
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test]
+    async fn resource_exhausted_waits_the_pushback() {
+        let mut slow_down = Status::resource_exhausted("quota");
+        slow_down
+            .metadata_mut()
+            .insert("grpc-retry-pushback-ms", "1000".parse().unwrap());
+        let (addr, calls) = server(vec![slow_down]).await;
+        let started = Instant::now();
+        assert_eq!(call(addr, "again").await.unwrap(), "again");
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn a_negative_pushback_stops() {
+        let mut stop = Status::resource_exhausted("quota");
+        stop.metadata_mut()
+            .insert("grpc-retry-pushback-ms", "-1".parse().unwrap());
+        let (addr, calls) = server(vec![stop]).await;
+        assert_eq!(
+            call(addr, "x").await.unwrap_err().code(),
+            Code::ResourceExhausted
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test]
+    async fn invalid_argument_is_tried_once() {
+        let (addr, calls) = server(vec![Status::invalid_argument("no name")]).await;
+        let err = call(addr, "x").await.unwrap_err();
+        assert_eq!(
+            (err.code(), err.message()),
+            (Code::InvalidArgument, "no name")
+        );
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+}
+
+mod reqwest_mw {
+    use super::*;
+    use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
+    use retry_jitter::reqwest_middleware::RetryMiddleware;
+
+    fn client(m: RetryMiddleware) -> ClientWithMiddleware {
+        ClientBuilder::new(reqwest::Client::new()).with(m).build()
+    }
+
+    #[tokio::test]
+    async fn a_post_is_retried_with_its_body() {
+        let (addr, up) = upstream(&[(503, None), (503, None)]).await;
+        let resp = client(RetryMiddleware::new(quick()))
+            .post(format!("http://{addr}/orders"))
+            .body("one order")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        assert_eq!(resp.text().await.unwrap(), "one order");
+        assert_eq!(up.calls(), 3);
+        assert!(up.bodies.lock().unwrap().iter().all(|b| b == "one order"));
+    }
+
+    #[tokio::test]
+    async fn retry_after_is_honoured() {
+        let (addr, up) = upstream(&[(429, Some("1"))]).await;
+        let started = Instant::now();
+        let resp = client(RetryMiddleware::new(quick()))
+            .get(format!("http://{addr}/limited"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!((resp.status().as_u16(), up.calls()), (200, 2));
+        assert!(
+            started.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_404_is_tried_once() {
+        let (addr, up) = upstream(&[(404, None)]).await;
+        let resp = client(RetryMiddleware::new(quick()))
+            .get(format!("http://{addr}/missing"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!((resp.status().as_u16(), up.calls()), (404, 1));
+    }
+
+    #[tokio::test]
+    async fn a_streaming_body_is_sent_once() {
+        let (addr, up) = upstream(&[(503, None), (503, None)]).await;
+        let body = reqwest::Body::wrap(Full::new(Bytes::from("streamed")));
+        let resp = client(RetryMiddleware::new(quick()))
+            .post(format!("http://{addr}/upload"))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!((resp.status().as_u16(), up.calls()), (503, 1));
+        assert_eq!(up.bodies.lock().unwrap()[0], "streamed");
+    }
+}
+
+/// The loop's other keys through the layer: a budget, a timeout, a hedge (no network: a
+/// `service_fn`, on tokio's paused clock).
+mod layer_keys {
+    use super::*;
+    use retry_jitter::hedge::Hedge;
+    use retry_jitter::tower::BoxError;
+    use retry_jitter::RetryBudget;
+
+    /// A service whose n-th call (from 0) sleeps `slow(n)`, then answers `n`.
+    fn sleepy(
+        slow: fn(u32) -> Duration,
+    ) -> (
+        Arc<AtomicU32>,
+        impl tower::Service<u32, Response = u32, Error = BoxError, Future: Send> + Clone + Send,
+    ) {
+        let calls = Arc::new(AtomicU32::new(0));
+        let seen = calls.clone();
+        let svc = tower::service_fn(move |_: u32| {
+            let n = seen.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(slow(n)).await;
+                if n == 0 {
+                    Err::<u32, BoxError>(
+                        std::io::Error::from(std::io::ErrorKind::ConnectionReset).into(),
+                    )
+                } else {
+                    Ok(n)
+                }
+            }
+        });
+        (calls, svc)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_empty_budget_sends_once() {
+        static EMPTY: RetryBudget = RetryBudget::new(0);
+        let (calls, svc) = sleepy(|_| Duration::ZERO);
+        let layer = RetryLayer::new(quick()).clone_requests().budget(&EMPTY);
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert!(svc.oneshot(1).await.is_err());
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_budget_with_tokens_retries() {
+        static BUDGET: RetryBudget = RetryBudget::new(500);
+        let (calls, svc) = sleepy(|_| Duration::ZERO);
+        let layer = RetryLayer::new(quick()).clone_requests().budget(&BUDGET);
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(svc.oneshot(1).await.unwrap(), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_timeout_cuts_a_slow_attempt() {
+        // The first call would take a minute and then fail; the second answers at once.
+        let (calls, svc) = sleepy(|n| {
+            if n == 0 {
+                Duration::from_secs(60)
+            } else {
+                Duration::ZERO
+            }
+        });
+        let layer = RetryLayer::new(quick())
+            .clone_requests()
+            .timeout(Duration::from_millis(100));
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        let started = tokio::time::Instant::now();
+        assert_eq!(svc.oneshot(1).await.unwrap(), 1);
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedge_answers_beside_a_slow_first_attempt() {
+        let (calls, svc) = sleepy(|n| {
+            if n == 0 {
+                Duration::from_secs(1)
+            } else {
+                Duration::from_millis(10)
+            }
+        });
+        let layer = RetryLayer::new(quick())
+            .clone_requests()
+            .hedge(Hedge::After(Duration::from_millis(50)));
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        let started = tokio::time::Instant::now();
+        assert_eq!(svc.oneshot(1).await.unwrap(), 1);
+        assert_eq!(started.elapsed(), Duration::from_millis(60));
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test]
+    async fn reqwest_middleware_budget_and_timeout() {
+        use retry_jitter::reqwest_middleware::RetryMiddleware;
+        static EMPTY: RetryBudget = RetryBudget::new(0);
+        let (addr, up) = upstream(&[(503, None), (503, None)]).await;
+        let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+            .with(
+                RetryMiddleware::new(quick())
+                    .budget(&EMPTY)
+                    .timeout(Duration::from_secs(5))
+                    .hedge(Hedge::After(Duration::from_secs(5))),
+            )
+            .build();
+        let resp = client.get(format!("http://{addr}/b")).send().await.unwrap();
+        assert_eq!((resp.status().as_u16(), up.calls()), (503, 1));
+    }
+}
+
+/// A hedge of an `http::Request` sends the recorded body, byte-exact, beside the first attempt.
+#[tokio::test(start_paused = true)]
+async fn a_hedge_replays_the_recorded_body() {
+    use retry_jitter::hedge::Hedge;
+    type Body = BoxBody<Bytes, Infallible>;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let bodies = seen.clone();
+    let upstream = tower::service_fn(move |req: http::Request<Body>| {
+        let bodies = bodies.clone();
+        async move {
+            let body = req.into_body().collect().await?.to_bytes();
+            let first = {
+                let mut b = bodies.lock().unwrap();
+                b.push(body.clone());
+                b.len() == 1
+            };
+            // The first attempt is slow; the hedge answers in 10 ms.
+            let slow = if first { 1000 } else { 10 };
+            tokio::time::sleep(Duration::from_millis(slow)).await;
+            Ok::<_, Infallible>(http::Response::new(body))
+        }
+    });
+    let layer = RetryLayer::new(quick()).hedge(Hedge::After(Duration::from_millis(50)));
+    let svc = tower::ServiceBuilder::new().layer(layer).service(upstream);
+    let started = tokio::time::Instant::now();
+    let req = http::Request::post("/")
+        .body(Full::from("hedged").boxed())
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.body().as_ref(), b"hedged");
+    assert_eq!(started.elapsed(), Duration::from_millis(60));
+    assert_eq!(*seen.lock().unwrap(), vec![Bytes::from("hedged"); 2]);
+}
