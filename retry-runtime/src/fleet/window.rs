@@ -131,9 +131,9 @@ mod tests {
         // 16 s on, the first slot has left the window; the one at 5 s has not.
         assert_eq!(w.sums(16_000_000_000), (1, 1));
         assert_eq!(w.sums(21_000_000_000), (0, 0));
-        // A slot reused after it left is started afresh.
+        // A slot reused after it left is started afresh (the one at 5 s is still in).
         w.add(16_500_000_000, 1, 0);
-        assert_eq!(w.sums(16_500_000_000), (1, 0));
+        assert_eq!(w.sums(16_500_000_000), (2, 1));
         w.clear();
         assert_eq!(w.sums(16_500_000_000), (0, 0));
     }
