@@ -406,25 +406,43 @@ where
                 },
             };
             let verdict = hooks.verdict(&outcome);
+            // The attempts still running are calls made too (`GiveUp::calls`, the trace's).
+            let running = u32::from(lead.is_some()).saturating_add(others.len() as u32);
             if verdict.accepted() {
                 if started > 1 {
+                    state.count_running(running);
                     hooks.recovered(&state, function);
                 } else {
                     hooks.pay(0);
                 }
                 return Poll::Ready(outcome);
             }
-            let running = lead.is_some() || !others.is_empty();
-            if running && !cut {
-                // Others still run: this error ends the call only if it must not be retried.
-                if hooks.decide(&outcome, verdict) == Decision::Stop {
-                    let reason = state.end(GiveUpReason::Stopped);
-                    return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
+            if running > 0 && !cut {
+                // Others still run: this error ends the call only if it must not be retried,
+                // or its server hint is beyond what the call may wait.
+                let hint = match hooks.decide(&outcome, verdict) {
+                    Decision::Stop => Err(GiveUpReason::Stopped),
+                    Decision::RetryAfter(hint) => state.allows_hint(hint).map(|()| hint),
+                    Decision::Retry => Ok(Duration::ZERO),
+                };
+                match hint {
+                    Err(reason) => {
+                        state.count_running(running);
+                        let reason = state.end(reason);
+                        return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
+                    }
+                    // The server asked for time: the next hedge waits at least that long.
+                    Ok(hint) if !hint.is_zero() && !waiting && timer.is_some() => {
+                        hedge_delay = hedge_delay.max(hint);
+                        timer.set(Some(sleep(hedge_delay)));
+                    }
+                    Ok(_) => {}
                 }
                 state.count_failure();
                 continue;
             }
             // None runs (or the deadline cut one, which ends them all): the usual step.
+            state.count_running(running);
             match hooks.step(&mut state, outcome, verdict, function, cut) {
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
                 ControlFlow::Continue((delay, tokens, outcome)) => {
