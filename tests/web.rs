@@ -448,3 +448,63 @@ async fn https_on_a_reqwest_without_tls_stops_at_once() {
     assert_eq!(err.decision(), Decision::Stop, "{e:?}");
     assert_eq!(RETRIES.load(Ordering::SeqCst), 0, "not retried");
 }
+
+#[retry(attempts = 1, timeout = "500ms", on = retry_jitter::transient)]
+async fn get_once_within(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+#[retry(attempts = 1, timeout = "500ms", hedge = "2s", on = retry_jitter::transient)]
+async fn get_hedged_within(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+/// A server answering 503 `Retry-After: 1` whose body trickles, a byte every 50 ms for 3 s.
+fn trickling_503() -> SocketAddr {
+    raw_server(|mut stream| {
+        let _ = stream.write_all(head_503(60).as_bytes());
+        for _ in 0..60 {
+            if stream.write_all(b"x").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+    .0
+}
+
+/// The 503 came back, with its hint and what arrived of its body, within the attempt.
+fn assert_kept_503(out: Result<String, Error>, took: Duration) {
+    let err = out.expect_err("a 503");
+    let Error::Status(e) = &err else {
+        panic!("the 503 was lost: {err:?} after {took:?}")
+    };
+    assert_eq!(e.status, http::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(e.retry_after, Some(Duration::from_secs(1)));
+    assert!(!e.body.is_empty() && e.body.len() < 60, "{:?}", e.body);
+    assert!(took < Duration::from_millis(600), "{took:?}");
+}
+
+#[tokio::test]
+async fn a_503_whose_body_trickles_past_the_timeout_keeps_its_status_and_hint() {
+    let c = client();
+    let url = format!("http://{}/", trickling_503());
+    let started = Instant::now();
+    assert_kept_503(get_once_within(&c, &url).await, started.elapsed());
+
+    let started = Instant::now();
+    assert_kept_503(get_hedged_within(&c, &url).await, started.elapsed());
+
+    let r = retry_jitter::Retry::new(retry_jitter::Policy::new().with_attempts(1))
+        .timeout(Duration::from_millis(500));
+    let started = Instant::now();
+    let out = r
+        .call_async(|| async {
+            let resp = c.get(&url).send().await?;
+            Ok(check(resp).await?.text().await?)
+        })
+        .await;
+    assert_kept_503(out, started.elapsed());
+}

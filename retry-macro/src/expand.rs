@@ -475,6 +475,10 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                     local("__retry_race", ret_span),
                     local("__retry_cx", ret_span),
                 );
+                let (end_l, within_l) = (
+                    local("__retry_end", ret_span),
+                    local("__retry_within", ret_span),
+                );
                 let timed_out = timed_out(key);
                 quote! {
                     let (#out_l, #cut_l): (#ret, bool) = {
@@ -484,8 +488,10 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                         // attempt and its timer are stored once.
                         let mut #attempt_l = ::core::pin::pin!(#nested);
                         let mut #timer_l = ::core::pin::pin!(#sleep(#limit_l.duration));
+                        let mut #end_l = ::core::option::Option::None;
                         let #race_l = ::core::future::poll_fn(|#cx_l| {
-                            #p::poll_race(#attempt_l.as_mut(), #timer_l.as_mut(), #cx_l)
+                            let #within_l = (#limit_l.duration, #clock as #p::Clock);
+                            #p::poll_race_within(#attempt_l.as_mut(), #timer_l.as_mut(), &mut #end_l, #within_l, #cx_l)
                         });
                         match #race_l.await {
                             ::core::result::Result::Ok(#out_l) => (#out_l, false),

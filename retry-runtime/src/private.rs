@@ -8,10 +8,11 @@ pub use core::time::Duration;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
 pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question::Branch;
+pub use crate::sleep::Clock;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
-pub use crate::timeout::{poll_race, Limit};
+pub use crate::timeout::{poll_race, poll_race_within, Limit};
 pub use crate::{AcceptOk, Hooks, Jitter, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryAll};
 
 use crate::{

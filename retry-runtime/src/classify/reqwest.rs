@@ -117,6 +117,16 @@ pub const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
 /// ```
 pub const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How long before the end of its attempt (`timeout`) [`check`] stops reading an error body:
+/// 5 ms, so that its read ends before the attempt's timer cuts it (the attempt's end is
+/// learnt a little after its timer starts).
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(retry_runtime::reqwest::ATTEMPT_END_MARGIN, Duration::from_millis(5));
+/// ```
+pub const ATTEMPT_END_MARGIN: Duration = Duration::from_millis(5);
+
 impl fmt::Display for StatusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "HTTP {}", self.status)?;
@@ -228,6 +238,12 @@ impl Error {
 /// - [`ERROR_BODY_IDLE_TIMEOUT`] (250 ms) without a new chunk: a stalled body;
 /// - [`ERROR_BODY_TIMEOUT`] (1 s) after the read began: a body that trickles.
 ///
+/// - the end of the attempt, inside an attempt with a time limit (`#[retry(timeout = …)]`,
+///   [`Retry::timeout`](crate::Retry::timeout), or the deadline `max_elapsed` sets with it):
+///   the read ends [`ATTEMPT_END_MARGIN`] before the attempt would be cut, so the status and
+///   its `Retry-After`, which decided the outcome, are returned rather than lost to a
+///   `TimedOut` (see [`attempt_time_left`](crate::timeout::attempt_time_left)).
+///
 /// So a failed attempt spends at most 1 s on its error body, and keeps at most 64 KiB of it.
 /// The time limits run on tokio's timer and clock (a paused clock in tests pauses them too),
 /// like reqwest's own timeouts; the runtime needs its time driver enabled.
@@ -274,7 +290,12 @@ pub async fn check(mut resp: reqwest::Response) -> Result<reqwest::Response, Sta
 async fn read_error_body(resp: &mut reqwest::Response) -> String {
     use tokio::time::{timeout, Instant};
 
-    let end = Instant::now() + ERROR_BODY_TIMEOUT;
+    // Within the attempt's own limit, if it has one: the read ends before the attempt is cut.
+    let most = match crate::timeout::attempt_time_left() {
+        Some(left) => ERROR_BODY_TIMEOUT.min(left.saturating_sub(ATTEMPT_END_MARGIN)),
+        None => ERROR_BODY_TIMEOUT,
+    };
+    let end = Instant::now() + most;
     let expected = resp.content_length().unwrap_or(0);
     let mut kept = Vec::with_capacity(expected.min(MAX_ERROR_BODY as u64) as usize);
     while kept.len() < MAX_ERROR_BODY {

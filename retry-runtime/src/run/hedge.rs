@@ -242,14 +242,19 @@ fn upper_edge(index: usize) -> u64 {
     (1u64 << octave) + (quarter + 1) * (1u64 << (octave - 2))
 }
 
-/// One poll of an attempt and, if it has a time limit, its timer (the attempt first).
+/// One poll of an attempt and, if it has a time limit, its timer (the attempt first; it can
+/// ask the time it has left, see [`poll_race_within`](crate::timeout::poll_race_within)).
 fn poll_attempt<F: Future, T: Future<Output = ()>>(
     fut: Pin<&mut F>,
     timer: Option<Pin<&mut T>>,
+    (info, clock): (&mut Running, Clock),
     cx: &mut core::task::Context<'_>,
 ) -> Poll<Result<F::Output, TimedOut>> {
     match timer {
-        Some(timer) => crate::run::timeout::poll_race(fut, timer, cx),
+        Some(timer) => {
+            let limit = (info.limit, clock);
+            crate::run::timeout::poll_race_within(fut, timer, &mut info.end, limit, cx)
+        }
         None => fut.poll(cx).map(Ok),
     }
 }
@@ -261,6 +266,9 @@ struct Running {
     deadline: bool,
     /// When it began, for the latency histogram.
     began: Option<Instant>,
+    /// Its time limit, and when that ends (learnt at its first pending poll).
+    limit: Duration,
+    end: Option<Instant>,
 }
 
 /// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
@@ -353,6 +361,8 @@ where
             let info = Running {
                 deadline: limit.is_some_and(|l| l.deadline),
                 began: histogram.map(|_| clock()),
+                limit: limit.map_or(Duration::ZERO, |l| l.duration),
+                end: None,
             };
             let fut = make(started);
             let limit_timer = limit.map(|l| sleep(l.duration));
@@ -378,7 +388,10 @@ where
         // 1. The attempts: the first one to end is handled, the others run on.
         let mut ended = None;
         if let Some(fut) = lead.as_mut().as_pin_mut() {
-            if let Poll::Ready(outcome) = poll_attempt(fut, lead_timer.as_mut().as_pin_mut(), cx) {
+            let info = (&mut lead_info, clock);
+            if let Poll::Ready(outcome) =
+                poll_attempt(fut, lead_timer.as_mut().as_pin_mut(), info, cx)
+            {
                 lead.set(None);
                 lead_timer.set(None);
                 ended = Some((outcome, lead_info));
@@ -386,8 +399,13 @@ where
         }
         let mut i = 0;
         while ended.is_none() && i < others.len() {
-            let (_, fut, timer) = &mut others[i];
-            match poll_attempt(fut.as_mut(), timer.as_mut().map(Pin::as_mut), cx) {
+            let (info, fut, timer) = &mut others[i];
+            match poll_attempt(
+                fut.as_mut(),
+                timer.as_mut().map(Pin::as_mut),
+                (info, clock),
+                cx,
+            ) {
                 Poll::Ready(outcome) => ended = Some((outcome, others.swap_remove(i).0)),
                 Poll::Pending => i += 1,
             }
