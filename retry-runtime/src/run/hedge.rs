@@ -425,16 +425,17 @@ where
             };
             let verdict = hooks.verdict(&outcome);
             // The attempts still running are calls made too (`GiveUp::calls`, the trace's).
-            let running = u32::from(lead.is_some()).saturating_add(others.len() as u32);
+            let running = || u32::from(lead.is_some()).saturating_add(others.len() as u32);
             if verdict.accepted() {
                 if started > 1 {
-                    state.count_running(running);
+                    state.count_running(running());
                     hooks.recovered(&state, function);
                 } else {
                     hooks.pay(0);
                 }
                 return Poll::Ready(outcome);
             }
+            let running = running();
             if running > 0 && !cut {
                 // Others still run: this error ends the call only if it must not be retried,
                 // or its server hint is beyond what the call may wait.
