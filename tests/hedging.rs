@@ -477,3 +477,57 @@ async fn a_hook_that_panics_as_a_hedge_starts_gives_its_tokens_back() {
     assert!(out.is_err(), "the hook panicked");
     assert_eq!(BUDGET.available(), 100, "the hedge's tokens came back");
 }
+
+/// A `Notify` of one's own, given to the key by value: it hears of hedges.
+struct HedgeCounter;
+
+static HEARD: AtomicU32 = AtomicU32::new(0);
+
+impl Notify<ApiError> for HedgeCounter {
+    fn notify(&self, _: &ApiError, _: &RetryEvent) {}
+    fn hedge(&self, event: &RetryEvent) {
+        assert!(event.hedge);
+        HEARD.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[retry(attempts = 3, hedge = "50ms", notify = HedgeCounter)]
+async fn hedged_and_heard(up: &Upstream) -> Result<u32, ApiError> {
+    up.call().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_notify_type_of_ones_own_hears_of_hedges_through_the_key() {
+    let up = Upstream::new(&[Plan::Ok(1000), Plan::Ok(10)]);
+    assert_eq!(hedged_and_heard(&up).await, Ok(2));
+    assert_eq!(HEARD.load(Ordering::SeqCst), 1);
+}
+
+static PANIC_BUDGET: RetryBudget = RetryBudget::new(100);
+
+#[retry(attempts = 2, hedge = "50ms", budget = &PANIC_BUDGET, notify = PanicsOnHedge)]
+async fn hedged_with_a_panicking_hook(up: &Upstream) -> Result<u32, ApiError> {
+    up.call().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_that_panics_as_a_macro_hedge_starts_gives_its_tokens_back() {
+    use std::future::Future;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::task::Poll;
+    let up = Upstream::new(&[Plan::Hang, Plan::Ok(10)]);
+    let mut call = std::pin::pin!(hedged_with_a_panicking_hook(&up));
+    let out = std::future::poll_fn(|cx| {
+        match catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    })
+    .await;
+    assert!(out.is_err(), "the hook panicked");
+    assert_eq!(
+        PANIC_BUDGET.available(),
+        100,
+        "the hedge's tokens came back"
+    );
+}

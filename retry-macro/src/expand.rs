@@ -157,12 +157,14 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         quote!(_, _),
         quote!(#p_ret::RetryAll),
     );
-    let notify = hook(
-        &args.notify,
-        "notifier",
-        quote!(_),
-        quote!(#p_ret::NoNotify),
-    );
+    // A closure gets its signature from `notifier`; any other value (a fn path, a `Notify`
+    // value of the user's own type, which hears of hedges and retried `Ok`s) is checked as a
+    // `Notify` by `notify_value`.
+    let notifier = match &args.notify {
+        Some(syn::Expr::Closure(_)) | None => "notifier",
+        Some(_) => "notify_value",
+    };
+    let notify = hook(&args.notify, notifier, quote!(_), quote!(#p_ret::NoNotify));
     let on_ok = hook(
         &args.on_ok,
         "ok_classifier",

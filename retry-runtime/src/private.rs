@@ -53,6 +53,18 @@ where
     Hook(notify, PhantomData)
 }
 
+/// Checks a `notify = …` value that is not a closure (a path, a `Notify` value of one's own
+/// type, `&SEEN`…): any [`Notify`] of the function's error type, a fn `fn(&E, &RetryEvent)`
+/// included, like [`notifier`].
+#[inline(always)]
+pub fn notify_value<R, N>(notify: N) -> Hook<R, N, NotifyKey>
+where
+    R: IsResult,
+    N: Notify<R::Err>,
+{
+    Hook(notify, PhantomData)
+}
+
 /// Gives a `give_up = …` closure its signature `Fn(&E, &GiveUp)`, like [`classifier`].
 #[inline(always)]
 pub fn give_up_hook<R, F>(give_up: F) -> Hook<R, F, GiveUpKey>

@@ -98,6 +98,11 @@ impl<T> ClassifyOk<T> for AcceptOk {
 /// let log = |e: &String, ev: &RetryEvent| eprintln!("{}: {e}, retry in {:?}", ev.function, ev.delay);
 /// # let _ = &log as &dyn Notify<String>;
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`notify` needs a `Fn(&{E}, &RetryEvent)` or a type that implements `Notify<{E}>`, not `{Self}`",
+    label = "not a `Notify<{E}>`",
+    note = "a closure `|e, event| …` or a `fn(&{E}, &RetryEvent)` works, as does any type with `impl Notify<{E}>`"
+)]
 pub trait Notify<E> {
     /// `error` ended call number `event.attempt`; the next call comes after `event.delay`.
     fn notify(&self, error: &E, event: &RetryEvent);
