@@ -97,6 +97,15 @@ fn main() {
             calls(&|| poll_once(timeout_async_eager(black_box(&x))).is_ok());
         }
         "hedge_async" => calls(&|| poll_once(hedge_async(black_box(&x))).is_ok()),
+        // The size of each async pair's future, in bytes (no call is made).
+        "sizes" => {
+            println!(
+                "annotated_async_failed {}",
+                size_of_val(&annotated_async_failed(&x))
+            );
+            println!("timeout_async {}", size_of_val(&timeout_async(&x)));
+            println!("hedge_async {}", size_of_val(&hedge_async(&x)));
+        }
         "plain_await_failed" => calls(&|| poll_once(plain_await_failed(black_box(&x))).is_ok()),
         "annotated_await_failed" => {
             calls(&|| poll_once(annotated_await_failed(black_box(&x))).is_ok());

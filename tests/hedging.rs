@@ -320,3 +320,214 @@ async fn the_closure_api_hedges_on_the_same_loop_and_reports_hedges_as_such() {
     assert_eq!(kinds, [(1, false, "lookup"), (2, true, "lookup")]);
     assert_eq!(events[1].delay, ms(50));
 }
+
+static STOPPED: Mutex<Vec<(GiveUpReason, u32)>> = Mutex::new(Vec::new());
+
+fn stopped(_: &ApiError, g: &GiveUp) {
+    STOPPED.lock().unwrap().push((g.reason, g.calls));
+}
+
+#[retry(attempts = 3, base = "100ms", hedge = "50ms", on = transient, give_up = stopped)]
+async fn hedged_and_told(up: &Upstream) -> Result<u32, ApiError> {
+    up.call().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn give_up_counts_the_hedges_still_running() {
+    // Call 1 hangs; the hedge answers 404 at 60 ms: two calls were made.
+    let up = Upstream::new(&[Plan::Hang, Plan::Fail(10, Failure::NotFound)]);
+    let out = hedged_and_told(&up).await;
+    assert_eq!(out, Err(ApiError::Failed(2, Failure::NotFound)));
+    assert_eq!(up.calls(), 2);
+    assert_eq!(STOPPED.lock().unwrap()[..], [(GiveUpReason::Stopped, 2)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_reports_every_hedged_attempt_it_cut_as_a_call() {
+    static CUT: Mutex<Vec<(GiveUpReason, u32)>> = Mutex::new(Vec::new());
+    let up = Upstream::new(&[]);
+    let r = Retry::new(Policy::new().with_attempts(3).with_max_elapsed(ms(300)))
+        .hedge(Hedge::After(ms(50)))
+        .timeout(ms(1000))
+        .give_up(|_: &ApiError, g: &GiveUp| CUT.lock().unwrap().push((g.reason, g.calls)));
+    assert_eq!(r.call_async(|| up.call()).await, Err(ApiError::TimedOut));
+    assert_eq!(up.calls(), 3);
+    assert_eq!(CUT.lock().unwrap()[..], [(GiveUpReason::Elapsed, 3)]);
+    // The same through the macro.
+    let up = Upstream::new(&[]);
+    GIVE_UPS.lock().unwrap().clear();
+    assert_eq!(hedged_with_a_deadline(&up).await, Err(ApiError::TimedOut));
+    assert_eq!(GIVE_UPS.lock().unwrap()[..], [(GiveUpReason::Elapsed, 3)]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_closure_api_counts_the_hedges_still_running() {
+    let seen = Mutex::new(None);
+    let up = Upstream::new(&[Plan::Hang, Plan::Fail(10, Failure::NotFound)]);
+    let r = Retry::new(Policy::new().with_attempts(3))
+        .hedge(Hedge::After(ms(50)))
+        .on(transient)
+        .give_up(|_: &ApiError, g: &GiveUp| *seen.lock().unwrap() = Some((g.reason, g.calls)));
+    let out = r.call_async(|| up.call()).await;
+    assert_eq!(out, Err(ApiError::Failed(2, Failure::NotFound)));
+    assert_eq!(*seen.lock().unwrap(), Some((GiveUpReason::Stopped, 2)));
+}
+
+/// An error that carries a server's `Retry-After`.
+#[derive(Debug, PartialEq)]
+struct Busy(u32, Duration);
+
+fn busy(e: &Busy) -> Decision {
+    Decision::RetryAfter(e.1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hint_beyond_cap_ends_a_hedged_call() {
+    // Call 1 hangs; the hedge (at 50 ms) is told to come back in an hour, at 60 ms.
+    let calls = AtomicU32::new(0);
+    let seen = Mutex::new(None);
+    let r = Retry::new(Policy::new().with_attempts(5).with_cap(ms(30_000)))
+        .hedge(Hedge::After(ms(40)))
+        .on(busy)
+        .give_up(|_: &Busy, g: &GiveUp| *seen.lock().unwrap() = Some((g.reason, g.calls)));
+    let started = Instant::now();
+    let call = r.call_async(|| {
+        let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            if n == 1 {
+                std::future::pending::<()>().await;
+            }
+            tokio::time::sleep(ms(10)).await;
+            Err::<(), _>(Busy(n, Duration::from_secs(3600)))
+        }
+    });
+    let out = tokio::time::timeout(ms(10_000), call).await;
+    assert_eq!(out, Ok(Err(Busy(2, Duration::from_secs(3600)))));
+    assert_eq!(started.elapsed(), ms(50));
+    assert_eq!(calls.load(Ordering::SeqCst), 2, "no hedge after the hint");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        Some((GiveUpReason::HintBeyondCap, 2))
+    );
+}
+
+#[retry(attempts = 4, cap = "10s", hedge = "40ms", on = busy, attempt = n)]
+async fn hedged_with_hints(
+    hint: Duration,
+    started: &Mutex<Vec<Duration>>,
+    t0: Instant,
+) -> Result<(), Busy> {
+    started.lock().unwrap().push(t0.elapsed());
+    if n == 1 {
+        std::future::pending::<()>().await;
+    }
+    tokio::time::sleep(ms(10)).await;
+    Err(Busy(n, hint))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hint_within_cap_delays_the_next_hedge_to_at_least_the_hint() {
+    let started = Mutex::new(Vec::new());
+    let t0 = Instant::now();
+    let call = hedged_with_hints(ms(500), &started, t0);
+    // Call 1 hangs from 0; the hedge starts at 40 ms and is told at 50 ms to wait 500 ms.
+    // Call 1 never ends: the call runs on, hedge after hedge, until `attempts` are spent.
+    assert!(tokio::time::timeout(ms(2000), call).await.is_err());
+    let started = started.into_inner().unwrap();
+    assert!(started.len() >= 3, "{started:?}");
+    assert_eq!(started[..2], [ms(0), ms(40)]);
+    assert!(
+        started[2] >= ms(550),
+        "the next hedge waited the hint: {started:?}"
+    );
+
+    let out = hedged_with_hints(Duration::from_secs(3600), &Mutex::new(Vec::new()), t0).await;
+    assert_eq!(out, Err(Busy(2, Duration::from_secs(3600))));
+}
+
+/// A `Notify` that panics when it hears of a hedge.
+struct PanicsOnHedge;
+
+impl Notify<ApiError> for PanicsOnHedge {
+    fn notify(&self, _: &ApiError, _: &RetryEvent) {}
+    fn hedge(&self, _: &RetryEvent) {
+        panic!("a hook that fails");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_that_panics_as_a_hedge_starts_gives_its_tokens_back() {
+    use std::future::Future;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::task::Poll;
+    static BUDGET: RetryBudget = RetryBudget::new(100);
+    let up = Upstream::new(&[Plan::Hang, Plan::Ok(10)]);
+    let r = Retry::new(Policy::new().with_attempts(2))
+        .hedge(Hedge::After(ms(50)))
+        .budget(&BUDGET)
+        .notify(PanicsOnHedge);
+    let mut call = std::pin::pin!(r.call_async(|| up.call()));
+    let out = std::future::poll_fn(|cx| {
+        match catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    })
+    .await;
+    assert!(out.is_err(), "the hook panicked");
+    assert_eq!(BUDGET.available(), 100, "the hedge's tokens came back");
+}
+
+/// A `Notify` of one's own, given to the key by value: it hears of hedges.
+struct HedgeCounter;
+
+static HEARD: AtomicU32 = AtomicU32::new(0);
+
+impl Notify<ApiError> for HedgeCounter {
+    fn notify(&self, _: &ApiError, _: &RetryEvent) {}
+    fn hedge(&self, event: &RetryEvent) {
+        assert!(event.hedge);
+        HEARD.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+#[retry(attempts = 3, hedge = "50ms", notify = HedgeCounter)]
+async fn hedged_and_heard(up: &Upstream) -> Result<u32, ApiError> {
+    up.call().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_notify_type_of_ones_own_hears_of_hedges_through_the_key() {
+    let up = Upstream::new(&[Plan::Ok(1000), Plan::Ok(10)]);
+    assert_eq!(hedged_and_heard(&up).await, Ok(2));
+    assert_eq!(HEARD.load(Ordering::SeqCst), 1);
+}
+
+static PANIC_BUDGET: RetryBudget = RetryBudget::new(100);
+
+#[retry(attempts = 2, hedge = "50ms", budget = &PANIC_BUDGET, notify = PanicsOnHedge)]
+async fn hedged_with_a_panicking_hook(up: &Upstream) -> Result<u32, ApiError> {
+    up.call().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hook_that_panics_as_a_macro_hedge_starts_gives_its_tokens_back() {
+    use std::future::Future;
+    use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::task::Poll;
+    let up = Upstream::new(&[Plan::Hang, Plan::Ok(10)]);
+    let mut call = std::pin::pin!(hedged_with_a_panicking_hook(&up));
+    let out = std::future::poll_fn(|cx| {
+        match catch_unwind(AssertUnwindSafe(|| call.as_mut().poll(cx))) {
+            Ok(poll) => poll.map(Ok),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    })
+    .await;
+    assert!(out.is_err(), "the hook panicked");
+    assert_eq!(
+        PANIC_BUDGET.available(),
+        100,
+        "the hedge's tokens came back"
+    );
+}

@@ -399,3 +399,112 @@ async fn an_error_prints_each_message_once_down_its_source_chain() {
         );
     }
 }
+
+/// `get_thrice` on a raw server that answers every request with `head`: the error, and how
+/// many requests the server saw.
+async fn thrice_against(head: Vec<u8>) -> (Error, u32) {
+    let head = Arc::new(head);
+    let (addr, requests) = raw_server(move |mut stream| {
+        let _ = stream.write_all(&head);
+    });
+    let err = get_thrice(&client(), &format!("http://{addr}/"))
+        .await
+        .unwrap_err();
+    (err, requests.load(Ordering::SeqCst))
+}
+
+#[tokio::test]
+async fn a_response_head_that_cannot_be_parsed_is_fetched_once() {
+    let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+    for i in 0..10_000 {
+        many.extend_from_slice(format!("x-h{i}: v\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"Content-Length: 0\r\n\r\n");
+    let mut long = b"HTTP/1.1 200 OK\r\nx-long: ".to_vec();
+    long.extend(std::iter::repeat_n(b'a', 1 << 20));
+    long.extend_from_slice(b"\r\nContent-Length: 0\r\n\r\n");
+    let bad_status = b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n".to_vec();
+    for (what, head) in [
+        ("10,000 headers", many),
+        ("a 1 MiB header line", long),
+        ("an invalid status line", bad_status),
+    ] {
+        let (err, requests) = thrice_against(head).await;
+        assert_eq!(requests, 1, "{what}: fetched once, not retried ({err:?})");
+        assert_eq!(err.decision(), Decision::Stop, "{what}: {err:?}");
+    }
+}
+
+#[tokio::test]
+async fn https_on_a_reqwest_without_tls_stops_at_once() {
+    RETRIES.store(0, Ordering::SeqCst);
+    let err = get_counted(&client(), "https://127.0.0.1:1/")
+        .await
+        .unwrap_err();
+    let Error::Transport(e) = &err else {
+        panic!("not a transport error: {err:?}")
+    };
+    assert!(e.is_connect(), "reqwest calls it a connect error: {e:?}");
+    assert_eq!(err.decision(), Decision::Stop, "{e:?}");
+    assert_eq!(RETRIES.load(Ordering::SeqCst), 0, "not retried");
+}
+
+#[retry(attempts = 1, timeout = "500ms", on = retry_jitter::transient)]
+async fn get_once_within(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+#[retry(attempts = 1, timeout = "500ms", hedge = "2s", on = retry_jitter::transient)]
+async fn get_hedged_within(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+/// A server answering 503 `Retry-After: 1` whose body trickles, a byte every 50 ms for 3 s.
+fn trickling_503() -> SocketAddr {
+    raw_server(|mut stream| {
+        let _ = stream.write_all(head_503(60).as_bytes());
+        for _ in 0..60 {
+            if stream.write_all(b"x").is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    })
+    .0
+}
+
+/// The 503 came back, with its hint and what arrived of its body, within the attempt.
+fn assert_kept_503(out: Result<String, Error>, took: Duration) {
+    let err = out.expect_err("a 503");
+    let Error::Status(e) = &err else {
+        panic!("the 503 was lost: {err:?} after {took:?}")
+    };
+    assert_eq!(e.status, http::StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(e.retry_after, Some(Duration::from_secs(1)));
+    assert!(!e.body.is_empty() && e.body.len() < 60, "{:?}", e.body);
+    assert!(took < Duration::from_millis(600), "{took:?}");
+}
+
+#[tokio::test]
+async fn a_503_whose_body_trickles_past_the_timeout_keeps_its_status_and_hint() {
+    let c = client();
+    let url = format!("http://{}/", trickling_503());
+    let started = Instant::now();
+    assert_kept_503(get_once_within(&c, &url).await, started.elapsed());
+
+    let started = Instant::now();
+    assert_kept_503(get_hedged_within(&c, &url).await, started.elapsed());
+
+    let r = retry_jitter::Retry::new(retry_jitter::Policy::new().with_attempts(1))
+        .timeout(Duration::from_millis(500));
+    let started = Instant::now();
+    let out = r
+        .call_async(|| async {
+            let resp = c.get(&url).send().await?;
+            Ok(check(resp).await?.text().await?)
+        })
+        .await;
+    assert_kept_503(out, started.elapsed());
+}

@@ -157,12 +157,14 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         quote!(_, _),
         quote!(#p_ret::RetryAll),
     );
-    let notify = hook(
-        &args.notify,
-        "notifier",
-        quote!(_),
-        quote!(#p_ret::NoNotify),
-    );
+    // A closure gets its signature from `notifier`; any other value (a fn path, a `Notify`
+    // value of the user's own type, which hears of hedges and retried `Ok`s) is checked as a
+    // `Notify` by `notify_value`.
+    let notifier = match &args.notify {
+        Some(syn::Expr::Closure(_)) | None => "notifier",
+        Some(_) => "notify_value",
+    };
+    let notify = hook(&args.notify, notifier, quote!(_), quote!(#p_ret::NoNotify));
     let on_ok = hook(
         &args.on_ok,
         "ok_classifier",
@@ -505,6 +507,10 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                     local("__retry_race", ret_span),
                     local("__retry_cx", ret_span),
                 );
+                let (end_l, within_l) = (
+                    local("__retry_end", ret_span),
+                    local("__retry_within", ret_span),
+                );
                 let timed_out = timed_out(key);
                 quote! {
                     let (#out_l, #cut_l): (#ret, bool) = {
@@ -514,8 +520,10 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                         // attempt and its timer are stored once.
                         let mut #attempt_l = ::core::pin::pin!(#nested);
                         let mut #timer_l = ::core::pin::pin!(#sleep(#limit_l.duration));
+                        let mut #end_l = ::core::option::Option::None;
                         let #race_l = ::core::future::poll_fn(|#cx_l| {
-                            #p::poll_race(#attempt_l.as_mut(), #timer_l.as_mut(), #cx_l)
+                            let #within_l = (#limit_l.duration, #clock as #p::Clock);
+                            #p::poll_race_within(#attempt_l.as_mut(), #timer_l.as_mut(), &mut #end_l, #within_l, #cx_l)
                         });
                         match #race_l.await {
                             ::core::result::Result::Ok(#out_l) => (#out_l, false),

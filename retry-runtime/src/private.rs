@@ -8,10 +8,11 @@ pub use core::time::Duration;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
 pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question::Branch;
+pub use crate::sleep::Clock;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
-pub use crate::timeout::{poll_race, Limit};
+pub use crate::timeout::{poll_race, poll_race_within, Limit};
 pub use crate::{
     AcceptOk, Hooks, Jitter, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, Policy, RetryAll,
 };
@@ -53,6 +54,18 @@ pub fn notifier<R, F>(notify: F) -> Hook<R, F, NotifyKey>
 where
     R: IsResult,
     F: Fn(&R::Err, &RetryEvent),
+{
+    Hook(notify, PhantomData)
+}
+
+/// Checks a `notify = …` value that is not a closure (a path, a `Notify` value of one's own
+/// type, `&SEEN`…): any [`Notify`] of the function's error type, a fn `fn(&E, &RetryEvent)`
+/// included, like [`notifier`].
+#[inline(always)]
+pub fn notify_value<R, N>(notify: N) -> Hook<R, N, NotifyKey>
+where
+    R: IsResult,
+    N: Notify<R::Err>,
 {
     Hook(notify, PhantomData)
 }

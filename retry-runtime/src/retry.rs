@@ -3,6 +3,7 @@
 
 use core::future::Future;
 use core::ops::ControlFlow;
+use core::pin::pin;
 use core::time::Duration;
 
 use crate::fleet::{Budget, NoBudget, SharedBudget};
@@ -12,7 +13,7 @@ use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
 use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
 use crate::run::sleep::Clock;
 use crate::run::state::start_time;
-use crate::run::timeout::{race, AttemptTimeout, Limit, NoTimeout};
+use crate::run::timeout::{poll_race_within, AttemptTimeout, Limit, NoTimeout};
 use crate::{
     AcceptOk, AdaptiveThrottle, CircuitBreaker, Classify, ClassifyOk, NoNotify, Notify, Policy,
     RetryAll,
@@ -552,7 +553,13 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 None => (op(attempt).await, false),
                 Some((timeout, timed_out)) => {
                     let limit = Limit::of(timeout, now);
-                    match race(op(attempt), sleep(limit.duration)).await {
+                    let (mut fut, mut timer) = (pin!(op(attempt)), pin!(sleep(limit.duration)));
+                    let mut end = None;
+                    let race = core::future::poll_fn(|cx| {
+                        let within = (limit.duration, clock);
+                        poll_race_within(fut.as_mut(), timer.as_mut(), &mut end, within, cx)
+                    });
+                    match race.await {
                         Ok(outcome) => (outcome, false),
                         Err(t) => (Err(timed_out(t)), limit.deadline),
                     }

@@ -13,6 +13,8 @@
 //! | a refused, reset or failed connection; a request that could not be sent | retry |
 //! | a connection cut mid-body (`Content-Length` not reached, a chunked body cut) | retry, as `io::ErrorKind::UnexpectedEof` |
 //! | a request that could not be built, a redirect loop or limit | stop |
+//! | an `https://` URL on a reqwest built without TLS (this crate's own `reqwest` has none): reqwest calls it a connect error, but it is a configuration error that never succeeds | stop |
+//! | a response head that cannot be parsed (an invalid status line, too many headers, a header line too large, an invalid header): the same server sends the same head again | stop |
 //! | a malformed body (bad chunk encoding), a complete body that does not decode (bad JSON) | stop |
 //! | [`Error::TimedOut`] (the attempt ran past `#[retry(timeout = …)]`) | retry |
 //!
@@ -118,6 +120,16 @@ pub const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
 /// assert_eq!(retry_runtime::reqwest::ERROR_BODY_TIMEOUT, Duration::from_secs(1));
 /// ```
 pub const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How long before the end of its attempt (`timeout`) [`check`] stops reading an error body:
+/// 5 ms, so that its read ends before the attempt's timer cuts it (the attempt's end is
+/// learnt a little after its timer starts).
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(retry_runtime::reqwest::ATTEMPT_END_MARGIN, Duration::from_millis(5));
+/// ```
+pub const ATTEMPT_END_MARGIN: Duration = Duration::from_millis(5);
 
 impl fmt::Display for StatusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -260,6 +272,12 @@ impl Error {
 /// - [`ERROR_BODY_IDLE_TIMEOUT`] (250 ms) without a new chunk: a stalled body;
 /// - [`ERROR_BODY_TIMEOUT`] (1 s) after the read began: a body that trickles.
 ///
+/// - the end of the attempt, inside an attempt with a time limit (`#[retry(timeout = …)]`,
+///   [`Retry::timeout`](crate::Retry::timeout), or the deadline `max_elapsed` sets with it):
+///   the read ends [`ATTEMPT_END_MARGIN`] before the attempt would be cut, so the status and
+///   its `Retry-After`, which decided the outcome, are returned rather than lost to a
+///   `TimedOut` (see [`attempt_time_left`](crate::timeout::attempt_time_left)).
+///
 /// So a failed attempt spends at most 1 s on its error body, and keeps at most 64 KiB of it.
 /// The time limits run on tokio's timer and clock (a paused clock in tests pauses them too),
 /// like reqwest's own timeouts; the runtime needs its time driver enabled.
@@ -306,7 +324,12 @@ pub async fn check(mut resp: reqwest::Response) -> Result<reqwest::Response, Sta
 async fn read_error_body(resp: &mut reqwest::Response) -> String {
     use tokio::time::{timeout, Instant};
 
-    let end = Instant::now() + ERROR_BODY_TIMEOUT;
+    // Within the attempt's own limit, if it has one: the read ends before the attempt is cut.
+    let most = match crate::timeout::attempt_time_left() {
+        Some(left) => ERROR_BODY_TIMEOUT.min(left.saturating_sub(ATTEMPT_END_MARGIN)),
+        None => ERROR_BODY_TIMEOUT,
+    };
+    let end = Instant::now() + most;
     let expected = resp.content_length().unwrap_or(0);
     let mut kept = Vec::with_capacity(expected.min(MAX_ERROR_BODY as u64) as usize);
     while kept.len() < MAX_ERROR_BODY {
@@ -375,10 +398,48 @@ fn body_cause(error: &(dyn StdError + 'static)) -> Option<Decision> {
     None
 }
 
+/// What hyper-util and hyper say, down a send error's source chain, of a call that fails the
+/// same way however often it is made: an `https://` URL on a connector without TLS, and each
+/// way a response head fails to parse. Recognised by their messages, as hyper is not a
+/// dependency here.
+const NEVER_SUCCEEDS: &[&str] = &[
+    // hyper-util's `HttpConnector` asked for a scheme other than `http` (no TLS compiled in).
+    "invalid URL, scheme is not http",
+    // hyper's head parse errors (`hyper::Error::is_parse`), as a client sees them.
+    "invalid HTTP version parsed",
+    "invalid HTTP version parsed (found HTTP2 preface)",
+    "invalid HTTP header parsed",
+    "invalid content-length parsed",
+    "invalid transfer-encoding parsed",
+    "unexpected transfer-encoding parsed",
+    "message head is too large",
+    "invalid HTTP status-code parsed",
+];
+
+/// Whether a cause down `error`'s source chain is one of [`NEVER_SUCCEEDS`].
+fn never_succeeds(error: &(dyn StdError + 'static)) -> bool {
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        let message = e.to_string();
+        if NEVER_SUCCEEDS.contains(&message.as_str()) {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
+}
+
 /// Timeouts, refused or broken connections (a body cut mid-way included), and failures to send
-/// are retried; a request that could not be built, a redirect loop, a malformed body or a
+/// are retried; a request that could not be built, a redirect loop, an `https://` URL on a
+/// reqwest without TLS, a response head that cannot be parsed, a malformed body or a
 /// complete body that fails to decode are not; a status error (from `error_for_status`) is
 /// classified by [`classify_status`]. The module's table has it all.
+///
+/// An `https://` URL on a reqwest built without a TLS feature (`default-features = false`, as
+/// this crate depends on it) fails with an error reqwest flags [`is_connect`](reqwest::Error::is_connect),
+/// but no retry can succeed: the source chain says `invalid URL, scheme is not http`, and the
+/// call stops at once. Enable one of reqwest's TLS features (`rustls`, `native-tls`) in your
+/// own dependency on it to call `https://` URLs.
 ///
 /// A body cut mid-way is a *decode* error for reqwest (`error decoding response body`), caused
 /// by hyper's `error reading a body from connection`, caused by an `io::Error` of kind
@@ -400,6 +461,9 @@ impl Transient for reqwest::Error {
         }
         if self.is_timeout() {
             return Decision::Retry;
+        }
+        if never_succeeds(self) {
+            return Decision::Stop;
         }
         if self.is_decode() || self.is_body() {
             return body_cause(self).unwrap_or(Decision::Stop);
@@ -495,6 +559,32 @@ mod tests {
         let err = reqwest::get(url).await.unwrap().json::<u32>().await;
         let err = err.expect_err("not JSON");
         assert!(err.is_decode());
+        assert_eq!(err.decision(), Decision::Stop, "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn https_without_tls_is_not_retried() {
+        let err = reqwest::get("https://127.0.0.1:1/")
+            .await
+            .expect_err("no TLS");
+        assert!(
+            err.is_connect(),
+            "reqwest calls it a connect error: {err:?}"
+        );
+        assert_eq!(err.decision(), Decision::Stop, "{err:?}");
+    }
+
+    #[tokio::test]
+    async fn a_head_that_cannot_be_parsed_is_not_retried() {
+        let status = answering(b"HTTP/1.1 2x0 OK\r\nContent-Length: 0\r\n\r\n");
+        let err = reqwest::get(format!("http://{status}/"))
+            .await
+            .expect_err("bad");
+        assert_eq!(err.decision(), Decision::Stop, "{err:?}");
+        let header = answering(b"HTTP/1.1 200 OK\r\nBad Header: x\r\n\r\n");
+        let err = reqwest::get(format!("http://{header}/"))
+            .await
+            .expect_err("bad");
         assert_eq!(err.decision(), Decision::Stop, "{err:?}");
     }
 

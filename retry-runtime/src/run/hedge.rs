@@ -242,14 +242,19 @@ fn upper_edge(index: usize) -> u64 {
     (1u64 << octave) + (quarter + 1) * (1u64 << (octave - 2))
 }
 
-/// One poll of an attempt and, if it has a time limit, its timer (the attempt first).
+/// One poll of an attempt and, if it has a time limit, its timer (the attempt first; it can
+/// ask the time it has left, see [`poll_race_within`](crate::timeout::poll_race_within)).
 fn poll_attempt<F: Future, T: Future<Output = ()>>(
     fut: Pin<&mut F>,
     timer: Option<Pin<&mut T>>,
+    (info, clock): (&mut Running, Clock),
     cx: &mut core::task::Context<'_>,
 ) -> Poll<Result<F::Output, TimedOut>> {
     match timer {
-        Some(timer) => crate::run::timeout::poll_race(fut, timer, cx),
+        Some(timer) => {
+            let limit = (info.limit, clock);
+            crate::run::timeout::poll_race_within(fut, timer, &mut info.end, limit, cx)
+        }
         None => fut.poll(cx).map(Ok),
     }
 }
@@ -261,6 +266,9 @@ struct Running {
     deadline: bool,
     /// When it began, for the latency histogram.
     began: Option<Instant>,
+    /// Its time limit, and when that ends (learnt at its first pending poll).
+    limit: Duration,
+    end: Option<Instant>,
 }
 
 /// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
@@ -305,8 +313,12 @@ impl<R> KeepLast<R> for Discard {
     }
 }
 
+/// The hedging retry loop's entry: the first attempt, its time limit and the hedge timer, in
+/// place, and nothing else of the loop until the first attempt fails or the hedge delay
+/// passes; then the loop ([`hedged`]), boxed, takes over the same slots. A call whose first
+/// attempt answers in time pays for one attempt raced against its timers, not for the loop.
 #[allow(clippy::too_many_arguments)]
-pub(crate) async fn hedged<R, H, F, Fut, S, SFut, M, K>(
+pub(crate) async fn hedged_lazily<R, H, F, Fut, S, SFut, M, K>(
     (policy, clock, start): (Policy, Clock, Option<Instant>),
     hooks: &H,
     function: &'static str,
@@ -326,22 +338,138 @@ where
     SFut: Future<Output = ()>,
     M: Fn(TimedOut) -> R,
 {
-    let mut state = RetryState::resume(policy, clock, start);
+    if let Some(refused) = hooks.admit(None, clock, function) {
+        return refused;
+    }
+    let limit = timeout
+        .as_ref()
+        .map(|(t, _)| Limit::of(*t, (policy, clock, start)));
+    let mut info = Running {
+        deadline: limit.is_some_and(|l| l.deadline),
+        began: hedge.histogram().map(|_| clock()),
+        limit: limit.map_or(Duration::ZERO, |l| l.duration),
+        end: None,
+    };
+    let mut lead = pin!(Some(make(1)));
+    let mut lead_timer = pin!(limit.map(|l| sleep(l.duration)));
+    let delay = hedge.delay().filter(|_| 1 < policy.attempts());
+    let mut timer = pin!(delay.map(&mut sleep));
+    // In a block: nothing of `R` is in scope at the `.await` of the loop below.
+    let seeds = {
+        let ended = core::future::poll_fn(|cx| {
+            if let Some(fut) = lead.as_mut().as_pin_mut() {
+                let polled = poll_attempt(
+                    fut,
+                    lead_timer.as_mut().as_pin_mut(),
+                    (&mut info, clock),
+                    cx,
+                );
+                if let Poll::Ready(outcome) = polled {
+                    return Poll::Ready(Some(outcome));
+                }
+            }
+            match timer.as_mut().as_pin_mut() {
+                Some(armed) => armed.poll(cx).map(|()| None),
+                None => Poll::Pending,
+            }
+        })
+        .await;
+        // The first attempt ended, or the hedge delay passed: the loop's state begins. An ended
+        // attempt is stepped here, before the loop, which then holds nothing of `R` (its future,
+        // like the unhedged loops', is `Send` whatever `T` and `E` are, unless `last` keeps one).
+        let mut state = RetryState::resume(policy, clock, start);
+        let mut owed = crate::fleet::Owed::default();
+        let waiting = ended.is_some();
+        match ended {
+            Some(outcome) => {
+                lead.set(None);
+                lead_timer.set(None);
+                let (outcome, cut) = match outcome {
+                    Ok(outcome) => {
+                        if let (Some(h), Some(began)) = (hedge.histogram(), info.began) {
+                            h.record(clock().saturating_duration_since(began));
+                        }
+                        (outcome, false)
+                    }
+                    // Only an attempt with a limit has a timer that cuts it.
+                    Err(timed_out) => match &timeout {
+                        Some((_, make_error)) => (make_error(timed_out), info.deadline),
+                        None => unreachable!("an attempt without a limit is never cut"),
+                    },
+                };
+                let verdict = hooks.verdict(&outcome);
+                hooks.begin(clock);
+                if verdict.accepted() {
+                    hooks.pay(0, clock, function);
+                    return outcome;
+                }
+                // None runs: the usual step, and the backoff wait in the timer's slot.
+                match hooks.step(&mut state, outcome, verdict, function, cut) {
+                    ControlFlow::Break(outcome) => return outcome,
+                    ControlFlow::Continue((delay, tokens, outcome)) => {
+                        owed = tokens;
+                        if state.has_deadline() {
+                            last.keep(outcome);
+                        }
+                        timer.set(Some(sleep(delay)));
+                    }
+                }
+            }
+            None => {
+                hooks.begin(clock);
+                timer.set(None);
+            }
+        }
+        (state, owed, waiting)
+    };
+    let slots = (lead, lead_timer, timer, info, delay.unwrap_or_default());
+    let now = (policy, clock, start);
+    let run = hedged(
+        now, hooks, function, hedge, timeout, sleep, make, last, slots, seeds,
+    );
+    Box::pin(run).await
+}
+
+/// The hedging loop once the first attempt failed or the hedge delay passed (see
+/// [`hedged_lazily`]): `slots` are the first attempt's, in place, its timer, the timer (the
+/// backoff wait if `waiting`, else the hedge is due now), its record, and the hedge delay;
+/// `seeds` the call's state and the budget's share of a retry not yet made.
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+async fn hedged<R, H, F, Fut, S, SFut, M, K>(
+    (policy, clock, start): (Policy, Clock, Option<Instant>),
+    hooks: &H,
+    function: &'static str,
+    hedge: Hedge,
+    timeout: Option<(Duration, M)>,
+    mut sleep: S,
+    mut make: F,
+    mut last: K,
+    (mut lead, mut lead_timer, mut timer, mut lead_info, mut hedge_delay): (
+        Pin<&mut Option<Fut>>,
+        Pin<&mut Option<SFut>>,
+        Pin<&mut Option<SFut>>,
+        Running,
+        Duration,
+    ),
+    (mut state, mut owed, mut waiting): (RetryState, crate::fleet::Owed<'_>, bool),
+) -> R
+where
+    R: IsResult,
+    K: KeepLast<R>,
+    H: Serves<R>,
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = R>,
+    S: FnMut(Duration) -> SFut,
+    SFut: Future<Output = ()>,
+    M: Fn(TimedOut) -> R,
+{
     let histogram = hedge.histogram();
-    let mut started = 0u32;
+    let mut started = 1u32;
     // The first attempt in place; hedges beside it boxed (only a hedged call allocates).
-    let mut lead = pin!(None::<Fut>);
-    let mut lead_timer = pin!(None::<SFut>);
-    let mut lead_info = Running::default();
     #[allow(clippy::type_complexity)]
     let mut others: Vec<(Running, Pin<Box<Fut>>, Option<Pin<Box<SFut>>>)> = Vec::new();
     // One timer for the hedge delay and the backoff wait: never both at once (the wait comes
     // only when no attempt runs, and then no hedge is due). `waiting` says which it is.
-    let mut timer = pin!(None::<SFut>);
-    let mut waiting = false;
-    let mut hedge_delay = Duration::ZERO;
-    let mut owed = crate::fleet::Owed::default();
-    hooks.begin(clock);
 
     // Start the next attempt (in the lead's place if free) and arm the next hedge.
     macro_rules! begin {
@@ -353,6 +481,8 @@ where
             let info = Running {
                 deadline: limit.is_some_and(|l| l.deadline),
                 began: histogram.map(|_| clock()),
+                limit: limit.map_or(Duration::ZERO, |l| l.duration),
+                end: None,
             };
             let fut = make(started);
             let limit_timer = limit.map(|l| sleep(l.duration));
@@ -373,15 +503,31 @@ where
         }};
     }
 
-    if let Some(refused) = hooks.admit(None, clock, function) {
-        return refused;
+    // The hedge delay passed (the first attempt still runs): the hedge is due now.
+    if !waiting {
+        let event = RetryEvent {
+            attempt: started,
+            delay: hedge_delay,
+            function,
+            attempts: policy.attempts(),
+            hedge: true,
+            ok: false,
+        };
+        if !state.past_deadline()
+            && hooks.hedge_admitted(clock, function)
+            && hooks.hedge(&mut state, &event)
+        {
+            begin!();
+        }
     }
-    begin!();
     core::future::poll_fn(|cx| loop {
         // 1. The attempts: the first one to end is handled, the others run on.
         let mut ended = None;
         if let Some(fut) = lead.as_mut().as_pin_mut() {
-            if let Poll::Ready(outcome) = poll_attempt(fut, lead_timer.as_mut().as_pin_mut(), cx) {
+            let info = (&mut lead_info, clock);
+            if let Poll::Ready(outcome) =
+                poll_attempt(fut, lead_timer.as_mut().as_pin_mut(), info, cx)
+            {
                 lead.set(None);
                 lead_timer.set(None);
                 ended = Some((outcome, lead_info));
@@ -389,8 +535,13 @@ where
         }
         let mut i = 0;
         while ended.is_none() && i < others.len() {
-            let (_, fut, timer) = &mut others[i];
-            match poll_attempt(fut.as_mut(), timer.as_mut().map(Pin::as_mut), cx) {
+            let (info, fut, timer) = &mut others[i];
+            match poll_attempt(
+                fut.as_mut(),
+                timer.as_mut().map(Pin::as_mut),
+                (info, clock),
+                cx,
+            ) {
                 Poll::Ready(outcome) => ended = Some((outcome, others.swap_remove(i).0)),
                 Poll::Pending => i += 1,
             }
@@ -409,25 +560,44 @@ where
                 },
             };
             let verdict = hooks.verdict(&outcome);
+            // The attempts still running are calls made too (`GiveUp::calls`, the trace's).
+            let running = || u32::from(lead.is_some()).saturating_add(others.len() as u32);
             if verdict.accepted() {
                 if started > 1 {
+                    state.count_running(running());
                     hooks.recovered(&state, function);
                 } else {
                     hooks.pay(0, clock, function);
                 }
                 return Poll::Ready(outcome);
             }
-            let running = lead.is_some() || !others.is_empty();
-            if running && !cut {
-                // Others still run: this error ends the call only if it must not be retried.
-                if hooks.decide(&outcome, verdict, clock) == Decision::Stop {
-                    let reason = state.end(GiveUpReason::Stopped);
-                    return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
+            let running = running();
+            if running > 0 && !cut {
+                // Others still run: this error ends the call only if it must not be retried,
+                // or its server hint is beyond what the call may wait.
+                let hint = match hooks.decide(&outcome, verdict, clock) {
+                    Decision::Stop => Err(GiveUpReason::Stopped),
+                    Decision::RetryAfter(hint) => state.allows_hint(hint).map(|()| hint),
+                    Decision::Retry => Ok(Duration::ZERO),
+                };
+                match hint {
+                    Err(reason) => {
+                        state.count_running(running);
+                        let reason = state.end(reason);
+                        return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
+                    }
+                    // The server asked for time: the next hedge waits at least that long.
+                    Ok(hint) if !hint.is_zero() && !waiting && timer.is_some() => {
+                        hedge_delay = hedge_delay.max(hint);
+                        timer.set(Some(sleep(hedge_delay)));
+                    }
+                    Ok(_) => {}
                 }
                 state.count_failure();
                 continue;
             }
             // None runs (or the deadline cut one, which ends them all): the usual step.
+            state.count_running(running);
             match hooks.step(&mut state, outcome, verdict, function, cut) {
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
                 ControlFlow::Continue((delay, tokens, outcome)) => {

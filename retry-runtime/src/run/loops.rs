@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::fleet::{Budget, Owed};
 use crate::run::guard::Guard;
-use crate::run::hedge::{hedged, Hedge, KeepLast};
+use crate::run::hedge::{hedged_lazily, Hedge, KeepLast};
 use crate::run::hooks::{GiveUpHook, Hooks, Trace};
 use crate::run::sleep::{self, Clock};
 pub use crate::run::state::start_time;
@@ -371,7 +371,7 @@ impl<R> Loop<R> {
         SFut: Future<Output = ()>,
         M: Fn(crate::TimedOut) -> R,
     {
-        hedged(now, hooks, function, hedge, timeout, sleep, make, last)
+        hedged_lazily(now, hooks, function, hedge, timeout, sleep, make, last)
     }
 
     /// [`LoopState::admit`].

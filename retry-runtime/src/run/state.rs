@@ -98,6 +98,11 @@ impl<T> ClassifyOk<T> for AcceptOk {
 /// let log = |e: &String, ev: &RetryEvent| eprintln!("{}: {e}, retry in {:?}", ev.function, ev.delay);
 /// # let _ = &log as &dyn Notify<String>;
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`notify` needs a `Fn(&{E}, &RetryEvent)` or a type that implements `Notify<{E}>`, not `{Self}`",
+    label = "not a `Notify<{E}>`",
+    note = "a closure `|e, event| …` or a `fn(&{E}, &RetryEvent)` works, as does any type with `impl Notify<{E}>`"
+)]
 pub trait Notify<E> {
     /// `error` ended call number `event.attempt`; the next call comes after `event.delay`.
     fn notify(&self, error: &E, event: &RetryEvent);
@@ -451,6 +456,28 @@ impl RetryState {
             hedge: false,
             ok,
         }
+    }
+
+    /// `running` calls still running as the call ends (hedges, `hedge = …`): calls made, so
+    /// counted in [`GiveUp::calls`](crate::GiveUp::calls) and the trace's `calls`.
+    pub(crate) fn count_running(&mut self, running: u32) {
+        self.failed = self.failed.saturating_add(running);
+    }
+
+    /// Whether a server hint `hint`, on a failed call while others still run (`hedge = …`),
+    /// lets the call go on: not beyond the cap ([`GiveUpReason::HintBeyondCap`]), nor past
+    /// the deadline ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait) decides.
+    pub(crate) fn allows_hint(&self, hint: Duration) -> Result<(), GiveUpReason> {
+        if hint > self.policy.backoff_ref().cap() {
+            return Err(GiveUpReason::HintBeyondCap);
+        }
+        if let (Some(max), Some(start)) = (self.policy.max_elapsed(), self.start) {
+            let elapsed = (self.clock)().saturating_duration_since(start);
+            if elapsed.saturating_add(hint) > max {
+                return Err(GiveUpReason::Elapsed);
+            }
+        }
+        Ok(())
     }
 
     /// A failed call: counted.

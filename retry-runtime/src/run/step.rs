@@ -269,13 +269,17 @@ where
     }
 
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool {
-        if !state.take_tokens(self.budget.get()) {
+        let budget = self.budget.get();
+        if !state.take_tokens(budget) {
             return false;
         }
+        // Owed until the hedge starts: should a hook unwind, the tokens go back.
+        let mut owed = Owed::taken(budget);
         self.notify.hedge(event);
         self.trace.hedge(event);
         #[cfg(feature = "metrics")]
         crate::run::metrics::hedge(event.function);
+        owed.spend();
         true
     }
 }

@@ -114,6 +114,95 @@ pub fn poll_race<A: Future, T: Future<Output = ()>>(
     timer.poll(cx).map(|()| Err(TimedOut))
 }
 
+/// One poll of [`race`] for an attempt limited to `limit` on `clock`: what [`poll_race`]
+/// does, and while the attempt is polled it can ask how long it has left
+/// ([`attempt_time_left`]: [`reqwest::check`](crate::reqwest::check) ends its error-body read
+/// there, so the status it decided on is not lost to the timer). `end` is the attempt's end,
+/// kept between polls: learnt (one clock read) only when its first poll is pending, so an
+/// attempt ready at once reads no clock.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+/// use retry_runtime::sleep::tokio_now;
+/// use retry_runtime::timeout::{attempt_time_left, poll_race_within};
+/// use std::{future, pin::pin, time::Duration};
+///
+/// let limit = Duration::from_secs(1);
+/// let mut attempt = pin!(async {
+///     tokio::task::yield_now().await; // the first poll is pending: the end is learnt
+///     attempt_time_left()
+/// });
+/// let mut timer = pin!(tokio::time::sleep(limit));
+/// let mut end = None;
+/// let left = future::poll_fn(|cx| {
+///     poll_race_within(attempt.as_mut(), timer.as_mut(), &mut end, (limit, tokio_now), cx)
+/// });
+/// assert_eq!(left.await, Ok(Some(limit)));
+/// # }
+/// ```
+#[inline]
+pub fn poll_race_within<A: Future, T: Future<Output = ()>>(
+    attempt: Pin<&mut A>,
+    timer: Pin<&mut T>,
+    end: &mut Option<Instant>,
+    (limit, clock): (Duration, crate::sleep::Clock),
+    cx: &mut Context<'_>,
+) -> Poll<Result<A::Output, TimedOut>> {
+    let polled = match *end {
+        None => attempt.poll(cx),
+        Some(at) => within((at, clock), || attempt.poll(cx)),
+    };
+    if let Poll::Ready(out) = polled {
+        return Poll::Ready(Ok(out));
+    }
+    if end.is_none() {
+        *end = learn_end(limit, clock);
+    }
+    timer.poll(cx).map(|()| Err(TimedOut))
+}
+
+/// The end of an attempt limited to `limit` whose first poll just returned: out of line, off
+/// the path of an attempt ready at once.
+#[cold]
+#[inline(never)]
+fn learn_end(limit: Duration, clock: crate::sleep::Clock) -> Option<Instant> {
+    clock().checked_add(limit)
+}
+
+std::thread_local! {
+    /// The end of the attempt being polled on this thread, and its clock.
+    static ATTEMPT_END: core::cell::Cell<Option<(Instant, crate::sleep::Clock)>> =
+        const { core::cell::Cell::new(None) };
+}
+
+/// Run `poll` with `end` as the attempt's end ([`attempt_time_left`]), the previous one
+/// restored after it (attempts nest: a retried fn calling another), even if it unwinds.
+fn within<O>(end: (Instant, crate::sleep::Clock), poll: impl FnOnce() -> O) -> O {
+    struct Restore(Option<(Instant, crate::sleep::Clock)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ATTEMPT_END.with(|cell| cell.set(self.0));
+        }
+    }
+    let _restore = Restore(ATTEMPT_END.with(|cell| cell.replace(Some(end))));
+    poll()
+}
+
+/// How long the attempt being polled has left before its time limit cuts it (`timeout`, or
+/// the deadline `max_elapsed` sets with it), if it has one: `None` outside an attempt with a
+/// limit, and in an attempt's first poll. Read it inside the attempt (an `async` block or fn it
+/// awaits) to fit work in the attempt rather than have it cut, as
+/// [`reqwest::check`](crate::reqwest::check) does with its error-body read.
+///
+/// ```
+/// assert_eq!(retry_runtime::timeout::attempt_time_left(), None);
+/// ```
+pub fn attempt_time_left() -> Option<Duration> {
+    ATTEMPT_END
+        .with(|cell| cell.get())
+        .map(|(end, clock)| end.saturating_duration_since(clock()))
+}
+
 /// The time limit of one attempt: the `timeout`, or less where the call's `max_elapsed`
 /// deadline comes first.
 ///
