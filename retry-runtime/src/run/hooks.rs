@@ -123,7 +123,7 @@ pub struct Hooks<C, N, G, B, T, O = crate::AcceptOk> {
     pub notify: N,
     /// Told once when retrying ends with an error: a [`GiveUpHook`].
     pub give_up: G,
-    /// The shared budget, if any: a [`Budget`].
+    /// The shared budget, if any: a [`Budget`](crate::Budget).
     pub budget: B,
     /// Trace events: a [`Trace`].
     pub trace: T,
