@@ -172,6 +172,12 @@ pub use retry_runtime::{
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use retry_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};
 
+// The README's snippets, compiled and run as doc tests, with the features they use (the
+// README's test command, `cargo test --workspace --all-features`).
+#[cfg(all(doctest, feature = "tokio", feature = "reqwest", feature = "sqlx"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
+
 #[doc(hidden)]
 pub mod __private {
     pub use retry_runtime::__private::*;
