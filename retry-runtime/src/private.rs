@@ -519,7 +519,8 @@ pub fn policy<P: AsPolicy>(policy: P) -> Policy {
 #[diagnostic::on_unimplemented(
     message = "`timeout` needs the error type `{Self}` to implement `From<retry_jitter::TimedOut>`",
     label = "an attempt cut by this timeout fails with `{Self}::from(retry_jitter::TimedOut)`",
-    note = "write `impl From<retry_jitter::TimedOut> for {Self}` (a variant such as `TimedOut`), or return `std::io::Error`, which has it"
+    note = "if `{Self}` is a type of your own, write `impl From<retry_jitter::TimedOut> for {Self}` (a variant such as `TimedOut`)",
+    note = "if it is not (`String`, `Box<dyn Error>`, another crate's error), the orphan rule forbids that impl (E0117): wrap `{Self}` in an error type of your own that has it, or return `std::io::Error`, which has it"
 )]
 pub trait FromTimedOut {
     /// The error of a cut attempt.
