@@ -1,17 +1,56 @@
 //! Retries done right by default: capped exponential backoff with **full jitter**, on any sync or
 //! async function that returns a `Result`, with one attribute.
 //!
+//! ```toml
+//! [dependencies]
+//! retry-jitter = "0.1"
+//! tokio = { version = "1", features = ["macros", "rt-multi-thread"] } # your runtime: bring your own
+//! ```
+//!
 //! ```
 //! use retry_jitter::retry;
+//! use std::io;
+//! # use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+//! # static REFUSALS: AtomicU32 = AtomicU32::new(2);
+//! # async fn connect(addr: &str) -> io::Result<String> {
+//! #     match REFUSALS.fetch_update(Relaxed, Relaxed, |n| n.checked_sub(1)) {
+//! #         Ok(_) => Err(io::ErrorKind::ConnectionRefused.into()),
+//! #         Err(_) => Ok(format!("hello from {addr}")),
+//! #     }
+//! # }
+//!
+//! // No `on`: `io::Error` implements `Transient`, so a refused connection is retried and a
+//! // `NotFound` or `PermissionDenied` returned at once.
+//! #[retry(attempts = 5, base = "100ms", timeout = "2s", max_elapsed = "10s")]
+//! async fn greet(addr: &str) -> io::Result<String> {
+//!     connect(addr).await // each attempt is cut after 2 s; the whole call after 10 s
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! assert_eq!(greet("db:5432").await.unwrap(), "hello from db:5432"); // two refusals, then Ok
+//! # }
+//! ```
+//!
+//! Thousands of clients that failed together must not retry together: each wait before retry
+//! `k` is drawn uniformly in `[0, c(k)]`, where `c(k) = min(cap, base · 2^(k−1))` — under 200 ms,
+//! 400 ms, 800 ms… with the defaults. Which errors are worth retrying is `on`'s to say, with a
+//! `bool` or a [`Decision`] (`Retry`, `Stop`, `RetryAfter(hint)`):
+//!
+//! ```
+//! use retry_jitter::{retry, Decision};
 //! # #[derive(Debug)] struct ApiError { status: u16 }
-//! # fn is_transient(e: &ApiError) -> bool { e.status >= 500 }
 //! # static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 //! # fn call_the_api(id: u64) -> Result<String, ApiError> {
 //! #     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 //! #     if n < 2 { Err(ApiError { status: 503 }) } else { Ok(format!("user {id}")) }
 //! # }
 //!
-//! #[retry(base = "10ms", cap = "1s", attempts = 5, on = is_transient)]
+//! fn classify(e: &ApiError) -> Decision {
+//!     if e.status >= 500 { Decision::Retry } else { Decision::Stop } // a 4xx will not heal
+//! }
+//!
+//! #[retry(base = "10ms", cap = "1s", attempts = 5, on = classify)]
 //! fn fetch_user(id: u64) -> Result<String, ApiError> {
 //!     call_the_api(id)
 //! }
@@ -19,15 +58,38 @@
 //! assert_eq!(fetch_user(7).unwrap(), "user 7"); // two 503s, then a success
 //! ```
 //!
-//! Thousands of clients that failed together must not retry together: each wait before retry
-//! `k` is drawn uniformly in `[0, c(k)]`, where `c(k) = min(cap, base · 2^(k−1))` — under 200 ms,
-//! 400 ms, 800 ms… with the defaults. See [`retry`] for every key, and the README for the
-//! reasoning.
+//! # The keys at a glance
 //!
-//! Without the attribute, the same loop runs through [`Retry`] (a closure API); the delay math
-//! is [`Backoff`]; [`RetryBudget`] caps a fleet's retries; [`Transient`] and [`transient`]
-//! classify errors (`std::io::Error` included); [`testing`] seeds the jitter and records waits
-//! instead of sleeping them.
+//! Every key is optional; [`retry`](macro@retry) has them all with their values and defaults,
+//! as does the README's [table](https://github.com/retry-jitter/retry-jitter#the-attribute).
+//!
+//! | key | what it says |
+//! |---|---|
+//! | `attempts` | total calls, the first included (default 5) |
+//! | `base`, `cap`, `jitter` | the waits: under `base`, `2·base`, `4·base`… never above `cap` (defaults `"200ms"`, `"30s"`, `full`) |
+//! | `on` | which errors are retried: `Fn(&E) -> bool` or `-> Decision`; by default an error type's own [`Transient`] decision, else every error |
+//! | `on_ok` | an `Ok` value to try again (poll until ready) |
+//! | `max_elapsed` | the time budget of the whole call |
+//! | `timeout` | the limit of each attempt (`async fn`), a cut one failing with `E::from(`[`TimedOut`]`)` |
+//! | `hedge` | a second attempt started beside a slow one (`async fn`) |
+//! | `notify`, `give_up` | hooks: before each wait (a [`RetryEvent`]), once when retrying ends in an error (a [`GiveUp`]) |
+//! | `budget` | a [`RetryBudget`] shared by many calls |
+//! | `attempt` | the running attempt's number, bound in the body |
+//! | `trace_level`, `sleep`, `clock`, `policy`, `crate` | the tracing level; the timer and clock off tokio; a [`Policy`] built at run time; this crate's path |
+//!
+//! # Start here
+//!
+//! - [`retry`](macro@retry), the attribute; [`Retry`], the same loop as a closure API, for a
+//!   call site an attribute cannot reach (it retries every error unless told `.on(…)`);
+//! - [`Decision`], [`Transient`], [`transient`] and [`either`]: which errors are worth retrying
+//!   (`std::io::Error` is `Transient`; modules [`http`](mod@http), [`reqwest`](mod@reqwest) and
+//!   [`sqlx`](mod@sqlx) behind features);
+//! - [`Policy`], [`Backoff`] and [`Jitter`]: the delay math, built at run time;
+//! - [`RetryEvent`], [`GiveUp`], [`GiveUpReason`] and [`Notify`]: what the hooks are told;
+//! - [`RetryBudget`]: a fleet's retries capped; [`TimedOut`], [`timeout`](mod@timeout) and
+//!   [`hedge`](mod@hedge): slow attempts; [`testing`]: seeded jitter, waits recorded instead of
+//!   slept;
+//! - [`hooks`]: the plumbing, types met only as type parameters of [`Retry`].
 //!
 //! Features: `tokio` (default), tokio's timer and clock for `async fn`s; `tracing`, an event
 //! for each retry, hedge, recovery and give-up; `metrics`, counters and a histogram of them
@@ -67,7 +129,9 @@
 /// | `base` | duration literal (`"200ms"`, `"1m30s"`) or `Duration` expression: the first wait's ceiling | `"200ms"` |
 /// | `cap` | duration literal or expression: no wait is longer (a server hint aside) | `"30s"` |
 /// | `jitter` | `full`, `equal`, `decorrelated`, `none` | `full` |
-/// | `on` | path or closure `Fn(&E) -> D`, `D: Into<Decision>` (`bool` works) | retry every error |
+/// | `on` | path or closure `Fn(&E) -> D`, `D: Into<Decision>` (`bool` works) | the error type's own [`Transient`] decision if it has one, else retry every error |
+/// | `on_ok` | path or closure `Fn(&T) -> D`, `D: Into<Decision>`: an `Ok` value to try again (poll until ready) | none |
+/// | `attempt` | an identifier: binds the running attempt's 1-based number, a `u32`, in the body | none |
 /// | `max_elapsed` | duration literal or expression: time budget from the first call (with `timeout`, a hard deadline) | none |
 /// | `timeout` | duration literal or expression, `async fn` only: limit of each attempt; a cut one fails with `E::from(`[`TimedOut`]`)` | none |
 /// | `hedge` | duration literal or expression, or `"pNN"`, `async fn` only: an attempt not answered by then gets the next one started beside it (see [`hedge`](mod@hedge)) | none |
@@ -174,16 +238,58 @@ pub use retry_runtime::tonic;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use retry_runtime::tower;
 pub use retry_runtime::{
-    either, hedge, sleep, testing, timeout, transient, AcceptOk, AdaptiveThrottle, Admission,
-    Backoff, BreakerGuard, BreakerState, Budget, CircuitBreaker, CircuitOpen, Classify, ClassifyOk,
-    Decision, GiveUp, GiveUpHook, GiveUpReason, Guard, GuardPair, Hooks, IntoErr, Jitter, NoBudget,
-    NoGiveUp, NoGuard, NoNotify, NoTrace, Notify, Policy, RatioBudget, Retry, RetryAll,
-    RetryBudget, RetryEvent, RetryState, Schedule, SharedBudget, ThrottleGuard, Throttled,
-    TimedOut, Trace, Transient,
+    either, hedge, sleep, testing, timeout, transient, AdaptiveThrottle, Backoff, BreakerState,
+    CircuitBreaker, CircuitOpen, Classify, ClassifyOk, Decision, GiveUp, GiveUpReason, Jitter,
+    Notify, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, SharedBudget,
+    Throttled, TimedOut, Transient,
 };
+
+pub mod hooks {
+    //! The plumbing of the closure API: the types a [`Retry`](crate::Retry) carries as its type
+    //! parameters (the hooks it was given, or the stand-ins for those it was not), and the
+    //! traits behind them. A user of `#[retry]` never names them; one of [`Retry`](crate::Retry)
+    //! meets them in its type and may implement [`GiveUpHook`] (or
+    //! [`Notify`](crate::Notify)) on a type of their own.
+    //!
+    //! ```
+    //! use retry_jitter::hooks::{GiveUpHook, NoNotify};
+    //! use retry_jitter::{GiveUp, Policy, Retry};
+    //!
+    //! struct Alarm;
+    //! impl<E: std::fmt::Debug> GiveUpHook<E> for Alarm {
+    //!     fn give_up(&self, e: &E, g: &GiveUp) {
+    //!         eprintln!("{} gave up after {} calls: {e:?}", g.function, g.calls);
+    //!     }
+    //! }
+    //!
+    //! let r = Retry::new(Policy::new().with_attempts(1)).give_up(Alarm);
+    //! assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
+    //! # let _ = NoNotify;
+    //! ```
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+    pub use retry_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+    pub use retry_runtime::{
+        AcceptOk, Admission, BreakerGuard, Budget, GiveUpHook, Guard, GuardPair, Hooks, IntoErr,
+        NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll, Schedule, ThrottleGuard, Trace,
+    };
+}
+
+// The plumbing's former paths at the root, kept so that nothing breaks.
 #[cfg(feature = "tracing")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
-pub use retry_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+#[doc(hidden)]
+pub use hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+#[doc(hidden)]
+pub use hooks::{
+    AcceptOk, Admission, BreakerGuard, Budget, GiveUpHook, Guard, GuardPair, Hooks, IntoErr,
+    NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll, Schedule, ThrottleGuard, Trace,
+};
+
+// The README's snippets, compiled and run as doc tests, with the features they use (the
+// README's test command, `cargo test --workspace --all-features`).
+#[cfg(all(doctest, feature = "tokio", feature = "reqwest", feature = "sqlx"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
 
 #[doc(hidden)]
 pub mod __private {

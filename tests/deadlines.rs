@@ -251,7 +251,10 @@ async fn oversleep(d: Duration) {
 #[retry(attempts = 10, base = "1s", jitter = none, max_elapsed = "5s", sleep = oversleep, give_up = reason)]
 async fn overslept(up: &Upstream) -> io::Result<u32> {
     let n = up.calls.fetch_add(1, Ordering::SeqCst) + 1;
-    Err(io::Error::other(format!("failure {n}")))
+    Err(io::Error::new(
+        io::ErrorKind::ConnectionRefused,
+        format!("failure {n}"),
+    ))
 }
 
 #[tokio::test(start_paused = true)]
@@ -340,7 +343,7 @@ fn timed_out_is_a_small_transient_error() {
 #[retry(attempts = 5, base = "10s", jitter = none, budget = &DROPPED_BUDGET)]
 async fn fails_then_waits(up: Arc<Upstream>) -> io::Result<u32> {
     up.calls.fetch_add(1, Ordering::SeqCst);
-    Err(io::Error::other("down"))
+    Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
 }
 static DROPPED_BUDGET: RetryBudget = RetryBudget::new(100);
 
@@ -368,7 +371,7 @@ fn panics(_: &io::Error, _: &RetryEvent) {
 
 #[retry(attempts = 5, base = "0ns", budget = &PANIC_BUDGET, notify = panics)]
 fn notify_panics() -> io::Result<()> {
-    Err(io::Error::other("down"))
+    Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
 }
 
 #[test]
@@ -386,7 +389,7 @@ async fn oversleep_too(d: Duration) {
 
 #[retry(attempts = 10, base = "1s", jitter = none, max_elapsed = "5s", sleep = oversleep_too, budget = &DEADLINE_BUDGET)]
 async fn overslept_with_budget() -> io::Result<u32> {
-    Err(io::Error::other("down"))
+    Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
 }
 
 #[tokio::test(start_paused = true)]
@@ -400,7 +403,7 @@ async fn tokens_of_retries_that_ran_are_still_spent() {
     static SPENT: RetryBudget = RetryBudget::new(100);
     #[retry(attempts = 3, base = "0ns", budget = &SPENT)]
     async fn down() -> io::Result<u32> {
-        Err(io::Error::other("down"))
+        Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
     }
     assert!(down().await.is_err());
     assert_eq!(SPENT.available(), 90, "two retries ran, 5 tokens each");

@@ -91,7 +91,7 @@ fn a_first_call_success_reports_nothing() {
 
 #[retry(attempts = 3, base = "0ns")]
 fn always_down() -> Result<(), io::Error> {
-    Err(io::Error::other("down"))
+    Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
 }
 
 fn stop_now(_: &io::Error) -> Decision {
@@ -116,12 +116,12 @@ static EMPTY: RetryBudget = RetryBudget::new(0);
 
 #[retry(budget = &EMPTY)]
 fn no_budget() -> Result<(), io::Error> {
-    Err(io::Error::other("down"))
+    Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
 }
 
 #[retry(attempts = 10, base = "1s", jitter = none, max_elapsed = "2500ms")]
 fn out_of_time() -> Result<(), io::Error> {
-    Err(io::Error::other("down"))
+    Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
 }
 
 #[test]

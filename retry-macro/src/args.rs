@@ -266,11 +266,30 @@ impl Args {
 }
 
 fn attempts(value: Expr) -> syn::Result<AttemptsArg> {
-    let Expr::Lit(ExprLit {
-        lit: Lit::Int(int), ..
-    }) = ungroup(&value)
-    else {
-        return Ok(AttemptsArg::Expr(Box::new(value)));
+    let int = match ungroup(&value) {
+        Expr::Lit(ExprLit {
+            lit: Lit::Int(int), ..
+        }) => int,
+        // `attempts = "3"`: rustc's own error would point into `Policy::with_attempts`.
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(lit), ..
+        }) => {
+            let text = lit.value();
+            let n = text
+                .trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|&n| n > 0)
+                .map_or_else(|| "3".to_owned(), |n| n.to_string());
+            return Err(syn::Error::new(
+                lit.span(),
+                format!(
+                    "`attempts` is a number of calls, not a string: write `attempts = {n}`, \
+                     without quotes (or a `u32` expression)"
+                ),
+            ));
+        }
+        _ => return Ok(AttemptsArg::Expr(Box::new(value))),
     };
     let n: u32 = int.base10_parse().map_err(|_| {
         syn::Error::new(

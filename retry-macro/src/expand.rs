@@ -149,13 +149,20 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                 None => none,
             }
         };
+    // No `on`: an error type that implements `Transient` is classified by it, any other is
+    // retried on every error (autoref specialisation on the return type, see `DefaultOn`).
+    let chooser = default_on_chooser(&ret);
     // Everything the expansion adds is spanned at the return type unless it stands for a key's
     // value: an error about the return type then has one span, and is reported once.
     let on = hook(
         &args.on,
         "classifier",
         quote!(_, _),
-        quote!(#p_ret::RetryAll),
+        quote_spanned! {ret_span=> {
+            #[allow(unused_imports)]
+            use #p_ret::{OnEvery as _, OnTransient as _};
+            (&&#p_ret::DefaultOn::<#chooser>::new()).default_on()
+        }},
     );
     // A closure gets its signature from `notifier`; any other value (a fn path, a `Notify`
     // value of the user's own type, which hears of hedges and retried `Ok`s) is checked as a
@@ -760,6 +767,24 @@ fn could_be_result(ret: &Type) -> bool {
         Type::Paren(paren) => could_be_result(&paren.elem),
         _ => false,
     }
+}
+
+/// The return type the default `on` is chosen on: `()` for each erased `impl Trait` (a `_`,
+/// which nothing there would infer). The choice looks at the error type only; an opaque one
+/// (`impl Error`) is not known to be `Transient`, so every error is retried.
+fn default_on_chooser(ret: &Type) -> Type {
+    struct Fill;
+    impl syn::visit_mut::VisitMut for Fill {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            match ty {
+                Type::Infer(_) => *ty = syn::parse_quote!(()),
+                _ => syn::visit_mut::visit_type_mut(self, ty),
+            }
+        }
+    }
+    let mut ty = ret.clone();
+    syn::visit_mut::VisitMut::visit_type_mut(&mut Fill, &mut ty);
+    ty
 }
 
 /// `impl Trait` cannot be named in an expression: replace it with `_`, left to inference.

@@ -22,6 +22,7 @@ use crate::{
 
 use crate::{
     Classify, ClassifyOk, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget, TimedOut,
+    Transient,
 };
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
@@ -173,6 +174,61 @@ impl<E> Notify<E> for Unchecked {
 
 impl<E> GiveUpHook<E> for Unchecked {
     fn give_up(&self, _: &E, _: &GiveUp) {}
+}
+
+/// The `on` of a function without one, chosen by autoref specialisation on its return type `R`:
+/// `(&&DefaultOn::<R>::new()).default_on()`, with [`OnTransient`] and [`OnEvery`] in scope,
+/// is [`ByTransient`] when `R` is a `Result` whose error type implements [`Transient`], else
+/// [`RetryAll`]. Decided where the type is known, with no bound on it: a generic error type, or
+/// an `R` that is not a `Result` (already an error of its own), takes the fallback. Both are
+/// zero-sized and statically dispatched, so the success path pays nothing for the choice.
+pub struct DefaultOn<R>(PhantomData<fn(&R)>);
+
+impl<R> DefaultOn<R> {
+    /// The chooser.
+    #[allow(clippy::new_without_default)]
+    #[inline(always)]
+    pub const fn new() -> Self {
+        DefaultOn(PhantomData)
+    }
+}
+
+/// [`DefaultOn`]'s arm for an error type that implements [`Transient`].
+pub trait OnTransient {
+    /// [`ByTransient`].
+    fn default_on(&self) -> ByTransient;
+}
+
+impl<T, E: Transient> OnTransient for &DefaultOn<Result<T, E>> {
+    #[inline(always)]
+    fn default_on(&self) -> ByTransient {
+        ByTransient
+    }
+}
+
+/// [`DefaultOn`]'s fallback: every error is retried.
+pub trait OnEvery {
+    /// [`RetryAll`].
+    fn default_on(&self) -> RetryAll;
+}
+
+impl<R> OnEvery for DefaultOn<R> {
+    #[inline(always)]
+    fn default_on(&self) -> RetryAll {
+        RetryAll
+    }
+}
+
+/// Classifies a [`Transient`] error by its own [`Transient::decision`]: what
+/// `on = retry_jitter::transient` does, as a type.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ByTransient;
+
+impl<E: Transient> Classify<E> for ByTransient {
+    #[inline]
+    fn classify(&self, error: &E) -> Decision {
+        error.decision()
+    }
 }
 
 /// `budget = …` takes a `&` of a [`SharedBudget`] (a `&RetryBudget`).
@@ -481,7 +537,8 @@ pub fn policy<P: AsPolicy>(policy: P) -> Policy {
 #[diagnostic::on_unimplemented(
     message = "`timeout` needs the error type `{Self}` to implement `From<retry_jitter::TimedOut>`",
     label = "an attempt cut by this timeout fails with `{Self}::from(retry_jitter::TimedOut)`",
-    note = "write `impl From<retry_jitter::TimedOut> for {Self}` (a variant such as `TimedOut`), or return `std::io::Error`, which has it"
+    note = "if `{Self}` is a type of your own, write `impl From<retry_jitter::TimedOut> for {Self}` (a variant such as `TimedOut`)",
+    note = "if it is not (`String`, `Box<dyn Error>`, another crate's error), the orphan rule forbids that impl (E0117): wrap `{Self}` in an error type of your own that has it, or return `std::io::Error`, which has it"
 )]
 pub trait FromTimedOut {
     /// The error of a cut attempt.

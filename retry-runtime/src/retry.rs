@@ -37,6 +37,25 @@ use crate::{
 ///     });
 /// assert_eq!(result, Ok(3));
 /// ```
+///
+/// Retrying every error by default is where `Retry` differs from `#[retry]`. The attribute,
+/// which sees the function's error type where it is written, classifies an error type that
+/// implements [`Transient`](crate::Transient) by it when no `on` is given. `Retry::new` knows
+/// nothing of the error type until `call`, which is generic in it, so it cannot choose without
+/// asking every error type for a bound: it retries every error. Write
+/// `.on(retry_jitter::transient)` for the attribute's behaviour:
+///
+/// ```
+/// use retry_runtime::{transient, Policy, Retry};
+/// use std::io;
+///
+/// let mut calls = 0;
+/// let result = Retry::new(Policy::new()).on(transient).call(|| {
+///     calls += 1;
+///     std::fs::read_to_string("/no/such/file") // NotFound: not transient
+/// });
+/// assert_eq!((result.unwrap_err().kind(), calls), (io::ErrorKind::NotFound, 1));
+/// ```
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a Retry does nothing until `call` or `call_async`"]
 pub struct Retry<
@@ -58,7 +77,8 @@ pub struct Retry<
 }
 
 impl Retry {
-    /// Retry every error under `policy`.
+    /// Retry every error under `policy` (`.on(retry_jitter::transient)` to retry only the
+    /// transient ones, as `#[retry]` does by default for a `Transient` error type).
     ///
     /// ```
     /// use retry_runtime::{Policy, Retry};
