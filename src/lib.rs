@@ -73,7 +73,8 @@
 //! | `timeout` | the limit of each attempt (`async fn`), a cut one failing with `E::from(`[`TimedOut`]`)` |
 //! | `hedge` | a second attempt started beside a slow one (`async fn`) |
 //! | `notify`, `give_up` | hooks: before each wait (a [`RetryEvent`]), once when retrying ends in an error (a [`GiveUp`]) |
-//! | `budget` | a [`RetryBudget`] shared by many calls |
+//! | `budget` | a [`RetryBudget`] or [`RatioBudget`] shared by many calls |
+//! | `throttle`, `breaker` | stop sending to a failing service: an [`AdaptiveThrottle`] asked before each attempt, a [`CircuitBreaker`] counting calls |
 //! | `attempt` | the running attempt's number, bound in the body |
 //! | `trace_level`, `sleep`, `clock`, `policy`, `crate` | the tracing level; the timer and clock off tokio; a [`Policy`] built at run time; this crate's path |
 //!
@@ -137,7 +138,9 @@
 /// | `hedge` | duration literal or expression, or `"pNN"`, `async fn` only: an attempt not answered by then gets the next one started beside it (see [`hedge`](mod@hedge)) | none |
 /// | `notify` | path or closure `Fn(&E, &RetryEvent)`, called before each wait | none |
 /// | `give_up` | path or closure `Fn(&E, &GiveUp)`, called once when retrying ends with an error | none |
-/// | `budget` | a `&RetryBudget` expression (usually a `static`) shared by many calls | none |
+/// | `budget` | a `&RetryBudget` or `&RatioBudget` expression (usually a `static`) shared by many calls | none |
+/// | `throttle` | a `&AdaptiveThrottle` expression: an attempt it rejects is not made, the call ends with `E::from(`[`Throttled`]`)` | none |
+/// | `breaker` | a `&CircuitBreaker` expression: while open, calls fail with `E::from(`[`CircuitOpen`]`)` without calling the body | none |
 /// | `trace_level` | `error`, `warn`, `info`, `debug`, `trace` (feature `tracing`) | `warn` |
 /// | `sleep` | path to an async `fn(Duration)`: the timer of an `async fn` off tokio | `tokio::time::sleep` |
 /// | `clock` | path to a `fn() -> Instant`: the clock `max_elapsed` and `timeout` are measured on | tokio's clock |
@@ -287,7 +290,15 @@ pub use hooks::{
 
 // The README's snippets, compiled and run as doc tests, with the features they use (the
 // README's test command, `cargo test --workspace --all-features`).
-#[cfg(all(doctest, feature = "tokio", feature = "reqwest", feature = "sqlx"))]
+#[cfg(all(
+    doctest,
+    feature = "tokio",
+    feature = "reqwest",
+    feature = "sqlx",
+    feature = "tower",
+    feature = "tonic",
+    feature = "reqwest-middleware"
+))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
 
