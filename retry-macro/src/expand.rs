@@ -327,8 +327,19 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         Some(_) => cut_l.to_token_stream(),
         None => quote!(false),
     };
+    // Without a possible deadline, the step hands back the wait alone: no last outcome to
+    // return through memory and drop.
+    let (failed_fn, cont_pat, last_val) = if keeps_last {
+        (
+            quote!(failed),
+            quote!((#delay_l, #last_l)),
+            last_l.to_token_stream(),
+        )
+    } else {
+        (quote!(failed_wait), delay_l.to_token_stream(), quote!(()))
+    };
     let failed = quote_spanned! {ret_span=>
-        #for_ret::failed(&mut #state_l, (&#policy_l, #clock, #start), #out_l, #verdict_l, &#hooks_l, #name, #cut)
+        #for_ret::#failed_fn(&mut #state_l, (&#policy_l, #clock, #start), #out_l, #verdict_l, &#hooks_l, #name, #cut)
     };
     // However long the timer slept, no attempt starts past the deadline, and the retry about
     // to run spends the budget tokens it took. Without a deadline or a budget there is nothing
@@ -579,8 +590,8 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                         // outcome nor the delay is kept across the `.await`.
                         match #failed {
                             #p::ControlFlow::Break(#out_l) => return #out_l,
-                            #p::ControlFlow::Continue((#delay_l, #last_l)) => {
-                                (#p::sleep_boxed(#delay_l, #sleep), #last_l)
+                            #p::ControlFlow::Continue(#cont_pat) => {
+                                (#p::sleep_boxed(#delay_l, #sleep), #last_val)
                             }
                         }
                     }
@@ -610,9 +621,9 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
                     }
                     match #failed {
                         #p::ControlFlow::Break(#out_l) => return #out_l,
-                        #p::ControlFlow::Continue((#delay_l, #last_l)) => {
+                        #p::ControlFlow::Continue(#cont_pat) => {
                             #p::sleep_blocking(#delay_l);
-                            #last_l
+                            #last_val
                         }
                     }
                 };

@@ -100,23 +100,6 @@ pub struct LoopState<'h, R> {
     returns: PhantomData<fn() -> R>,
 }
 
-impl<R> Drop for LoopState<'_, R> {
-    /// The state, if any, is dropped out of line (it gives back the share of a retry that
-    /// never ran): the success path, which never has one, keeps its registers.
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let Some(failing) = self.state.take() {
-            drop_failing(failing);
-        }
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn drop_failing(failing: Box<Failing<'_>>) {
-    drop(failing);
-}
-
 impl<R> Default for LoopState<'_, R> {
     fn default() -> Self {
         Self::new()
@@ -157,6 +140,32 @@ impl<'h, R> LoopState<'h, R> {
             Box::new(Failing::new(now))
         });
         failing.failed(outcome, verdict, hooks, function, cut)
+    }
+
+    /// [`failed`](LoopState::failed) where no deadline is possible (the macro knows: no
+    /// `policy`, no `max_elapsed`), so that no last outcome is ever kept: `Continue` with the
+    /// wait alone, a smaller value to hand back, and nothing of `R` to drop after it.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub fn failed_wait<H: Serves<R>>(
+        &mut self,
+        now: (&Policy, Clock, Option<Instant>),
+        outcome: R,
+        verdict: Verdict,
+        hooks: &'h H,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, Duration>
+    where
+        R: IsResult,
+    {
+        let failing = self.state.get_or_insert_with(|| {
+            hooks.begin(now.1);
+            Box::new(Failing::new(now))
+        });
+        let (delay, _) = failing.failed(outcome, verdict, hooks, function, cut)?;
+        ControlFlow::Continue(delay)
     }
 
     /// The 1-based number of the attempt about to run (`attempt = n`): 1 until one fails.
@@ -338,6 +347,31 @@ impl<R> Loop<R> {
         Gd: Guard<R>,
     {
         attempts.failed(now, outcome, verdict, hooks, function, cut)
+    }
+
+    /// [`LoopState::failed_wait`].
+    #[inline(always)]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    pub fn failed_wait<'h, C, N, G, B, T, O, Gd>(
+        attempts: &mut LoopState<'h, R>,
+        now: (&Policy, Clock, Option<Instant>),
+        outcome: R,
+        verdict: Verdict,
+        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
+        function: &'static str,
+        cut: bool,
+    ) -> ControlFlow<R, Duration>
+    where
+        R: IsResult,
+        C: Classify<R::Err>,
+        N: Notify<R::Err>,
+        G: GiveUpHook<R::Err>,
+        B: Budget,
+        T: Trace<R>,
+        O: ClassifyOk<R::Ok>,
+        Gd: Guard<R>,
+    {
+        attempts.failed_wait(now, outcome, verdict, hooks, function, cut)
     }
 
     /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge).
