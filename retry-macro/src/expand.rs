@@ -331,12 +331,16 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     // return through memory and drop.
     let (failed_fn, cont_pat, last_val) = if keeps_last {
         (
-            quote!(failed),
+            quote_spanned!(ret_span=> failed),
             quote!((#delay_l, #last_l)),
             last_l.to_token_stream(),
         )
     } else {
-        (quote!(failed_wait), delay_l.to_token_stream(), quote!(()))
+        (
+            quote_spanned!(ret_span=> failed_wait),
+            delay_l.to_token_stream(),
+            quote!(()),
+        )
     };
     let failed = quote_spanned! {ret_span=>
         #for_ret::#failed_fn(&mut #state_l, (&#policy_l, #clock, #start), #out_l, #verdict_l, &#hooks_l, #name, #cut)
