@@ -503,22 +503,25 @@ where
         }};
     }
 
+    // The hedge delay is over: the latest attempt has not answered in time. `true` if the next
+    // attempt is let start beside it (the deadline, the guards and the budget decide).
+    macro_rules! hedge_due {
+        () => {{
+            let event = RetryEvent {
+                attempt: started,
+                delay: hedge_delay,
+                function,
+                attempts: policy.attempts(),
+                hedge: true,
+                ok: false,
+            };
+            !state.past_deadline() && hooks.hedge(&mut state, &event)
+        }};
+    }
+
     // The hedge delay passed (the first attempt still runs): the hedge is due now.
-    if !waiting {
-        let event = RetryEvent {
-            attempt: started,
-            delay: hedge_delay,
-            function,
-            attempts: policy.attempts(),
-            hedge: true,
-            ok: false,
-        };
-        if !state.past_deadline()
-            && hooks.hedge_admitted(clock, function)
-            && hooks.hedge(&mut state, &event)
-        {
-            begin!();
-        }
+    if !waiting && hedge_due!() {
+        begin!();
     }
     core::future::poll_fn(|cx| loop {
         // 1. The attempts: the first one to end is handled, the others run on.
@@ -635,20 +638,8 @@ where
             begin!();
             continue;
         }
-        // 3. The hedge delay is over: the latest attempt has not answered in time.
-        let event = RetryEvent {
-            attempt: started,
-            delay: hedge_delay,
-            function,
-            attempts: policy.attempts(),
-            hedge: true,
-            ok: false,
-        };
-        // A hedge the throttle rejects is not started; the attempts running go on.
-        if !state.past_deadline()
-            && hooks.hedge_admitted(clock, function)
-            && hooks.hedge(&mut state, &event)
-        {
+        // 3. The hedge delay is over: a hedge, unless refused (the attempts running go on).
+        if hedge_due!() {
             begin!();
             continue;
         }

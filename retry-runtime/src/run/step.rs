@@ -128,11 +128,8 @@ pub trait Serves<R> {
     /// `verdict` (a hedged call decides with it while other attempts still run).
     fn decide(&self, outcome: &R, verdict: Verdict, clock: Clock) -> Decision;
 
-    /// A hedge is about to start: whether the guards let it (a throttle may not).
-    fn hedge_admitted(&self, clock: Clock, function: &'static str) -> bool;
-
-    /// A hedge is about to start: take its budget share (`false`, no hedge, if there is none),
-    /// and tell the `notify` hook and the trace.
+    /// A hedge is about to start: ask the guards and take its budget share (`false`, no
+    /// hedge, if either refuses), and tell the `notify` hook and the trace.
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool;
 }
 
@@ -264,11 +261,15 @@ where
         decision
     }
 
-    fn hedge_admitted(&self, clock: Clock, function: &'static str) -> bool {
-        self.guard.before(false, clock, function).is_ok()
-    }
-
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool {
+        // A hedge the throttle rejects is not started.
+        if self
+            .guard
+            .before(false, state.clock(), event.function)
+            .is_err()
+        {
+            return false;
+        }
         let budget = self.budget.get();
         if !state.take_tokens(budget) {
             return false;
