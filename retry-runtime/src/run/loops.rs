@@ -135,10 +135,7 @@ impl<'h, R> LoopState<'h, R> {
     where
         R: IsResult,
     {
-        let failing = self.state.get_or_insert_with(|| {
-            hooks.begin(now.1);
-            Box::new(Failing::new(now))
-        });
+        let failing = self.failing(now, hooks);
         failing.failed(outcome, verdict, hooks, function, cut)
     }
 
@@ -160,12 +157,22 @@ impl<'h, R> LoopState<'h, R> {
     where
         R: IsResult,
     {
-        let failing = self.state.get_or_insert_with(|| {
-            hooks.begin(now.1);
-            Box::new(Failing::new(now))
-        });
+        let failing = self.failing(now, hooks);
         let (delay, _) = failing.failed(outcome, verdict, hooks, function, cut)?;
         ControlFlow::Continue(delay)
+    }
+
+    /// The state after a failure, made at the first one (the budget counts the call then).
+    #[inline(always)]
+    fn failing<H: Serves<R>>(
+        &mut self,
+        now: (&Policy, Clock, Option<Instant>),
+        hooks: &H,
+    ) -> &mut Failing<'h> {
+        self.state.get_or_insert_with(|| {
+            hooks.begin(now.1);
+            Box::new(Failing::new(now))
+        })
     }
 
     /// The 1-based number of the attempt about to run (`attempt = n`): 1 until one fails.
