@@ -240,3 +240,39 @@ fn eight_threads_lose_no_update() {
     assert_eq!(T.counts(sleep::now), (0, 8_000_000));
     assert_eq!(T.rejection_probability(sleep::now), 0.0);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_the_throttle_rejects_is_not_started_and_the_first_attempt_goes_on() {
+    static T: AdaptiveThrottle = AdaptiveThrottle::new(1.0, Duration::from_secs(3600));
+    testing::seed_jitter(11);
+    let calls = AtomicU32::new(0);
+    let r = Retry::new(Policy::new().with_attempts(3))
+        .hedge(Hedge::After(Duration::from_millis(50)))
+        .throttle(&T);
+    let out = r
+        .call_async(|| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            async {
+                // While the first attempt runs, the service is seen failing everything else:
+                // by the hedge delay the throttle rejects nearly every attempt.
+                for _ in 0..10_000 {
+                    let _ = T.admit(tokio_now_clock());
+                    T.answered(tokio_now_clock(), false);
+                }
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                Ok::<_, io::Error>(7)
+            }
+        })
+        .await;
+    assert_eq!(out.unwrap(), 7);
+    assert_eq!(
+        calls.load(Ordering::Relaxed),
+        1,
+        "the hedge was not started"
+    );
+    assert!(T.rejection_probability(tokio_now_clock()) > 0.99);
+}
+
+fn tokio_now_clock() -> sleep::Clock {
+    sleep::tokio_now
+}
