@@ -41,6 +41,67 @@ fn serve<R, S: tower::Service<R>>(n: u64, mut svc: S, request: impl Fn() -> R) {
     }
 }
 
+// The floor of any retry loop written in an `async fn` (issue 17's async bar): the body, then,
+// after an error, one `.await` of a boxed timer. `floor_await` keeps no retry state at all (it
+// retries forever); `floor_counter` keeps the smallest state there is, a count of the failures
+// handed by value to an out-of-line step, with no destructor. What the plain function's future
+// does not have and these do is one suspension point of their own: the state dispatch, the
+// waker context kept for the timer's poll, the frame the out-of-line calls need. Rows
+// `floor_await` and `floor_counter` of `scripts/instructions.sh`.
+
+#[inline(always)]
+fn work(x: u64) -> Result<u64, u64> {
+    let y = x.wrapping_mul(31);
+    if y == u64::MAX {
+        Err(y)
+    } else {
+        Ok(y)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn next_wait() -> std::time::Duration {
+    std::time::Duration::ZERO
+}
+
+#[cold]
+#[inline(never)]
+fn counted_wait(failures: u32) -> (u32, Option<std::time::Duration>) {
+    match failures {
+        3.. => (failures, None),
+        n => (n + 1, Some(std::time::Duration::ZERO)),
+    }
+}
+
+#[inline(never)]
+async fn floor_await(x: &u64) -> Result<u64, u64> {
+    loop {
+        let out = work(*x);
+        if out.is_ok() {
+            return out;
+        }
+        Box::pin(tokio::time::sleep(next_wait())).await;
+    }
+}
+
+#[inline(never)]
+async fn floor_counter(x: &u64) -> Result<u64, u64> {
+    let mut failures = 0;
+    loop {
+        let out = work(*x);
+        if out.is_ok() {
+            return out;
+        }
+        let (counted, wait) = counted_wait(failures);
+        failures = counted;
+        match wait {
+            Some(wait) => Box::pin(tokio::time::sleep(wait)).await,
+            None => return out,
+        }
+    }
+}
+
 #[inline(never)]
 fn poll_once<F: Future>(f: F) -> F::Output {
     let mut cx = Context::from_waker(Waker::noop());
@@ -96,6 +157,8 @@ fn main() {
             let _in = rt.enter();
             calls(&|| poll_once(timeout_async_eager(black_box(&x))).is_ok());
         }
+        "floor_await" => calls(&|| poll_once(floor_await(black_box(&x))).is_ok()),
+        "floor_counter" => calls(&|| poll_once(floor_counter(black_box(&x))).is_ok()),
         "hedge_async" => calls(&|| poll_once(hedge_async(black_box(&x))).is_ok()),
         // The size of each async pair's future, in bytes (no call is made).
         "sizes" => {

@@ -50,7 +50,9 @@ printf '%-22s %10s %10s %9s\n' "body" "plain" "#[retry]" "overhead"
 # macro cannot write inline (the body calls a macro of the user's); the `_failed` rows are the
 # same bodies with an error a timeout can make, under `#[retry]`, for the `_timeout` rows, under
 # `#[retry(timeout = "1s")]` (`_eager`: with `sleep = tokio::time::sleep`, a timer made when
-# each attempt starts).
+# each attempt starts). The `floor_` rows are not `#[retry]`: hand-written loops with one
+# `.await` of a timer and no retry state (`floor_await`) or a failure count (`floor_counter`),
+# the least any retry loop inside an `async fn` costs over the plain one.
 while read -r label plain retried; do
     p=$(per_call "$plain")
     a=$(per_call "$retried")
@@ -65,6 +67,8 @@ async plain_async annotated_async
 await plain_await annotated_await
 parse_async plain_parse_async annotated_parse_async
 parse_async_nested plain_parse_async nested_parse_async
+floor_await plain_async floor_await
+floor_counter plain_async floor_counter
 async_failed plain_async_failed annotated_async_failed
 async_timeout plain_async_failed timeout_async
 async_timeout_eager plain_async_failed timeout_async_eager
