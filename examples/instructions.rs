@@ -47,17 +47,7 @@ fn serve<R, S: tower::Service<R>>(n: u64, mut svc: S, request: impl Fn() -> R) {
 // handed by value to an out-of-line step, with no destructor. What the plain function's future
 // does not have and these do is one suspension point of their own: the state dispatch, the
 // waker context kept for the timer's poll, the frame the out-of-line calls need. Rows
-// `floor_await` and `floor_counter` of `scripts/instructions.sh`.
-
-#[inline(always)]
-fn work(x: u64) -> Result<u64, u64> {
-    let y = x.wrapping_mul(31);
-    if y == u64::MAX {
-        Err(y)
-    } else {
-        Ok(y)
-    }
-}
+// `floor_await` and `floor_counter` of `scripts/instructions.sh`; the body is the pairs' `work`.
 
 #[cold]
 #[inline(never)]

@@ -15,7 +15,7 @@ use retry_jitter::retry;
 
 /// The work of every variant: one multiply and a test that never fails.
 #[inline(always)]
-fn work(x: u64) -> Result<u64, u64> {
+pub fn work(x: u64) -> Result<u64, u64> {
     let y = x.wrapping_mul(31);
     if y == u64::MAX {
         Err(y)
