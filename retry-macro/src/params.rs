@@ -11,7 +11,7 @@
 //! | `&self` | unchanged | nothing (a shared borrow is reused) |
 //! | `&mut self` | unchanged | `let __retry_self = &mut *self;` |
 //! | `self: Pin<&mut Self>` | `mut self: Pin<&mut Self>` | `let __retry_self = self.as_mut();` |
-//! | `self`, `mut self` | `mut self` | `let __retry_self = own_self(kind, &mut self);`: re-borrowed if `Self` is a `&mut`, else cloned |
+//! | `self`, `mut self` | `mut self` | `let __retry_self = own_self(kind, &mut self);`: re-borrowed if `Self` is a `&mut`, else cloned; the kind is `unborrowed(kind)` where the return type may hold a borrow of `self` |
 //! | `self: Arc<Self>`, `self: Box<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
 //!
 //! `self` cannot be shadowed, so where each attempt needs a `self` of its own the body's `self`
@@ -380,21 +380,27 @@ fn receiver_binding(
             // binding is `mut`; the user's `mut` moves to each attempt's own `self`.
             let mutability = receiver.mutability.replace(syn::Token![mut](span));
             let private_at = |at: Span| crate::respan::respan(private, at);
-            let (helper, at) = match usage.returned {
-                Some(at) => ("own_self_returned", at),
-                None => ("own_self", span),
-            };
+            // The kind, spanned where it is checked: at the return type that may hold a borrow
+            // of a re-borrowed `self` (a `Self` that is a `&mut`), else at `self`.
+            let at = usage.returned.unwrap_or(span);
             let p_at = private_at(at);
             let kind = quote_spanned! {at=> {
                 #[allow(unused_imports)]
                 use #p_at::{CloneKind as _, ReborrowKind as _};
                 (&&#p_at::SelfKind::<Self>::new()).kind()
             }};
-            let helper = Ident::new(helper, span);
             let p_self = private_at(span);
+            // `unborrowed`'s call, as `own_self`'s, is spanned at `self`: only its argument is
+            // at the return type, so a `Self` that is not `Clone` is one error, at `self`
+            // (`own_self` given the kind spanned at the return type reported its `OwnSelf`
+            // bound there, and the projection of its `Own` at `self`: two errors).
+            let kind = match usage.returned {
+                Some(_) => quote_spanned!(span=> #p_self::unborrowed(#kind)),
+                None => kind,
+            };
             (
                 mutability,
-                quote_spanned!(span=> #p_self::#helper(#kind, &mut #self_token)),
+                quote_spanned!(span=> #p_self::own_self(#kind, &mut #self_token)),
             )
         }
         _ => {
@@ -806,7 +812,11 @@ mod tests {
         ] {
             let mut sig: Signature = syn::parse_quote!(fn f(self) -> R);
             let out = rebind(&mut sig, &[], output);
-            assert!(out.contains("p :: own_self_returned ("), "{out}");
+            // One call of `own_self`, spanned at `self`, given the kind checked apart.
+            assert!(
+                out.starts_with("let __retry_self = p :: own_self (p :: unborrowed ({"),
+                "{out}"
+            );
         }
         for output in [
             syn::parse_quote!(Result<(), Self::Error>),
@@ -815,6 +825,7 @@ mod tests {
             let mut sig: Signature = syn::parse_quote!(fn f<'b>(self, x: &'b u8) -> R);
             let out = rebind(&mut sig, &[], output);
             assert!(out.contains("p :: own_self ("), "{out}");
+            assert!(!out.contains("unborrowed"), "{out}");
         }
         let mut sig: Signature = syn::parse_quote!(fn f<'b>(self) -> R);
         let out = rebind(&mut sig, &[], syn::parse_quote!(Result<&'b u8, E>));

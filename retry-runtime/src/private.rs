@@ -493,14 +493,16 @@ pub trait Unborrowed {}
 
 impl Unborrowed for ByClone {}
 
-/// [`own_self`], where the return type may hold a borrow of `self` (it names `Self` or a
-/// lifetime of the `impl`'s): a `self` that would be re-borrowed is refused, at `kind`.
+/// The kind of a by-value `self` where the return type may hold a borrow of it (it names
+/// `Self` or a lifetime of the `impl`'s): a kind that would re-borrow is refused, at `kind`,
+/// which the expansion spans at the return type. The kind then goes to [`own_self`], whose call
+/// is spanned at `self`: a `Self` that is not `Clone` is one error, there. (One helper that
+/// bounded the kind with both `Unborrowed` and `OwnSelf` reported that `OwnSelf` bound at its
+/// argument, the kind, at the return type, and again for the projection of its `K::Own`, at
+/// the call, at `self`: the same message twice.)
 #[inline(always)]
-pub fn own_self_returned<'s, K: Unborrowed + OwnSelf<'s, T>, T>(
-    kind: K,
-    receiver: &'s mut T,
-) -> K::Own {
-    own_self(kind, receiver)
+pub fn unborrowed<K: Unborrowed>(kind: K) -> K {
+    kind
 }
 
 /// `policy = …` takes a `Policy` or a `&Policy`.
