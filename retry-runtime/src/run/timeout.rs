@@ -148,17 +148,33 @@ pub fn poll_race_within<A: Future, T: Future<Output = ()>>(
     (limit, clock): (Duration, crate::sleep::Clock),
     cx: &mut Context<'_>,
 ) -> Poll<Result<A::Output, TimedOut>> {
+    if let Poll::Ready(out) = poll_within(attempt, end, (limit, clock), cx) {
+        return Poll::Ready(Ok(out));
+    }
+    timer.poll(cx).map(|()| Err(TimedOut))
+}
+
+/// The attempt's half of [`poll_race_within`]: one poll of `attempt` within its end, the end
+/// learnt if that first poll is pending. For a caller whose timer is not the attempt's own
+/// (the hedged call's first attempt, which shares one timer with the hedge delay).
+#[inline]
+pub(crate) fn poll_within<A: Future>(
+    attempt: Pin<&mut A>,
+    end: &mut Option<Instant>,
+    (limit, clock): (Duration, crate::sleep::Clock),
+    cx: &mut Context<'_>,
+) -> Poll<A::Output> {
     let polled = match *end {
         None => attempt.poll(cx),
         Some(at) => within((at, clock), || attempt.poll(cx)),
     };
-    if let Poll::Ready(out) = polled {
-        return Poll::Ready(Ok(out));
+    if polled.is_ready() {
+        return polled;
     }
     if end.is_none() {
         *end = learn_end(limit, clock);
     }
-    timer.poll(cx).map(|()| Err(TimedOut))
+    Poll::Pending
 }
 
 pin_project_lite::pin_project! {
