@@ -306,6 +306,7 @@ pin_project_lite::pin_project! {
         info: Running,
         // The hedge delay, if a hedge is to come.
         delay: Option<Duration>,
+        clock: Clock,
     }
 }
 
@@ -319,16 +320,17 @@ impl<Fut: Future, SFut: Future<Output = ()>> First<Fut, SFut> {
             (None, delay) => (delay, false),
         }
     }
+}
 
-    /// One poll: the attempt's outcome (`Err` if its limit cut it) once it ends, `None` once
-    /// the hedge delay passes.
-    #[inline]
-    fn poll_ended(
-        self: Pin<&mut Self>,
-        clock: Clock,
-        cx: &mut core::task::Context<'_>,
-    ) -> Poll<Option<Result<Fut::Output, TimedOut>>> {
+/// Ready with the attempt's outcome (`Err` if its limit cut it) once it ends, with `None` once
+/// the hedge delay passes.
+impl<Fut: Future, SFut: Future<Output = ()>> Future for First<Fut, SFut> {
+    type Output = Option<Result<Fut::Output, TimedOut>>;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
+        let clock = *this.clock;
         if let Some(fut) = this.lead.as_pin_mut() {
             let polled = match this.info.limit {
                 Some(limit) => {
@@ -435,12 +437,12 @@ where
             timer: timer.map(&mut sleep),
             info,
             delay,
+            clock,
         });
         // In a block: nothing of `R` is in scope at the `.await` of the loop below.
         let (slots, seeds) = {
-            let ended = core::future::poll_fn(|cx| first.as_mut().poll_ended(clock, cx)).await;
+            let ended = first.as_mut().await;
             let mut first = first.as_mut().project();
-            let info = *first.info;
             let mut owed = crate::fleet::Owed::default();
             let waiting = ended.is_some();
             // The first attempt ended, or the hedge delay passed. An ended attempt is stepped
@@ -450,14 +452,14 @@ where
                 Some(outcome) => {
                     let (outcome, cut) = match outcome {
                         Ok(outcome) => {
-                            if let (Some(h), Some(began)) = (hedge.histogram(), info.began) {
+                            if let (Some(h), Some(began)) = (hedge.histogram(), first.info.began) {
                                 h.record(clock().saturating_duration_since(began));
                             }
                             (outcome, false)
                         }
                         // Only an attempt with a limit has a timer that cuts it.
                         Err(timed_out) => match &timeout {
-                            Some((_, make_error)) => (make_error(timed_out), info.deadline),
+                            Some((_, make_error)) => (make_error(timed_out), first.info.deadline),
                             None => unreachable!("an attempt without a limit is never cut"),
                         },
                     };
@@ -487,13 +489,15 @@ where
                     hooks.begin(clock);
                     first.timer.set(None);
                     // The attempt runs on, under what is left of its limit.
-                    let left = info.limit_left(first.delay.unwrap_or_default(), clock);
+                    let left = first
+                        .info
+                        .limit_left(first.delay.unwrap_or_default(), clock);
                     let state = RetryState::resume(policy, clock, start);
                     (state, left.map(&mut sleep), None)
                 }
             };
             let delay = *first.delay;
-            let slots = (lead_timer, timer, info, delay.unwrap_or_default());
+            let slots = (lead_timer, timer, *first.info, delay.unwrap_or_default());
             (slots, (state, owed, waiting))
         };
         let lead = first.project().lead;
