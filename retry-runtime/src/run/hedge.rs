@@ -400,7 +400,7 @@ impl<R> KeepLast<R> for Discard {
 /// attempt's slot. A call whose first attempt answers in time pays for one attempt raced
 /// against one timer, not for the loop. (A plain `fn` returning an `async move` block, not an
 /// `async fn`, which would keep its arguments twice.)
-#[allow(clippy::too_many_arguments)]
+#[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline(always)]
 pub(crate) fn hedged_lazily<'h, R, H, F, Fut, S, SFut, M, K>(
     (policy, clock, start): (Policy, Clock, Option<Instant>),
