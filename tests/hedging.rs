@@ -191,6 +191,42 @@ async fn a_stop_decision_ends_the_call_and_drops_the_others() {
     assert_eq!((up.calls(), up.dropped()), (2, 1));
 }
 
+#[retry(attempts = 2, hedge = "50ms", timeout = "120ms", on = transient)]
+async fn hedged_with_a_limit(up: &Upstream) -> Result<u32, ApiError> {
+    up.call().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_lead_that_outlives_the_hedge_delay_is_still_cut_at_its_own_limit() {
+    // Call 1 hangs; the hedge starts at 50 ms and answers at 150 ms. Call 1's limit ends at
+    // 120 ms (what was left of it when the hedge started), not at 170 ms, nor never.
+    let up = Upstream::new(&[Plan::Hang, Plan::Ok(100)]);
+    let started = Instant::now();
+    let call = hedged_with_a_limit(&up);
+    tokio::pin!(call);
+    assert!(tokio::time::timeout(ms(119), &mut call).await.is_err());
+    assert_eq!((up.calls(), up.dropped()), (2, 0));
+    assert!(tokio::time::timeout(ms(2), &mut call).await.is_err());
+    assert_eq!(up.dropped(), 1, "call 1 cut at 120 ms");
+    assert_eq!(call.await, Ok(2));
+    assert_eq!(started.elapsed(), ms(150));
+}
+
+#[retry(attempts = 2, base = "100ms", jitter = none, hedge = "50ms", timeout = "30ms", on = transient)]
+async fn hedged_past_the_limit(up: &Upstream) -> Result<u32, ApiError> {
+    up.call().await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_limit_shorter_than_the_hedge_delay_cuts_the_attempt_and_no_hedge_starts() {
+    // Call 1 hangs and is cut at 30 ms, before any hedge: the retry waits the usual 100 ms.
+    let up = Upstream::new(&[Plan::Hang, Plan::Ok(10)]);
+    let started = Instant::now();
+    assert_eq!(hedged_past_the_limit(&up).await, Ok(2));
+    assert_eq!(started.elapsed(), ms(140));
+    assert_eq!((up.calls(), up.dropped()), (2, 1));
+}
+
 static THIN: RetryBudget = RetryBudget::new(4);
 
 #[retry(attempts = 3, hedge = "50ms", budget = &THIN)]

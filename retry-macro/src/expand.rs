@@ -522,35 +522,24 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         // `E::from(TimedOut)`, converted at the key, where a missing `From` is reported.
         let outcome = match &args.timeout {
             Some((key, _)) => {
-                let limit_l = local("__retry_limit", ret_span);
-                let (attempt_l, timer_l, race_l, cx_l) = (
-                    local("__retry_attempt_fut", ret_span),
-                    local("__retry_timer", ret_span),
+                let (limit_l, deadline_l, race_l) = (
+                    local("__retry_limit", ret_span),
+                    local("__retry_deadline", ret_span),
                     local("__retry_race", ret_span),
-                    local("__retry_cx", ret_span),
-                );
-                let (end_l, within_l) = (
-                    local("__retry_end", ret_span),
-                    local("__retry_within", ret_span),
                 );
                 let timed_out = timed_out(key);
                 quote! {
                     let (#out_l, #cut_l): (#ret, bool) = {
                         #outside
-                        let #limit_l = #p::Limit::of(#timeout_l, (#policy_l, #clock, #start));
-                        // Pinned here, in the function's own future, and raced in place: the
-                        // attempt and its timer are stored once.
-                        let mut #attempt_l = ::core::pin::pin!(#nested);
-                        let mut #timer_l = ::core::pin::pin!(#sleep(#limit_l.duration));
-                        let mut #end_l = ::core::option::Option::None;
-                        let #race_l = ::core::future::poll_fn(|#cx_l| {
-                            let #within_l = (#limit_l.duration, #clock as #p::Clock);
-                            #p::poll_race_within(#attempt_l.as_mut(), #timer_l.as_mut(), &mut #end_l, #within_l, #cx_l)
-                        });
+                        let #p::Limit { duration: #limit_l, deadline: #deadline_l } =
+                            #p::Limit::of(#timeout_l, (#policy_l, #clock, #start));
+                        // The attempt and its timer raced in place, in the function's own
+                        // future: stored once, with no borrow of either beside them.
+                        let #race_l = #p::Race::new(#nested, #sleep(#limit_l), #limit_l, #clock as #p::Clock);
                         match #race_l.await {
                             ::core::result::Result::Ok(#out_l) => (#out_l, false),
                             ::core::result::Result::Err(#cut_l) => {
-                                (#timed_out(#cut_l), #limit_l.deadline)
+                                (#timed_out(#cut_l), #deadline_l)
                             }
                         }
                     };

@@ -12,7 +12,7 @@ pub use crate::sleep::Clock;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
-pub use crate::timeout::{poll_race, poll_race_within, Limit};
+pub use crate::timeout::{poll_race, Limit, Race};
 pub use crate::{
     AcceptOk, Hooks, Jitter, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, Policy, RetryAll,
 };

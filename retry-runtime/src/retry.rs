@@ -3,7 +3,6 @@
 
 use core::future::Future;
 use core::ops::ControlFlow;
-use core::pin::pin;
 use core::time::Duration;
 
 use crate::fleet::{Budget, NoBudget, SharedBudget};
@@ -13,7 +12,7 @@ use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
 use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
 use crate::run::sleep::Clock;
 use crate::run::state::start_time;
-use crate::run::timeout::{poll_race_within, AttemptTimeout, Limit, NoTimeout};
+use crate::run::timeout::{AttemptTimeout, Limit, NoTimeout, Race};
 use crate::{
     AcceptOk, AdaptiveThrottle, CircuitBreaker, Classify, ClassifyOk, NoNotify, Notify, Policy,
     RetryAll,
@@ -572,16 +571,10 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             let (outcome, cut) = match self.timeout.limit() {
                 None => (op(attempt).await, false),
                 Some((timeout, timed_out)) => {
-                    let limit = Limit::of(timeout, now);
-                    let (mut fut, mut timer) = (pin!(op(attempt)), pin!(sleep(limit.duration)));
-                    let mut end = None;
-                    let race = core::future::poll_fn(|cx| {
-                        let within = (limit.duration, clock);
-                        poll_race_within(fut.as_mut(), timer.as_mut(), &mut end, within, cx)
-                    });
-                    match race.await {
+                    let Limit { duration, deadline } = Limit::of(timeout, now);
+                    match Race::new(op(attempt), sleep(duration), duration, clock).await {
                         Ok(outcome) => (outcome, false),
-                        Err(t) => (Err(timed_out(t)), limit.deadline),
+                        Err(t) => (Err(timed_out(t)), deadline),
                     }
                 }
             };

@@ -46,6 +46,7 @@ pub enum Hedge {
 
 impl Hedge {
     /// The delay before a hedge now, if there is to be one.
+    #[inline]
     pub fn delay(&self) -> Option<Duration> {
         match *self {
             Hedge::After(delay) => Some(delay),
@@ -250,12 +251,11 @@ fn poll_attempt<F: Future, T: Future<Output = ()>>(
     (info, clock): (&mut Running, Clock),
     cx: &mut core::task::Context<'_>,
 ) -> Poll<Result<F::Output, TimedOut>> {
-    match timer {
-        Some(timer) => {
-            let limit = (info.limit, clock);
-            crate::run::timeout::poll_race_within(fut, timer, &mut info.end, limit, cx)
+    match (timer, info.limit) {
+        (Some(timer), Some(limit)) => {
+            crate::run::timeout::poll_race_within(fut, timer, &mut info.end, (limit, clock), cx)
         }
-        None => fut.poll(cx).map(Ok),
+        _ => fut.poll(cx).map(Ok),
     }
 }
 
@@ -266,9 +266,90 @@ struct Running {
     deadline: bool,
     /// When it began, for the latency histogram.
     began: Option<Instant>,
-    /// Its time limit, and when that ends (learnt at its first pending poll).
-    limit: Duration,
+    /// Its time limit, if it has one, and when that ends (learnt at its first pending poll).
+    limit: Option<Duration>,
     end: Option<Instant>,
+}
+
+impl Running {
+    /// An attempt starting now, under `limit`; its start read only for a `histogram`.
+    #[inline]
+    fn new(limit: Option<Limit>, histogram: Option<&LatencyHistogram>, clock: Clock) -> Self {
+        Running {
+            deadline: limit.is_some_and(|l| l.deadline),
+            began: histogram.map(|_| clock()),
+            limit: limit.map(|l| l.duration),
+            end: None,
+        }
+    }
+
+    /// What is left of its limit now: the limit less the time it has run.
+    fn limit_left(&self, since: Duration, clock: Clock) -> Option<Duration> {
+        let limit = self.limit?;
+        Some(match self.end {
+            Some(end) => end.saturating_duration_since(clock()),
+            None => limit.saturating_sub(since),
+        })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The hedged call's first attempt, before the hedge: the attempt and one timer, for its
+    /// limit or the hedge delay, whichever ends first (the other is not armed: a limit that
+    /// ends first cuts the attempt before any hedge, a hedge delay that ends first starts the
+    /// loop, which arms what is left of the limit).
+    struct First<Fut, SFut> {
+        #[pin]
+        lead: Option<Fut>,
+        #[pin]
+        timer: Option<SFut>,
+        info: Running,
+        // The hedge delay, if a hedge is to come.
+        delay: Option<Duration>,
+        clock: Clock,
+    }
+}
+
+impl<Fut: Future, SFut: Future<Output = ()>> First<Fut, SFut> {
+    /// The one timer: the attempt's limit if it ends first (or alone), else the hedge delay;
+    /// and whether it is the limit (it cuts the attempt).
+    fn timer(limit: Option<Duration>, delay: Option<Duration>) -> (Option<Duration>, bool) {
+        match (limit, delay) {
+            (Some(limit), Some(delay)) if delay < limit => (Some(delay), false),
+            (Some(limit), _) => (Some(limit), true),
+            (None, delay) => (delay, false),
+        }
+    }
+}
+
+/// Ready with the attempt's outcome (`Err` if its limit cut it) once it ends, with `None` once
+/// the hedge delay passes.
+impl<Fut: Future, SFut: Future<Output = ()>> Future for First<Fut, SFut> {
+    type Output = Option<Result<Fut::Output, TimedOut>>;
+
+    #[inline(always)]
+    fn poll(self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let clock = *this.clock;
+        if let Some(fut) = this.lead.as_pin_mut() {
+            let polled = match this.info.limit {
+                Some(limit) => {
+                    crate::run::timeout::poll_within(fut, &mut this.info.end, (limit, clock), cx)
+                }
+                None => fut.poll(cx),
+            };
+            if let Poll::Ready(outcome) = polled {
+                return Poll::Ready(Some(Ok(outcome)));
+            }
+        }
+        match this.timer.as_pin_mut() {
+            Some(armed) => armed.poll(cx).map(|()| {
+                let (_, cuts) = Self::timer(this.info.limit, *this.delay);
+                cuts.then_some(Err(TimedOut))
+            }),
+            None => Poll::Pending,
+        }
+    }
 }
 
 /// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
@@ -313,21 +394,24 @@ impl<R> KeepLast<R> for Discard {
     }
 }
 
-/// The hedging retry loop's entry: the first attempt, its time limit and the hedge timer, in
-/// place, and nothing else of the loop until the first attempt fails or the hedge delay
-/// passes; then the loop ([`hedged`]), boxed, takes over the same slots. A call whose first
-/// attempt answers in time pays for one attempt raced against its timers, not for the loop.
-#[allow(clippy::too_many_arguments)]
-pub(crate) async fn hedged_lazily<R, H, F, Fut, S, SFut, M, K>(
+/// The hedging retry loop's entry: the first attempt and one timer (its time limit or the
+/// hedge delay, whichever ends first), in place, and nothing else of the loop until the first
+/// attempt fails or the hedge delay passes; then the loop ([`hedged`]), boxed, takes over the
+/// attempt's slot. A call whose first attempt answers in time pays for one attempt raced
+/// against one timer, not for the loop. (A plain `fn` returning an `async move` block, not an
+/// `async fn`, which would keep its arguments twice.)
+#[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
+#[inline(always)]
+pub(crate) fn hedged_lazily<'h, R, H, F, Fut, S, SFut, M, K>(
     (policy, clock, start): (Policy, Clock, Option<Instant>),
-    hooks: &H,
+    hooks: &'h H,
     function: &'static str,
     hedge: Hedge,
     timeout: Option<(Duration, M)>,
     mut sleep: S,
     mut make: F,
     mut last: K,
-) -> R
+) -> impl Future<Output = R> + use<'h, R, H, F, Fut, S, SFut, M, K>
 where
     R: IsResult,
     K: KeepLast<R>,
@@ -338,102 +422,98 @@ where
     SFut: Future<Output = ()>,
     M: Fn(TimedOut) -> R,
 {
-    if let Some(refused) = hooks.admit(None, clock, function) {
-        return refused;
-    }
-    let limit = timeout
-        .as_ref()
-        .map(|(t, _)| Limit::of(*t, (policy, clock, start)));
-    let mut info = Running {
-        deadline: limit.is_some_and(|l| l.deadline),
-        began: hedge.histogram().map(|_| clock()),
-        limit: limit.map_or(Duration::ZERO, |l| l.duration),
-        end: None,
-    };
-    let mut lead = pin!(Some(make(1)));
-    let mut lead_timer = pin!(limit.map(|l| sleep(l.duration)));
-    let delay = hedge.delay().filter(|_| 1 < policy.attempts());
-    let mut timer = pin!(delay.map(&mut sleep));
-    // In a block: nothing of `R` is in scope at the `.await` of the loop below.
-    let seeds = {
-        let ended = core::future::poll_fn(|cx| {
-            if let Some(fut) = lead.as_mut().as_pin_mut() {
-                let polled = poll_attempt(
-                    fut,
-                    lead_timer.as_mut().as_pin_mut(),
-                    (&mut info, clock),
-                    cx,
-                );
-                if let Poll::Ready(outcome) = polled {
-                    return Poll::Ready(Some(outcome));
-                }
-            }
-            match timer.as_mut().as_pin_mut() {
-                Some(armed) => armed.poll(cx).map(|()| None),
-                None => Poll::Pending,
-            }
-        })
-        .await;
-        // The first attempt ended, or the hedge delay passed: the loop's state begins. An ended
-        // attempt is stepped here, before the loop, which then holds nothing of `R` (its future,
-        // like the unhedged loops', is `Send` whatever `T` and `E` are, unless `last` keeps one).
-        let mut state = RetryState::resume(policy, clock, start);
-        let mut owed = crate::fleet::Owed::default();
-        let waiting = ended.is_some();
-        match ended {
-            Some(outcome) => {
-                lead.set(None);
-                lead_timer.set(None);
-                let (outcome, cut) = match outcome {
-                    Ok(outcome) => {
-                        if let (Some(h), Some(began)) = (hedge.histogram(), info.began) {
-                            h.record(clock().saturating_duration_since(began));
-                        }
-                        (outcome, false)
-                    }
-                    // Only an attempt with a limit has a timer that cuts it.
-                    Err(timed_out) => match &timeout {
-                        Some((_, make_error)) => (make_error(timed_out), info.deadline),
-                        None => unreachable!("an attempt without a limit is never cut"),
-                    },
-                };
-                let verdict = hooks.verdict(&outcome);
-                hooks.begin(clock);
-                if verdict.accepted() {
-                    hooks.pay(0, clock, function);
-                    return outcome;
-                }
-                // None runs: the usual step, and the backoff wait in the timer's slot.
-                match hooks.step(&mut state, outcome, verdict, function, cut) {
-                    ControlFlow::Break(outcome) => return outcome,
-                    ControlFlow::Continue((delay, tokens, outcome)) => {
-                        owed = tokens;
-                        if state.has_deadline() {
-                            last.keep(outcome);
-                        }
-                        timer.set(Some(sleep(delay)));
-                    }
-                }
-            }
-            None => {
-                hooks.begin(clock);
-                timer.set(None);
-            }
+    async move {
+        if let Some(refused) = hooks.admit(None, clock, function) {
+            return refused;
         }
-        (state, owed, waiting)
-    };
-    let slots = (lead, lead_timer, timer, info, delay.unwrap_or_default());
-    let now = (policy, clock, start);
-    let run = hedged(
-        now, hooks, function, hedge, timeout, sleep, make, last, slots, seeds,
-    );
-    Box::pin(run).await
+        let limit = timeout
+            .as_ref()
+            .map(|(t, _)| Limit::of(*t, (policy, clock, start)));
+        let info = Running::new(limit, hedge.histogram(), clock);
+        let delay = hedge.delay().filter(|_| 1 < policy.attempts());
+        let (timer, _) = First::<Fut, SFut>::timer(info.limit, delay);
+        let mut first = pin!(First {
+            lead: Some(make(1)),
+            timer: timer.map(&mut sleep),
+            info,
+            delay,
+            clock,
+        });
+        // In a block: nothing of `R` is in scope at the `.await` of the loop below.
+        let (slots, seeds) = {
+            let ended = first.as_mut().await;
+            let mut first = first.as_mut().project();
+            let mut owed = crate::fleet::Owed::default();
+            let waiting = ended.is_some();
+            // The first attempt ended, or the hedge delay passed. An ended attempt is stepped
+            // here, before the loop, which then holds nothing of `R` (its future, like the
+            // unhedged loops', is `Send` whatever `T` and `E` are, unless `last` keeps one).
+            let (state, lead_timer, timer) = match ended {
+                Some(outcome) => {
+                    let (outcome, cut) = match outcome {
+                        Ok(outcome) => {
+                            if let (Some(h), Some(began)) = (hedge.histogram(), first.info.began) {
+                                h.record(clock().saturating_duration_since(began));
+                            }
+                            (outcome, false)
+                        }
+                        // Only an attempt with a limit has a timer that cuts it.
+                        Err(timed_out) => match &timeout {
+                            Some((_, make_error)) => (make_error(timed_out), first.info.deadline),
+                            None => unreachable!("an attempt without a limit is never cut"),
+                        },
+                    };
+                    let verdict = hooks.verdict(&outcome);
+                    hooks.begin(clock);
+                    if verdict.accepted() {
+                        hooks.pay(0, clock, function);
+                        return outcome;
+                    }
+                    // None runs: the loop's state begins, with the usual step, and the backoff
+                    // wait in the loop's timer.
+                    first.lead.set(None);
+                    first.timer.set(None);
+                    let mut state = RetryState::resume(policy, clock, start);
+                    match hooks.step(&mut state, outcome, verdict, function, cut) {
+                        ControlFlow::Break(outcome) => return outcome,
+                        ControlFlow::Continue((delay, tokens, outcome)) => {
+                            owed = tokens;
+                            if state.has_deadline() {
+                                last.keep(outcome);
+                            }
+                            (state, None, Some(sleep(delay)))
+                        }
+                    }
+                }
+                None => {
+                    hooks.begin(clock);
+                    first.timer.set(None);
+                    // The attempt runs on, under what is left of its limit.
+                    let left = first
+                        .info
+                        .limit_left(first.delay.unwrap_or_default(), clock);
+                    let state = RetryState::resume(policy, clock, start);
+                    (state, left.map(&mut sleep), None)
+                }
+            };
+            let delay = *first.delay;
+            let slots = (lead_timer, timer, *first.info, delay.unwrap_or_default());
+            (slots, (state, owed, waiting))
+        };
+        let lead = first.project().lead;
+        let now = (policy, clock, start);
+        let run = hedged(
+            now, hooks, function, hedge, timeout, sleep, make, last, lead, slots, seeds,
+        );
+        Box::pin(run).await
+    }
 }
 
 /// The hedging loop once the first attempt failed or the hedge delay passed (see
-/// [`hedged_lazily`]): `slots` are the first attempt's, in place, its timer, the timer (the
-/// backoff wait if `waiting`, else the hedge is due now), its record, and the hedge delay;
-/// `seeds` the call's state and the budget's share of a retry not yet made.
+/// [`hedged_lazily`]): `lead` is the first attempt's slot, in place; `slots` its timer (what
+/// is left of its limit), the timer (the backoff wait if `waiting`, else the hedge is due
+/// now), its record, and the hedge delay; `seeds` the call's state and the budget's share of
+/// a retry not yet made.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 async fn hedged<R, H, F, Fut, S, SFut, M, K>(
     (policy, clock, start): (Policy, Clock, Option<Instant>),
@@ -444,10 +524,10 @@ async fn hedged<R, H, F, Fut, S, SFut, M, K>(
     mut sleep: S,
     mut make: F,
     mut last: K,
-    (mut lead, mut lead_timer, mut timer, mut lead_info, mut hedge_delay): (
-        Pin<&mut Option<Fut>>,
-        Pin<&mut Option<SFut>>,
-        Pin<&mut Option<SFut>>,
+    mut lead: Pin<&mut Option<Fut>>,
+    (lead_timer, timer, mut lead_info, mut hedge_delay): (
+        Option<SFut>,
+        Option<SFut>,
         Running,
         Duration,
     ),
@@ -463,6 +543,7 @@ where
     SFut: Future<Output = ()>,
     M: Fn(TimedOut) -> R,
 {
+    let (mut lead_timer, mut timer) = (pin!(lead_timer), pin!(timer));
     let histogram = hedge.histogram();
     let mut started = 1u32;
     // The first attempt in place; hedges beside it boxed (only a hedged call allocates).
@@ -478,12 +559,7 @@ where
             let limit = timeout
                 .as_ref()
                 .map(|(t, _)| Limit::of(*t, (policy, clock, start)));
-            let info = Running {
-                deadline: limit.is_some_and(|l| l.deadline),
-                began: histogram.map(|_| clock()),
-                limit: limit.map_or(Duration::ZERO, |l| l.duration),
-                end: None,
-            };
+            let info = Running::new(limit, histogram, clock);
             let fut = make(started);
             let limit_timer = limit.map(|l| sleep(l.duration));
             if lead.is_none() {

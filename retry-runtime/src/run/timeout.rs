@@ -148,17 +148,96 @@ pub fn poll_race_within<A: Future, T: Future<Output = ()>>(
     (limit, clock): (Duration, crate::sleep::Clock),
     cx: &mut Context<'_>,
 ) -> Poll<Result<A::Output, TimedOut>> {
+    if let Poll::Ready(out) = poll_within(attempt, end, (limit, clock), cx) {
+        return Poll::Ready(Ok(out));
+    }
+    timer.poll(cx).map(|()| Err(TimedOut))
+}
+
+/// The attempt's half of [`poll_race_within`]: one poll of `attempt` within its end, the end
+/// learnt if that first poll is pending. For a caller whose timer is not the attempt's own
+/// (the hedged call's first attempt, which shares one timer with the hedge delay).
+#[inline]
+pub(crate) fn poll_within<A: Future>(
+    attempt: Pin<&mut A>,
+    end: &mut Option<Instant>,
+    (limit, clock): (Duration, crate::sleep::Clock),
+    cx: &mut Context<'_>,
+) -> Poll<A::Output> {
     let polled = match *end {
         None => attempt.poll(cx),
         Some(at) => within((at, clock), || attempt.poll(cx)),
     };
-    if let Poll::Ready(out) = polled {
-        return Poll::Ready(Ok(out));
+    if polled.is_ready() {
+        return polled;
     }
     if end.is_none() {
         *end = learn_end(limit, clock);
     }
-    timer.poll(cx).map(|()| Err(TimedOut))
+    Poll::Pending
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt raced against its timer, both held (and pinned) in place: the future
+    /// `#[retry(timeout = …)]` and [`Retry::timeout`](crate::Retry::timeout) await per attempt,
+    /// [`poll_race_within`] on each poll. It holds nothing else than what that needs (no
+    /// borrow of the attempt, the timer or the end, as a `poll_fn` over pinned locals would):
+    /// the attempt's future is as small as the race can be.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_runtime::sleep::tokio_now;
+    /// use retry_runtime::timeout::{attempt_time_left, Race};
+    /// use retry_runtime::TimedOut;
+    /// use std::time::Duration;
+    ///
+    /// let limit = Duration::from_secs(1);
+    /// let timer = tokio::time::sleep(limit);
+    /// let slow = Race::new(tokio::time::sleep(Duration::from_secs(10)), timer, limit, tokio_now);
+    /// assert_eq!(slow.await, Err(TimedOut));
+    /// let asks = async {
+    ///     tokio::task::yield_now().await; // the first poll is pending: the end is learnt
+    ///     attempt_time_left()
+    /// };
+    /// let race = Race::new(asks, tokio::time::sleep(limit), limit, tokio_now);
+    /// assert_eq!(race.await, Ok(Some(limit)));
+    /// # }
+    /// ```
+    #[must_use = "a race does nothing unless polled"]
+    pub struct Race<A, T> {
+        #[pin]
+        attempt: A,
+        #[pin]
+        timer: T,
+        end: Option<Instant>,
+        limit: Duration,
+        clock: crate::sleep::Clock,
+    }
+}
+
+impl<A: Future, T: Future<Output = ()>> Race<A, T> {
+    /// `attempt` raced against `timer`, a timer of `limit` on `clock`.
+    #[inline]
+    pub fn new(attempt: A, timer: T, limit: Duration, clock: crate::sleep::Clock) -> Self {
+        Race {
+            attempt,
+            timer,
+            end: None,
+            limit,
+            clock,
+        }
+    }
+}
+
+impl<A: Future, T: Future<Output = ()>> Future for Race<A, T> {
+    type Output = Result<A::Output, TimedOut>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let within = (*this.limit, *this.clock);
+        poll_race_within(this.attempt, this.timer, this.end, within, cx)
+    }
 }
 
 /// The end of an attempt limited to `limit` whose first poll just returned: out of line, off
