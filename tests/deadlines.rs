@@ -3,6 +3,7 @@
 //! the timer slept, the clock is the timer's (tokio's paused clock here), and a retry that never
 //! ran gives its budget tokens back. All on tokio's paused clock: no real time passes.
 
+use std::cell::RefCell;
 use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -167,11 +168,15 @@ async fn notify_and_give_up_see_a_timed_out_attempt_like_any_failure() {
     );
 }
 
-/// Gives up with `max_elapsed` only: the reason of each call, in order.
-static REASONS: Mutex<Vec<(GiveUpReason, u32)>> = Mutex::new(Vec::new());
+thread_local! {
+    /// Gives up with `max_elapsed` only: the reason of each call, in order, on this thread.
+    /// Each test runs on a thread of its own (its runtime is current-thread), so the tests
+    /// that share this hook and run side by side never see each other's give-ups.
+    static REASONS: RefCell<Vec<(GiveUpReason, u32)>> = const { RefCell::new(Vec::new()) };
+}
 
 fn reason(_: &io::Error, g: &GiveUp) {
-    REASONS.lock().unwrap().push((g.reason, g.calls));
+    REASONS.with_borrow_mut(|reasons| reasons.push((g.reason, g.calls)));
 }
 
 #[retry(attempts = 10, base = "0ns", timeout = "1s", max_elapsed = "2500ms", give_up = reason)]
@@ -181,7 +186,6 @@ async fn deadline(up: &Upstream) -> io::Result<u32> {
 
 #[tokio::test(start_paused = true)]
 async fn with_a_timeout_max_elapsed_is_a_hard_deadline_that_cuts_the_attempt_in_flight() {
-    REASONS.lock().unwrap().clear();
     let up = Upstream::default();
     let started = Instant::now();
     let err = deadline(&up).await.unwrap_err();
@@ -189,7 +193,7 @@ async fn with_a_timeout_max_elapsed_is_a_hard_deadline_that_cuts_the_attempt_in_
     // 0–1 s and 1–2 s cut by the timeout; 2–2.5 s cut by the deadline, which ends the call.
     assert_eq!(started.elapsed(), ms(2_500));
     assert_eq!(up.calls(), 3);
-    assert_eq!(*REASONS.lock().unwrap(), [(GiveUpReason::Elapsed, 3)]);
+    assert_eq!(REASONS.take(), [(GiveUpReason::Elapsed, 3)]);
 }
 
 #[retry(attempts = 10, timeout = "1h", max_elapsed = "2s", give_up = reason)]
@@ -199,13 +203,12 @@ async fn first_attempt_hangs(up: &Upstream) -> io::Result<u32> {
 
 #[tokio::test(start_paused = true)]
 async fn the_deadline_cuts_even_the_first_attempt() {
-    REASONS.lock().unwrap().clear();
     let up = Upstream::default();
     let started = Instant::now();
     assert!(first_attempt_hangs(&up).await.is_err());
     assert_eq!(started.elapsed(), ms(2_000));
     assert_eq!(up.calls(), 1);
-    assert_eq!(*REASONS.lock().unwrap(), [(GiveUpReason::Elapsed, 1)]);
+    assert_eq!(REASONS.take(), [(GiveUpReason::Elapsed, 1)]);
 }
 
 #[retry(attempts = 3, base = "0ns", max_elapsed = "1s")]
@@ -259,7 +262,6 @@ async fn overslept(up: &Upstream) -> io::Result<u32> {
 
 #[tokio::test(start_paused = true)]
 async fn no_attempt_starts_past_max_elapsed_however_long_the_timer_slept() {
-    REASONS.lock().unwrap().clear();
     let up = Upstream::default();
     let started = Instant::now();
     let err = overslept(&up).await.unwrap_err();
@@ -269,7 +271,7 @@ async fn no_attempt_starts_past_max_elapsed_however_long_the_timer_slept() {
     assert_eq!(up.calls(), 1);
     assert_eq!(OVERSLEEPS.load(Ordering::SeqCst), 1);
     assert_eq!(started.elapsed(), ms(10_000));
-    assert_eq!(*REASONS.lock().unwrap(), [(GiveUpReason::Elapsed, 1)]);
+    assert_eq!(REASONS.take(), [(GiveUpReason::Elapsed, 1)]);
 }
 
 static SLEEPS: AtomicU32 = AtomicU32::new(0);
