@@ -353,6 +353,20 @@ impl<Fut: Future, SFut: Future<Output = ()>> Future for First<Fut, SFut> {
     }
 }
 
+/// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
+/// which `.await` on the pin would call, is a generic `fn` LLVM keeps out of line once
+/// `First`'s poll is inlined into it: a call, its spills and its return, per poll).
+struct InPlace<'a, F>(Pin<&'a mut F>);
+
+impl<F: Future> Future for InPlace<'_, F> {
+    type Output = F::Output;
+
+    #[inline(always)]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<F::Output> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
 /// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
 /// at most `policy.attempts()` calls of `make`, a new one beside the running ones whenever the
 /// latest has not answered within `hedge`'s delay, the usual backoff wait when none runs, the
@@ -444,7 +458,7 @@ where
         });
         // In a block: nothing of `R` is in scope at the `.await` of the loop below.
         let (slots, seeds) = {
-            let ended = first.as_mut().await;
+            let ended = InPlace(first.as_mut()).await;
             let mut first = first.as_mut().project();
             let mut owed = crate::fleet::Owed::default();
             let waiting = ended.is_some();
