@@ -485,8 +485,15 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         } else {
             quote!(#p::Discard)
         };
+        // A `const` policy borrowed (promoted to a `'static`, nothing of it kept in the
+        // future); a computed one moved in, not borrowed from this future beside it.
+        let policy_arg = if policy_const {
+            quote!(&#policy_l)
+        } else {
+            quote!(#policy_l)
+        };
         let hedged = quote_spanned! {ret_span=>
-            #for_ret::hedged((#policy_l, #clock, #start), &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l, #last)
+            #for_ret::hedged((#policy_arg, #clock, #start), &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l, #last)
         };
         quote! {
             #setup

@@ -560,6 +560,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 .limit()
                 .map(|(t, make_error)| (t, move |timed_out| Err(make_error(timed_out))));
             let (hooks, name) = (&self.hooks, self.name);
+            let now = (&self.policy, clock, start);
             return Loop::hedged(now, hooks, name, hedge, timeout, sleep, op, None).await;
         }
         let mut state = LoopState::<Result<V, E>>::new();

@@ -11,6 +11,7 @@
 //! hedge is a call: it counts against `attempts`, takes a [`RetryBudget`](crate::RetryBudget)
 //! token like a retry, and is traced.
 
+use core::borrow::Borrow;
 use core::fmt;
 use core::future::Future;
 use core::ops::ControlFlow;
@@ -352,6 +353,20 @@ impl<Fut: Future, SFut: Future<Output = ()>> Future for First<Fut, SFut> {
     }
 }
 
+/// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
+/// which `.await` on the pin would call, is a generic `fn` LLVM keeps out of line once
+/// `First`'s poll is inlined into it: a call, its spills and its return, per poll).
+struct InPlace<'a, F>(Pin<&'a mut F>);
+
+impl<F: Future> Future for InPlace<'_, F> {
+    type Output = F::Output;
+
+    #[inline(always)]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<F::Output> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
 /// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
 /// at most `policy.attempts()` calls of `make`, a new one beside the running ones whenever the
 /// latest has not answered within `hedge`'s delay, the usual backoff wait when none runs, the
@@ -402,8 +417,8 @@ impl<R> KeepLast<R> for Discard {
 /// `async fn`, which would keep its arguments twice.)
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline(always)]
-pub(crate) fn hedged_lazily<'h, R, H, F, Fut, S, SFut, M, K>(
-    (policy, clock, start): (Policy, Clock, Option<Instant>),
+pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
+    (policy, clock, start): (P, Clock, Option<Instant>),
     hooks: &'h H,
     function: &'static str,
     hedge: Hedge,
@@ -411,8 +426,9 @@ pub(crate) fn hedged_lazily<'h, R, H, F, Fut, S, SFut, M, K>(
     mut sleep: S,
     mut make: F,
     mut last: K,
-) -> impl Future<Output = R> + use<'h, R, H, F, Fut, S, SFut, M, K>
+) -> impl Future<Output = R> + use<'h, P, R, H, F, Fut, S, SFut, M, K>
 where
+    P: Borrow<Policy>,
     R: IsResult,
     K: KeepLast<R>,
     H: Serves<R>,
@@ -426,11 +442,12 @@ where
         if let Some(refused) = hooks.admit(None, clock, function) {
             return refused;
         }
+        // Borrowed until the loop starts (a `const` policy is not kept at all), copied then.
         let limit = timeout
             .as_ref()
-            .map(|(t, _)| Limit::of(*t, (policy, clock, start)));
+            .map(|(t, _)| Limit::of(*t, (*policy.borrow(), clock, start)));
         let info = Running::new(limit, hedge.histogram(), clock);
-        let delay = hedge.delay().filter(|_| 1 < policy.attempts());
+        let delay = hedge.delay().filter(|_| 1 < policy.borrow().attempts());
         let (timer, _) = First::<Fut, SFut>::timer(info.limit, delay);
         let mut first = pin!(First {
             lead: Some(make(1)),
@@ -441,7 +458,7 @@ where
         });
         // In a block: nothing of `R` is in scope at the `.await` of the loop below.
         let (slots, seeds) = {
-            let ended = first.as_mut().await;
+            let ended = InPlace(first.as_mut()).await;
             let mut first = first.as_mut().project();
             let mut owed = crate::fleet::Owed::default();
             let waiting = ended.is_some();
@@ -473,7 +490,7 @@ where
                     // wait in the loop's timer.
                     first.lead.set(None);
                     first.timer.set(None);
-                    let mut state = RetryState::resume(policy, clock, start);
+                    let mut state = RetryState::resume(*policy.borrow(), clock, start);
                     match hooks.step(&mut state, outcome, verdict, function, cut) {
                         ControlFlow::Break(outcome) => return outcome,
                         ControlFlow::Continue((delay, tokens, outcome)) => {
@@ -492,7 +509,7 @@ where
                     let left = first
                         .info
                         .limit_left(first.delay.unwrap_or_default(), clock);
-                    let state = RetryState::resume(policy, clock, start);
+                    let state = RetryState::resume(*policy.borrow(), clock, start);
                     (state, left.map(&mut sleep), None)
                 }
             };
@@ -501,7 +518,7 @@ where
             (slots, (state, owed, waiting))
         };
         let lead = first.project().lead;
-        let now = (policy, clock, start);
+        let now = (*policy.borrow(), clock, start);
         let run = hedged(
             now, hooks, function, hedge, timeout, sleep, make, last, lead, slots, seeds,
         );

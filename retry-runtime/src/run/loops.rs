@@ -381,13 +381,15 @@ impl<R> Loop<R> {
         attempts.failed_wait(now, outcome, verdict, hooks, function, cut)
     }
 
-    /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge).
+    /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge). `now`'s policy is a `Policy`
+    /// or a borrow of one: a borrowed `const` (the attribute's policy of literals) is not
+    /// kept in the future at all, only its address.
     /// (A plain `fn` returning the loop's future, not an `async fn` around it, which would
     /// keep its arguments and that future twice.)
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    pub fn hedged<'h, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>(
-        now: (Policy, Clock, Option<Instant>),
+    pub fn hedged<'h, P, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>(
+        now: (P, Clock, Option<Instant>),
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         hedge: Hedge,
@@ -395,8 +397,9 @@ impl<R> Loop<R> {
         sleep: S,
         make: F,
         last: K,
-    ) -> impl Future<Output = R> + use<'h, R, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>
+    ) -> impl Future<Output = R> + use<'h, P, R, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>
     where
+        P: core::borrow::Borrow<Policy>,
         R: IsResult,
         K: KeepLast<R>,
         C: Classify<R::Err>,
