@@ -560,8 +560,9 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 .limit()
                 .map(|(t, make_error)| (t, move |timed_out| Err(make_error(timed_out))));
             let (hooks, name) = (&self.hooks, self.name);
-            let now = (&self.policy, clock, start);
-            return Loop::hedged(now, hooks, name, hedge, timeout, sleep, op, None).await;
+            // The policy borrowed: the hedged entry keeps its address until the loop starts.
+            let borrowed = (&self.policy, clock, start);
+            return Loop::hedged(borrowed, hooks, name, hedge, timeout, sleep, op, None).await;
         }
         let mut state = LoopState::<Result<V, E>>::new();
         loop {
