@@ -305,8 +305,8 @@ pin_project_lite::pin_project! {
         #[pin]
         timer: Option<SFut>,
         info: Running,
-        // The hedge delay, if a hedge is to come.
-        delay: Option<Duration>,
+        // Whether the timer is the attempt's limit (it cuts the attempt), not the hedge delay.
+        cuts: bool,
         clock: Clock,
     }
 }
@@ -344,13 +344,16 @@ impl<Fut: Future, SFut: Future<Output = ()>> Future for First<Fut, SFut> {
             }
         }
         match this.timer.as_pin_mut() {
-            Some(armed) => armed.poll(cx).map(|()| {
-                let (_, cuts) = Self::timer(this.info.limit, *this.delay);
-                cuts.then_some(Err(TimedOut))
-            }),
+            Some(armed) => armed.poll(cx).map(|()| this.cuts.then_some(Err(TimedOut))),
             None => Poll::Pending,
         }
     }
+}
+
+/// The hedge delay of a call, if a hedge is to come (not with one attempt).
+#[inline(always)]
+fn hedge_delay(hedge: &Hedge, policy: &impl Borrow<Policy>) -> Option<Duration> {
+    hedge.delay().filter(|_| 1 < policy.borrow().attempts())
 }
 
 /// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
@@ -447,13 +450,14 @@ where
             .as_ref()
             .map(|(t, _)| Limit::of(*t, (*policy.borrow(), clock, start)));
         let info = Running::new(limit, hedge.histogram(), clock);
-        let delay = hedge.delay().filter(|_| 1 < policy.borrow().attempts());
-        let (timer, _) = First::<Fut, SFut>::timer(info.limit, delay);
+        // The hedge delay, if a hedge is to come: worked out again after the first attempt
+        // (from the same arguments) rather than kept beside it.
+        let (timer, cuts) = First::<Fut, SFut>::timer(info.limit, hedge_delay(&hedge, &policy));
         let mut first = pin!(First {
             lead: Some(make(1)),
             timer: timer.map(&mut sleep),
             info,
-            delay,
+            cuts,
             clock,
         });
         // In a block: nothing of `R` is in scope at the `.await` of the loop below.
@@ -508,13 +512,17 @@ where
                     // The attempt runs on, under what is left of its limit.
                     let left = first
                         .info
-                        .limit_left(first.delay.unwrap_or_default(), clock);
+                        .limit_left(hedge_delay(&hedge, &policy).unwrap_or_default(), clock);
                     let state = RetryState::resume(*policy.borrow(), clock, start);
                     (state, left.map(&mut sleep), None)
                 }
             };
-            let delay = *first.delay;
-            let slots = (lead_timer, timer, *first.info, delay.unwrap_or_default());
+            let slots = (
+                lead_timer,
+                timer,
+                *first.info,
+                hedge_delay(&hedge, &policy).unwrap_or_default(),
+            );
             (slots, (state, owed, waiting))
         };
         let lead = first.project().lead;
