@@ -73,7 +73,25 @@ pub fn classify_status(status: StatusCode) -> Decision {
 /// assert_eq!(classify_response(StatusCode::BAD_REQUEST, &headers, SystemTime::now()), Decision::Stop);
 /// ```
 pub fn classify_response(status: StatusCode, headers: &HeaderMap, now: SystemTime) -> Decision {
-    classify_status_with_hint(status, retry_after(headers, now))
+    classify_response_at(status, headers, || now)
+}
+
+/// [`classify_response`] on the wall clock, read (and the header parsed) only for a status that
+/// is retried: a final answer (a success, a 404) costs neither. The middleware's `ByStatus`.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn classify_response_now(status: StatusCode, headers: &HeaderMap) -> Decision {
+    classify_response_at(status, headers, SystemTime::now)
+}
+
+fn classify_response_at(
+    status: StatusCode,
+    headers: &HeaderMap,
+    now: impl FnOnce() -> SystemTime,
+) -> Decision {
+    match classify_status(status) {
+        Decision::Retry => classify_status_with_hint(status, retry_after(headers, now())),
+        decision => decision,
+    }
 }
 
 /// The status's decision, with `hint` (a parsed `Retry-After`) for a status that is retried.

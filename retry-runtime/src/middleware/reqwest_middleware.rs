@@ -33,7 +33,6 @@
 //! ```
 
 use core::time::Duration;
-use std::time::SystemTime;
 
 use http::Extensions;
 use reqwest::{Request, Response};
@@ -236,12 +235,7 @@ pub struct ByStatus;
 
 impl ClassifyOk<Response> for ByStatus {
     fn classify_ok(&self, response: &Response) -> Decision {
-        let status = response.status();
-        if status.is_success() {
-            return Decision::Stop;
-        }
-        let hint = crate::http::retry_after(response.headers(), SystemTime::now());
-        crate::http::classify_status_with_hint(status, hint)
+        crate::http::classify_response_now(response.status(), response.headers())
     }
 }
 

@@ -62,7 +62,6 @@ use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
 
 use bytes::Bytes;
 use http::HeaderMap;
@@ -405,11 +404,7 @@ impl<T> ClassifyOk<http::Response<T>> for ByStatus {
             let code = tonic::Code::from_bytes(code.as_bytes());
             return crate::tonic::classify(code, headers);
         }
-        let status = response.status();
-        if status.is_success() {
-            return Decision::Stop;
-        }
-        crate::http::classify_response(status, headers, SystemTime::now())
+        crate::http::classify_response_now(response.status(), headers)
     }
 }
 
