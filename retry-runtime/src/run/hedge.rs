@@ -284,12 +284,13 @@ impl Running {
         }
     }
 
-    /// What is left of its limit now: the limit less the time it has run.
-    fn limit_left(&self, since: Duration, clock: Clock) -> Option<Duration> {
+    /// What is left of its limit now: from its end, learnt at its first pending poll (the
+    /// whole limit if it was never polled pending).
+    fn limit_left(&self, clock: Clock) -> Option<Duration> {
         let limit = self.limit?;
         Some(match self.end {
             Some(end) => end.saturating_duration_since(clock()),
-            None => limit.saturating_sub(since),
+            None => limit,
         })
     }
 }
@@ -350,10 +351,34 @@ impl<Fut: Future, SFut: Future<Output = ()>> Future for First<Fut, SFut> {
     }
 }
 
-/// The hedge delay of a call, if a hedge is to come (not with one attempt).
+/// An attempt's end as the loop steps it: its outcome (a cut one made the function's error),
+/// whether the deadline cut it, and an answer's latency recorded for a `pNN` hedge.
 #[inline(always)]
-fn hedge_delay(hedge: &Hedge, policy: &impl Borrow<Policy>) -> Option<Duration> {
-    hedge.delay().filter(|_| 1 < policy.borrow().attempts())
+fn ended_attempt<R, M: Fn(TimedOut) -> R>(
+    outcome: Result<R, TimedOut>,
+    (info, histogram, clock): (&Running, Option<&LatencyHistogram>, Clock),
+    timeout: &Option<(Duration, M)>,
+) -> (R, bool) {
+    match outcome {
+        Ok(outcome) => {
+            if let (Some(h), Some(began)) = (histogram, info.began) {
+                h.record(clock().saturating_duration_since(began));
+            }
+            (outcome, false)
+        }
+        // Only an attempt with a limit has a timer that cuts it.
+        Err(timed_out) => match timeout {
+            Some((_, make_error)) => (make_error(timed_out), info.deadline),
+            None => unreachable!("an attempt without a limit is never cut"),
+        },
+    }
+}
+
+/// The delay before the next hedge, once `started` attempts have: none once they are all
+/// started.
+#[inline(always)]
+fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Duration> {
+    hedge.delay().filter(|_| started < policy.attempts())
 }
 
 /// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
@@ -452,7 +477,8 @@ where
         let info = Running::new(limit, hedge.histogram(), clock);
         // The hedge delay, if a hedge is to come: worked out again after the first attempt
         // (from the same arguments) rather than kept beside it.
-        let (timer, cuts) = First::<Fut, SFut>::timer(info.limit, hedge_delay(&hedge, &policy));
+        let (timer, cuts) =
+            First::<Fut, SFut>::timer(info.limit, next_hedge_delay(&hedge, 1, policy.borrow()));
         let mut first = pin!(First {
             lead: Some(make(1)),
             timer: timer.map(&mut sleep),
@@ -469,21 +495,10 @@ where
             // The first attempt ended, or the hedge delay passed. An ended attempt is stepped
             // here, before the loop, which then holds nothing of `R` (its future, like the
             // unhedged loops', is `Send` whatever `T` and `E` are, unless `last` keeps one).
-            let (state, lead_timer, timer) = match ended {
+            let (state, lead_timer, timer, delay) = match ended {
                 Some(outcome) => {
-                    let (outcome, cut) = match outcome {
-                        Ok(outcome) => {
-                            if let (Some(h), Some(began)) = (hedge.histogram(), first.info.began) {
-                                h.record(clock().saturating_duration_since(began));
-                            }
-                            (outcome, false)
-                        }
-                        // Only an attempt with a limit has a timer that cuts it.
-                        Err(timed_out) => match &timeout {
-                            Some((_, make_error)) => (make_error(timed_out), first.info.deadline),
-                            None => unreachable!("an attempt without a limit is never cut"),
-                        },
-                    };
+                    let info = (&*first.info, hedge.histogram(), clock);
+                    let (outcome, cut) = ended_attempt(outcome, info, &timeout);
                     let verdict = hooks.verdict(&outcome);
                     hooks.begin(clock);
                     if verdict.accepted() {
@@ -502,27 +517,23 @@ where
                             if state.has_deadline() {
                                 last.keep(outcome);
                             }
-                            (state, None, Some(sleep(delay)))
+                            // The hedge delay is set again when the next attempt begins.
+                            (state, None, Some(sleep(delay)), Duration::ZERO)
                         }
                     }
                 }
                 None => {
                     hooks.begin(clock);
                     first.timer.set(None);
-                    // The attempt runs on, under what is left of its limit.
-                    let left = first
-                        .info
-                        .limit_left(hedge_delay(&hedge, &policy).unwrap_or_default(), clock);
+                    // The attempt runs on, under what is left of its limit; the hedge due now
+                    // reports the delay that passed (a `pNN` one as the percentile reads now).
+                    let left = first.info.limit_left(clock);
                     let state = RetryState::resume(*policy.borrow(), clock, start);
-                    (state, left.map(&mut sleep), None)
+                    let delay = next_hedge_delay(&hedge, 1, policy.borrow()).unwrap_or_default();
+                    (state, left.map(&mut sleep), None, delay)
                 }
             };
-            let slots = (
-                lead_timer,
-                timer,
-                *first.info,
-                hedge_delay(&hedge, &policy).unwrap_or_default(),
-            );
+            let slots = (lead_timer, timer, *first.info, delay);
             (slots, (state, owed, waiting))
         };
         let lead = first.project().lead;
@@ -594,7 +605,7 @@ where
             } else {
                 others.push((info, Box::pin(fut), limit_timer.map(Box::pin)));
             }
-            match hedge.delay().filter(|_| started < policy.attempts()) {
+            match next_hedge_delay(&hedge, started, &policy) {
                 Some(delay) => {
                     hedge_delay = delay;
                     timer.set(Some(sleep(delay)));
@@ -651,18 +662,7 @@ where
             }
         }
         if let Some((outcome, info)) = ended {
-            let (outcome, cut) = match outcome {
-                Ok(outcome) => {
-                    if let (Some(h), Some(began)) = (histogram, info.began) {
-                        h.record(clock().saturating_duration_since(began));
-                    }
-                    (outcome, false)
-                }
-                Err(timed_out) => match &timeout {
-                    Some((_, make_error)) => (make_error(timed_out), info.deadline),
-                    None => continue,
-                },
-            };
+            let (outcome, cut) = ended_attempt(outcome, (&info, histogram, clock), &timeout);
             let verdict = hooks.verdict(&outcome);
             // The attempts still running are calls made too (`GiveUp::calls`, the trace's).
             let running = || u32::from(lead.is_some()).saturating_add(others.len() as u32);
