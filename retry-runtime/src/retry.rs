@@ -705,17 +705,9 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (NoGuard, NoGuard)> {
     #[cfg(feature = "tower")]
     pub(crate) fn first_succeeded<V, E>(&self)
     where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
         B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
     {
-        LoopState::<Result<V, E>>::new().succeeded_with(
-            &self.hooks,
-            self.name,
-            crate::sleep::tokio_now,
-        );
+        self.hooks
+            .first_try::<Result<V, E>>(crate::sleep::tokio_now, self.name);
     }
 }
