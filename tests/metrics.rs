@@ -304,3 +304,43 @@ fn the_breaker_and_the_throttle_report_their_refusals_and_states() {
         [throttled]
     );
 }
+
+/// The names and labels the README's table documents, spelled out: dashboards and alerts are
+/// written against these strings, so a renamed constant must fail here.
+#[test]
+fn the_metric_names_are_the_documented_ones() {
+    assert_eq!(names::RETRIES_TOTAL, "retry_jitter_retries_total");
+    assert_eq!(names::HEDGES_TOTAL, "retry_jitter_hedges_total");
+    assert_eq!(names::RECOVERED_TOTAL, "retry_jitter_recovered_total");
+    assert_eq!(names::GIVE_UPS_TOTAL, "retry_jitter_give_ups_total");
+    assert_eq!(
+        names::RETRY_DELAY_SECONDS,
+        "retry_jitter_retry_delay_seconds"
+    );
+    assert_eq!(names::THROTTLED_TOTAL, "retry_jitter_throttled_total");
+    assert_eq!(names::BREAKER_OPEN_TOTAL, "retry_jitter_breaker_open_total");
+    assert_eq!(names::BREAKER_STATE, "retry_jitter_breaker_state");
+    use retry_jitter::GiveUpReason::*;
+    let labels = [
+        Attempts,
+        Elapsed,
+        BudgetEmpty,
+        Stopped,
+        HintBeyondCap,
+        Throttled,
+        CircuitOpen,
+    ]
+    .map(|reason| reason.label());
+    assert_eq!(
+        labels,
+        [
+            "attempts",
+            "elapsed",
+            "budget_empty",
+            "stopped",
+            "hint_beyond_cap",
+            "throttled",
+            "circuit_open"
+        ]
+    );
+}

@@ -509,8 +509,9 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// while it is sent), then the trailers.
 struct Replay<B: Body> {
     prefix: VecDeque<Bytes>,
-    /// In a `Mutex` only to make the replay `Sync` (for `BoxBody`) whatever `B` is: it is
-    /// reached through `&mut` (`get_mut`), never locked.
+    /// In a `Mutex` only to make the replay `Sync` (for `BoxBody`) whatever `B` is: polling it
+    /// goes through `&mut` (`get_mut`); only `is_end_stream` and `size_hint`, which take
+    /// `&self`, lock it (uncontended: the replay has one owner).
     rest: Mutex<Option<B>>,
     trailers: Option<HeaderMap>,
     shared: Shared<B>,
@@ -720,8 +721,8 @@ pub trait Resume: Sized {
 
 pin_project_lite::pin_project! {
     /// The future of a [`RetryService`]: the first attempt's future itself, polled in place (a
-    /// first-attempt success allocates nothing of the retry machinery), and the boxed loop only
-    /// once it failed.
+    /// first-attempt success boxes no retry loop; a replayed HTTP body is still recorded as it
+    /// is sent), and the boxed loop only once it failed.
     pub struct ResponseFuture<T: Resume> {
         #[pin]
         state: State<T::Future, T::Response>,
