@@ -410,11 +410,8 @@ impl RetryState {
         B: Budget,
     {
         let budget = hooks.budget.get();
-        if let Some(budget) = budget {
-            if !budget.try_retry(self.clock) {
-                return Err(GiveUpReason::BudgetEmpty);
-            }
-            self.budget_retries += 1;
+        if !self.take_tokens(budget) {
+            return Err(GiveUpReason::BudgetEmpty);
         }
         // Owed from here on: should `notify` unwind, the tokens go back.
         let owed = Owed::taken(budget);
@@ -503,7 +500,8 @@ impl RetryState {
 
     /// Take one retry's tokens from `budget` for a hedge: `false` if there are not enough
     /// (no hedge then). Without a budget, always `true`.
-    pub(crate) fn take_tokens<S: SharedBudget>(&mut self, budget: Option<&S>) -> bool {
+    #[inline(always)]
+    pub(crate) fn take_tokens<S: SharedBudget + ?Sized>(&mut self, budget: Option<&S>) -> bool {
         match budget {
             Some(budget) if !budget.try_retry(self.clock) => false,
             Some(_) => {
