@@ -51,13 +51,28 @@ fn the_throttle_rejects_as_the_formula_says() {
 fn the_throttle_probability_is_the_formula() {
     let t = AdaptiveThrottle::new(2.0, Duration::from_secs(3600));
     for i in 0..1000 {
-        // Every attempt is admitted while nothing is rejected yet or the draw lets it through.
-        let _ = t.admit(sleep::now);
         t.answered(sleep::now, i < 100);
     }
-    // 1000 requests, 100 accepts: (1000 − 200) / 1001.
+    // 1000 requests answered, 100 accepted: (1000 − 200) / 1001.
+    assert_eq!(t.counts(sleep::now), (1000, 100));
     let p = t.rejection_probability(sleep::now);
     assert!((p - 800.0 / 1001.0).abs() < 1e-12, "{p}");
+    // An attempt let through counts for nothing until it is answered; one rejected counts as
+    // a request at once.
+    testing::seed_jitter(1);
+    let (mut admitted, mut rejected) = (0, 0);
+    for _ in 0..100 {
+        if t.admit(sleep::now) {
+            admitted += 1;
+        } else {
+            rejected += 1;
+        }
+    }
+    assert!(
+        admitted > 0 && rejected > 0,
+        "{admitted} admitted, {rejected} rejected"
+    );
+    assert_eq!(t.counts(sleep::now), (1000 + rejected, 100));
 }
 
 static THROTTLE_CALLS: AtomicU32 = AtomicU32::new(0);
@@ -237,7 +252,7 @@ fn eight_threads_lose_no_update() {
     // 8,000,000 calls, each counted once (one slot: the test runs in far less than an hour).
     assert_eq!(B.calls(sleep::now), (8_000_000, 0));
     assert_eq!(B.state(sleep::now), BreakerState::Closed);
-    assert_eq!(T.counts(sleep::now), (0, 8_000_000));
+    assert_eq!(T.counts(sleep::now), (8_000_000, 8_000_000));
     assert_eq!(T.rejection_probability(sleep::now), 0.0);
 }
 

@@ -11,13 +11,17 @@ use crate::policy::{rng, Clock};
 /// over the trailing `window` (Google's SRE book, ch. 21; gRPC's RLS throttler and Envoy's
 /// admission control use it).
 ///
-/// Every attempt asks first (the first, retries, hedges): `requests` counts each attempt asked
-/// for, rejected ones included; `accepts` counts the attempts the service answered — an `Ok`,
-/// or an error the classifier says [`Decision::Stop`](crate::Decision::Stop) to (a 4xx is an
-/// answer). A retryable error and a timeout are not. While the service answers, `requests`
-/// stays below `k · accepts` and nothing is rejected; when it answers nothing, the rejection
-/// probability climbs towards 1, and the client sheds its own load until answers come back.
-/// `k = 2` (the book's) lets through twice what is accepted.
+/// Every attempt asks first (the first, retries, hedges), and the counts are of *answers*, as
+/// gRPC's adaptive throttler keeps them: an attempt that ends with an answer from the service
+/// (an `Ok`, or an error the classifier says [`Decision::Stop`](crate::Decision::Stop) to: a
+/// 4xx is an answer) adds a request and an accept; one that ends retryable (an error to retry,
+/// a server hint, a timeout) adds a request alone; an attempt rejected here adds a request
+/// alone. An attempt still in flight counts for nothing, and so does one that ends without an
+/// answer because the caller dropped it (a losing hedge, the caller's own timeout). So while
+/// the service answers every call, `requests = accepts` and nothing is ever rejected, however
+/// many calls are in flight; when it answers nothing, the rejection probability climbs towards
+/// 1, and the client sheds its own load until answers come back. `k = 2` (the book's) lets
+/// through twice what is accepted.
 ///
 /// Lock-free (a ring of 16 atomic slots of `window / 16`), `const`-constructible, for a
 /// `static`; pass it as `throttle = &THROTTLE` or to [`Retry::throttle`](crate::Retry::throttle).
@@ -126,42 +130,50 @@ impl AdaptiveThrottle {
     }
 
     /// An attempt is about to be made: `false` if it is rejected (drawn with the crate's
-    /// jitter generator, which [`testing::seed_jitter`](crate::testing::seed_jitter) seeds). It
-    /// counts as a request either way.
+    /// jitter generator, which [`testing::seed_jitter`](crate::testing::seed_jitter) seeds). A
+    /// rejected attempt counts as a request; one let through counts for nothing until it ends
+    /// ([`answered`](AdaptiveThrottle::answered)).
     ///
     /// ```
     /// use retry_runtime::{sleep, AdaptiveThrottle};
     /// let t = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
     /// assert!(t.admit(sleep::now)); // nothing rejected yet: probability 0
+    /// assert_eq!(t.counts(sleep::now), (0, 0)); // in flight: not counted
     /// ```
     pub fn admit(&self, clock: Clock) -> bool {
         let nanos = self.counts.nanos(clock);
         let (requests, accepts) = self.counts.sums(nanos);
-        self.counts.add(nanos, 1, 0);
         let p = probability(requests, accepts, self.k);
         if p <= 0.0 {
             return true;
         }
         // A uniform draw in [0, 1): 53 random bits.
         let draw = rng::up_to((1 << 53) - 1) as f64 / (1u64 << 53) as f64;
-        draw >= p
+        if draw >= p {
+            return true;
+        }
+        self.counts.add(nanos, 1, 0);
+        false
     }
 
-    /// An attempt ended: `accepted` if the service answered it (an `Ok`, or an error
-    /// classified `Decision::Stop`).
+    /// An attempt that [`admit`](AdaptiveThrottle::admit) let through ended: a request, and
+    /// an accept if the service answered it (`accepted`: an `Ok`, or an error classified
+    /// `Decision::Stop`). An attempt dropped before its end (a losing hedge, a caller's own
+    /// timeout) is not reported at all.
     ///
     /// ```
     /// use retry_runtime::{sleep, AdaptiveThrottle};
     /// let t = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
     /// assert!(t.admit(sleep::now));
     /// t.answered(sleep::now, true);
-    /// assert_eq!(t.rejection_probability(sleep::now), 0.0);
+    /// assert!(t.admit(sleep::now));
+    /// t.answered(sleep::now, false);
+    /// assert_eq!(t.counts(sleep::now), (2, 1));
+    /// assert_eq!(t.rejection_probability(sleep::now), 0.0); // 2 − 2·1 ≤ 0
     /// ```
     pub fn answered(&self, clock: Clock, accepted: bool) {
-        if accepted {
-            let nanos = self.counts.nanos(clock);
-            self.counts.add(nanos, 0, 1);
-        }
+        let nanos = self.counts.nanos(clock);
+        self.counts.add(nanos, 1, u64::from(accepted));
     }
 }
 
