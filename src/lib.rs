@@ -243,8 +243,8 @@ pub use retry_runtime::tower;
 pub use retry_runtime::{
     either, hedge, sleep, testing, timeout, transient, AdaptiveThrottle, Backoff, BreakerState,
     CircuitBreaker, CircuitOpen, Classify, ClassifyOk, Decision, GiveUp, GiveUpReason, Jitter,
-    Notify, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, SharedBudget,
-    Throttled, TimedOut, Transient,
+    Notify, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, RetryTicket,
+    SharedBudget, Throttled, TimedOut, Transient,
 };
 
 pub mod hooks {

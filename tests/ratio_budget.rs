@@ -102,17 +102,19 @@ fn a_refund_gives_one_retry_back_and_a_success_changes_nothing() {
     for _ in 0..4 {
         b.begin(frozen);
     }
-    assert!(b.try_retry(frozen) && b.try_retry(frozen));
+    let ticket = b.take_retry(frozen).unwrap();
+    assert!(b.try_retry(frozen));
     assert!(!b.try_retry(frozen));
-    b.refund_retry();
+    b.refund(ticket);
     assert_eq!(b.available(frozen), 1);
     b.succeeded_after(0);
     b.succeeded_after(5);
     assert_eq!(b.available(frozen), 1);
-    // Nothing to give back: no retry in the window.
-    let empty = RatioBudget::new(0.5, 0, Duration::from_secs(10));
-    empty.refund_retry();
-    assert_eq!(empty.available(frozen), 0);
+    // A refund without its ticket cannot be placed, so it gives nothing back.
+    assert!(b.try_retry(frozen));
+    #[allow(deprecated)]
+    b.refund_retry();
+    assert_eq!(b.available(frozen), 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -165,36 +167,191 @@ async fn retries_that_leave_the_window_give_the_floor_back() {
     assert_eq!(drain(&b, tokio_now), 10);
 }
 
+/// Issue 27's low call rate: one call every 500 ms, ratio 0.5, window 10 s. After 31.5 s of
+/// healthy traffic the 20 calls of the last 10 s pay for 10 retries (the calls dated one in
+/// 64 to a stale reading paid for none).
 #[tokio::test(start_paused = true)]
-async fn calls_are_dated_at_the_clock_reading_before_them_never_later() {
-    let b = RatioBudget::new(1.0, 0, Duration::from_secs(16)); // 1 s slots
-                                                               // t = 0: the first call reads the clock; the other 9 are dated by the next reading, at
-                                                               // t = 5 s, to the one before them: t = 0.
-    for _ in 0..10 {
+async fn every_call_counts_in_the_slot_of_its_own_time_at_a_low_rate() {
+    let b = RatioBudget::new(0.5, 0, Duration::from_secs(10));
+    for _ in 0..63 {
         b.begin(tokio_now);
+        tokio::time::advance(Duration::from_millis(500)).await;
     }
-    tokio::time::advance(Duration::from_secs(5)).await;
+    b.begin(tokio_now); // t = 31.5 s
+                        // The window's 16 slots of 625 ms: [21.875 s, 31.5 s]: the calls of 22 s to 31.5 s.
     assert_eq!(b.available(tokio_now), 10);
-    // t = 5 s: 10 calls, dated at t = 15 s to the reading of t = 5 s.
-    for _ in 0..10 {
+    assert_eq!(drain(&b, tokio_now), 10);
+}
+
+/// One call an hour for a day of virtual time, window 2 h (slots of 7.5 min), ratio 1: after
+/// each call the window holds exactly that call and the one an hour before.
+#[tokio::test(start_paused = true)]
+async fn one_call_an_hour_for_a_day_is_counted_to_the_call() {
+    let b = RatioBudget::new(1.0, 0, Duration::from_secs(7_200));
+    for hour in 0..24u32 {
         b.begin(tokio_now);
+        assert_eq!(b.available(tokio_now), (hour + 1).min(2), "hour {hour}");
+        tokio::time::advance(Duration::from_secs(1_800)).await;
+        assert_eq!(b.available(tokio_now), (hour + 1).min(2), "hour {hour}:30");
+        tokio::time::advance(Duration::from_secs(1_800)).await;
     }
-    tokio::time::advance(Duration::from_secs(10)).await;
-    assert_eq!(b.available(tokio_now), 20);
-    tokio::time::advance(Duration::from_secs(1)).await; // t = 16 s: those of t = 0 leave
-    assert_eq!(b.available(tokio_now), 10);
-    tokio::time::advance(Duration::from_secs(5)).await; // t = 21 s: those of t = 5 s leave
+}
+
+// tower's `TpsBudget` tests (tower/src/retry/budget/tps_budget.rs), ported: `deposit` is a
+// call's `begin`, `withdraw` a retry; tower's window is its `ttl`.
+
+#[test]
+fn tower_tps_empty() {
+    let b = RatioBudget::new(1.0, 0, Duration::from_secs(1));
+    assert!(!b.try_retry(frozen));
+}
+
+#[tokio::test(start_paused = true)]
+async fn tower_tps_leaky() {
+    let b = RatioBudget::new(1.0, 0, Duration::from_secs(1));
+    b.begin(tokio_now);
+    tokio::time::advance(Duration::from_secs(3)).await;
+    assert!(!b.try_retry(tokio_now));
+}
+
+#[tokio::test(start_paused = true)]
+async fn tower_tps_slots() {
+    let b = RatioBudget::new(0.5, 0, Duration::from_secs(1));
+    b.begin(tokio_now);
+    b.begin(tokio_now);
+    tokio::time::advance(Duration::from_millis(901)).await;
+    // 900 ms later, the deposits are still valid.
+    assert!(b.try_retry(tokio_now));
+    // A blank slate.
+    tokio::time::advance(Duration::from_millis(2_001)).await;
+    b.begin(tokio_now);
+    tokio::time::advance(Duration::from_millis(301)).await;
+    b.begin(tokio_now);
+    tokio::time::advance(Duration::from_millis(801)).await;
+    b.begin(tokio_now);
+    // The first deposit has expired, the second is still valid and makes one retry with the
+    // third.
+    assert!(b.try_retry(tokio_now));
+    assert!(!b.try_retry(tokio_now));
+}
+
+#[test]
+fn tower_tps_reserve() {
+    let b = RatioBudget::new(1.0, 5, Duration::from_secs(1));
+    for _ in 0..5 {
+        assert!(b.try_retry(frozen));
+    }
+    assert!(!b.try_retry(frozen));
+}
+
+/// Issue 27's late refund, on the budget itself: ratio 1, no floor, window 16 s. 8 calls
+/// take 8 retries at t = 0 that wait; 8 more take 8 that run at t = 8 s; the first 8 are
+/// refunded at t = 16.5 s, after their slot left the window. The refunds are dropped: the
+/// window holds 8 calls and 8 retries, and grants nothing more.
+#[tokio::test(start_paused = true)]
+async fn a_refund_after_its_slot_left_the_window_is_dropped() {
+    let b = RatioBudget::new(1.0, 0, Duration::from_secs(16));
+    let waiting: Vec<_> = (0..8)
+        .map(|_| {
+            b.begin(tokio_now);
+            b.take_retry(tokio_now).unwrap()
+        })
+        .collect();
+    tokio::time::advance(Duration::from_secs(8)).await;
+    for _ in 0..8 {
+        b.begin(tokio_now);
+        assert!(b.try_retry(tokio_now));
+    }
+    tokio::time::advance(Duration::from_millis(8_500)).await;
     assert_eq!(b.available(tokio_now), 0);
-    // t = 30 s, after a silence: 10 calls, dated at t = 35 s to the last reading, t = 21 s,
-    // the earliest they can have been made. So they leave at 37 s, not 46 s: early, never late.
-    tokio::time::advance(Duration::from_secs(9)).await;
-    for _ in 0..10 {
-        b.begin(tokio_now);
+    for ticket in waiting {
+        b.refund(ticket);
     }
-    tokio::time::advance(Duration::from_secs(5)).await;
-    assert_eq!(b.available(tokio_now), 10);
-    tokio::time::advance(Duration::from_secs(2)).await;
     assert_eq!(b.available(tokio_now), 0);
+    // A refund while its slot is in the window goes back to that slot, and leaves with it.
+    b.begin(tokio_now);
+    let ticket = b.take_retry(tokio_now).unwrap();
+    b.refund(ticket);
+    assert_eq!(b.available(tokio_now), 1);
+    tokio::time::advance(Duration::from_secs(8)).await; // t = 24.5 s: t = 8 s has left
+    assert_eq!(b.available(tokio_now), 1);
+    tokio::time::advance(Duration::from_secs(8)).await; // t = 32.5 s: so has t = 16.5 s
+    assert_eq!(b.available(tokio_now), 0);
+}
+
+/// The same through the closure API: the first 8 callers' retries wait on a 20 s server hint
+/// and are dropped (the callers' own timeout) at t = 16.5 s; the next 8 callers' retries at
+/// t = 8 s run and fail with an 8.6 s hint. Their second retries, at t = 16.6 s, are over the
+/// ratio (the window holds their 8 calls and 8 retries) and refused: the service sees 8 + 16
+/// calls, not the 8 + 24 the dropped refunds paid for when they were taken from the retries
+/// of t = 8 s (issue 27).
+#[tokio::test(start_paused = true)]
+async fn through_the_loop_a_dropped_retry_after_its_slot_left_pays_for_nothing() {
+    use retry_jitter::{Decision, GiveUpReason, Policy, Retry};
+    use std::sync::{Arc, Mutex};
+    static B: RatioBudget = RatioBudget::new(1.0, 0, Duration::from_secs(16));
+    let gave_up = Arc::new(Mutex::new(Vec::new()));
+    let retry = || {
+        let gave_up = Arc::clone(&gave_up);
+        Retry::new(
+            Policy::new()
+                .with_attempts(3)
+                .with_base(Duration::ZERO)
+                .with_cap(Duration::from_secs(60)),
+        )
+        .on(|e: &(u32, Duration)| Decision::RetryAfter(e.1))
+        .give_up(move |_: &(u32, Duration), g: &retry_jitter::GiveUp| {
+            gave_up.lock().unwrap().push(g.reason)
+        })
+        .budget(&B)
+    };
+    let first_calls = Arc::new(AtomicU64::new(0));
+    let second_calls = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let calls = Arc::clone(&first_calls);
+        let r = retry();
+        tasks.push(tokio::spawn(async move {
+            let call = r.call_async(|| {
+                calls.fetch_add(1, Ordering::Relaxed);
+                async { Err::<(), _>((0, Duration::from_secs(20))) }
+            });
+            let _ = tokio::time::timeout(Duration::from_millis(16_500), call).await;
+        }));
+    }
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    for _ in 0..8 {
+        let calls = Arc::clone(&second_calls);
+        let r = retry();
+        tasks.push(tokio::spawn(async move {
+            let gave_up = r
+                .call_async(|| {
+                    let n = calls.fetch_add(1, Ordering::Relaxed);
+                    async move {
+                        // The first attempts ask to come back at once, the retries in 8.6 s.
+                        let hint = if n < 8 { 0 } else { 8_600 };
+                        Err::<(), _>((1, Duration::from_millis(hint)))
+                    }
+                })
+                .await;
+            assert!(gave_up.is_err());
+        }));
+    }
+    // t = 16.2 s: the budget is read (another caller's call, a dashboard), so the slot of
+    // t = 0 has been emptied, its retries given back, when the first callers are dropped.
+    tokio::time::sleep(Duration::from_millis(8_200)).await;
+    assert_eq!(B.available(tokio_now), 0);
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(first_calls.load(Ordering::Relaxed), 8);
+    assert_eq!(
+        second_calls.load(Ordering::Relaxed),
+        16,
+        "8 calls, 8 retries"
+    );
+    let reasons = gave_up.lock().unwrap().clone();
+    assert_eq!(reasons, vec![GiveUpReason::BudgetEmpty; 8]);
 }
 
 static READS: AtomicUsize = AtomicUsize::new(0);
@@ -205,13 +362,13 @@ fn counted() -> Instant {
 }
 
 #[test]
-fn one_call_in_64_reads_the_clock_and_a_success_none() {
+fn every_call_reads_the_clock_once_and_a_success_never() {
     let b = RatioBudget::new(0.2, 0, Duration::from_secs(10));
     for _ in 0..640 {
         b.begin(counted);
         b.succeeded_after(0);
     }
-    assert_eq!(READS.load(Ordering::Relaxed), 10);
+    assert_eq!(READS.load(Ordering::Relaxed), 640);
     assert_eq!(b.available(frozen), 128);
 }
 
@@ -226,6 +383,7 @@ fn eight_threads_of_a_million_operations_conserve_retries_exactly() {
             let (begun, granted, refunded) = (&begun, &granted, &refunded);
             s.spawn(move || {
                 let (mut b, mut g, mut r) = (0, 0, 0);
+                let mut held = Vec::new();
                 for i in 0..OPS {
                     // Per 10 operations: 5 calls, 4 retries asked (more than 60% of 5 can
                     // pay for), and one of the granted retries given back.
@@ -234,12 +392,13 @@ fn eight_threads_of_a_million_operations_conserve_retries_exactly() {
                             BUDGET.begin(frozen);
                             b += 1;
                         }
-                        5 if g > r => {
-                            BUDGET.refund_retry();
+                        5 if !held.is_empty() => {
+                            BUDGET.refund(held.pop().unwrap());
                             r += 1;
                         }
                         _ => {
-                            if BUDGET.try_retry(frozen) {
+                            if let Some(ticket) = BUDGET.take_retry(frozen) {
+                                held.push(ticket);
                                 g += 1;
                             }
                         }

@@ -68,7 +68,7 @@ pub mod __private;
 
 pub use fleet::{
     AdaptiveThrottle, Admission, BreakerState, Budget, CircuitBreaker, CircuitOpen, NoBudget,
-    RatioBudget, RetryBudget, SharedBudget, Throttled,
+    RatioBudget, RetryBudget, RetryTicket, SharedBudget, Throttled,
 };
 pub use policy::transient::{either, transient, Transient};
 pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};

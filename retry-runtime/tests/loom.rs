@@ -239,12 +239,12 @@ fn ratio_budget_refunds_race_takes_and_lose_nothing() {
         let budget = Arc::new(RatioBudget::new(0.0, 1, std::time::Duration::from_secs(1)));
         let cancelled = {
             let b = Arc::clone(&budget);
-            thread::spawn(move || {
-                let took = b.try_retry(frozen);
-                if took {
-                    b.refund_retry();
+            thread::spawn(move || match b.take_retry(frozen) {
+                Some(ticket) => {
+                    b.refund(ticket);
+                    true
                 }
-                took
+                None => false,
             })
         };
         let take = budget.try_retry(frozen);
@@ -254,4 +254,63 @@ fn ratio_budget_refunds_race_takes_and_lose_nothing() {
         TAKE_AFTER_REFUND.fetch_or(a && take, Relaxed);
     });
     assert!(TAKE_AFTER_REFUND.load(Relaxed));
+}
+
+/// Where the moving clock of the refund models stands, in milliseconds after `frozen()`.
+static AT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// `frozen()` moved on by `AT_MS`: set between the steps of a model, never while its threads
+/// run (loom does not see it).
+fn moving() -> std::time::Instant {
+    frozen() + std::time::Duration::from_millis(AT_MS.load(Relaxed))
+}
+
+/// 16.5 s after `frozen()`: a thread whose clock reading is past the others'.
+fn late() -> std::time::Instant {
+    frozen() + std::time::Duration::from_millis(16_500)
+}
+
+/// `RatioBudget`'s refund rule: a retry taken at t = 0 and given back once its slot has left
+/// the window (or while a take empties that slot) gives nothing back, so the retries taken
+/// at t = 8 s keep the window at its ratio: a take at t = 16.5 s is refused in every
+/// interleaving, and nothing is left.
+#[test]
+fn ratio_budget_drops_a_refund_whose_slot_left_the_window() {
+    use retry_runtime::RatioBudget;
+    static REFUND_FIRST: AtomicBool = AtomicBool::new(false);
+    static REFUND_LATE: AtomicBool = AtomicBool::new(false);
+    for late_refund in [false, true] {
+        loom::model(move || {
+            // Ratio 1, no floor, 1 s slots.
+            let budget = Arc::new(RatioBudget::new(1.0, 0, std::time::Duration::from_secs(16)));
+            AT_MS.store(0, Relaxed);
+            budget.begin(moving);
+            let held = budget
+                .take_retry(moving)
+                .expect("one call pays for one retry");
+            AT_MS.store(8_000, Relaxed);
+            budget.begin(moving);
+            assert!(budget.take_retry(moving).is_some());
+            if late_refund {
+                // The clock has moved past t = 0's slot before the refund: it must be dropped.
+                AT_MS.store(16_500, Relaxed);
+                assert_eq!(budget.available(moving), 0);
+            }
+            let refund = {
+                let b = Arc::clone(&budget);
+                thread::spawn(move || b.refund(held))
+            };
+            // Concurrently, a take at t = 16.5 s (which empties t = 0's slot).
+            let took = budget.take_retry(late);
+            refund.join().unwrap();
+            assert!(took.is_none(), "a retry over the ratio was granted");
+            assert_eq!(budget.available(late), 0);
+            if late_refund {
+                REFUND_LATE.store(true, Relaxed);
+            } else {
+                REFUND_FIRST.store(true, Relaxed);
+            }
+        });
+    }
+    assert!(REFUND_FIRST.load(Relaxed) && REFUND_LATE.load(Relaxed));
 }

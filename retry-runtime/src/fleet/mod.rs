@@ -45,8 +45,10 @@ use crate::policy::Clock;
 /// assert_eq!((r, calls), (Err("down"), 2)); // one retry, then the quota is spent
 /// ```
 pub trait SharedBudget: Sync {
-    /// A call begins: its first attempt is made (a budget shaped as a share of the calls made
-    /// counts it here). Default: nothing.
+    /// A call's first attempt was made (a budget shaped as a share of the calls made counts
+    /// it here). The loops call it as the first attempt ends, before any retry is asked for:
+    /// a call still in its first attempt has paid nothing yet, and one dropped then asks for
+    /// no retry. Default: nothing.
     #[inline(always)]
     fn begin(&self, clock: Clock) {
         let _ = clock;
@@ -57,11 +59,56 @@ pub trait SharedBudget: Sync {
     /// A retry that [`try_retry`](SharedBudget::try_retry) granted never ran (the future
     /// dropped during the wait, a hook panicked, the deadline came first): give it back.
     fn refund_retry(&self);
+    /// What the retry loops call to take a retry's share: [`try_retry`](SharedBudget::try_retry),
+    /// with a ticket that [`refund`](SharedBudget::refund) is handed should the retry not run.
+    /// Default: `try_retry`, and a ticket that names nothing. A budget whose shares leave it
+    /// over time ([`RatioBudget`]) puts in the ticket where the share was taken.
+    #[inline(always)]
+    fn take_retry(&self, clock: Clock) -> Option<RetryTicket> {
+        self.try_retry(clock).then_some(RetryTicket::NONE)
+    }
+    /// What the retry loops call to give back a share [`take_retry`](SharedBudget::take_retry)
+    /// granted to a retry that never ran. Default: [`refund_retry`](SharedBudget::refund_retry).
+    #[inline(always)]
+    fn refund(&self, ticket: RetryTicket) {
+        let _ = ticket;
+        self.refund_retry();
+    }
     /// A call succeeded after `retries` granted retries (`0`: at its first attempt). Default:
     /// nothing.
     #[inline(always)]
     fn succeeded_after(&self, retries: u32) {
         let _ = retries;
+    }
+}
+
+/// Which share of a budget one granted retry took, for [`SharedBudget::refund`] to give it
+/// back to: [`RatioBudget`]'s names the slot of its window the retry was counted in.
+///
+/// ```
+/// use retry_runtime::{sleep, RatioBudget};
+/// let b = RatioBudget::new(0.0, 1, std::time::Duration::from_secs(1));
+/// let ticket = b.take_retry(sleep::now).unwrap();
+/// b.refund(ticket);
+/// assert_eq!(b.available(sleep::now), 1);
+/// ```
+///
+/// Not `Clone`: a refund consumes it, so one retry's share is given back once at most.
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct RetryTicket(u64);
+
+impl RetryTicket {
+    /// The ticket of a budget that keeps no account of where a share was taken.
+    pub const NONE: RetryTicket = RetryTicket(u64::MAX);
+
+    /// A ticket for slot `slot`.
+    pub(crate) const fn new(slot: u64) -> Self {
+        RetryTicket(slot)
+    }
+
+    /// The slot it names.
+    pub(crate) const fn slot(&self) -> u64 {
+        self.0
     }
 }
 
@@ -74,9 +121,16 @@ impl SharedBudget for RatioBudget {
     fn try_retry(&self, clock: Clock) -> bool {
         RatioBudget::try_retry(self, clock)
     }
+    /// Without its ticket, nothing can be given back (see [`RatioBudget::refund`]).
     #[inline(always)]
-    fn refund_retry(&self) {
-        RatioBudget::refund_retry(self);
+    fn refund_retry(&self) {}
+    #[inline(always)]
+    fn take_retry(&self, clock: Clock) -> Option<RetryTicket> {
+        RatioBudget::take_retry(self, clock)
+    }
+    #[inline(always)]
+    fn refund(&self, ticket: RetryTicket) {
+        RatioBudget::refund(self, ticket);
     }
 }
 
@@ -140,13 +194,14 @@ impl Budget for NoBudget {
 /// dropped during the wait, a hook unwinding, the deadline reached) unless [`Owed::spend`]
 /// says the retry runs.
 #[derive(Default)]
-pub struct Owed<'b>(Option<&'b dyn SharedBudget>);
+pub struct Owed<'b>(Option<(&'b dyn SharedBudget, RetryTicket)>);
 
 impl<'b> Owed<'b> {
-    /// What was just taken from `budget` for one retry (nothing without a budget).
+    /// What was just taken from `budget` for one retry, as `ticket` names it (nothing
+    /// without a budget).
     #[inline(always)]
-    pub(crate) fn taken<S: SharedBudget>(budget: Option<&'b S>) -> Self {
-        Owed(budget.map(|b| b as &dyn SharedBudget))
+    pub(crate) fn taken<S: SharedBudget>(budget: Option<&'b S>, ticket: RetryTicket) -> Self {
+        Owed(budget.map(|b| (b as &dyn SharedBudget, ticket)))
     }
 
     /// The retry runs: its share is spent.
@@ -159,8 +214,8 @@ impl<'b> Owed<'b> {
 impl Drop for Owed<'_> {
     #[inline(always)]
     fn drop(&mut self) {
-        if let Some(budget) = self.0.take() {
-            budget.refund_retry();
+        if let Some((budget, ticket)) = self.0.take() {
+            budget.refund(ticket);
         }
     }
 }

@@ -11,17 +11,15 @@
 //! slots in the window. A retry is granted by a compare-and-swap on it that never takes it
 //! below zero, so two threads can never both take the last retry.
 //!
-//! A first attempt ([`RatioBudget::begin`]) is one relaxed atomic add on a counter of calls
-//! begun; it reads no clock. The calls begun are *dated* (moved into a slot) by the next clock
-//! reading: every [`RatioBudget::try_retry`] and [`RatioBudget::available`], and one
-//! `begin` in 64, the first one included. They are dated to the clock reading before them, the
-//! earliest time they can have been made, so a call leaves the window at the latest when it
-//! should, and the budget never grants more than the ratio allows.
+//! Every first attempt ([`RatioBudget::begin`]) reads the clock and is counted in the slot of
+//! its own time, so it leaves the window exactly when it should at any call rate (one call an
+//! hour included): a clock reading, a compare-and-swap on its slot and an add to the balance.
+//! A granted retry comes with a [`RetryTicket`] naming its slot; a refund
+//! ([`RatioBudget::refund`]) gives the share back to that slot while the slot is in the
+//! window, and is dropped once the slot has left it (the slot's retries were given back then).
 
 use core::fmt;
 use core::time::Duration;
-use std::sync::OnceLock;
-use std::time::Instant;
 
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
@@ -30,15 +28,13 @@ use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
+use super::window::{SlotClock, SLOTS};
+use super::RetryTicket;
 use crate::policy::Clock;
 
-/// The slots the window is cut into.
-const SLOTS: usize = 16;
 /// What one retry costs in the balance: the ratio is counted in millionths, so that 0.6 is
 /// 600,000 of them, exactly 60%.
 const UNIT: i64 = 1_000_000;
-/// One `begin` in this many reads the clock to date the calls begun since the last reading.
-const DATE_EVERY: u64 = 64;
 /// The largest ratio.
 const MAX_RATIO: f64 = 10.0;
 /// The floor is kept below this (in millionths of a retry), so the balance never overflows.
@@ -56,13 +52,17 @@ const MAX_FLOOR: u128 = 1 << 60;
 /// - **Exact**: the ratio is counted in millionths (`0.6` is 60%, not the 100% that truncating
 ///   `1 / 0.6` to a whole number of calls per retry would give), and over a window the retries
 ///   granted to callers asking for more are exactly
-///   `floor(ratio × first attempts + min_per_sec × window_secs)`, however many threads ask.
+///   `floor(ratio × first attempts + min_per_sec × window_secs)`, however many threads ask and
+///   at any call rate.
 /// - **Window**: cut into 16 slots of `window / 16`: a call or retry counts from its slot until
-///   16 slots later, for between 15/16 of the window and the whole window. The first attempts
-///   are dated without reading the clock for each (see [`begin`](RatioBudget::begin)): to the
-///   clock reading before them, so they may leave the window up to 64 calls early, never late.
-/// - **Cheap on success**: a first attempt is one relaxed atomic add, and one in 64 reads the
-///   clock; a success is nothing.
+///   16 slots later, for between 15/16 of the window and the whole window. Each call is counted
+///   in the slot of its own clock reading.
+/// - **Refunds**: a retry granted but never made (its future dropped during the wait, the
+///   deadline first) gives its share back to the slot it was taken in, through its
+///   [`RetryTicket`]; once that slot has left the window the refund is dropped. So no sequence
+///   of takes, refunds and clock jumps grants more than the ratio allows over any window.
+/// - **Cheap on success**: a first attempt is one clock reading, a compare-and-swap on its
+///   slot and one atomic add, lock-free; a success is nothing.
 ///
 /// `const`-constructible, so it lives in a `static`:
 ///
@@ -86,23 +86,15 @@ pub struct RatioBudget {
     per_call: i64,
     min_per_sec: u32,
     window: Duration,
-    /// A slot's length.
-    slot_nanos: u64,
-    /// The first clock reading: slots are numbered from it.
-    origin: OnceLock<Instant>,
-    /// First attempts made, ever.
-    begun: AtomicU64,
-    /// First attempts moved into a slot, ever.
-    dated: AtomicU64,
-    /// 1 + the slot of the latest clock reading that dated first attempts (0: none yet).
-    dated_at: AtomicU64,
+    /// The slots' time line.
+    clock: SlotClock,
     /// The latest slot the clock reached: every slot older than `head - 15` has been emptied.
     head: AtomicU64,
     /// `ratio × first attempts + floor − retries` in the window, in millionths of a retry.
     balance: AtomicI64,
-    /// Per slot, its number (low 32 bits) and the first attempts dated in it.
+    /// Per slot, its number (low 32 bits) and the first attempts made in it.
     calls: [AtomicU64; SLOTS],
-    /// Per slot, its number and the retries granted in it.
+    /// Per slot, its number and the retries granted in it (and not given back).
     retries: [AtomicU64; SLOTS],
 }
 
@@ -158,16 +150,12 @@ impl RatioBudget {
     #[must_use]
     #[cfg(not(loom))]
     pub const fn new(ratio: f64, min_per_sec: u32, window: Duration) -> Self {
-        let (per_call, floor, slot_nanos) = Self::shape(ratio, min_per_sec, window);
+        let (per_call, floor) = Self::shape(ratio, min_per_sec, window);
         RatioBudget {
             per_call,
             min_per_sec,
             window,
-            slot_nanos,
-            origin: OnceLock::new(),
-            begun: AtomicU64::new(0),
-            dated: AtomicU64::new(0),
-            dated_at: AtomicU64::new(0),
+            clock: SlotClock::new(window),
             head: AtomicU64::new(0),
             balance: AtomicI64::new(floor),
             calls: [const { AtomicU64::new(0) }; SLOTS],
@@ -179,16 +167,12 @@ impl RatioBudget {
     #[must_use]
     #[cfg(loom)]
     pub fn new(ratio: f64, min_per_sec: u32, window: Duration) -> Self {
-        let (per_call, floor, slot_nanos) = Self::shape(ratio, min_per_sec, window);
+        let (per_call, floor) = Self::shape(ratio, min_per_sec, window);
         RatioBudget {
             per_call,
             min_per_sec,
             window,
-            slot_nanos,
-            origin: OnceLock::new(),
-            begun: AtomicU64::new(0),
-            dated: AtomicU64::new(0),
-            dated_at: AtomicU64::new(0),
+            clock: SlotClock::new(window),
             head: AtomicU64::new(0),
             balance: AtomicI64::new(floor),
             calls: core::array::from_fn(|_| AtomicU64::new(0)),
@@ -196,9 +180,9 @@ impl RatioBudget {
         }
     }
 
-    /// The arguments checked and turned into the ratio in millionths, the floor in millionths
-    /// of a retry, and a slot's length.
-    const fn shape(ratio: f64, min_per_sec: u32, window: Duration) -> (i64, i64, u64) {
+    /// The arguments checked and turned into the ratio in millionths and the floor in
+    /// millionths of a retry.
+    const fn shape(ratio: f64, min_per_sec: u32, window: Duration) -> (i64, i64) {
         // `!(a && b)` rather than `a || b`: NaN fails both comparisons.
         if !(ratio >= 0.0 && ratio <= MAX_RATIO) {
             panic!("RatioBudget::new: the ratio must be in 0.0..=10.0 (not negative, not NaN)");
@@ -207,19 +191,12 @@ impl RatioBudget {
             panic!("RatioBudget::new: the window must be longer than zero");
         }
         let per_call = (ratio * UNIT as f64 + 0.5) as i64;
-        let nanos = window.as_nanos();
         // min_per_sec × window_secs retries, in millionths: min × nanos / 1,000.
-        let mut floor = min_per_sec as u128 * nanos / 1_000;
+        let mut floor = min_per_sec as u128 * window.as_nanos() / 1_000;
         if floor > MAX_FLOOR {
             floor = MAX_FLOOR;
         }
-        let mut slot = nanos / SLOTS as u128;
-        if slot == 0 {
-            slot = 1;
-        } else if slot > u64::MAX as u128 {
-            slot = u64::MAX as u128;
-        }
-        (per_call, floor as i64, slot as u64)
+        (per_call, floor as i64)
     }
 
     /// The share of the first attempts that may be retried, to the millionth.
@@ -264,13 +241,12 @@ impl RatioBudget {
     /// assert_eq!(b.granularity(), Duration::from_millis(625));
     /// ```
     pub const fn granularity(&self) -> Duration {
-        Duration::from_nanos(self.slot_nanos)
+        Duration::from_nanos(self.clock.slot_nanos())
     }
 
-    /// A call makes its first attempt: it adds `ratio` of a retry to the budget.
-    ///
-    /// One relaxed atomic add; one call in 64 (the first one included) also reads `clock` to
-    /// date the calls begun since the last reading (see the type's documentation).
+    /// A call made its first attempt: it adds `ratio` of a retry to the budget, counted in
+    /// the slot of `clock`'s reading now, and leaving the window with it. (The retry loops
+    /// call this as a call's first attempt ends.)
     ///
     /// ```
     /// use retry_runtime::{sleep, RatioBudget};
@@ -282,14 +258,17 @@ impl RatioBudget {
     /// ```
     #[inline]
     pub fn begin(&self, clock: Clock) {
-        let n = self.begun.fetch_add(1, Ordering::Relaxed);
-        if n % DATE_EVERY == 0 {
-            self.refresh(clock);
+        let slot = self.refresh(clock);
+        let counted = self.add(Ring::Calls, slot, 1);
+        if counted > 0 {
+            self.balance.fetch_add(self.per_call, Ordering::AcqRel);
         }
     }
 
     /// Take one retry's (or hedge's) share: `false`, taking nothing, when the retries in the
-    /// window already reach `ratio ×` its first attempts plus the floor.
+    /// window already reach `ratio ×` its first attempts plus the floor. A share taken here is
+    /// never given back; [`take_retry`](RatioBudget::take_retry) gives the ticket a refund
+    /// needs.
     ///
     /// ```
     /// use retry_runtime::{sleep, RatioBudget};
@@ -300,69 +279,105 @@ impl RatioBudget {
     /// assert!(!b.try_retry(sleep::now));
     /// ```
     pub fn try_retry(&self, clock: Clock) -> bool {
+        self.take_retry(clock).is_some()
+    }
+
+    /// Take one retry's (or hedge's) share, as [`try_retry`](RatioBudget::try_retry) does:
+    /// `None` when the budget is spent, else the ticket that names the slot it was taken in,
+    /// for [`refund`](RatioBudget::refund) should the retry not run.
+    ///
+    /// ```
+    /// use retry_runtime::{sleep, RatioBudget};
+    /// use std::time::Duration;
+    /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(1)); // the floor alone: 1
+    /// let ticket = b.take_retry(sleep::now).unwrap();
+    /// assert!(b.take_retry(sleep::now).is_none());
+    /// b.refund(ticket);
+    /// assert_eq!(b.available(sleep::now), 1);
+    /// ```
+    pub fn take_retry(&self, clock: Clock) -> Option<RetryTicket> {
         let slot = self.refresh(clock);
-        let took = self
-            .balance
+        self.balance
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| {
                 (b >= UNIT).then(|| b - UNIT)
             })
-            .is_ok();
-        if !took {
-            return false;
-        }
+            .ok()?;
         if self.add(Ring::Retries, slot, 1) == 1 {
-            true
+            Some(RetryTicket::new(slot))
         } else {
             // This thread's slot left the window while it was taking (it slept longer than
             // the window), or the slot's count is full: the retry is not made.
             self.balance.fetch_add(UNIT, Ordering::AcqRel);
-            false
+            None
         }
     }
 
-    /// A retry that took its share did not run after all (its future was dropped during the
-    /// wait, a hook panicked, the deadline came first): give it back. Reads no clock.
+    /// A retry that [`take_retry`](RatioBudget::take_retry) granted did not run after all
+    /// (its future was dropped during the wait, a hook panicked, the deadline came first):
+    /// give its share back to the slot it was taken in, if that slot is still in the window.
+    /// A refund that comes after the slot left the window is dropped: the slot's retries were
+    /// given back as it left, and giving this one back again would grant a retry the ratio
+    /// does not allow. Reads no clock. The retry loops here do this by themselves.
     ///
-    /// The retry given back is the oldest one still in the window: exact when that is the
-    /// one that did not run (or when they are in the same slot), and otherwise stricter than
-    /// exact, by one retry, until the oldest one's slot leaves the window. A retry whose slot
-    /// already left the window has nothing left to give back; then a younger one's is.
+    /// ```
+    /// use retry_runtime::{sleep, RatioBudget};
+    /// use std::time::Duration;
+    /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(1));
+    /// let ticket = b.take_retry(sleep::now).unwrap();
+    /// assert_eq!(b.available(sleep::now), 0);
+    /// b.refund(ticket);
+    /// assert_eq!(b.available(sleep::now), 1);
+    /// ```
+    pub fn refund(&self, ticket: RetryTicket) {
+        let number = ticket.slot();
+        // Every slot before `head - 15` has left the window (or is leaving it now: the
+        // thread that moved `head` empties it next, and the tag check below then fails).
+        if number.saturating_add(SLOTS as u64) <= self.head.load(Ordering::Acquire) {
+            return;
+        }
+        let slot = self.ring(Ring::Retries, number);
+        let tag = number as u32;
+        let mut word = slot.load(Ordering::Acquire);
+        loop {
+            let (t, count) = unpack(word);
+            if t != tag || count == 0 {
+                return;
+            }
+            match slot.compare_exchange_weak(
+                word,
+                pack(tag, count - 1),
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => {
+                    self.balance.fetch_add(UNIT, Ordering::AcqRel);
+                    return;
+                }
+                Err(now) => word = now,
+            }
+        }
+    }
+
+    /// A refund without its ticket gives nothing back: a ratio budget can only give a share
+    /// back to the slot it was taken in, and only while that slot is in the window (a share
+    /// given back to another slot could outlive its own and grant more than the ratio). Use
+    /// [`take_retry`](RatioBudget::take_retry) and [`refund`](RatioBudget::refund); the retry
+    /// loops do.
     ///
     /// ```
     /// use retry_runtime::{sleep, RatioBudget};
     /// use std::time::Duration;
     /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(1));
     /// assert!(b.try_retry(sleep::now));
-    /// assert_eq!(b.available(sleep::now), 0);
+    /// # #[allow(deprecated)]
     /// b.refund_retry();
-    /// assert_eq!(b.available(sleep::now), 1);
+    /// assert_eq!(b.available(sleep::now), 0);
     /// ```
-    pub fn refund_retry(&self) {
-        let head = self.head.load(Ordering::Acquire);
-        for number in head.saturating_sub(SLOTS as u64 - 1)..=head {
-            let slot = &self.retries[number as usize % SLOTS];
-            let tag = number as u32;
-            let mut word = slot.load(Ordering::Acquire);
-            loop {
-                let (t, count) = unpack(word);
-                if t != tag || count == 0 {
-                    break;
-                }
-                match slot.compare_exchange_weak(
-                    word,
-                    pack(tag, count - 1),
-                    Ordering::AcqRel,
-                    Ordering::Acquire,
-                ) {
-                    Ok(_) => {
-                        self.balance.fetch_add(UNIT, Ordering::AcqRel);
-                        return;
-                    }
-                    Err(now) => word = now,
-                }
-            }
-        }
-    }
+    #[deprecated(
+        note = "a refund needs the slot its retry was taken in: use `take_retry` and \
+                         `refund(ticket)`"
+    )]
+    pub fn refund_retry(&self) {}
 
     /// A call succeeded after `retries` retries (0: at its first attempt). Nothing to do: a
     /// ratio budget counts calls when they begin and retries when they are taken, whatever
@@ -397,19 +412,19 @@ impl RatioBudget {
         u32::try_from(retries).unwrap_or(u32::MAX)
     }
 
-    /// Read the clock: empty the slots it has left behind, date the calls begun since the last
-    /// reading, and return the slot it is in.
+    /// Read the clock: empty the slots it has left behind, and return the slot it is in.
+    #[inline]
     fn refresh(&self, clock: Clock) -> u64 {
-        let now = clock();
-        let origin = *self.origin.get_or_init(|| now);
-        let nanos = now.saturating_duration_since(origin).as_nanos() / u128::from(self.slot_nanos);
-        let slot = u64::try_from(nanos).unwrap_or(u64::MAX);
-        self.sweep(slot);
-        self.date(slot);
+        let slot = self.clock.slot_of(self.clock.nanos(clock));
+        if slot > self.head.load(Ordering::Acquire) {
+            self.sweep(slot);
+        }
         slot
     }
 
     /// The clock is in slot `now`: empty every slot it left behind since the last reading.
+    #[cold]
+    #[inline(never)]
     fn sweep(&self, now: u64) {
         let head = self.head.fetch_max(now, Ordering::AcqRel);
         if head >= now {
@@ -459,6 +474,7 @@ impl RatioBudget {
 
     /// Count `n` in slot `number` of `ring`: how many were counted (0 if that slot has left
     /// the window, fewer than `n` if its count is full).
+    #[inline]
     fn add(&self, ring: Ring, number: u64, n: u32) -> u32 {
         let slot = self.ring(ring, number);
         let tag = number as u32;
@@ -502,28 +518,6 @@ impl RatioBudget {
         };
     }
 
-    /// Move the first attempts begun since the last dating into a slot: the one of the clock
-    /// reading before them, the earliest they can have been made (`now` for the first ones).
-    fn date(&self, now: u64) {
-        let at = self.dated_at.load(Ordering::Acquire);
-        let begun = self.begun.load(Ordering::Acquire);
-        if let Ok(dated) = self
-            .dated
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |d| {
-                (begun > d).then_some(begun)
-            })
-        {
-            let n = u32::try_from(begun - dated).unwrap_or(u32::MAX);
-            let number = at.checked_sub(1).unwrap_or(now);
-            let counted = self.add(Ring::Calls, number, n);
-            if counted > 0 {
-                self.balance
-                    .fetch_add(i64::from(counted) * self.per_call, Ordering::AcqRel);
-            }
-        }
-        self.dated_at.fetch_max(now + 1, Ordering::AcqRel);
-    }
-
     fn ring(&self, ring: Ring, number: u64) -> &AtomicU64 {
         let i = number as usize % SLOTS;
         match ring {
@@ -562,6 +556,8 @@ impl fmt::Debug for RatioBudget {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use std::sync::OnceLock;
+    use std::time::Instant;
 
     fn fixed() -> Instant {
         static AT: OnceLock<Instant> = OnceLock::new();
@@ -601,7 +597,7 @@ mod tests {
         assert_eq!(b.available(fixed), 15);
         let huge = RatioBudget::new(10.0, u32::MAX, Duration::MAX);
         assert_eq!(huge.balance.load(Ordering::Relaxed), MAX_FLOOR as i64);
-        assert_eq!(huge.slot_nanos, u64::MAX);
+        assert_eq!(huge.granularity(), Duration::from_nanos(u64::MAX));
         let tiny = RatioBudget::new(1.0, 0, Duration::from_nanos(3));
         assert_eq!(tiny.granularity(), Duration::from_nanos(1));
     }

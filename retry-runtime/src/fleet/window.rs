@@ -31,37 +31,69 @@ const fn unpack(word: u64) -> (u64, u64, u64) {
     )
 }
 
-/// Two counts (`a`, `b`) over the trailing window, in [`SLOTS`] slots of `window / 16`: a
-/// count stays in the window for between 15/16 of it and all of it. A slot holds at most
-/// 16,777,215 of each count (more saturate); slot numbers repeat every 2¹⁶ slots (4,096
-/// windows), so a slot no count reached for exactly a multiple of that (a 10 s window: 11
-/// hours) would show its old counts again until the clock moves past it.
-pub(crate) struct Window {
+/// A window's time line: nanoseconds since its first clock reading, cut into [`SLOTS`] slots
+/// of `window / 16` (whole nanoseconds, at least 1). The windows here and the ratio budget's
+/// rings all number their slots on it.
+pub(crate) struct SlotClock {
     slot_nanos: u64,
     origin: OnceLock<Instant>,
-    slots: [AtomicU64; SLOTS],
 }
 
-impl Window {
+impl SlotClock {
     pub(crate) const fn new(window: Duration) -> Self {
-        Window {
+        SlotClock {
             slot_nanos: slot_nanos(window),
             origin: OnceLock::new(),
-            slots: [const { AtomicU64::new(0) }; SLOTS],
         }
     }
 
-    /// Nanoseconds since the first reading of this window, on `clock`.
+    /// A slot's length in nanoseconds.
+    pub(crate) const fn slot_nanos(&self) -> u64 {
+        self.slot_nanos
+    }
+
+    /// Nanoseconds since the first reading of this time line, on `clock`.
+    #[inline]
     pub(crate) fn nanos(&self, clock: Clock) -> u64 {
         let now = clock();
         let origin = *self.origin.get_or_init(|| now);
         u64::try_from(now.saturating_duration_since(origin).as_nanos()).unwrap_or(u64::MAX)
     }
 
+    /// The number of the slot `nanos` falls in (the first reading's is 0).
+    #[inline]
+    pub(crate) const fn slot_of(&self, nanos: u64) -> u64 {
+        nanos / self.slot_nanos
+    }
+}
+
+/// Two counts (`a`, `b`) over the trailing window, in [`SLOTS`] slots of `window / 16`: a
+/// count stays in the window for between 15/16 of it and all of it. A slot holds at most
+/// 16,777,215 of each count (more saturate); slot numbers repeat every 2¹⁶ slots (4,096
+/// windows), so a slot no count reached for exactly a multiple of that (a 10 s window: 11
+/// hours) would show its old counts again until the clock moves past it.
+pub(crate) struct Window {
+    clock: SlotClock,
+    slots: [AtomicU64; SLOTS],
+}
+
+impl Window {
+    pub(crate) const fn new(window: Duration) -> Self {
+        Window {
+            clock: SlotClock::new(window),
+            slots: [const { AtomicU64::new(0) }; SLOTS],
+        }
+    }
+
+    /// Nanoseconds since the first reading of this window, on `clock`.
+    pub(crate) fn nanos(&self, clock: Clock) -> u64 {
+        self.clock.nanos(clock)
+    }
+
     /// The number of the slot `nanos` falls in. Counting starts at slot `SLOTS`, so that no
     /// live slot is numbered like the empty words' 0.
     fn slot(&self, nanos: u64) -> u64 {
-        (nanos / self.slot_nanos).saturating_add(SLOTS as u64)
+        self.clock.slot_of(nanos).saturating_add(SLOTS as u64)
     }
 
     /// Add `a` and `b` to the slot of `nanos`.

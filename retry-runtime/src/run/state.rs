@@ -3,7 +3,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::fleet::{Budget, Owed, SharedBudget};
+use crate::fleet::{Budget, Owed, RetryTicket, SharedBudget};
 use crate::run::hooks::Hooks;
 use crate::run::sleep::{self, Clock};
 use crate::{Decision, GiveUpReason, Policy, RetryEvent};
@@ -325,7 +325,7 @@ impl RetryState {
     ///
     /// If `notify` panics, the tokens are given back. (The retry loops here also give them
     /// back when the retry never runs: the future dropped during the wait, the deadline
-    /// reached. A loop of your own does that with [`RetryBudget::refund_retry`](crate::RetryBudget::refund_retry).)
+    /// reached. A loop of your own does that with [`SharedBudget::refund`](crate::SharedBudget::refund).)
     ///
     /// ```
     /// use retry_runtime::{AcceptOk, GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
@@ -410,11 +410,11 @@ impl RetryState {
         B: Budget,
     {
         let budget = hooks.budget.get();
-        if !self.take_tokens(budget) {
+        let Some(ticket) = self.take_tokens(budget) else {
             return Err(GiveUpReason::BudgetEmpty);
-        }
+        };
         // Owed from here on: should `notify` unwind, the tokens go back.
-        let owed = Owed::taken(budget);
+        let owed = Owed::taken(budget, ticket);
         let event = self.event(delay, function, error.is_none());
         match error {
             Some(error) => hooks.notify.notify(error, &event),
@@ -498,17 +498,20 @@ impl RetryState {
         })
     }
 
-    /// Take one retry's tokens from `budget` for a hedge: `false` if there are not enough
-    /// (no hedge then). Without a budget, always `true`.
+    /// Take one retry's (or hedge's) share of `budget`: `None` if the budget refuses it, else
+    /// the ticket a refund gives back. Without a budget, always granted.
     #[inline(always)]
-    pub(crate) fn take_tokens<S: SharedBudget + ?Sized>(&mut self, budget: Option<&S>) -> bool {
+    pub(crate) fn take_tokens<S: SharedBudget + ?Sized>(
+        &mut self,
+        budget: Option<&S>,
+    ) -> Option<RetryTicket> {
         match budget {
-            Some(budget) if !budget.try_retry(self.clock) => false,
-            Some(_) => {
+            Some(budget) => {
+                let ticket = budget.take_retry(self.clock)?;
                 self.budget_retries += 1;
-                true
+                Some(ticket)
             }
-            None => true,
+            None => Some(RetryTicket::NONE),
         }
     }
 

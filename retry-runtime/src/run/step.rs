@@ -271,11 +271,11 @@ where
             return false;
         }
         let budget = self.budget.get();
-        if !state.take_tokens(budget) {
+        let Some(ticket) = state.take_tokens(budget) else {
             return false;
-        }
+        };
         // Owed until the hedge starts: should a hook unwind, the tokens go back.
-        let mut owed = Owed::taken(budget);
+        let mut owed = Owed::taken(budget, ticket);
         self.notify.hedge(event);
         self.trace.hedge(event);
         #[cfg(feature = "metrics")]
