@@ -6,7 +6,9 @@
 //! backon's: `fail4`, `fail4_backon`… (a call that fails 4 times with zero waits, then
 //! succeeds) and `draws`, `draws_backon` (a fresh schedule and its first 4 waits); or a
 //! budget's part of a first-try success alone: `budget_success` (`RetryBudget`),
-//! `ratio_success` (`RatioBudget`'s `begin` and `succeeded_after(0)`). Async ones
+//! `ratio_success` (`RatioBudget`'s `begin` and `succeeded_after(0)`), `throttle_success`
+//! (`AdaptiveThrottle`'s `admit` and `answered(true)`), and `clock_read` (one
+//! `Instant::now`, what they read). Async ones
 //! are polled once with a no-op waker: on success, and with zero waits, they never wait.
 //!
 //! No tokio runtime is entered, except for `timeout_async_eager`, whose timer
@@ -219,6 +221,22 @@ fn main() {
                 true
             });
         }
+        // The throttle's part of an attempt the service answers: asked, then told.
+        "throttle_success" => {
+            static THROTTLE: retry_jitter::AdaptiveThrottle =
+                retry_jitter::AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
+            calls(&|| {
+                let t = black_box(&THROTTLE);
+                let admitted = t.admit(retry_jitter::sleep::now);
+                t.answered(retry_jitter::sleep::now, true);
+                admitted
+            });
+        }
+        // One reading of the system's clock, what the two rows above read once or twice.
+        "clock_read" => calls(&|| {
+            black_box(retry_jitter::sleep::now());
+            true
+        }),
         other => panic!("unknown function {other:?}"),
     }
 }
