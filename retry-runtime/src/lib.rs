@@ -66,11 +66,13 @@ pub use run::{hedge, sleep, testing, timeout};
 #[path = "private.rs"]
 pub mod __private;
 
+pub use fleet::TimedOut;
 pub use fleet::{
     AdaptiveThrottle, Admission, BreakerState, Budget, CircuitBreaker, CircuitOpen, NoBudget,
     RatioBudget, RetryBudget, RetryTicket, SharedBudget, Throttled,
 };
 pub use policy::transient::{either, transient, Transient};
+pub use policy::{AcceptOk, Classify, ClassifyOk, RetryAll};
 pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};
 pub use retry::GuardPair;
 pub use retry::Retry;
@@ -79,5 +81,5 @@ pub use run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use run::hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
 pub use run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
-pub use run::state::{AcceptOk, Classify, ClassifyOk, NoNotify, Notify, RetryAll, RetryState};
-pub use run::timeout::TimedOut;
+pub use run::hooks::{NoNotify, Notify};
+pub use run::state::RetryState;

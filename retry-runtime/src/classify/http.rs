@@ -35,7 +35,7 @@ use std::time::SystemTime;
 use http::header::RETRY_AFTER;
 use http::{HeaderMap, StatusCode};
 
-use crate::Decision;
+use crate::policy::Decision;
 
 /// What to do after a response with this status (see the module's table).
 ///

@@ -37,8 +37,10 @@ use std::time::SystemTime;
 
 use http::StatusCode;
 
-use crate::http::{classify_status, classify_status_with_hint, retry_after};
-use crate::{CircuitOpen, Decision, Throttled, TimedOut, Transient};
+use crate::classify::http::{classify_status, classify_status_with_hint, retry_after};
+use crate::fleet::{CircuitOpen, Throttled, TimedOut};
+use crate::policy::transient::Transient;
+use crate::policy::Decision;
 
 /// A reqwest call that failed: in transport, with a non-success status, or past its time limit.
 ///
@@ -276,7 +278,7 @@ impl Error {
 ///   [`Retry::timeout`](crate::Retry::timeout), or the deadline `max_elapsed` sets with it):
 ///   the read ends [`ATTEMPT_END_MARGIN`] before the attempt would be cut, so the status and
 ///   its `Retry-After`, which decided the outcome, are returned rather than lost to a
-///   `TimedOut` (see [`attempt_time_left`](crate::timeout::attempt_time_left)).
+///   `TimedOut` (see [`attempt_time_left`](crate::policy::attempt_time_left)).
 ///
 /// So a failed attempt spends at most 1 s on its error body, and keeps at most 64 KiB of it.
 /// The time limits run on tokio's timer and clock (a paused clock in tests pauses them too),
@@ -325,7 +327,7 @@ async fn read_error_body(resp: &mut reqwest::Response) -> String {
     use tokio::time::{timeout, Instant};
 
     // Within the attempt's own limit, if it has one: the read ends before the attempt is cut.
-    let most = match crate::timeout::attempt_time_left() {
+    let most = match crate::policy::attempt_time_left() {
         Some(left) => ERROR_BODY_TIMEOUT.min(left.saturating_sub(ATTEMPT_END_MARGIN)),
         None => ERROR_BODY_TIMEOUT,
     };

@@ -67,7 +67,8 @@
 
 use std::borrow::Cow;
 
-use crate::{Decision, Transient};
+use crate::policy::transient::Transient;
+use crate::policy::Decision;
 
 /// The SQLSTATE of an error the server returned (`sqlx::Error::Database`), e.g. `"40001"`;
 /// `None` for every other error.

@@ -41,7 +41,8 @@ use core::time::Duration;
 use http::HeaderMap;
 use tonic::{Code, Status};
 
-use crate::{Decision, Transient};
+use crate::policy::transient::Transient;
+use crate::policy::Decision;
 
 /// The header (or trailer) a gRPC server sends to say how long to wait, in milliseconds.
 pub const PUSHBACK: &str = "grpc-retry-pushback-ms";

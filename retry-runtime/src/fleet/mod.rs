@@ -11,7 +11,7 @@ mod window;
 pub use breaker::{Admission, BreakerState, CircuitBreaker};
 pub use budget::RetryBudget;
 pub use ratio::RatioBudget;
-pub use refused::{CircuitOpen, Throttled};
+pub use refused::{CircuitOpen, Throttled, TimedOut};
 pub use throttle::AdaptiveThrottle;
 
 use crate::policy::Clock;

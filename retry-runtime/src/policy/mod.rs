@@ -3,6 +3,8 @@
 //! it.
 
 mod backoff;
+mod classify;
+pub(crate) mod deadline;
 mod decision;
 #[allow(clippy::module_inception)]
 mod policy;
@@ -12,6 +14,8 @@ pub(crate) mod transient;
 use std::time::Instant;
 
 pub use backoff::{Backoff, Jitter, Schedule};
+pub use classify::{AcceptOk, Classify, ClassifyOk, RetryAll};
+pub use deadline::attempt_time_left;
 pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
 pub use policy::Policy;
 

@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use crate::{Backoff, Jitter};
+use crate::policy::{Backoff, Jitter};
 
 /// Backoff, the number of attempts, and an optional time budget: everything `#[retry]` needs
 /// to know about *when* to retry. `Copy` and `const`-constructible, so it can be a `const`, a

@@ -2,7 +2,7 @@
 
 use std::io;
 
-use crate::{Classify, Decision};
+use crate::policy::{Classify, Decision};
 
 /// An error type that knows whether waiting can fix it.
 ///

@@ -2,7 +2,86 @@
 //! the shared budget, and (feature `tracing`) the trace events. Each defaults to a zero-sized
 //! "nothing", so a call site pays only for what it uses.
 
-use crate::{GiveUp, RetryEvent};
+use crate::policy::{GiveUp, RetryEvent};
+
+/// Told about each retry before its wait (logging, metrics).
+///
+/// Implemented for every `Fn(&E, &RetryEvent)`, and for [`NoNotify`].
+///
+/// ```
+/// use retry_runtime::{Notify, RetryEvent};
+///
+/// let log = |e: &String, ev: &RetryEvent| eprintln!("{}: {e}, retry in {:?}", ev.function, ev.delay);
+/// # let _ = &log as &dyn Notify<String>;
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`notify` needs a `Fn(&{E}, &RetryEvent)` or a type that implements `Notify<{E}>`, not `{Self}`",
+    label = "not a `Notify<{E}>`",
+    note = "a closure `|e, event| …` or a `fn(&{E}, &RetryEvent)` works, as does any type with `impl Notify<{E}>`"
+)]
+pub trait Notify<E> {
+    /// `error` ended call number `event.attempt`; the next call comes after `event.delay`.
+    fn notify(&self, error: &E, event: &RetryEvent);
+
+    /// Call number `event.attempt` has not answered within `event.delay` (`hedge = …`), and
+    /// the next call starts beside it. There is no error to show: a closure `Fn(&E,
+    /// &RetryEvent)` is not told (hedges are traced, and counted in [`GiveUp::calls`](crate::GiveUp::calls));
+    /// implement `Notify` on a type of your own to be told.
+    ///
+    /// ```
+    /// use retry_runtime::{Notify, RetryEvent};
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    ///
+    /// #[derive(Default)]
+    /// struct Counts { retries: AtomicU32, hedges: AtomicU32 }
+    ///
+    /// impl<E> Notify<E> for Counts {
+    ///     fn notify(&self, _: &E, _: &RetryEvent) { self.retries.fetch_add(1, Ordering::Relaxed); }
+    ///     fn hedge(&self, _: &RetryEvent) { self.hedges.fetch_add(1, Ordering::Relaxed); }
+    /// }
+    /// # let _ = &Counts::default() as &dyn Notify<()>;
+    /// ```
+    fn hedge(&self, event: &RetryEvent) {
+        let _ = event;
+    }
+
+    /// Call number `event.attempt` returned an `Ok` value that `on_ok` retries, and the next
+    /// call comes after `event.delay` ([`RetryEvent::ok`](crate::RetryEvent::ok)). There is no
+    /// error to show: a closure `Fn(&E, &RetryEvent)` is not told; implement `Notify` on a type
+    /// of your own to be told.
+    ///
+    /// ```
+    /// use retry_runtime::{Notify, RetryEvent};
+    /// struct Log;
+    /// impl<E: std::fmt::Display> Notify<E> for Log {
+    ///     fn notify(&self, e: &E, ev: &RetryEvent) { eprintln!("call {} failed: {e}", ev.attempt) }
+    ///     fn retry_ok(&self, ev: &RetryEvent) { eprintln!("call {} not ready yet", ev.attempt) }
+    /// }
+    /// # let _ = &Log as &dyn Notify<String>;
+    /// ```
+    fn retry_ok(&self, event: &RetryEvent) {
+        let _ = event;
+    }
+}
+
+impl<E, F: Fn(&E, &RetryEvent)> Notify<E> for F {
+    fn notify(&self, error: &E, event: &RetryEvent) {
+        self(error, event);
+    }
+}
+
+/// The hook used when none is given: does nothing.
+///
+/// ```
+/// use retry_runtime::{NoNotify, Notify, RetryEvent};
+/// # let _ = &NoNotify as &dyn Notify<()>;
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoNotify;
+
+impl<E> Notify<E> for NoNotify {
+    fn notify(&self, _: &E, _: &RetryEvent) {}
+}
 
 /// Told once, when retrying ends with an error, why it ended.
 ///
@@ -116,7 +195,7 @@ impl<R> Trace<R> for NoTrace {
 /// # let _ = hooks;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Hooks<C, N, G, B, T, O = crate::AcceptOk, Gd = crate::NoGuard> {
+pub struct Hooks<C, N, G, B, T, O = crate::policy::AcceptOk, Gd = crate::run::guard::NoGuard> {
     /// Which errors are retried: a [`Classify`](crate::Classify).
     pub on: C,
     /// Told before each wait: a [`Notify`](crate::Notify).
@@ -128,7 +207,7 @@ pub struct Hooks<C, N, G, B, T, O = crate::AcceptOk, Gd = crate::NoGuard> {
     /// Trace events: a [`Trace`].
     pub trace: T,
     /// Which `Ok` values are retried (`on_ok`): a [`ClassifyOk`](crate::ClassifyOk); every one
-    /// is taken with [`AcceptOk`](crate::AcceptOk).
+    /// is taken with [`AcceptOk`](crate::policy::AcceptOk).
     pub on_ok: O,
     /// The throttle and the circuit breaker, if any: a [`Guard`](crate::Guard).
     pub guard: Gd,
@@ -142,7 +221,7 @@ mod tracer {
     use core::fmt::{Debug, Display};
 
     use super::Trace;
-    use crate::{GiveUp, RetryEvent};
+    use crate::policy::{GiveUp, RetryEvent};
 
     pub use tracing::Level;
 

@@ -8,15 +8,17 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::fleet::{Budget, Owed};
+use crate::policy::{Classify, ClassifyOk};
+use crate::policy::{GiveUpReason, Policy};
 use crate::run::guard::Guard;
 use crate::run::hedge::{hedged_lazily, Hedge, KeepLast};
+use crate::run::hooks::Notify;
 use crate::run::hooks::{GiveUpHook, Hooks, Trace};
 use crate::run::sleep::{self, Clock};
 pub use crate::run::state::start_time;
-use crate::run::state::{Classify, ClassifyOk, Notify, RetryState};
+use crate::run::state::RetryState;
 use crate::run::step::recovered;
 pub use crate::run::step::{verdict, IsResult, Serves, Verdict};
-use crate::{GiveUpReason, Policy};
 
 /// The retry machinery of one call after its first failure: the [`RetryState`], and the
 /// budget's share for a retry that has not run yet (given back if it never does). Nothing here
@@ -413,7 +415,7 @@ impl<R> Loop<R> {
         Fut: Future<Output = R>,
         S: FnMut(Duration) -> SFut,
         SFut: Future<Output = ()>,
-        M: Fn(crate::TimedOut) -> R,
+        M: Fn(crate::fleet::TimedOut) -> R,
     {
         hedged_lazily(now, hooks, function, hedge, timeout, sleep, make, last)
     }

@@ -26,7 +26,7 @@ use std::sync::Mutex;
 
 use ::metrics::{Key, Label, Level, Metadata};
 
-use crate::GiveUpReason;
+use crate::policy::GiveUpReason;
 
 /// Counter: one per retry (a wait started after an error).
 pub const RETRIES_TOTAL: &str = "retry_jitter_retries_total";
@@ -108,8 +108,8 @@ pub(crate) fn throttled(function: &'static str) {
 }
 
 /// A call of `function` changed its breaker's state to `state`.
-pub(crate) fn breaker(function: &'static str, state: crate::BreakerState) {
-    if state == crate::BreakerState::Open {
+pub(crate) fn breaker(function: &'static str, state: crate::fleet::BreakerState) {
+    if state == crate::fleet::BreakerState::Open {
         ::metrics::counter!(BREAKER_OPEN_TOTAL, "function" => function).increment(1);
     }
     ::metrics::gauge!(BREAKER_STATE, "function" => function).set(state.gauge());

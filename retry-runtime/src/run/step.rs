@@ -6,11 +6,13 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::fleet::{Budget, Owed, SharedBudget};
+use crate::policy::{Classify, ClassifyOk};
+use crate::policy::{Decision, GiveUp, GiveUpReason, RetryEvent};
 use crate::run::guard::Guard;
+use crate::run::hooks::Notify;
 use crate::run::hooks::{GiveUpHook, Hooks, Trace};
 use crate::run::sleep::Clock;
-use crate::run::state::{Classify, ClassifyOk, Notify, RetryState};
-use crate::{Decision, GiveUp, GiveUpReason, RetryEvent};
+use crate::run::state::RetryState;
 
 /// What an attempt's outcome is to the loop: taken (an `Ok` that `on_ok`, if any, accepts), a
 /// failure (an error), or an `Ok` value `on_ok` retries, with its decision.

@@ -1,67 +1,18 @@
 //! Attempts with a time limit: the [`TimedOut`] error, and the race of an attempt against its
 //! timer that `#[retry(timeout = …)]` and [`Retry::timeout`](crate::Retry::timeout) run.
 
-use core::fmt;
 use core::future::Future;
 use core::pin::{pin, Pin};
 use core::task::{Context, Poll};
 use core::time::Duration;
-use std::io;
 use std::time::Instant;
 
-use crate::{Decision, Policy, Transient};
-
-/// An attempt ran past its time limit (`timeout`, or the hard deadline `max_elapsed` sets with
-/// it) and was dropped.
-///
-/// A retried function with a `timeout` gets this as its own error type through
-/// `From<TimedOut>`; it is [`Transient`] (retried), so a classifier that delegates to
-/// [`transient`](crate::transient) retries a timed-out attempt.
-///
-/// ```
-/// use retry_runtime::{Decision, TimedOut, Transient};
-///
-/// let e = std::io::Error::from(TimedOut);
-/// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
-/// assert_eq!(TimedOut.decision(), Decision::Retry);
-/// assert_eq!(TimedOut.to_string(), "the attempt timed out");
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct TimedOut;
-
-impl fmt::Display for TimedOut {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the attempt timed out")
-    }
-}
-
-impl std::error::Error for TimedOut {}
-
-/// Retried: the next attempt may answer in time.
-///
-/// ```
-/// use retry_runtime::{transient, Decision, TimedOut};
-/// assert_eq!(transient(&TimedOut), Decision::Retry);
-/// ```
-impl Transient for TimedOut {
-    fn decision(&self) -> Decision {
-        Decision::Retry
-    }
-}
-
-/// An `io::Error` of kind [`TimedOut`](io::ErrorKind::TimedOut), with [`TimedOut`] as its
-/// inner error: `#[retry(timeout = …)]` works on any `io::Result` function.
-///
-/// ```
-/// use retry_runtime::TimedOut;
-/// let e = std::io::Error::from(TimedOut);
-/// assert!(e.get_ref().is_some_and(|inner| inner.is::<TimedOut>()));
-/// ```
-impl From<TimedOut> for io::Error {
-    fn from(e: TimedOut) -> Self {
-        io::Error::new(io::ErrorKind::TimedOut, e)
-    }
-}
+/// The error of an attempt cut by its time limit; the same type as the crate root's.
+#[doc(hidden)]
+pub use crate::fleet::TimedOut;
+pub use crate::policy::attempt_time_left;
+use crate::policy::deadline::within;
+use crate::policy::Policy;
 
 /// Run `attempt` until it finishes or `timer` does, whichever is first: `Err(TimedOut)` when
 /// the timer won, and the attempt is dropped at once. The attempt is polled first, so one that
@@ -145,7 +96,7 @@ pub fn poll_race_within<A: Future, T: Future<Output = ()>>(
     attempt: Pin<&mut A>,
     timer: Pin<&mut T>,
     end: &mut Option<Instant>,
-    (limit, clock): (Duration, crate::sleep::Clock),
+    (limit, clock): (Duration, crate::policy::Clock),
     cx: &mut Context<'_>,
 ) -> Poll<Result<A::Output, TimedOut>> {
     if let Poll::Ready(out) = poll_within(attempt, end, (limit, clock), cx) {
@@ -161,7 +112,7 @@ pub fn poll_race_within<A: Future, T: Future<Output = ()>>(
 pub(crate) fn poll_within<A: Future>(
     attempt: Pin<&mut A>,
     end: &mut Option<Instant>,
-    (limit, clock): (Duration, crate::sleep::Clock),
+    (limit, clock): (Duration, crate::policy::Clock),
     cx: &mut Context<'_>,
 ) -> Poll<A::Output> {
     let polled = match *end {
@@ -211,14 +162,14 @@ pin_project_lite::pin_project! {
         timer: T,
         end: Option<Instant>,
         limit: Duration,
-        clock: crate::sleep::Clock,
+        clock: crate::policy::Clock,
     }
 }
 
 impl<A: Future, T: Future<Output = ()>> Race<A, T> {
     /// `attempt` raced against `timer`, a timer of `limit` on `clock`.
     #[inline]
-    pub fn new(attempt: A, timer: T, limit: Duration, clock: crate::sleep::Clock) -> Self {
+    pub fn new(attempt: A, timer: T, limit: Duration, clock: crate::policy::Clock) -> Self {
         Race {
             attempt,
             timer,
@@ -244,42 +195,8 @@ impl<A: Future, T: Future<Output = ()>> Future for Race<A, T> {
 /// the path of an attempt ready at once.
 #[cold]
 #[inline(never)]
-fn learn_end(limit: Duration, clock: crate::sleep::Clock) -> Option<Instant> {
+fn learn_end(limit: Duration, clock: crate::policy::Clock) -> Option<Instant> {
     clock().checked_add(limit)
-}
-
-std::thread_local! {
-    /// The end of the attempt being polled on this thread, and its clock.
-    static ATTEMPT_END: core::cell::Cell<Option<(Instant, crate::sleep::Clock)>> =
-        const { core::cell::Cell::new(None) };
-}
-
-/// Run `poll` with `end` as the attempt's end ([`attempt_time_left`]), the previous one
-/// restored after it (attempts nest: a retried fn calling another), even if it unwinds.
-fn within<O>(end: (Instant, crate::sleep::Clock), poll: impl FnOnce() -> O) -> O {
-    struct Restore(Option<(Instant, crate::sleep::Clock)>);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            ATTEMPT_END.with(|cell| cell.set(self.0));
-        }
-    }
-    let _restore = Restore(ATTEMPT_END.with(|cell| cell.replace(Some(end))));
-    poll()
-}
-
-/// How long the attempt being polled has left before its time limit cuts it (`timeout`, or
-/// the deadline `max_elapsed` sets with it), if it has one: `None` outside an attempt with a
-/// limit, and in an attempt's first poll. Read it inside the attempt (an `async` block or fn it
-/// awaits) to fit work in the attempt rather than have it cut, as
-/// [`reqwest::check`](crate::reqwest::check) does with its error-body read.
-///
-/// ```
-/// assert_eq!(retry_runtime::timeout::attempt_time_left(), None);
-/// ```
-pub fn attempt_time_left() -> Option<Duration> {
-    ATTEMPT_END
-        .with(|cell| cell.get())
-        .map(|(end, clock)| end.saturating_duration_since(clock()))
 }
 
 /// The time limit of one attempt: the `timeout`, or less where the call's `max_elapsed`
@@ -311,7 +228,7 @@ impl Limit {
     #[inline]
     pub fn of(
         timeout: Duration,
-        (policy, clock, start): (Policy, crate::sleep::Clock, Option<Instant>),
+        (policy, clock, start): (Policy, crate::policy::Clock, Option<Instant>),
     ) -> Limit {
         if let (Some(max), Some(start)) = (policy.max_elapsed(), start) {
             let left = max.saturating_sub(clock().saturating_duration_since(start));

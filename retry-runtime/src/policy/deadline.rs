@@ -1,0 +1,42 @@
+//! The time limit of the attempt being polled, as the attempt itself can read it: the retry
+//! loops set it (in `run/timeout`) while they poll an attempt that has one, and code inside the
+//! attempt (`reqwest::check`'s error-body read) fits its work to what is left.
+
+use core::time::Duration;
+use std::time::Instant;
+
+use crate::policy::Clock;
+
+std::thread_local! {
+    /// The end of the attempt being polled on this thread, and its clock.
+    static ATTEMPT_END: core::cell::Cell<Option<(Instant, Clock)>> =
+        const { core::cell::Cell::new(None) };
+}
+
+/// Run `poll` with `end` as the attempt's end ([`attempt_time_left`]), the previous one
+/// restored after it (attempts nest: a retried fn calling another), even if it unwinds.
+pub(crate) fn within<O>(end: (Instant, Clock), poll: impl FnOnce() -> O) -> O {
+    struct Restore(Option<(Instant, Clock)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ATTEMPT_END.with(|cell| cell.set(self.0));
+        }
+    }
+    let _restore = Restore(ATTEMPT_END.with(|cell| cell.replace(Some(end))));
+    poll()
+}
+
+/// How long the attempt being polled has left before its time limit cuts it (`timeout`, or
+/// the deadline `max_elapsed` sets with it), if it has one: `None` outside an attempt with a
+/// limit, and in an attempt's first poll. Read it inside the attempt (an `async` block or fn it
+/// awaits) to fit work in the attempt rather than have it cut, as
+/// `reqwest::check` does with its error-body read.
+///
+/// ```
+/// assert_eq!(retry_runtime::timeout::attempt_time_left(), None);
+/// ```
+pub fn attempt_time_left() -> Option<Duration> {
+    ATTEMPT_END
+        .with(|cell| cell.get())
+        .map(|(end, clock)| end.saturating_duration_since(clock()))
+}
