@@ -66,20 +66,55 @@ pub use run::{hedge, sleep, testing, timeout};
 #[path = "private.rs"]
 pub mod __private;
 
-pub use fleet::TimedOut;
 pub use fleet::{
-    AdaptiveThrottle, Admission, BreakerState, Budget, CircuitBreaker, CircuitOpen, NoBudget,
-    RatioBudget, RetryBudget, RetryTicket, SharedBudget, Throttled,
+    AdaptiveThrottle, BreakerState, CircuitBreaker, CircuitOpen, RatioBudget, RetryBudget,
+    RetryTicket, SharedBudget, Throttled, TimedOut,
 };
 pub use policy::transient::{either, transient, Transient};
-pub use policy::{AcceptOk, Classify, ClassifyOk, RetryAll};
-pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};
-pub use retry::GuardPair;
+pub use policy::RetryEvent;
+pub use policy::{Backoff, Classify, ClassifyOk, Decision, GiveUp, GiveUpReason, Jitter, Policy};
 pub use retry::Retry;
-pub use run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
-#[cfg(feature = "tracing")]
-#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
-pub use run::hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
-pub use run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
-pub use run::hooks::{NoNotify, Notify};
+pub use run::hooks::Notify;
 pub use run::state::RetryState;
+
+pub mod hooks {
+    //! The plumbing of the closure API: the types a [`Retry`](crate::Retry) carries as its type
+    //! parameters (the hooks it was given, or the stand-ins for those it was not), and the
+    //! traits behind them. A user of `#[retry]` never names them; one of [`Retry`](crate::Retry)
+    //! meets them in its type and may implement [`GiveUpHook`] (or
+    //! [`Notify`](crate::Notify)) on a type of their own. (The same as `retry_jitter::hooks`.)
+    //!
+    //! ```
+    //! use retry_runtime::hooks::{GiveUpHook, NoNotify};
+    //! use retry_runtime::{GiveUp, Policy, Retry};
+    //!
+    //! struct Alarm;
+    //! impl<E: std::fmt::Debug> GiveUpHook<E> for Alarm {
+    //!     fn give_up(&self, e: &E, g: &GiveUp) {
+    //!         eprintln!("{} gave up after {} calls: {e:?}", g.function, g.calls);
+    //!     }
+    //! }
+    //!
+    //! let r = Retry::new(Policy::new().with_attempts(1)).give_up(Alarm);
+    //! assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
+    //! # let _ = NoNotify;
+    //! ```
+    pub use crate::fleet::{Admission, Budget, NoBudget};
+    pub use crate::policy::{AcceptOk, RetryAll, Schedule};
+    pub use crate::retry::GuardPair;
+    pub use crate::run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+    pub use crate::run::hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+    pub use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoNotify, NoTrace, Trace};
+}
+
+// The plumbing's former paths at the root, kept so that nothing breaks.
+#[cfg(feature = "tracing")]
+#[doc(hidden)]
+pub use hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+#[doc(hidden)]
+pub use hooks::{
+    AcceptOk, Admission, BreakerGuard, Budget, GiveUpHook, Guard, GuardPair, Hooks, IntoErr,
+    NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll, Schedule, ThrottleGuard, Trace,
+};

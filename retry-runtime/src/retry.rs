@@ -317,7 +317,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// let r = Retry::new(Policy::default()).name("load_config");
     /// # let _ = r;
     /// ```
-    #[deprecated(since = "0.1.1", note = "a setter: use `with_name`")]
+    #[deprecated(note = "a setter: use `with_name`")]
     pub const fn name(self, name: &'static str) -> Self {
         self.with_name(name)
     }

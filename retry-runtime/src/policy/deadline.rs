@@ -1,11 +1,49 @@
-//! The time limit of the attempt being polled, as the attempt itself can read it: the retry
-//! loops set it (in `run/timeout`) while they poll an attempt that has one, and code inside the
-//! attempt (`reqwest::check`'s error-body read) fits its work to what is left.
+//! Deadlines: a call's (`max_elapsed` after its start) and its arithmetic, which every check of
+//! the loops goes through; and the time limit of the attempt being polled, as the attempt
+//! itself can read it: the retry loops set it (in `run/timeout`) while they poll an attempt
+//! that has one, and code inside the attempt (`reqwest::check`'s error-body read) fits its
+//! work to what is left.
 
 use core::time::Duration;
 use std::time::Instant;
 
 use crate::policy::Clock;
+
+/// A call's deadline: `max` after its `start`, on `clock`.
+#[derive(Clone, Copy)]
+pub(crate) struct Deadline {
+    max: Duration,
+    start: Instant,
+    clock: Clock,
+}
+
+impl Deadline {
+    /// The deadline of a call under `max_elapsed` that began at `start` (kept only when it
+    /// has a `max_elapsed`), if it has one.
+    #[inline(always)]
+    pub(crate) fn of(max: Option<Duration>, start: Option<Instant>, clock: Clock) -> Option<Self> {
+        match (max, start) {
+            (Some(max), Some(start)) => Some(Deadline { max, start, clock }),
+            _ => None,
+        }
+    }
+
+    /// Whether a wait of `wait` from now would end past it (`ZERO`: whether it has passed).
+    #[inline(always)]
+    pub(crate) fn passed_after(&self, wait: Duration) -> bool {
+        (self.clock)()
+            .saturating_duration_since(self.start)
+            .saturating_add(wait)
+            > self.max
+    }
+
+    /// The time left before it, now.
+    #[inline(always)]
+    pub(crate) fn left(&self) -> Duration {
+        self.max
+            .saturating_sub((self.clock)().saturating_duration_since(self.start))
+    }
+}
 
 std::thread_local! {
     /// The end of the attempt being polled on this thread, and its clock.

@@ -24,7 +24,7 @@ pub use crate::run::step::{verdict, IsResult, Serves, Verdict};
 /// budget's share for a retry that has not run yet (given back if it never does). Nothing here
 /// has the function's `Result` type: a retried `async fn`'s future, which holds this across
 /// every `.await`, is `Send` whatever `T` and `E` are.
-struct Failing<'h> {
+struct Retrying<'h> {
     state: RetryState,
     owed: Owed<'h>,
 }
@@ -33,9 +33,9 @@ struct Failing<'h> {
 /// the call after the wait (`None` without one: nothing of `R` is kept through the wait).
 pub type Pause<R> = (Duration, Option<R>);
 
-impl<'h> Failing<'h> {
+impl<'h> Retrying<'h> {
     fn new((policy, clock, start): (&Policy, Clock, Option<Instant>)) -> Self {
-        Failing {
+        Retrying {
             state: RetryState::resume(*policy, clock, start),
             owed: Owed::default(),
         }
@@ -98,7 +98,7 @@ impl<'h> Failing<'h> {
 /// function's return type, is only named (so that the loop's calls infer against it): the
 /// state holds nothing of it.
 pub struct LoopState<'h, R> {
-    state: Option<Box<Failing<'h>>>,
+    state: Option<Box<Retrying<'h>>>,
     returns: PhantomData<fn() -> R>,
 }
 
@@ -170,10 +170,10 @@ impl<'h, R> LoopState<'h, R> {
         &mut self,
         now: (&Policy, Clock, Option<Instant>),
         hooks: &H,
-    ) -> &mut Failing<'h> {
+    ) -> &mut Retrying<'h> {
         self.state.get_or_insert_with(|| {
             hooks.begin(now.1);
-            Box::new(Failing::new(now))
+            Box::new(Retrying::new(now))
         })
     }
 
@@ -504,7 +504,7 @@ where
     F: FnMut(u32) -> R,
 {
     hooks.begin(sleep::now);
-    let mut failing = Failing::new((&policy, sleep::now, start));
+    let mut failing = Retrying::new((&policy, sleep::now, start));
     let (mut outcome, mut verdict) = (first, verdict);
     loop {
         let last = match failing.failed(outcome, verdict, hooks, function, false) {

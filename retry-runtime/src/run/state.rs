@@ -4,6 +4,7 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::fleet::{Budget, Owed, RetryTicket, SharedBudget};
+use crate::policy::deadline::Deadline;
 use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent};
 use crate::run::hooks::{Hooks, Notify};
 use crate::run::sleep::{self, Clock};
@@ -33,7 +34,9 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 #[derive(Clone, Debug)]
 pub struct RetryState {
     policy: Policy,
-    failed: u32,
+    /// Calls made that did not succeed: each failed one, and, once a hedged call ends, those
+    /// still running beside the one it ends on (made, so counted).
+    calls_spent: u32,
     prev: Duration,
     start: Option<Instant>,
     clock: Clock,
@@ -76,7 +79,7 @@ impl RetryState {
     pub(crate) fn resume(policy: Policy, clock: Clock, start: Option<Instant>) -> Self {
         RetryState {
             policy,
-            failed: 0,
+            calls_spent: 0,
             prev: policy.backoff().base(),
             start,
             clock,
@@ -96,7 +99,8 @@ impl RetryState {
         self.policy
     }
 
-    /// How many calls have failed so far.
+    /// How many calls have failed so far (once a hedged call has ended, those still running
+    /// when it ended count too: they were made).
     ///
     /// ```
     /// use retry_runtime::{Decision, Policy, RetryState};
@@ -105,7 +109,7 @@ impl RetryState {
     /// assert_eq!(state.failed_calls(), 1);
     /// ```
     pub fn failed_calls(&self) -> u32 {
-        self.failed
+        self.calls_spent
     }
 
     /// A call just failed and `decision` says what to do: the wait before the next call, or
@@ -139,7 +143,7 @@ impl RetryState {
             }
             Decision::RetryAfter(hint) => hint,
         };
-        if self.failed >= self.policy.attempts() {
+        if self.calls_spent >= self.policy.attempts() {
             return Err(GiveUpReason::Attempts);
         }
         // A zero base (with nothing drawn above it yet) waits zero whatever the jitter, and
@@ -147,14 +151,11 @@ impl RetryState {
         let drawn = if backoff.base().is_zero() && self.prev.is_zero() {
             Duration::ZERO
         } else {
-            backoff.draw(self.failed, self.prev)
+            backoff.draw(self.calls_spent, self.prev)
         };
         let wait = hint.saturating_add(drawn);
-        if let (Some(max), Some(start)) = (self.policy.max_elapsed(), self.start) {
-            let elapsed = (self.clock)().saturating_duration_since(start);
-            if elapsed.saturating_add(wait) > max {
-                return Err(GiveUpReason::Elapsed);
-            }
+        if self.deadline().is_some_and(|d| d.passed_after(wait)) {
+            return Err(GiveUpReason::Elapsed);
         }
         self.prev = drawn;
         Ok(wait)
@@ -273,21 +274,25 @@ impl RetryState {
 
     /// Whether this call has a deadline (`max_elapsed`) to check after each wait.
     pub(crate) fn has_deadline(&self) -> bool {
-        self.policy.max_elapsed().is_some() && self.start.is_some()
+        self.deadline().is_some()
     }
 
     /// Whether the deadline has passed: no attempt may start now.
     pub(crate) fn past_deadline(&self) -> bool {
-        match (self.policy.max_elapsed(), self.start) {
-            (Some(max), Some(start)) => (self.clock)().saturating_duration_since(start) > max,
-            _ => false,
-        }
+        self.deadline()
+            .is_some_and(|d| d.passed_after(Duration::ZERO))
+    }
+
+    /// The call's deadline, if it has one (`max_elapsed`).
+    #[inline(always)]
+    fn deadline(&self) -> Option<Deadline> {
+        Deadline::of(self.policy.max_elapsed(), self.start, self.clock)
     }
 
     /// The event of the retry about to wait `delay`.
     pub(crate) fn event(&self, delay: Duration, function: &'static str, ok: bool) -> RetryEvent {
         RetryEvent {
-            attempt: self.failed,
+            attempt: self.calls_spent,
             delay,
             function,
             attempts: self.policy.attempts(),
@@ -299,7 +304,7 @@ impl RetryState {
     /// `running` calls still running as the call ends (hedges, `hedge = …`): calls made, so
     /// counted in [`GiveUp::calls`](crate::GiveUp::calls) and the trace's `calls`.
     pub(crate) fn count_running(&mut self, running: u32) {
-        self.failed = self.failed.saturating_add(running);
+        self.calls_spent = self.calls_spent.saturating_add(running);
     }
 
     /// Whether a server hint `hint`, on a failed call while others still run (`hedge = …`),
@@ -309,18 +314,15 @@ impl RetryState {
         if hint > self.policy.backoff_ref().cap() {
             return Err(GiveUpReason::HintBeyondCap);
         }
-        if let (Some(max), Some(start)) = (self.policy.max_elapsed(), self.start) {
-            let elapsed = (self.clock)().saturating_duration_since(start);
-            if elapsed.saturating_add(hint) > max {
-                return Err(GiveUpReason::Elapsed);
-            }
+        if self.deadline().is_some_and(|d| d.passed_after(hint)) {
+            return Err(GiveUpReason::Elapsed);
         }
         Ok(())
     }
 
     /// A failed call: counted.
     pub(crate) fn count_failure(&mut self) {
-        self.failed = self.failed.saturating_add(1);
+        self.calls_spent = self.calls_spent.saturating_add(1);
         #[cfg(feature = "tracing")]
         if self.start.is_none() && self.first_failure.is_none() {
             self.first_failure = Some((self.clock)());

@@ -119,8 +119,9 @@ pub trait Serves<R> {
     /// retries took), and the guards are told.
     fn pay(&self, budget_retries: u32, clock: Clock, function: &'static str);
 
-    /// Before an attempt (`first`: the call's first), the guards are asked: `Some` with the
-    /// outcome the call ends with (already reported, as a give-up) if they refuse it.
+    /// Before an attempt, the guards are asked (`state`: the call's state, `None` before its
+    /// first attempt): `Some` with the outcome the call ends with (already reported, as a
+    /// give-up) if they refuse it.
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R>;
 
     /// A call succeeded after failed (or hedged) calls: pay the budget back and report it.

@@ -11,7 +11,7 @@ use std::time::Instant;
 #[doc(hidden)]
 pub use crate::fleet::TimedOut;
 pub use crate::policy::attempt_time_left;
-use crate::policy::deadline::within;
+use crate::policy::deadline::{within, Deadline};
 use crate::policy::Policy;
 
 /// Run `attempt` until it finishes or `timer` does, whichever is first: `Err(TimedOut)` when
@@ -54,6 +54,7 @@ pub async fn race<A: Future, T: Future<Output = ()>>(
 /// # }
 /// ```
 #[inline]
+#[doc(hidden)]
 pub fn poll_race<A: Future, T: Future<Output = ()>>(
     attempt: Pin<&mut A>,
     timer: Pin<&mut T>,
@@ -92,6 +93,7 @@ pub fn poll_race<A: Future, T: Future<Output = ()>>(
 /// # }
 /// ```
 #[inline]
+#[doc(hidden)]
 pub fn poll_race_within<A: Future, T: Future<Output = ()>>(
     attempt: Pin<&mut A>,
     timer: Pin<&mut T>,
@@ -155,6 +157,7 @@ pin_project_lite::pin_project! {
     /// # }
     /// ```
     #[must_use = "a race does nothing unless polled"]
+    #[doc(hidden)]
     pub struct Race<A, T> {
         #[pin]
         attempt: A,
@@ -214,6 +217,7 @@ fn learn_end(limit: Duration, clock: crate::policy::Clock) -> Option<Instant> {
 /// assert!(limit.duration <= Duration::from_secs(5) && limit.deadline);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct Limit {
     /// How long the attempt may run.
     pub duration: Duration,
@@ -230,8 +234,8 @@ impl Limit {
         timeout: Duration,
         (policy, clock, start): (Policy, crate::policy::Clock, Option<Instant>),
     ) -> Limit {
-        if let (Some(max), Some(start)) = (policy.max_elapsed(), start) {
-            let left = max.saturating_sub(clock().saturating_duration_since(start));
+        if let Some(deadline) = Deadline::of(policy.max_elapsed(), start, clock) {
+            let left = deadline.left();
             if left <= timeout {
                 return Limit {
                     duration: left,
@@ -269,6 +273,7 @@ pub trait AttemptTimeout<E> {
 }
 
 /// How an attempt cut by its time limit becomes the function's error (`E::from`).
+#[doc(hidden)]
 pub type MakeError<E> = fn(TimedOut) -> E;
 
 /// No time limit: an attempt runs until it ends.
