@@ -12,6 +12,11 @@
 //! | every other 4xx (400, 401, 403, 404, 409, 422, …) | stop | the request itself is wrong: sending it again gets the same answer |
 //! | 1xx, 2xx, 3xx | stop | not a failure to retry |
 //!
+//! **The server's word wins** ([`server_says_retry`], read by [`classify_response`] and the
+//! middleware for a failure only): `x-should-retry: false`, `stripe-should-retry: false` and
+//! `x-envoy-overloaded` stop whatever the status; `x-should-retry: true` (or
+//! `stripe-should-retry: true`) retries a failure the table stops on.
+//!
 //! **Idempotency.** Retrying resends the whole request. `GET`, `HEAD`, `PUT`, `DELETE` and
 //! `OPTIONS` are idempotent, so a retry cannot do twice what was meant once. A `POST` (or a
 //! `PATCH`) may create a second order, a second payment: retry it only when the server makes it
@@ -58,7 +63,10 @@ pub fn classify_status(status: StatusCode) -> Decision {
 }
 
 /// The status's decision, with the `Retry-After` hint (if any) for a status that is retried:
-/// `Decision::RetryAfter(hint)` instead of `Decision::Retry`.
+/// `Decision::RetryAfter(hint)` instead of `Decision::Retry`; and the server's word
+/// ([`server_says_retry`]) over the table for a failure: `x-should-retry: false`,
+/// `stripe-should-retry: false` and `x-envoy-overloaded` stop, `x-should-retry: true` retries.
+/// A success is never retried.
 ///
 /// ```
 /// use retry_runtime::http::classify_response;
@@ -71,6 +79,15 @@ pub fn classify_status(status: StatusCode) -> Decision {
 /// let d = classify_response(StatusCode::TOO_MANY_REQUESTS, &headers, SystemTime::now());
 /// assert_eq!(d, Decision::RetryAfter(Duration::from_secs(2)));
 /// assert_eq!(classify_response(StatusCode::BAD_REQUEST, &headers, SystemTime::now()), Decision::Stop);
+///
+/// // The server's word: a 503 marked "don't" stops, a 409 marked "do" is retried.
+/// let mut dont = HeaderMap::new();
+/// dont.insert("x-should-retry", "false".parse().unwrap());
+/// assert_eq!(classify_response(StatusCode::SERVICE_UNAVAILABLE, &dont, SystemTime::now()), Decision::Stop);
+/// let mut again = HeaderMap::new();
+/// again.insert("x-should-retry", "true".parse().unwrap());
+/// assert_eq!(classify_response(StatusCode::CONFLICT, &again, SystemTime::now()), Decision::Retry);
+/// assert_eq!(classify_response(StatusCode::OK, &again, SystemTime::now()), Decision::Stop);
 /// ```
 pub fn classify_response(status: StatusCode, headers: &HeaderMap, now: SystemTime) -> Decision {
     classify_response_at(status, headers, || now)
@@ -88,9 +105,64 @@ fn classify_response_at(
     headers: &HeaderMap,
     now: impl FnOnce() -> SystemTime,
 ) -> Decision {
-    match classify_status(status) {
-        Decision::Retry => classify_status_with_hint(status, retry_after(headers, now())),
-        decision => decision,
+    // A success (or a redirect) is final whatever a header says, and reads none.
+    if !(status.is_client_error() || status.is_server_error()) {
+        return Decision::Stop;
+    }
+    let retried = match server_says_retry(headers) {
+        Some(said) => said,
+        None => classify_status(status) == Decision::Retry,
+    };
+    if !retried {
+        return Decision::Stop;
+    }
+    match retry_after(headers, now()) {
+        Some(hint) => Decision::RetryAfter(hint),
+        None => Decision::Retry,
+    }
+}
+
+/// What the server said of retrying its failed response, if it said anything: the server's
+/// word wins over the status table (and over the request method's rule in the middleware).
+///
+/// - `Some(false)`: `x-should-retry: false` (the Stainless-generated SDKs' header: OpenAI's,
+///   Anthropic's), `stripe-should-retry: false` (Stripe's), or `x-envoy-overloaded` (Envoy
+///   sheds load and never retries such an answer);
+/// - `Some(true)`: `x-should-retry: true` or `stripe-should-retry: true`, which retry a failure
+///   the table would stop on (a `409`), still within the attempts, the budget and the deadline;
+/// - `None`: no such header (or a value that is neither `true` nor `false`).
+///
+/// Only a failure's headers are read: [`classify_response`] never retries a `2xx`.
+///
+/// ```
+/// use retry_runtime::http::server_says_retry;
+/// use http::HeaderMap;
+///
+/// let mut h = HeaderMap::new();
+/// assert_eq!(server_says_retry(&h), None);
+/// h.insert("x-should-retry", "true".parse().unwrap());
+/// assert_eq!(server_says_retry(&h), Some(true));
+/// h.insert("x-envoy-overloaded", "true".parse().unwrap());
+/// assert_eq!(server_says_retry(&h), Some(false)); // "don't" wins
+/// ```
+pub fn server_says_retry(headers: &HeaderMap) -> Option<bool> {
+    if headers.contains_key("x-envoy-overloaded") {
+        return Some(false);
+    }
+    let said = |name: &str| {
+        let value = headers.get(name)?.to_str().ok()?.trim();
+        if value.eq_ignore_ascii_case("true") {
+            Some(true)
+        } else if value.eq_ignore_ascii_case("false") {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    match (said("x-should-retry"), said("stripe-should-retry")) {
+        (Some(false), _) | (_, Some(false)) => Some(false),
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (None, None) => None,
     }
 }
 
@@ -332,6 +404,66 @@ mod tests {
             let s = StatusCode::from_u16(code).unwrap();
             assert_eq!(classify_status(s), Decision::Stop, "{code}");
         }
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (name, value) in pairs {
+            h.insert(*name, value.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn the_server_s_word_wins_over_the_table_for_a_failure_only() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_445_412_400);
+        let at = |code: u16, pairs: &[(&'static str, &str)]| {
+            classify_response(StatusCode::from_u16(code).unwrap(), &headers(pairs), now)
+        };
+        // "Don't": each of the three headers stops a status the table retries.
+        for dont in [
+            ("x-should-retry", "false"),
+            ("stripe-should-retry", "false"),
+            ("x-envoy-overloaded", "true"),
+            ("x-should-retry", " FALSE "),
+        ] {
+            for code in [429, 500, 502, 503, 504] {
+                assert_eq!(at(code, &[dont]), Decision::Stop, "{code} {dont:?}");
+            }
+        }
+        // "Do": a failure the table stops on is retried, with its Retry-After.
+        for code in [400, 409, 422, 501] {
+            assert_eq!(at(code, &[("x-should-retry", "true")]), Decision::Retry);
+            assert_eq!(
+                at(code, &[("stripe-should-retry", "true")]),
+                Decision::Retry
+            );
+        }
+        assert_eq!(
+            at(409, &[("x-should-retry", "true"), ("retry-after", "3")]),
+            Decision::RetryAfter(Duration::from_secs(3))
+        );
+        // Never a success, a redirect or an informational answer.
+        for code in [100, 200, 201, 204, 301, 304] {
+            assert_eq!(at(code, &[("x-should-retry", "true")]), Decision::Stop);
+        }
+        // "Don't" beats "do"; a value that is neither is no word at all.
+        assert_eq!(
+            at(
+                503,
+                &[("x-should-retry", "true"), ("x-envoy-overloaded", "true")]
+            ),
+            Decision::Stop
+        );
+        assert_eq!(
+            at(
+                503,
+                &[("x-should-retry", "true"), ("stripe-should-retry", "false")]
+            ),
+            Decision::Stop
+        );
+        assert_eq!(at(503, &[("x-should-retry", "maybe")]), Decision::Retry);
+        assert_eq!(at(404, &[("x-should-retry", "1")]), Decision::Stop);
     }
 
     fn header(value: &str) -> HeaderMap {
