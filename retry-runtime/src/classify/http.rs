@@ -38,7 +38,7 @@ use core::time::Duration;
 use std::time::SystemTime;
 
 use http::header::RETRY_AFTER;
-use http::{HeaderMap, StatusCode};
+use http::{HeaderMap, Method, StatusCode};
 
 use crate::policy::Decision;
 
@@ -90,19 +90,58 @@ pub fn classify_status(status: StatusCode) -> Decision {
 /// assert_eq!(classify_response(StatusCode::OK, &again, SystemTime::now()), Decision::Stop);
 /// ```
 pub fn classify_response(status: StatusCode, headers: &HeaderMap, now: SystemTime) -> Decision {
-    classify_response_at(status, headers, || now)
+    classify_response_at(status, headers, true, || now)
+}
+
+/// [`classify_response`] for a response to a request of `method` with `request_headers`: a
+/// request that is not [repeatable](is_repeatable) (a `POST` without an `Idempotency-Key`) is
+/// retried only on a status that proves it was not applied
+/// ([`refused_before_processing`]: `408`, `425`, `429`, `503`), not on a `500`, `502` or
+/// `504`. The server's word ([`server_says_retry`]) still wins: `x-should-retry: true` on a
+/// `500` answering a `POST` says it is safe.
+///
+/// ```
+/// use retry_runtime::http::classify_response_to;
+/// use retry_runtime::Decision;
+/// use http::{HeaderMap, Method, StatusCode};
+/// use std::time::SystemTime;
+///
+/// let none = HeaderMap::new();
+/// let now = SystemTime::now();
+/// let post = |status| classify_response_to(&Method::POST, &none, status, &none, now);
+/// assert_eq!(post(StatusCode::INTERNAL_SERVER_ERROR), Decision::Stop);
+/// assert_eq!(post(StatusCode::SERVICE_UNAVAILABLE), Decision::Retry);
+/// let get = classify_response_to(&Method::GET, &none, StatusCode::BAD_GATEWAY, &none, now);
+/// assert_eq!(get, Decision::Retry);
+/// ```
+pub fn classify_response_to(
+    method: &Method,
+    request_headers: &HeaderMap,
+    status: StatusCode,
+    headers: &HeaderMap,
+    now: SystemTime,
+) -> Decision {
+    classify_response_at(
+        status,
+        headers,
+        is_repeatable(method, request_headers),
+        || now,
+    )
 }
 
 /// [`classify_response`] on the wall clock, read (and the header parsed) only for a status that
 /// is retried: a final answer (a success, a 404) costs neither. The middleware's `ByStatus`.
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub(crate) fn classify_response_now(status: StatusCode, headers: &HeaderMap) -> Decision {
-    classify_response_at(status, headers, SystemTime::now)
+    classify_response_at(status, headers, true, SystemTime::now)
 }
 
+/// The response's decision; `repeatable`: the request may be sent again whatever became of
+/// it, else only a refusal before processing is retried (unless the server says otherwise).
 fn classify_response_at(
     status: StatusCode,
     headers: &HeaderMap,
+    repeatable: bool,
     now: impl FnOnce() -> SystemTime,
 ) -> Decision {
     // A success (or a redirect) is final whatever a header says, and reads none.
@@ -111,7 +150,10 @@ fn classify_response_at(
     }
     let retried = match server_says_retry(headers) {
         Some(said) => said,
-        None => classify_status(status) == Decision::Retry,
+        None => {
+            classify_status(status) == Decision::Retry
+                && (repeatable || refused_before_processing(status))
+        }
     };
     if !retried {
         return Decision::Stop;
@@ -120,6 +162,46 @@ fn classify_response_at(
         Some(hint) => Decision::RetryAfter(hint),
         None => Decision::Retry,
     }
+}
+
+/// Whether a request may be sent again whatever became of the last one (RFC 9110 §9.2.2): its
+/// method is idempotent (`GET`, `HEAD`, `OPTIONS`, `TRACE`, `PUT`, `DELETE`), or it carries an
+/// `Idempotency-Key` (or `X-Idempotency-Key`) header, with which the server applies it once
+/// however often it comes. A `POST` or a `PATCH` without one may already have been applied when
+/// it failed (a `500`, a timeout, a connection closed after it was sent): sending it again may
+/// place a second order.
+///
+/// ```
+/// use retry_runtime::http::is_repeatable;
+/// use http::{HeaderMap, Method};
+///
+/// let mut headers = HeaderMap::new();
+/// assert!(is_repeatable(&Method::PUT, &headers));
+/// assert!(!is_repeatable(&Method::POST, &headers));
+/// headers.insert("idempotency-key", "7c4a8d09-ca37-4e4b-9c3b-0b6c1d2f3e4a".parse().unwrap());
+/// assert!(is_repeatable(&Method::POST, &headers));
+/// ```
+pub fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
+    ) || headers.contains_key("idempotency-key")
+        || headers.contains_key("x-idempotency-key")
+}
+
+/// Whether a failed response proves that the server did not apply the request: `408`, `425`,
+/// `429` and `503`, each a refusal before processing. What a request that is not
+/// [repeatable](is_repeatable) is retried on (with a failed connect, which sent nothing).
+///
+/// ```
+/// use retry_runtime::http::refused_before_processing;
+/// use http::StatusCode;
+///
+/// assert!(refused_before_processing(StatusCode::TOO_MANY_REQUESTS));
+/// assert!(!refused_before_processing(StatusCode::BAD_GATEWAY)); // the upstream may have run it
+/// ```
+pub fn refused_before_processing(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 425 | 429 | 503)
 }
 
 /// What the server said of retrying its failed response, if it said anything: the server's
@@ -464,6 +546,47 @@ mod tests {
         );
         assert_eq!(at(503, &[("x-should-retry", "maybe")]), Decision::Retry);
         assert_eq!(at(404, &[("x-should-retry", "1")]), Decision::Stop);
+    }
+
+    #[test]
+    fn a_write_is_retried_only_on_what_proves_it_was_not_applied() {
+        let now = SystemTime::UNIX_EPOCH;
+        let none = HeaderMap::new();
+        let at = |method: Method, request: &HeaderMap, code: u16, response: &HeaderMap| {
+            let status = StatusCode::from_u16(code).unwrap();
+            classify_response_to(&method, request, status, response, now)
+        };
+        let retried = [408, 425, 429, 500, 502, 503, 504];
+        for method in ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"] {
+            let method = Method::from_bytes(method.as_bytes()).unwrap();
+            for code in retried {
+                assert_eq!(at(method.clone(), &none, code, &none), Decision::Retry);
+            }
+        }
+        for method in [
+            Method::POST,
+            Method::PATCH,
+            Method::from_bytes(b"LOCK").unwrap(),
+        ] {
+            for code in [408, 425, 429, 503] {
+                assert_eq!(at(method.clone(), &none, code, &none), Decision::Retry);
+            }
+            for code in [500, 502, 504, 507] {
+                assert_eq!(at(method.clone(), &none, code, &none), Decision::Stop);
+            }
+            // With a key, the whole table.
+            for key in ["idempotency-key", "x-idempotency-key"] {
+                let keyed = headers(&[(key, "k-1")]);
+                for code in retried {
+                    assert_eq!(at(method.clone(), &keyed, code, &none), Decision::Retry);
+                }
+            }
+            // The server's word wins both ways.
+            let yes = headers(&[("x-should-retry", "true")]);
+            assert_eq!(at(method.clone(), &none, 500, &yes), Decision::Retry);
+            let no = headers(&[("x-should-retry", "false")]);
+            assert_eq!(at(method.clone(), &none, 503, &no), Decision::Stop);
+        }
     }
 
     fn header(value: &str) -> HeaderMap {
