@@ -28,6 +28,8 @@ use syn::spanned::Spanned;
 use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Block, FnArg, Ident, Pat, PatIdent, Receiver, Signature, Type};
 
+use crate::item::receiver_type;
+
 /// The rebinding of one argument.
 struct Binding {
     /// The argument's `#[cfg]`s and lint attributes (`#[allow(..)]`…), which hold for each
@@ -290,7 +292,7 @@ pub(crate) fn named_by<'a>(
         .inputs
         .iter()
         .filter_map(|arg| match arg {
-            FnArg::Receiver(r) if !shared(&r.ty) => Some("self".to_owned()),
+            FnArg::Receiver(r) if !shared(&receiver_type(r)) => Some("self".to_owned()),
             FnArg::Typed(arg) if !shared(&arg.ty) => match &*arg.pat {
                 Pat::Ident(p) => Some(p.ident.to_string()),
                 _ => None,
@@ -358,7 +360,8 @@ fn receiver_binding(
     let span = receiver.self_token.span;
     let source = Ident::new("__retry_self", Span::mixed_site().located_at(span));
     let self_token = receiver.self_token;
-    let (mutability, value) = match strip_group(&receiver.ty) {
+    let ty = receiver_type(receiver);
+    let (mutability, value) = match strip_group(&ty) {
         Type::Reference(r) if r.mutability.is_none() => return None,
         Type::Reference(_) if !usage.reborrow => return None,
         // A body that passes `self` on (`Parser::new(self)`, `fetch_one(self)`) moves it where
@@ -432,7 +435,9 @@ pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
     };
     let trait_name = |bound: &syn::TypeParamBound| match bound {
         syn::TypeParamBound::Trait(t)
-            if matches!(t.modifier, syn::TraitBoundModifier::None) && t.lifetimes.is_none() =>
+            if t.maybe.is_none()
+                && t.modifiers.require_empty().is_ok()
+                && t.lifetimes.is_none() =>
         {
             t.path.segments.last().map(|s| s.ident.to_string())
         }
