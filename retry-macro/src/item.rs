@@ -5,11 +5,11 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
-use syn::visit_mut::VisitMut;
 use syn::{Attribute, FnArg, ReturnType, Signature, Token, Visibility};
 
 use crate::args::Args;
 use crate::async_trait::{self, AsyncTrait};
+use crate::walk::VisitMut;
 
 /// The facade's features the expansion depends on.
 #[derive(Clone, Copy, Debug)]
@@ -499,7 +499,7 @@ impl VisitMut for Lifetimes {
                 self.selves.push(first.ident.span());
             }
         }
-        syn::visit_mut::visit_type_path_mut(self, path);
+        crate::walk::visit_type_path_mut(self, path);
     }
 
     fn visit_type_fn_ptr_mut(&mut self, _: &mut syn::TypeFnPtr) {}

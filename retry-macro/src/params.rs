@@ -25,10 +25,10 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
-use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Block, FnArg, Ident, Pat, PatIdent, Receiver, Signature, Type};
 
 use crate::item::receiver_type;
+use crate::walk::VisitMut;
 
 /// The rebinding of one argument.
 struct Binding {
@@ -498,13 +498,12 @@ impl VisitMut for RenameSelf<'_> {
             alias.set_span(alias.span().located_at(span));
             path.path.segments[0].ident = alias;
         }
-        visit_mut::visit_expr_path_mut(self, path);
     }
 
     fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
         match expr {
             syn::Expr::Verbatim(tokens) => *tokens = rename_in_tokens(tokens.clone(), self.0),
-            _ => visit_mut::visit_expr_mut(self, expr),
+            _ => crate::walk::visit_expr_mut(self, expr),
         }
     }
 
