@@ -26,10 +26,10 @@
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::parse::Parser;
-use syn::visit_mut::{self, VisitMut};
 use syn::{Block, Expr, Ident, Lifetime, Macro};
 
 use crate::respan::respan;
+use crate::walk::{self as visit_mut, VisitMut};
 
 /// An attempt's body, rewritten to run inline.
 pub(crate) struct Inline {

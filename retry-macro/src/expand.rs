@@ -785,16 +785,16 @@ fn could_be_result(ret: &Type) -> bool {
 /// (`impl Error`) is not known to be `Transient`, so every error is retried.
 fn default_on_chooser(ret: &Type) -> Type {
     struct Fill;
-    impl syn::visit_mut::VisitMut for Fill {
+    impl crate::walk::VisitMut for Fill {
         fn visit_type_mut(&mut self, ty: &mut Type) {
             match ty {
                 Type::Infer(_) => *ty = syn::parse_quote!(()),
-                _ => syn::visit_mut::visit_type_mut(self, ty),
+                _ => crate::walk::visit_type_mut(self, ty),
             }
         }
     }
     let mut ty = ret.clone();
-    syn::visit_mut::VisitMut::visit_type_mut(&mut Fill, &mut ty);
+    crate::walk::VisitMut::visit_type_mut(&mut Fill, &mut ty);
     ty
 }
 

@@ -5,11 +5,11 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::parse::{Parse, ParseStream};
 use syn::spanned::Spanned;
-use syn::visit_mut::VisitMut;
 use syn::{Attribute, FnArg, ReturnType, Signature, Token, Visibility};
 
 use crate::args::Args;
 use crate::async_trait::{self, AsyncTrait};
+use crate::walk::VisitMut;
 
 /// The facade's features the expansion depends on.
 #[derive(Clone, Copy, Debug)]
@@ -283,8 +283,32 @@ fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
         }
     }
     match arg {
-        FnArg::Receiver(r) => exclusive(&r.ty).then(|| r.span()),
+        FnArg::Receiver(r) => exclusive(&receiver_type(r)).then(|| r.span()),
         FnArg::Typed(t) => exclusive(&t.ty).then(|| t.span()),
+    }
+}
+
+/// The receiver's type, as written or implied: `Self` for `self`, `&'a mut Self` for `&'a mut
+/// self` (spanned at the `&` and at `self`), the type of `self: Box<Self>`. syn 2 kept this type
+/// in the `Receiver`; syn 3 keeps how the receiver was written (`ReceiverKind`) instead.
+pub(crate) fn receiver_type(r: &syn::Receiver) -> syn::Type {
+    let this = syn::Type::Path(syn::TypePath {
+        attrs: Vec::new(),
+        qself: None,
+        path: syn::Ident::new("Self", r.self_token.span).into(),
+    });
+    match &r.kind {
+        syn::ReceiverKind::Reference(and_token, lifetime, mutability) => {
+            syn::Type::Reference(syn::TypeReference {
+                attrs: Vec::new(),
+                and_token: *and_token,
+                lifetime: lifetime.clone(),
+                mutability: *mutability,
+                elem: Box::new(this),
+            })
+        }
+        syn::ReceiverKind::Typed(_, ty) => (**ty).clone(),
+        _ => this,
     }
 }
 
@@ -319,7 +343,7 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
         .inputs
         .iter()
         .map(|arg| match arg {
-            FnArg::Receiver(r) => ("self".to_owned(), lifetimes(&r.ty), true),
+            FnArg::Receiver(r) => ("self".to_owned(), lifetimes(&receiver_type(r)), true),
             FnArg::Typed(t) => (t.pat.to_token_stream().to_string(), lifetimes(&t.ty), false),
         })
         .collect();
@@ -475,10 +499,10 @@ impl VisitMut for Lifetimes {
                 self.selves.push(first.ident.span());
             }
         }
-        syn::visit_mut::visit_type_path_mut(self, path);
+        crate::walk::visit_type_path_mut(self, path);
     }
 
-    fn visit_type_bare_fn_mut(&mut self, _: &mut syn::TypeBareFn) {}
+    fn visit_type_fn_ptr_mut(&mut self, _: &mut syn::TypeFnPtr) {}
 
     fn visit_parenthesized_generic_arguments_mut(
         &mut self,

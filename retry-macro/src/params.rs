@@ -25,8 +25,10 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::parse::Parser;
 use syn::spanned::Spanned;
-use syn::visit_mut::{self, VisitMut};
 use syn::{Attribute, Block, FnArg, Ident, Pat, PatIdent, Receiver, Signature, Type};
+
+use crate::item::receiver_type;
+use crate::walk::VisitMut;
 
 /// The rebinding of one argument.
 struct Binding {
@@ -290,7 +292,7 @@ pub(crate) fn named_by<'a>(
         .inputs
         .iter()
         .filter_map(|arg| match arg {
-            FnArg::Receiver(r) if !shared(&r.ty) => Some("self".to_owned()),
+            FnArg::Receiver(r) if !shared(&receiver_type(r)) => Some("self".to_owned()),
             FnArg::Typed(arg) if !shared(&arg.ty) => match &*arg.pat {
                 Pat::Ident(p) => Some(p.ident.to_string()),
                 _ => None,
@@ -358,7 +360,8 @@ fn receiver_binding(
     let span = receiver.self_token.span;
     let source = Ident::new("__retry_self", Span::mixed_site().located_at(span));
     let self_token = receiver.self_token;
-    let (mutability, value) = match strip_group(&receiver.ty) {
+    let ty = receiver_type(receiver);
+    let (mutability, value) = match strip_group(&ty) {
         Type::Reference(r) if r.mutability.is_none() => return None,
         Type::Reference(_) if !usage.reborrow => return None,
         // A body that passes `self` on (`Parser::new(self)`, `fetch_one(self)`) moves it where
@@ -432,7 +435,9 @@ pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
     };
     let trait_name = |bound: &syn::TypeParamBound| match bound {
         syn::TypeParamBound::Trait(t)
-            if matches!(t.modifier, syn::TraitBoundModifier::None) && t.lifetimes.is_none() =>
+            if t.maybe.is_none()
+                && t.modifiers.require_empty().is_ok()
+                && t.lifetimes.is_none() =>
         {
             t.path.segments.last().map(|s| s.ident.to_string())
         }
@@ -493,13 +498,12 @@ impl VisitMut for RenameSelf<'_> {
             alias.set_span(alias.span().located_at(span));
             path.path.segments[0].ident = alias;
         }
-        visit_mut::visit_expr_path_mut(self, path);
     }
 
     fn visit_expr_mut(&mut self, expr: &mut syn::Expr) {
         match expr {
             syn::Expr::Verbatim(tokens) => *tokens = rename_in_tokens(tokens.clone(), self.0),
-            _ => visit_mut::visit_expr_mut(self, expr),
+            _ => crate::walk::visit_expr_mut(self, expr),
         }
     }
 

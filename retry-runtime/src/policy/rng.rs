@@ -2,13 +2,16 @@
 //!
 //! No lock and no allocation per draw. Nothing here is held across an `.await`: a draw borrows
 //! the thread's generator for the draw alone, so retried futures stay `Send`.
+//!
+//! No dependency either: the generator (rand's `SmallRng`, draw for draw) and its range draws
+//! (rand's `random_range`) are written out here, and the seed comes from std's `RandomState`,
+//! whose keys are the OS's randomness. rand, rand_core and getrandom cost a user's cold build
+//! more than the rest of this crate (issue 31); the tests check each draw against rand's.
 
 use core::cell::Cell;
 use core::time::Duration;
-
-use rand::rand_core::impls::fill_bytes_via_next;
-use rand::rngs::SmallRng;
-use rand::{Rng, RngCore, SeedableRng};
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
 
 thread_local! {
     // The generator's state, all zero until this thread's first draw seeds it (xoshiro never
@@ -36,18 +39,18 @@ impl Xoshiro {
         Xoshiro(s)
     }
 
-    /// A state from the OS's randomness (never all zero).
+    /// A state from the OS's randomness (never all zero): four words hashed with a fresh
+    /// `RandomState`, whose SipHash keys std draws from the OS once per thread (and steps for
+    /// each new one), so that no two threads, and no two seedings, start alike.
     fn from_os() -> Self {
-        let mut os = SmallRng::from_os_rng();
-        let s = [os.next_u64(), os.next_u64(), os.next_u64(), os.next_u64()];
+        let keys = RandomState::new();
+        let s = [0_u8, 1, 2, 3].map(|word| keys.hash_one(word));
         if s == [0; 4] {
             return Self::seed_from_u64(0);
         }
         Xoshiro(s)
     }
-}
 
-impl RngCore for Xoshiro {
     #[inline(always)]
     fn next_u64(&mut self) -> u64 {
         let s = &mut self.0;
@@ -62,13 +65,10 @@ impl RngCore for Xoshiro {
         out
     }
 
-    fn next_u32(&mut self) -> u32 {
-        // The upper bits, as rand's: the lowest have linear dependencies.
-        (self.next_u64() >> 32) as u32
-    }
-
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
-        fill_bytes_via_next(self, dest);
+    /// A `u128` as rand draws one: the low word first.
+    fn next_u128(&mut self) -> u128 {
+        let low = u128::from(self.next_u64());
+        (u128::from(self.next_u64()) << 64) | low
     }
 }
 
@@ -110,7 +110,32 @@ pub(crate) fn uniform(lo: Duration, hi: Duration) -> Duration {
     if let (Ok(lo), Ok(hi)) = (u64::try_from(lo), u64::try_from(hi)) {
         return Duration::from_nanos(lo + up_to(hi - lo));
     }
-    from_nanos(with_rng(|rng| rng.random_range(lo..=hi)))
+    from_nanos(with_rng(|rng| lo + up_to_wide(rng, hi - lo)))
+}
+
+/// [`up_to`] for `u128`: what `rng.random_range(lo..=lo + n)` draws above `lo`.
+fn up_to_wide(rng: &mut Xoshiro, n: u128) -> u128 {
+    let Some(range) = n.checked_add(1) else {
+        return rng.next_u128();
+    };
+    let (mut result, lo) = wmul_wide(rng.next_u128(), range);
+    if lo > range.wrapping_neg() {
+        let (hi, _) = wmul_wide(rng.next_u128(), range);
+        result += u128::from(lo.checked_add(hi).is_none());
+    }
+    result
+}
+
+/// `a · b` as (high word, low word), for `u128`: four 64-bit products.
+fn wmul_wide(a: u128, b: u128) -> (u128, u128) {
+    const LOW: u128 = u64::MAX as u128;
+    let (a_hi, a_lo, b_hi, b_lo) = (a >> 64, a & LOW, b >> 64, b & LOW);
+    let lo_lo = a_lo * b_lo;
+    let (cross_1, cross_2) = (a_hi * b_lo, a_lo * b_hi);
+    let mid = (lo_lo >> 64) + (cross_1 & LOW) + (cross_2 & LOW);
+    let low = (lo_lo & LOW) | (mid << 64);
+    let high = a_hi * b_hi + (cross_1 >> 64) + (cross_2 >> 64) + (mid >> 64);
+    (high, low)
 }
 
 /// `f` with this thread's generator, seeded from the OS on first use.
@@ -155,6 +180,8 @@ pub(crate) fn from_nanos(n: u128) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
 
     /// The draws are rand's `SmallRng` and `random_range(0..=n)`, number for number: a seeded
     /// schedule did not change when the generator moved into a `Cell`.
@@ -184,6 +211,31 @@ mod tests {
         let mut rand = SmallRng::seed_from_u64(2);
         let theirs = from_nanos(rand.random_range(lo.as_nanos()..=hi.as_nanos()));
         assert_eq!(uniform(lo, hi), theirs);
+    }
+
+    /// The draws above `u64` are rand's too: the widening multiply and the second draw where
+    /// the first may be biased, at ranges of every size up to `u128::MAX`.
+    #[test]
+    fn wide_draws_are_what_random_range_draws() {
+        for n in [
+            1,
+            u128::from(u64::MAX),
+            u128::MAX / 3,
+            u128::MAX - 1,
+            u128::MAX,
+        ] {
+            seed(7);
+            let ours: Vec<u128> = (0..64)
+                .map(|_| with_rng(|rng| up_to_wide(rng, n)))
+                .collect();
+            let mut rand = SmallRng::seed_from_u64(7);
+            let theirs: Vec<u128> = (0..64).map(|_| rand.random_range(0..=n)).collect();
+            assert_eq!(ours, theirs, "n = {n}");
+        }
+        assert_eq!(wmul_wide(3, 5), (0, 15));
+        assert_eq!(wmul_wide(1 << 64, 1 << 64), (1, 0));
+        assert_eq!(wmul_wide(u128::MAX, 2), (1, u128::MAX - 1));
+        assert_eq!(wmul_wide(u128::MAX, u128::MAX), (u128::MAX - 1, 1));
     }
 
     #[test]

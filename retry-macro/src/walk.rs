@@ -1,0 +1,354 @@
+//! The walks over a function's body and types that the expansion needs, written out.
+//!
+//! syn's `visit-mut` feature does this for every node of the syntax tree, and each visitor
+//! that implements it instantiates the whole generated walk: with four visitors that was 40% of
+//! the functions this crate compiled, and a feature that a user's syn (shared with tokio-macros,
+//! which does not use it) would otherwise be built with (issue 31). These walks go where a
+//! `return`, a `?`, a `break`, a macro call or the receiver's `self` can be, and no further:
+//!
+//! - a body: statements, expressions, blocks, match arms and their guards (a guard is in the
+//!   arm's pattern, in syn 3), closures' and `async` blocks' bodies; not nested items (their
+//!   own body: [`VisitMut::visit_item_mut`] sees them and stops), nor types, nor the rest of
+//!   patterns, where none of these can be (a macro in a type or a pattern expands to a type or a
+//!   pattern: never to a `return`).
+//! - a type: references, lifetimes, paths (`Self`), generic arguments, bounds; the walker
+//!   chooses whether to enter fn pointers and `Fn(..)` sugar, whose lifetimes are their own.
+//!
+//! The names are syn's, so a visitor reads as it would with syn's trait.
+
+use syn::{
+    Block, Expr, ExprPath, GenericArgument, Item, Lifetime, Macro, Pat, PathArguments, ReturnType,
+    Stmt, Type, TypeParamBound,
+};
+
+/// A visitor of a body or a type; each method's default walks into the node's parts.
+pub(crate) trait VisitMut {
+    fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
+        visit_stmt_mut(self, stmt);
+    }
+
+    fn visit_block_mut(&mut self, block: &mut Block) {
+        for stmt in &mut block.stmts {
+            self.visit_stmt_mut(stmt);
+        }
+    }
+
+    fn visit_expr_mut(&mut self, expr: &mut Expr) {
+        visit_expr_mut(self, expr);
+    }
+
+    fn visit_pat_mut(&mut self, pat: &mut Pat) {
+        visit_pat_mut(self, pat);
+    }
+
+    /// A path in an expression (`self`, `x`, `Vec::new`). Its generic arguments are not walked.
+    fn visit_expr_path_mut(&mut self, _: &mut ExprPath) {}
+
+    /// A macro call, in a statement, an expression or a pattern.
+    fn visit_macro_mut(&mut self, _: &mut Macro) {}
+
+    /// A nested item (`fn`, `impl`, `struct`…): not walked.
+    fn visit_item_mut(&mut self, _: &mut Item) {}
+
+    fn visit_type_mut(&mut self, ty: &mut Type) {
+        visit_type_mut(self, ty);
+    }
+
+    fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
+        visit_type_reference_mut(self, r);
+    }
+
+    fn visit_type_path_mut(&mut self, path: &mut syn::TypePath) {
+        visit_type_path_mut(self, path);
+    }
+
+    fn visit_type_fn_ptr_mut(&mut self, f: &mut syn::TypeFnPtr) {
+        for arg in &mut f.inputs {
+            self.visit_type_mut(&mut arg.ty);
+        }
+        visit_return_type_mut(self, &mut f.output);
+    }
+
+    fn visit_parenthesized_generic_arguments_mut(
+        &mut self,
+        args: &mut syn::ParenthesizedGenericArguments,
+    ) {
+        for arg in &mut args.inputs {
+            self.visit_type_mut(&mut arg.ty);
+        }
+        visit_return_type_mut(self, &mut args.output);
+    }
+
+    /// A lifetime in a type, other than a reference's own (`&'a T`: see
+    /// [`VisitMut::visit_type_reference_mut`]).
+    fn visit_lifetime_mut(&mut self, _: &mut Lifetime) {}
+}
+
+pub(crate) fn visit_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, stmt: &mut Stmt) {
+    match stmt {
+        Stmt::Local(local) => {
+            v.visit_pat_mut(&mut local.pat);
+            if let Some(init) = &mut local.init {
+                v.visit_expr_mut(&mut init.expr);
+                if let Some((_, diverge)) = &mut init.diverge {
+                    v.visit_expr_mut(diverge);
+                }
+            }
+        }
+        Stmt::Item(item) => v.visit_item_mut(item),
+        Stmt::Expr(expr, _) => v.visit_expr_mut(expr),
+        Stmt::Macro(mac) => v.visit_macro_mut(&mut mac.mac),
+    }
+}
+
+/// Each part of `expr` that is an expression, a block, a pattern or a macro call, in the order
+/// they are written.
+pub(crate) fn visit_expr_mut<V: VisitMut + ?Sized>(v: &mut V, expr: &mut Expr) {
+    let all = |v: &mut V, exprs: &mut syn::punctuated::Punctuated<Expr, syn::Token![,]>| {
+        for e in exprs {
+            v.visit_expr_mut(e);
+        }
+    };
+    match expr {
+        Expr::Array(e) => all(v, &mut e.elems),
+        Expr::Assign(e) => {
+            v.visit_expr_mut(&mut e.left);
+            v.visit_expr_mut(&mut e.right);
+        }
+        Expr::Async(e) => v.visit_block_mut(&mut e.block),
+        Expr::Await(e) => v.visit_expr_mut(&mut e.base),
+        Expr::Binary(e) => {
+            v.visit_expr_mut(&mut e.left);
+            v.visit_expr_mut(&mut e.right);
+        }
+        Expr::Block(e) => v.visit_block_mut(&mut e.block),
+        Expr::Break(e) => visit_opt(v, &mut e.expr),
+        Expr::Call(e) => {
+            v.visit_expr_mut(&mut e.func);
+            all(v, &mut e.args);
+        }
+        Expr::Cast(e) => v.visit_expr_mut(&mut e.expr),
+        Expr::Closure(e) => {
+            for input in &mut e.inputs {
+                v.visit_pat_mut(input);
+            }
+            v.visit_expr_mut(&mut e.body);
+        }
+        Expr::Const(e) => v.visit_block_mut(&mut e.block),
+        Expr::Field(e) => v.visit_expr_mut(&mut e.base),
+        Expr::ForLoop(e) => {
+            v.visit_pat_mut(&mut e.pat);
+            v.visit_expr_mut(&mut e.expr);
+            v.visit_block_mut(&mut e.body);
+        }
+        Expr::Group(e) => v.visit_expr_mut(&mut e.expr),
+        Expr::If(e) => {
+            v.visit_expr_mut(&mut e.cond);
+            v.visit_block_mut(&mut e.then_branch);
+            if let Some((_, other)) = &mut e.else_branch {
+                v.visit_expr_mut(other);
+            }
+        }
+        Expr::Index(e) => {
+            v.visit_expr_mut(&mut e.expr);
+            v.visit_expr_mut(&mut e.index);
+        }
+        Expr::Let(e) => {
+            v.visit_pat_mut(&mut e.pat);
+            v.visit_expr_mut(&mut e.expr);
+        }
+        Expr::Loop(e) => v.visit_block_mut(&mut e.body),
+        Expr::Macro(e) => v.visit_macro_mut(&mut e.mac),
+        Expr::Match(e) => {
+            v.visit_expr_mut(&mut e.expr);
+            for arm in &mut e.arms {
+                v.visit_pat_mut(&mut arm.pat);
+                v.visit_expr_mut(&mut arm.body);
+            }
+        }
+        Expr::MethodCall(e) => {
+            v.visit_expr_mut(&mut e.receiver);
+            all(v, &mut e.args);
+        }
+        Expr::Paren(e) => v.visit_expr_mut(&mut e.expr),
+        Expr::Path(e) => v.visit_expr_path_mut(e),
+        Expr::Range(e) => {
+            visit_opt(v, &mut e.start);
+            visit_opt(v, &mut e.end);
+        }
+        Expr::RawAddr(e) => v.visit_expr_mut(&mut e.expr),
+        Expr::Reference(e) => v.visit_expr_mut(&mut e.expr),
+        Expr::Repeat(e) => {
+            v.visit_expr_mut(&mut e.expr);
+            v.visit_expr_mut(&mut e.len);
+        }
+        Expr::Return(e) => visit_opt(v, &mut e.expr),
+        Expr::Struct(e) => {
+            for field in &mut e.fields {
+                v.visit_expr_mut(&mut field.expr);
+            }
+            visit_opt(v, &mut e.rest);
+        }
+        Expr::Try(e) => v.visit_expr_mut(&mut e.expr),
+        Expr::TryBlock(e) => v.visit_block_mut(&mut e.block),
+        Expr::Tuple(e) => all(v, &mut e.elems),
+        Expr::Unary(e) => v.visit_expr_mut(&mut e.expr),
+        Expr::Unsafe(e) => v.visit_block_mut(&mut e.block),
+        Expr::While(e) => {
+            v.visit_expr_mut(&mut e.cond);
+            v.visit_block_mut(&mut e.body);
+        }
+        Expr::Yield(e) => visit_opt(v, &mut e.expr),
+        // `continue`, `_`, literals, tokens syn keeps unparsed (the visitor's own
+        // `visit_expr_mut` looks at them), and syntax newer than this walk.
+        _ => {}
+    }
+}
+
+fn visit_opt<V: VisitMut + ?Sized>(v: &mut V, expr: &mut Option<Box<Expr>>) {
+    if let Some(expr) = expr {
+        v.visit_expr_mut(expr);
+    }
+}
+
+/// A pattern's guards (`x if x > limit`) and macro calls, where a body's expressions can be.
+pub(crate) fn visit_pat_mut<V: VisitMut + ?Sized>(v: &mut V, pat: &mut Pat) {
+    match pat {
+        Pat::Guard(p) => {
+            v.visit_pat_mut(&mut p.pat);
+            v.visit_expr_mut(&mut p.guard);
+        }
+        Pat::Ident(p) => {
+            if let Some((_, sub)) = &mut p.subpat {
+                v.visit_pat_mut(sub);
+            }
+        }
+        Pat::Macro(p) => v.visit_macro_mut(&mut p.mac),
+        Pat::Or(p) => p.cases.iter_mut().for_each(|p| v.visit_pat_mut(p)),
+        Pat::Paren(p) => v.visit_pat_mut(&mut p.pat),
+        Pat::Reference(p) => v.visit_pat_mut(&mut p.pat),
+        Pat::Slice(p) => p.elems.iter_mut().for_each(|p| v.visit_pat_mut(p)),
+        Pat::Struct(p) => {
+            for field in &mut p.fields {
+                v.visit_pat_mut(&mut field.pat);
+            }
+        }
+        Pat::Tuple(p) => p.elems.iter_mut().for_each(|p| v.visit_pat_mut(p)),
+        Pat::TupleStruct(p) => p.elems.iter_mut().for_each(|p| v.visit_pat_mut(p)),
+        Pat::Type(p) => v.visit_pat_mut(&mut p.pat),
+        // Constants, literals, paths, ranges, `..`, `_`: no guard, no macro call.
+        _ => {}
+    }
+}
+
+/// Each type, lifetime and bound in `ty`, in the order they are written.
+pub(crate) fn visit_type_mut<V: VisitMut + ?Sized>(v: &mut V, ty: &mut Type) {
+    match ty {
+        Type::Array(t) => v.visit_type_mut(&mut t.elem),
+        Type::FnPtr(t) => v.visit_type_fn_ptr_mut(t),
+        Type::Group(t) => v.visit_type_mut(&mut t.elem),
+        Type::ImplTrait(t) => visit_bounds_mut(v, &mut t.bounds),
+        Type::Paren(t) => v.visit_type_mut(&mut t.elem),
+        Type::Path(t) => v.visit_type_path_mut(t),
+        Type::Ptr(t) => v.visit_type_mut(&mut t.elem),
+        Type::Reference(t) => v.visit_type_reference_mut(t),
+        Type::Slice(t) => v.visit_type_mut(&mut t.elem),
+        Type::TraitObject(t) => visit_bounds_mut(v, &mut t.bounds),
+        Type::Tuple(t) => t.elems.iter_mut().for_each(|t| v.visit_type_mut(t)),
+        // `_`, `!`, a macro call, tokens syn keeps unparsed.
+        _ => {}
+    }
+}
+
+pub(crate) fn visit_type_reference_mut<V: VisitMut + ?Sized>(
+    v: &mut V,
+    r: &mut syn::TypeReference,
+) {
+    if let Some(lifetime) = &mut r.lifetime {
+        v.visit_lifetime_mut(lifetime);
+    }
+    v.visit_type_mut(&mut r.elem);
+}
+
+pub(crate) fn visit_type_path_mut<V: VisitMut + ?Sized>(v: &mut V, path: &mut syn::TypePath) {
+    if let Some(qself) = &mut path.qself {
+        v.visit_type_mut(&mut qself.ty);
+    }
+    visit_path_mut(v, &mut path.path);
+}
+
+fn visit_path_mut<V: VisitMut + ?Sized>(v: &mut V, path: &mut syn::Path) {
+    for segment in &mut path.segments {
+        match &mut segment.arguments {
+            PathArguments::AngleBracketed(args) => visit_generic_args_mut(v, args),
+            PathArguments::Parenthesized(args) => {
+                v.visit_parenthesized_generic_arguments_mut(args);
+            }
+            PathArguments::None => {}
+        }
+    }
+}
+
+fn visit_generic_args_mut<V: VisitMut + ?Sized>(
+    v: &mut V,
+    args: &mut syn::AngleBracketedGenericArguments,
+) {
+    for arg in &mut args.args {
+        match arg {
+            GenericArgument::Lifetime(l) => v.visit_lifetime_mut(l),
+            GenericArgument::Type(t) => v.visit_type_mut(t),
+            GenericArgument::AssocType(a) => {
+                if let Some(generics) = &mut a.generics {
+                    visit_generic_args_mut(v, generics);
+                }
+                v.visit_type_mut(&mut a.ty);
+            }
+            GenericArgument::Constraint(c) => {
+                if let Some(generics) = &mut c.generics {
+                    visit_generic_args_mut(v, generics);
+                }
+                visit_bounds_mut(v, &mut c.bounds);
+            }
+            // Constants.
+            _ => {}
+        }
+    }
+}
+
+fn visit_bounds_mut<V: VisitMut + ?Sized, P>(
+    v: &mut V,
+    bounds: &mut syn::punctuated::Punctuated<TypeParamBound, P>,
+) {
+    for bound in bounds {
+        match bound {
+            TypeParamBound::Trait(t) => {
+                if let Some(bound_lifetimes) = &mut t.lifetimes {
+                    for param in &mut bound_lifetimes.lifetimes {
+                        if let syn::GenericParam::Lifetime(param) = param {
+                            v.visit_lifetime_mut(&mut param.lifetime);
+                            for bound in &mut param.bounds {
+                                v.visit_lifetime_mut(bound);
+                            }
+                        }
+                    }
+                }
+                visit_path_mut(v, &mut t.path);
+            }
+            TypeParamBound::Lifetime(l) => v.visit_lifetime_mut(l),
+            TypeParamBound::PreciseCapture(c) => {
+                for param in &mut c.params {
+                    if let syn::CapturedParam::Lifetime(l) = param {
+                        v.visit_lifetime_mut(l);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn visit_return_type_mut<V: VisitMut + ?Sized>(v: &mut V, output: &mut ReturnType) {
+    if let ReturnType::Type(_, ty) = output {
+        v.visit_type_mut(ty);
+    }
+}
