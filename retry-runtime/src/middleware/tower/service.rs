@@ -73,11 +73,12 @@ where
         let (first, kept) = self.layer.mode.keep(req, self.layer.limit);
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(first);
-        let service = self.clone();
-        if service.layer.retry.first_attempt_alone::<BoxError>() {
-            ResponseFuture::first(first, service, kept)
+        // The clone is made in place, inside the future: a first-attempt success copies no
+        // more than it must.
+        if self.layer.retry.first_attempt_alone::<BoxError>() {
+            ResponseFuture::first(first, self.clone(), kept)
         } else {
-            ResponseFuture::looping(service.looping(kept, FirstAttempt::Sent(first)))
+            ResponseFuture::looping(self.clone().looping(kept, FirstAttempt::Sent(first)))
         }
     }
 
