@@ -108,9 +108,9 @@ impl<On, OnOk, B, L, D> RetryMiddleware<On, OnOk, B, L, D> {
         }
     }
 
-    /// Which responses are retried: a [`Classify`] of `reqwest::Response`, usually a closure
-    /// `Fn(&reqwest::Response) -> D` where `D: Into<Decision>`. When retrying ends on a
-    /// response it retries, that response is returned.
+    /// Which responses are retried: a [`ClassifyOk`] of `reqwest::Response`, usually a
+    /// closure `Fn(&reqwest::Response) -> D` where `D: Into<Decision>`. When retrying ends on
+    /// a response it retries, that response is returned.
     ///
     /// ```
     /// use retry_runtime::reqwest_middleware::RetryMiddleware;

@@ -1,0 +1,85 @@
+//! The default classifiers: the inner service's errors ([`TransportErrors`]) and its
+//! responses ([`ByStatus`]).
+
+use super::BoxError;
+use crate::{Classify, ClassifyOk, Decision, TimedOut, Transient};
+
+/// The default classifier of the inner service's errors: the first cause down the source
+/// chain that says something decides.
+///
+/// - [`TimedOut`] (the layer's own timeout): retry;
+/// - an `std::io::Error`: by its [`Transient`] table (a refused or reset connection is
+///   retried);
+/// - with feature `tonic`, a `tonic::Status`: by [`tonic::classify`](crate::tonic::classify);
+/// - hyper's client errors by their message: a failed connect, or a connection closed before
+///   the response: retry;
+/// - anything else: stop.
+///
+/// ```
+/// use retry_runtime::tower::{BoxError, TransportErrors};
+/// use retry_runtime::{Classify, Decision, TimedOut};
+///
+/// let refused: BoxError = std::io::Error::from(std::io::ErrorKind::ConnectionRefused).into();
+/// assert_eq!(TransportErrors.classify(&refused), Decision::Retry);
+/// assert_eq!(TransportErrors.classify(&BoxError::from(TimedOut)), Decision::Retry);
+/// assert_eq!(TransportErrors.classify(&BoxError::from("invalid uri")), Decision::Stop);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TransportErrors;
+
+impl Classify<BoxError> for TransportErrors {
+    fn classify(&self, error: &BoxError) -> Decision {
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&**error);
+        while let Some(e) = cause {
+            if e.is::<TimedOut>() {
+                return Decision::Retry;
+            }
+            if let Some(io) = e.downcast_ref::<std::io::Error>() {
+                return io.decision();
+            }
+            #[cfg(feature = "tonic")]
+            if let Some(status) = e.downcast_ref::<tonic::Status>() {
+                return status.decision();
+            }
+            let message = e.to_string();
+            // hyper-util's legacy client (`client error (Connect)`), hyper's closed connection.
+            if message == "client error (Connect)"
+                || message == "connection closed before message completed"
+            {
+                return Decision::Retry;
+            }
+            cause = e.source();
+        }
+        Decision::Stop
+    }
+}
+
+/// The default classifier of responses: by status with `Retry-After`
+/// ([`classify_response`](crate::http::classify_response)); with feature `tonic`, a response
+/// carrying `grpc-status` in its headers by [`tonic::classify`](crate::tonic::classify). A
+/// success status is decided without reading a header (nor, with `tonic`, more than one).
+///
+/// ```
+/// use retry_runtime::tower::ByStatus;
+/// use retry_runtime::{ClassifyOk, Decision};
+/// use std::time::Duration;
+///
+/// let ok = http::Response::new(());
+/// assert_eq!(ByStatus.classify_ok(&ok), Decision::Stop); // not a failure: the answer
+/// let busy = http::Response::builder().status(503).header("retry-after", "1").body(()).unwrap();
+/// assert_eq!(ByStatus.classify_ok(&busy), Decision::RetryAfter(Duration::from_secs(1)));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ByStatus;
+
+impl<T> ClassifyOk<http::Response<T>> for ByStatus {
+    fn classify_ok(&self, response: &http::Response<T>) -> Decision {
+        let headers = response.headers();
+        #[cfg(feature = "tonic")]
+        if let Some(code) = headers.get("grpc-status") {
+            let code = tonic::Code::from_bytes(code.as_bytes());
+            return crate::tonic::classify(code, headers);
+        }
+        crate::http::classify_response_now(response.status(), headers)
+    }
+}

@@ -1,0 +1,87 @@
+//! The futures: a call's first attempt polled in place, the boxed loop once it failed.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use super::{BoxError, Serve};
+
+/// The loop's future, boxed: what a call becomes once its first attempt failed (or at once,
+/// with a timeout, a hedge or a `max_elapsed`, which act during the first attempt).
+pub type BoxFuture<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
+
+/// A call's first attempt, handed to the loop as its first attempt: still to be awaited, or
+/// already answered (and not accepted).
+pub enum FirstAttempt<F, R> {
+    /// Sent to the inner service: its future.
+    Sent(F),
+    /// Answered, and not accepted: the loop classifies it as its first outcome.
+    Answered(Result<R, BoxError>),
+}
+
+pin_project_lite::pin_project! {
+    /// The future of a [`RetryService`](super::RetryService): the first attempt's future
+    /// itself, polled in place (a first-attempt success boxes no retry loop; a replayed HTTP
+    /// body is still recorded as it is sent), and the boxed loop only once it failed.
+    pub struct ResponseFuture<T: Serve<Req>, Req> {
+        #[pin]
+        state: State<T::Attempt, T::Response>,
+        // The service (a clone, with its layer) and what the request mode kept: what the loop
+        // needs if the first attempt is not the answer.
+        resume: Option<(T, Option<T::Kept>)>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StateProj]
+    enum State<F, R> {
+        First { #[pin] future: F },
+        Looping { future: BoxFuture<R> },
+    }
+}
+
+impl<T: Serve<Req>, Req> ResponseFuture<T, Req> {
+    /// The first attempt alone, `service` and `kept` held for the loop.
+    pub(super) fn first(future: T::Attempt, service: T, kept: Option<T::Kept>) -> Self {
+        ResponseFuture {
+            state: State::First { future },
+            resume: Some((service, kept)),
+        }
+    }
+
+    /// The loop, from the first attempt on.
+    pub(super) fn looping(future: BoxFuture<T::Response>) -> Self {
+        ResponseFuture {
+            state: State::Looping { future },
+            resume: None,
+        }
+    }
+}
+
+impl<T: Serve<Req>, Req> Future for ResponseFuture<T, Req> {
+    type Output = Result<T::Response, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        loop {
+            let outcome = match this.state.as_mut().project() {
+                StateProj::Looping { future } => return future.as_mut().poll(cx),
+                StateProj::First { future } => match future.poll(cx) {
+                    Poll::Pending => return Poll::Pending,
+                    Poll::Ready(outcome) => outcome,
+                },
+            };
+            let (service, kept) = this
+                .resume
+                .take()
+                .expect("a ResponseFuture polled after it ended");
+            match service.accept_first(outcome) {
+                Ok(response) => return Poll::Ready(Ok(response)),
+                Err(outcome) => {
+                    let future = service.looping(kept, FirstAttempt::Answered(outcome));
+                    this.state.set(State::Looping { future });
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,90 @@
+//! tower: the retry loop as a [`Layer`] (feature `tower`), for hyper's client, tonic's
+//! `Channel` and any other tower service.
+//!
+//! [`RetryLayer`] is built like the closure API [`Retry`](crate::Retry), and its service runs
+//! the same loop `#[retry]` runs: full jitter, budgets, `timeout`, hedging, `Retry-After`.
+//!
+//! - **Requests.** An `http::Request<B>` is made replayable whatever its body: the body is
+//!   buffered while it is sent, up to a limit ([`DEFAULT_BODY_LIMIT`], 64 KiB;
+//!   [`RetryLayer::with_body_limit`]), and each retry sends the same bytes again. A body larger
+//!   than the limit is sent once and never retried — no error for that: the first answer is
+//!   the answer. A body still being sent when its attempt ends (a streaming upload) is not
+//!   retried either. The inner service takes the body type it always did, so the layer must
+//!   be able to wrap its replay in that type ([`ReplayBody`]): http-body-util's `BoxBody` and
+//!   `UnsyncBoxBody`, and with feature `tonic`, `tonic::body::Body` (a `Channel`'s). Other
+//!   request types: [`RetryLayer::clone_requests`] clones them.
+//! - **Responses** are classified by [`classify_status`](crate::http::classify_status),
+//!   honouring `Retry-After` ([`ByStatus`]); with feature `tonic`, a response whose headers
+//!   carry `grpc-status` (a trailers-only gRPC error, as tonic servers send) by
+//!   [`tonic::classify`](crate::tonic::classify) instead. [`RetryLayer::on_ok`] replaces it.
+//!   A response that is retried is dropped before the retry; the one handed to the caller is
+//!   never retried, so a streaming response is read only by the caller.
+//! - **Errors** of the inner service (its `Error: Into<BoxError>`) are classified by
+//!   [`TransportErrors`]; [`RetryLayer::on`] replaces it. The service's error is [`BoxError`].
+//!
+//! ```
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+//! use bytes::Bytes;
+//! use http_body_util::{combinators::BoxBody, BodyExt, Full};
+//! use retry_runtime::tower::RetryLayer;
+//! use retry_runtime::Policy;
+//! use std::convert::Infallible;
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::sync::Arc;
+//! use tower::{Service, ServiceExt};
+//!
+//! type Body = BoxBody<Bytes, Infallible>;
+//!
+//! // An upstream that answers 503 twice, then 200 with the body it received.
+//! let calls = Arc::new(AtomicU32::new(0));
+//! let seen = calls.clone();
+//! let upstream = tower::service_fn(move |req: http::Request<Body>| {
+//!     let n = seen.fetch_add(1, Ordering::SeqCst);
+//!     async move {
+//!         let body = req.into_body().collect().await?.to_bytes();
+//!         let status = if n < 2 { 503 } else { 200 };
+//!         Ok::<_, Infallible>(http::Response::builder().status(status).body(body).unwrap())
+//!     }
+//! });
+//! let mut svc = tower::ServiceBuilder::new()
+//!     .layer(RetryLayer::new(Policy::default()).with_name("upstream"))
+//!     .service(upstream);
+//! let req = http::Request::post("/orders").body(Full::from("one order").boxed()).unwrap();
+//! let resp = svc.ready().await.unwrap().call(req).await.unwrap();
+//! assert_eq!((resp.status().as_u16(), resp.body().as_ref()), (200, &b"one order"[..]));
+//! assert_eq!(calls.load(Ordering::SeqCst), 3);
+//! # }
+//! ```
+
+mod body;
+mod classify;
+mod future;
+mod layer;
+mod replay;
+mod service;
+
+pub use tower_layer::Layer;
+pub use tower_service::Service;
+
+pub use crate::AcceptOk;
+pub use body::ReplayBody;
+pub use classify::{ByStatus, TransportErrors};
+pub use future::{BoxFuture, ResponseFuture};
+pub use layer::{RetryLayer, RetryService};
+pub use replay::{CloneRequests, HttpRequests};
+
+// The plumbing of the `Service` impl: public only because `ResponseFuture` names it.
+#[doc(hidden)]
+pub use future::FirstAttempt;
+#[doc(hidden)]
+pub use replay::Replay;
+#[doc(hidden)]
+pub use service::Serve;
+
+/// The error of a [`RetryLayer`]'s service: the inner service's error, boxed (tower's
+/// convention), or [`TimedOut`](crate::TimedOut) when an attempt ran past
+/// [`RetryLayer::timeout`].
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The largest request body replayed by default: 64 KiB. A larger body is sent once.
+pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;

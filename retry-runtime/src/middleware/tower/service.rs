@@ -1,0 +1,177 @@
+//! The `Service` impl: one for both request modes, its bounds written once.
+
+use core::future::{poll_fn, Future};
+use core::task::{Context, Poll};
+
+use super::{BoxError, BoxFuture, FirstAttempt, Replay, ResponseFuture, RetryService, Service};
+use crate::fleet::Budget;
+use crate::hedge::HedgeWith;
+use crate::timeout::AttemptTimeout;
+use crate::{Classify, ClassifyOk, Decision};
+
+/// How a [`RetryService`] serves a `Req`: its one impl carries every bound (the inner
+/// service's, the request mode's, the layer's settings'), so the `Service` impl and the
+/// [`ResponseFuture`] ask only `Serve<Req>`.
+pub trait Serve<Req>: Sized {
+    /// The inner service's response.
+    type Response;
+    /// The inner service's error.
+    type Error;
+    /// The inner service's future: a call's first attempt.
+    type Attempt: Future<Output = Result<Self::Response, Self::Error>>;
+    /// What the request mode keeps of a request for the next attempts.
+    type Kept;
+
+    /// The inner service's `poll_ready`.
+    fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
+
+    /// A call: its first attempt sent to the service made ready, and the loop started at once
+    /// when it acts during the first attempt (a timeout, a hedge, a `max_elapsed`).
+    fn start(&mut self, req: Req) -> ResponseFuture<Self, Req>;
+
+    /// A first attempt's outcome, taken when `on_ok` accepts it (with the loop's bookkeeping
+    /// of a first success); otherwise handed back, boxed as the loop's error type, for the
+    /// loop.
+    fn accept_first(
+        &self,
+        outcome: Result<Self::Response, Self::Error>,
+    ) -> Result<Self::Response, Result<Self::Response, BoxError>>;
+
+    /// The loop, its first attempt `first`; the next ones sent to clones of the service, each
+    /// with the request the mode replays from `kept` (`None`: the request is sent once).
+    fn looping(
+        self,
+        kept: Option<Self::Kept>,
+        first: FirstAttempt<Self::Attempt, Self::Response>,
+    ) -> BoxFuture<Self::Response>;
+}
+
+impl<S, Req, On, OnOk, B, L, D, M> Serve<Req> for RetryService<S, On, OnOk, B, L, D, M>
+where
+    S: Service<Req> + Clone + Send + 'static,
+    S::Error: Into<BoxError>,
+    S::Future: Send,
+    S::Response: Send,
+    M: Replay<Req>,
+    Req: Send + 'static,
+    On: Classify<BoxError> + Clone + Send + Sync + 'static,
+    OnOk: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
+    B: Budget + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
+    D: HedgeWith + Clone + Send + Sync + 'static,
+{
+    type Response = S::Response;
+    type Error = S::Error;
+    type Attempt = S::Future;
+    type Kept = M::Kept;
+
+    fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn start(&mut self, req: Req) -> ResponseFuture<Self, Req> {
+        let (first, kept) = self.layer.mode.keep(req, self.layer.limit);
+        // The first attempt goes to the service made ready; the others to clones of it.
+        let first = self.inner.call(first);
+        // The clone is made in place, inside the future: a first-attempt success copies no
+        // more than it must.
+        if self.layer.retry.first_attempt_alone::<BoxError>() {
+            ResponseFuture::first(first, self.clone(), kept)
+        } else {
+            ResponseFuture::looping(self.clone().looping(kept, FirstAttempt::Sent(first)))
+        }
+    }
+
+    fn accept_first(
+        &self,
+        outcome: Result<S::Response, S::Error>,
+    ) -> Result<S::Response, Result<S::Response, BoxError>> {
+        match outcome {
+            Ok(response) if self.layer.on_ok.classify_ok(&response) == Decision::Stop => {
+                self.layer.retry.first_succeeded::<S::Response, BoxError>();
+                Ok(response)
+            }
+            outcome => Err(outcome.map_err(Into::into)),
+        }
+    }
+
+    fn looping(
+        self,
+        kept: Option<M::Kept>,
+        first: FirstAttempt<S::Future, S::Response>,
+    ) -> BoxFuture<S::Response> {
+        let RetryService {
+            inner: template,
+            layer,
+        } = self;
+        Box::pin(async move {
+            let retry = match kept {
+                Some(_) => layer.retry,
+                None => layer.retry.once(),
+            };
+            let kept = kept.as_ref();
+            // A request that cannot be sent again (an HTTP body that went over the limit, or
+            // was still being sent when its attempt ended) ends the call on that attempt's
+            // outcome.
+            let again = move || kept.is_some_and(M::replayable);
+            let (on, on_ok) = (&layer.on, &layer.on_ok);
+            let retry = retry
+                .on(move |e: &BoxError| {
+                    if again() {
+                        on.classify(e)
+                    } else {
+                        Decision::Stop
+                    }
+                })
+                .on_ok(move |r: &S::Response| {
+                    if again() {
+                        on_ok.classify_ok(r)
+                    } else {
+                        Decision::Stop
+                    }
+                });
+            let mut first = Some(first);
+            retry
+                .call_async(move || {
+                    // Nothing borrowed from the call is held across an await but what is
+                    // `Sync` by the bounds: the service is cloned here, and the mode's future
+                    // borrows only what it kept.
+                    let first = first.take();
+                    let next = first.is_none().then(|| {
+                        let kept = kept.expect("a request sent once is not retried");
+                        (template.clone(), M::clone_request(kept))
+                    });
+                    async move {
+                        match (first, next) {
+                            (Some(FirstAttempt::Sent(first)), _) => first.await.map_err(Into::into),
+                            (Some(FirstAttempt::Answered(outcome)), _) => outcome,
+                            (None, Some((mut svc, req))) => {
+                                let req = req.await;
+                                poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
+                                svc.call(req).await.map_err(Into::into)
+                            }
+                            (None, None) => unreachable!("each attempt has its service"),
+                        }
+                    }
+                })
+                .await
+        })
+    }
+}
+
+impl<S, Req, On, OnOk, B, L, D, M> Service<Req> for RetryService<S, On, OnOk, B, L, D, M>
+where
+    Self: Serve<Req>,
+{
+    type Response = <Self as Serve<Req>>::Response;
+    type Error = BoxError;
+    type Future = ResponseFuture<Self, Req>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.poll_inner(cx)
+    }
+
+    fn call(&mut self, req: Req) -> Self::Future {
+        self.start(req)
+    }
+}
