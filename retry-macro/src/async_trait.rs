@@ -24,6 +24,8 @@ use syn::parse::Parser;
 use syn::{Attribute, Block, Expr, GenericArgument, PathArguments, ReturnType, Signature, Stmt};
 use syn::{Type, TypeParamBound};
 
+use crate::signature::strip_group;
+
 /// A function written the way async-trait writes an `async fn`.
 pub(crate) struct AsyncTrait {
     /// The future's `Output`: the `R` that is retried.
@@ -127,14 +129,6 @@ fn only_type_argument<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
     match (last.ident == name, args.args.len(), args.args.first()) {
         (true, 1, Some(GenericArgument::Type(ty))) => Some(ty),
         _ => None,
-    }
-}
-
-fn strip_group(ty: &Type) -> &Type {
-    match ty {
-        Type::Group(g) => strip_group(&g.elem),
-        Type::Paren(p) => strip_group(&p.elem),
-        other => other,
     }
 }
 

@@ -9,7 +9,7 @@ use syn::{Attribute, FnArg, ReturnType, Signature, Token, Visibility};
 
 use crate::args::Args;
 use crate::async_trait::{self, AsyncTrait};
-use crate::walk::VisitMut;
+use crate::signature::{is_borrowed_impl, receiver_type, returned_borrows, ReturnedBorrow};
 
 /// The facade's features the expansion depends on.
 #[derive(Clone, Copy, Debug)]
@@ -242,7 +242,7 @@ fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
     let syn::Type::ImplTrait(it) = &*arg.ty else {
         return None;
     };
-    if !crate::params::is_borrowed_impl(&arg.ty) {
+    if !is_borrowed_impl(&arg.ty) {
         return None;
     }
     let target = it.bounds.iter().find_map(|bound| match bound {
@@ -288,153 +288,6 @@ fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
     }
 }
 
-/// The receiver's type, as written or implied: `Self` for `self`, `&'a mut Self` for `&'a mut
-/// self` (spanned at the `&` and at `self`), the type of `self: Box<Self>`. syn 2 kept this type
-/// in the `Receiver`; syn 3 keeps how the receiver was written (`ReceiverKind`) instead.
-pub(crate) fn receiver_type(r: &syn::Receiver) -> syn::Type {
-    let this = syn::Type::Path(syn::TypePath {
-        attrs: Vec::new(),
-        qself: None,
-        path: syn::Ident::new("Self", r.self_token.span).into(),
-    });
-    match &r.kind {
-        syn::ReceiverKind::Reference(and_token, lifetime, mutability) => {
-            syn::Type::Reference(syn::TypeReference {
-                attrs: Vec::new(),
-                and_token: *and_token,
-                lifetime: lifetime.clone(),
-                mutability: *mutability,
-                elem: Box::new(this),
-            })
-        }
-        syn::ReceiverKind::Typed(_, ty) => (**ty).clone(),
-        _ => this,
-    }
-}
-
-/// A borrow of a `&mut` argument (or `&mut self`) that the return type may hold.
-pub(crate) struct ReturnedBorrow {
-    /// The argument's name as written (`self` for the receiver).
-    pub name: String,
-    /// Where the return type holds it.
-    pub at: proc_macro2::Span,
-    /// Whether it is held only as a shared reference (`&T`). An attempt written inline (an
-    /// `async fn`'s, a `#[track_caller]` sync fn's) may return one, if the body takes it
-    /// without re-borrowing the argument mutably: rustc judges it. Held any other way (`&mut
-    /// T`, a lifetime in a path or a bound, `Self` carrying the impl's lifetimes) it may be a
-    /// `&mut`, which no loop can hand out twice.
-    pub shared: bool,
-}
-
-/// The borrows of `&mut` arguments the return type `output` may hold, read from the signature:
-/// an elided output lifetime that comes from a `&mut` receiver or a lone `&mut` argument; a
-/// named one that a `&mut` argument carries, or that outlives it (`'c: 'e`); `Self`, which may
-/// carry any lifetime of the `impl`'s (one the function does not declare). (A lifetime hidden
-/// in a path, `Guard<T>` for `Guard<'_, T>`, is not seen.)
-pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<ReturnedBorrow> {
-    let lifetimes = |ty: &syn::Type| {
-        let mut found = Lifetimes::default();
-        found.visit_type_mut(&mut ty.clone());
-        found
-    };
-    let returned = lifetimes(output);
-    // Each argument's name, its lifetimes, and whether it is the receiver.
-    let inputs: Vec<(String, Lifetimes, bool)> = sig
-        .inputs
-        .iter()
-        .map(|arg| match arg {
-            FnArg::Receiver(r) => ("self".to_owned(), lifetimes(&receiver_type(r)), true),
-            FnArg::Typed(t) => (t.pat.to_token_stream().to_string(), lifetimes(&t.ty), false),
-        })
-        .collect();
-    // Where an elided lifetime of the output comes from: the receiver, if it is a reference;
-    // else the only lifetime of the inputs, if there is one.
-    let with_lifetimes: Vec<_> = inputs
-        .iter()
-        .filter(|(_, l, _)| !l.all.is_empty())
-        .collect();
-    let elided_from = match with_lifetimes.iter().find(|(_, _, receiver)| *receiver) {
-        Some(receiver) => Some(*receiver),
-        None => match with_lifetimes[..] {
-            [only] if only.1.all.len() == 1 => Some(only),
-            _ => None,
-        },
-    };
-    let outlives = outlives(sig);
-    // The lifetimes that may stand in for `named`: itself, and those that outlive it.
-    let longer = |named: &String| {
-        let mut set = vec![named.clone()];
-        while let Some(more) = outlives
-            .iter()
-            .find(|(long, short)| set.contains(short) && !set.contains(long))
-        {
-            set.push(more.0.clone());
-        }
-        set
-    };
-    let declared: Vec<String> = sig
-        .generics
-        .lifetimes()
-        .map(|l| l.lifetime.ident.to_string())
-        .collect();
-    let mut borrows = Vec::new();
-    for (lifetime, at, shared) in &returned.all {
-        let from: Vec<&(String, Lifetimes, bool)> = match lifetime {
-            None => elided_from
-                .filter(|(_, l, _)| l.first_is_mut)
-                .into_iter()
-                .collect(),
-            Some(named) => {
-                let set = longer(named);
-                inputs
-                    .iter()
-                    .filter(|(_, l, _)| l.mutable.iter().any(|m| set.contains(m)))
-                    .collect()
-            }
-        };
-        borrows.extend(from.into_iter().map(|(name, _, _)| ReturnedBorrow {
-            name: name.clone(),
-            at: *at,
-            shared: *shared,
-        }));
-    }
-    for at in &returned.selves {
-        let of_impl = |l: &String| l != "static" && !declared.contains(l);
-        borrows.extend(
-            inputs
-                .iter()
-                .filter(|(_, l, _)| l.mutable.iter().any(of_impl))
-                .map(|(name, _, _)| ReturnedBorrow {
-                    name: name.clone(),
-                    at: *at,
-                    shared: false,
-                }),
-        );
-    }
-    borrows
-}
-
-/// The signature's outlives bounds, `('long, 'short)` for each `'long: 'short` (by name).
-fn outlives(sig: &Signature) -> Vec<(String, String)> {
-    let mut pairs = Vec::new();
-    let mut add = |long: &syn::Lifetime, bounds: &mut dyn Iterator<Item = &syn::Lifetime>| {
-        for short in bounds {
-            pairs.push((long.ident.to_string(), short.ident.to_string()));
-        }
-    };
-    for param in sig.generics.lifetimes() {
-        add(&param.lifetime, &mut param.bounds.iter());
-    }
-    if let Some(clause) = &sig.generics.where_clause {
-        for predicate in &clause.predicates {
-            if let syn::WherePredicate::Lifetime(p) = predicate {
-                add(&p.lifetime, &mut p.bounds.iter());
-            }
-        }
-    }
-    pairs
-}
-
 /// A return type that may hold a borrow of a `&mut` argument or `&mut self` where the retried
 /// function cannot compile: each attempt re-borrows that argument for itself, and the borrow
 /// checker cannot see that an attempt which returns is the last. That is so for any borrow
@@ -454,61 +307,6 @@ fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<s
              function that does not return the borrow and take it from `{name}` after the call"
         ),
     ))
-}
-
-/// The lifetimes a type names: each `&` (its lifetime, `None` if elided) and each lifetime
-/// (`'_` as `None`), with where it is written and whether it is a shared reference's; and those
-/// of `&mut` references; and where it names `Self`. Not those of `fn` pointers and `Fn(…)`
-/// bounds, which are their own.
-#[derive(Default)]
-struct Lifetimes {
-    all: Vec<(Option<String>, proc_macro2::Span, bool)>,
-    mutable: Vec<String>,
-    /// Whether the first is a `&mut` (the one an elided output lifetime then refers to).
-    first_is_mut: bool,
-    /// Each `Self` (or `Self::…`).
-    selves: Vec<proc_macro2::Span>,
-}
-
-impl VisitMut for Lifetimes {
-    fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
-        let name = r
-            .lifetime
-            .as_ref()
-            .map(|l| l.ident.to_string())
-            .filter(|n| n != "_");
-        if self.all.is_empty() {
-            self.first_is_mut = r.mutability.is_some();
-        }
-        self.all
-            .push((name.clone(), r.and_token.span, r.mutability.is_none()));
-        if let (Some(name), Some(_)) = (name, r.mutability) {
-            self.mutable.push(name);
-        }
-        self.visit_type_mut(&mut r.elem);
-    }
-
-    fn visit_lifetime_mut(&mut self, l: &mut syn::Lifetime) {
-        let name = Some(l.ident.to_string()).filter(|n| n != "_");
-        self.all.push((name, l.apostrophe, false));
-    }
-
-    fn visit_type_path_mut(&mut self, path: &mut syn::TypePath) {
-        if let (None, Some(first)) = (&path.qself, path.path.segments.first()) {
-            if first.ident == "Self" {
-                self.selves.push(first.ident.span());
-            }
-        }
-        crate::walk::visit_type_path_mut(self, path);
-    }
-
-    fn visit_type_fn_ptr_mut(&mut self, _: &mut syn::TypeFnPtr) {}
-
-    fn visit_parenthesized_generic_arguments_mut(
-        &mut self,
-        _: &mut syn::ParenthesizedGenericArguments,
-    ) {
-    }
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ mod expand;
 mod item;
 mod params;
 mod respan;
+mod signature;
 mod walk;
 
 use proc_macro::TokenStream;

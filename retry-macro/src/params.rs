@@ -27,7 +27,7 @@ use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{Attribute, Block, FnArg, Ident, Pat, PatIdent, Receiver, Signature, Type};
 
-use crate::item::receiver_type;
+use crate::signature::{is_borrowed_impl, receiver_type, returned_borrows, strip_group};
 use crate::walk::VisitMut;
 
 /// The rebinding of one argument.
@@ -108,7 +108,7 @@ pub(crate) fn rebind(
     keys: &[syn::Expr],
     output: &Type,
 ) -> Rebind {
-    let returned: Vec<String> = crate::item::returned_borrows(sig, output)
+    let returned: Vec<String> = returned_borrows(sig, output)
         .into_iter()
         .map(|borrow| borrow.name)
         .collect();
@@ -424,37 +424,6 @@ fn receiver_binding(
     })
 }
 
-/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…): a by-value argument no attempt needs to
-/// own, since all it can do with it is borrow it (`path.as_ref()`), which a `&` of it does as
-/// well (`&T: AsRef<U>` where `T: AsRef<U>`). Each attempt is then given a shared borrow of the
-/// argument, which need not be `Clone` (`tokio::fs`'s signatures). Only these bounds, which
-/// `&T` has whenever `T` has them: one that consumes (`Into<PathBuf>`) needs a value of its own.
-pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
-    let Type::ImplTrait(it) = strip_group(ty) else {
-        return false;
-    };
-    let trait_name = |bound: &syn::TypeParamBound| match bound {
-        syn::TypeParamBound::Trait(t)
-            if t.maybe.is_none()
-                && t.modifiers.require_empty().is_ok()
-                && t.lifetimes.is_none() =>
-        {
-            t.path.segments.last().map(|s| s.ident.to_string())
-        }
-        _ => None,
-    };
-    it.bounds
-        .iter()
-        .any(|b| trait_name(b).as_deref() == Some("AsRef"))
-        && it.bounds.iter().all(|b| {
-            matches!(b, syn::TypeParamBound::Lifetime(_))
-                || matches!(
-                    trait_name(b).as_deref(),
-                    Some("AsRef" | "Send" | "Sync" | "Unpin" | "Debug" | "Display")
-                )
-        })
-}
-
 /// `Pin<&mut Self>` (or any `Pin<&mut T>`).
 fn is_pin_mut(ty: &Type) -> bool {
     let Type::Path(path) = ty else { return false };
@@ -545,14 +514,6 @@ fn rename_in_tokens(tokens: TokenStream, alias: &Ident) -> TokenStream {
         }]);
     }
     out
-}
-
-fn strip_group(ty: &Type) -> &Type {
-    match ty {
-        Type::Group(g) => strip_group(&g.elem),
-        Type::Paren(p) => strip_group(&p.elem),
-        other => other,
-    }
 }
 
 #[cfg(test)]
