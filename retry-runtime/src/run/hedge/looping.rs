@@ -155,9 +155,9 @@ fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Dura
 /// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
 /// which `.await` on the pin would call, is a generic `fn` LLVM keeps out of line once
 /// `FirstAttempt`'s poll is inlined into it: a call, its spills and its return, per poll).
-struct InPlace<'a, F>(Pin<&'a mut F>);
+struct InlinedPoll<'a, F>(Pin<&'a mut F>);
 
-impl<F: Future> Future for InPlace<'_, F> {
+impl<F: Future> Future for InlinedPoll<'_, F> {
     type Output = F::Output;
 
     #[inline(always)]
@@ -261,7 +261,7 @@ where
         });
         // In a block: nothing of `R` is in scope at the `.await` of the loop below.
         let (slots, seeds) = {
-            let ended = InPlace(first.as_mut()).await;
+            let ended = InlinedPoll(first.as_mut()).await;
             let mut first = first.as_mut().project();
             let mut owed = crate::fleet::Owed::default();
             let waiting = ended.is_some();
