@@ -166,14 +166,6 @@ impl<F: Future> Future for InlinedPoll<'_, F> {
     }
 }
 
-/// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
-/// at most `policy.attempts()` calls of `make`, a new one beside the running ones whenever the
-/// latest has not answered within `hedge`'s delay, the usual backoff wait when none runs, the
-/// first success returned and the other attempts dropped.
-///
-/// `timeout`: each attempt's limit, and the outcome of an attempt cut by it. The waits, the
-/// hedge delays and the limits are slept with `sleep`; `now` is the policy, its clock and the
-/// call's start (see [`start_time`](crate::__private::start_time)).
 /// Where the hedging loop keeps the last outcome through a backoff wait: an `Option<R>` where
 /// a deadline may end the call after the wait, [`Discard`] where none can (the loop's future
 /// then holds nothing of `R`, and is `Send` whatever its `T` and `E` are).
@@ -208,12 +200,22 @@ impl<R> KeepLast<R> for Discard {
     }
 }
 
-/// The hedging retry loop's entry: the first attempt and one timer (its time limit or the
-/// hedge delay, whichever ends first), in place, and nothing else of the loop until the first
-/// attempt fails or the hedge delay passes; then the loop ([`hedged`]), boxed, takes over the
-/// attempt's slot. A call whose first attempt answers in time pays for one attempt raced
-/// against one timer, not for the loop. (A plain `fn` returning an `async move` block, not an
-/// `async fn`, which would keep its arguments twice.)
+/// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
+/// at most `policy.attempts()` calls of `make`, a new one beside the running ones whenever the
+/// latest has not answered within `hedge`'s delay, the usual backoff wait when none runs, the
+/// first success returned and the other attempts dropped.
+///
+/// `timeout`: each attempt's limit, and the outcome of an attempt cut by it. The waits, the
+/// hedge delays and the limits are slept with `sleep`; `now` is the policy, its clock and the
+/// call's start (see [`start_time`](crate::__private::start_time)); `last` keeps the last
+/// outcome through a backoff wait where a deadline may end the call (see [`KeepLast`]).
+///
+/// This is the loop's entry: the first attempt and one timer (its time limit or the hedge
+/// delay, whichever ends first), in place, and nothing else of the loop until the first attempt
+/// fails or the hedge delay passes; then the loop ([`hedged`]), boxed, takes over the attempt's
+/// slot. A call whose first attempt answers in time pays for one attempt raced against one
+/// timer, not for the loop. (A plain `fn` returning an `async move` block, not an `async fn`,
+/// which would keep its arguments twice.)
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline(always)]
 pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
