@@ -166,9 +166,12 @@ impl<F: Future> Future for InlinedPoll<'_, F> {
     }
 }
 
+// Public only for `#[retry]`'s expansion (`__private::Discard`, the bound on
+// `__private::Loop::hedged`): hidden from the docs, like the rest of `__private`.
 /// Where the hedging loop keeps the last outcome through a backoff wait: an `Option<R>` where
 /// a deadline may end the call after the wait, [`Discard`] where none can (the loop's future
 /// then holds nothing of `R`, and is `Send` whatever its `T` and `E` are).
+#[doc(hidden)]
 pub trait KeepLast<R> {
     /// Keep `outcome` through the wait.
     fn keep(&mut self, outcome: R);
@@ -188,6 +191,7 @@ impl<R> KeepLast<R> for Option<R> {
 }
 
 /// Keeps nothing: for a call that has no deadline.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Discard;
 
