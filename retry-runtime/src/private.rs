@@ -16,13 +16,25 @@ pub use crate::timeout::{poll_race, Limit, Race};
 pub use crate::{
     AcceptOk, Hooks, Jitter, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, Policy, RetryAll,
 };
+
+// Two families in files of their own; the rest stays here, where the compiler's notes on a
+// misused key point (`retry-runtime/src/private.rs`, in the ui goldens).
+#[path = "private/default_on.rs"]
+mod default_on;
+#[cfg(feature = "tracing")]
+#[path = "private/render.rs"]
+mod render;
+
+pub use default_on::*;
+#[cfg(feature = "tracing")]
+pub use render::*;
+
 use crate::{
     AdaptiveThrottle, BreakerGuard, CircuitBreaker, CircuitOpen, ThrottleGuard, Throttled,
 };
 
 use crate::{
     Classify, ClassifyOk, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget, TimedOut,
-    Transient,
 };
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
@@ -176,176 +188,10 @@ impl<E> GiveUpHook<E> for Unchecked {
     fn give_up(&self, _: &E, _: &GiveUp) {}
 }
 
-/// The `on` of a function without one, chosen by autoref specialisation on its return type `R`:
-/// `(&&DefaultOn::<R>::new()).default_on()`, with [`OnTransient`] and [`OnEvery`] in scope,
-/// is [`ByTransient`] when `R` is a `Result` whose error type implements [`Transient`], else
-/// [`RetryAll`]. Decided where the type is known, with no bound on it: a generic error type, or
-/// an `R` that is not a `Result` (already an error of its own), takes the fallback. Both are
-/// zero-sized and statically dispatched, so the success path pays nothing for the choice.
-pub struct DefaultOn<R>(PhantomData<fn(&R)>);
-
-impl<R> DefaultOn<R> {
-    /// The chooser.
-    #[allow(clippy::new_without_default)]
-    #[inline(always)]
-    pub const fn new() -> Self {
-        DefaultOn(PhantomData)
-    }
-}
-
-/// [`DefaultOn`]'s arm for an error type that implements [`Transient`].
-pub trait OnTransient {
-    /// [`ByTransient`].
-    fn default_on(&self) -> ByTransient;
-}
-
-impl<T, E: Transient> OnTransient for &DefaultOn<Result<T, E>> {
-    #[inline(always)]
-    fn default_on(&self) -> ByTransient {
-        ByTransient
-    }
-}
-
-/// [`DefaultOn`]'s fallback: every error is retried.
-pub trait OnEvery {
-    /// [`RetryAll`].
-    fn default_on(&self) -> RetryAll;
-}
-
-impl<R> OnEvery for DefaultOn<R> {
-    #[inline(always)]
-    fn default_on(&self) -> RetryAll {
-        RetryAll
-    }
-}
-
-/// Classifies a [`Transient`] error by its own [`Transient::decision`]: what
-/// `on = retry_jitter::transient` does, as a type.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ByTransient;
-
-impl<E: Transient> Classify<E> for ByTransient {
-    #[inline]
-    fn classify(&self, error: &E) -> Decision {
-        error.decision()
-    }
-}
-
 /// `budget = …` takes a `&` of a [`SharedBudget`] (a `&RetryBudget`).
 #[inline(always)]
 pub fn budget<S: SharedBudget>(budget: &S) -> &S {
     budget
-}
-
-#[cfg(feature = "tracing")]
-pub use tracing_support::*;
-
-#[cfg(feature = "tracing")]
-mod tracing_support {
-    use core::fmt::{Debug, Display};
-    use core::marker::PhantomData;
-
-    use crate::Rendered;
-
-    pub use crate::{tracer, Level};
-
-    /// How the trace shows the error of an outcome `R`.
-    pub type RenderFn<R> = for<'e> fn(&'e R) -> Rendered<'e>;
-
-    /// Autoref specialisation on the function's return type `R`:
-    /// `(&&&ShownOutcome::<R>::new()).render_fn()` shows the error with `Display` if its type
-    /// has it, else `Debug`, else not at all. Decided where the type is known, with no bound,
-    /// and with no projection of `R`: if `R` is not a `Result`, the fallback applies and
-    /// nothing here adds to the one error about it.
-    pub struct ShownOutcome<R>(PhantomData<fn(&R)>);
-
-    impl<R> ShownOutcome<R> {
-        /// The chooser.
-        #[allow(clippy::new_without_default)]
-        pub const fn new() -> Self {
-            ShownOutcome(PhantomData)
-        }
-    }
-
-    /// The `Display` arm.
-    pub trait ShowDisplay<R> {
-        /// The renderer.
-        fn render_fn(&self) -> RenderFn<R>;
-    }
-    impl<T, E: Display> ShowDisplay<Result<T, E>> for &&ShownOutcome<Result<T, E>> {
-        fn render_fn(&self) -> RenderFn<Result<T, E>> {
-            |r| {
-                r.as_ref()
-                    .err()
-                    .map_or(Rendered::Nothing, |e| Rendered::Display(e))
-            }
-        }
-    }
-
-    /// The `Debug` arm.
-    pub trait ShowDebug<R> {
-        /// The renderer.
-        fn render_fn(&self) -> RenderFn<R>;
-    }
-    impl<T, E: Debug> ShowDebug<Result<T, E>> for &ShownOutcome<Result<T, E>> {
-        fn render_fn(&self) -> RenderFn<Result<T, E>> {
-            |r| {
-                r.as_ref()
-                    .err()
-                    .map_or(Rendered::Nothing, |e| Rendered::Debug(e))
-            }
-        }
-    }
-
-    /// Autoref specialisation on `R`'s `Ok` type, as [`ShownOutcome`] on its error:
-    /// `(&&ShownValue::<R>::new()).value_fn()` shows an `Ok` value (that `on_ok` retried) with
-    /// `Debug` if its type has it, else not at all.
-    pub struct ShownValue<R>(PhantomData<fn(&R)>);
-
-    impl<R> ShownValue<R> {
-        /// The chooser.
-        #[allow(clippy::new_without_default)]
-        pub const fn new() -> Self {
-            ShownValue(PhantomData)
-        }
-    }
-
-    /// The `Debug` arm for values.
-    pub trait ShowValueDebug<R> {
-        /// The renderer.
-        fn value_fn(&self) -> RenderFn<R>;
-    }
-    impl<T: Debug, E> ShowValueDebug<Result<T, E>> for &ShownValue<Result<T, E>> {
-        fn value_fn(&self) -> RenderFn<Result<T, E>> {
-            |r| {
-                r.as_ref()
-                    .ok()
-                    .map_or(Rendered::Nothing, |v| Rendered::Value(v))
-            }
-        }
-    }
-
-    /// The fallback for values: not shown.
-    pub trait ShowValueNothing<R> {
-        /// The renderer.
-        fn value_fn(&self) -> RenderFn<R>;
-    }
-    impl<R> ShowValueNothing<R> for ShownValue<R> {
-        fn value_fn(&self) -> RenderFn<R> {
-            |_| Rendered::Nothing
-        }
-    }
-
-    /// The fallback: not shown.
-    pub trait ShowNothing<R> {
-        /// The renderer.
-        fn render_fn(&self) -> RenderFn<R>;
-    }
-    impl<R> ShowNothing<R> for ShownOutcome<R> {
-        fn render_fn(&self) -> RenderFn<R> {
-            |_| Rendered::Nothing
-        }
-    }
 }
 
 /// The by-value arguments of a retried function are cloned for each attempt.

@@ -1,248 +1,19 @@
-//! Hedged requests: when an attempt has not answered within the hedge delay, the next one starts
-//! beside it, and the first success wins (`#[retry(hedge = "50ms")]`, [`Retry::hedge`](crate::Retry::hedge)).
-//!
-//! Retries fix errors; hedging fixes slowness. A call whose latency has a heavy tail (most
-//! answers in 10 ms, one in a hundred in a second) spends its tail waiting on the slow one;
-//! a second copy sent once the first has taken longer than almost every call does (its 95th
-//! percentile) usually answers first — "The Tail at Scale" (Dean & Barroso, 2013) cut a 99.9th
-//! percentile from 1,800 ms to 74 ms this way for 2% more requests.
-//!
-//! Hedge only what is safe to do twice: reads, and writes the server makes idempotent. Every
-//! hedge is a call: it counts against `attempts`, takes a [`RetryBudget`](crate::RetryBudget)
-//! token like a retry, and is traced.
+//! The hedging loop: the first attempt raced against one timer in place, then, once it fails
+//! or the hedge delay passes, the loop that starts hedges beside it.
 
 use core::borrow::Borrow;
-use core::fmt;
 use core::future::Future;
 use core::ops::ControlFlow;
 use core::pin::{pin, Pin};
-use core::sync::atomic::{AtomicU32, Ordering};
 use core::task::Poll;
 use core::time::Duration;
 use std::time::Instant;
 
+use super::{Hedge, LatencyHistogram};
 use crate::run::sleep::Clock;
 use crate::run::step::{IsResult, Serves};
 use crate::run::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
-
-/// When a hedge starts: a fixed delay, or a percentile of the function's recent latency.
-///
-/// ```
-/// use retry_runtime::hedge::{Hedge, LatencyHistogram};
-/// use std::time::Duration;
-///
-/// static LATENCY: LatencyHistogram = LatencyHistogram::new();
-/// assert_eq!(Hedge::After(Duration::from_millis(50)).delay(), Some(Duration::from_millis(50)));
-/// assert_eq!(Hedge::Percentile(&LATENCY, 95).delay(), None); // no samples yet: no hedge
-/// ```
-#[derive(Clone, Copy, Debug)]
-pub enum Hedge {
-    /// After this long without an answer.
-    After(Duration),
-    /// After the function's recent `percentile`-th percentile latency (1–99), as `histogram`
-    /// has seen it; no hedge until it has seen [`LatencyHistogram::MIN_SAMPLES`] attempts.
-    Percentile(&'static LatencyHistogram, u8),
-}
-
-impl Hedge {
-    /// The delay before a hedge now, if there is to be one.
-    #[inline]
-    pub fn delay(&self) -> Option<Duration> {
-        match *self {
-            Hedge::After(delay) => Some(delay),
-            Hedge::Percentile(histogram, percentile) => histogram.percentile(percentile),
-        }
-    }
-
-    /// The histogram that learns the attempts' latency, for a percentile hedge.
-    fn histogram(&self) -> Option<&'static LatencyHistogram> {
-        match *self {
-            Hedge::After(_) => None,
-            Hedge::Percentile(histogram, _) => Some(histogram),
-        }
-    }
-}
-
-/// Whether a [`Retry`](crate::Retry) hedges: [`NoHedge`] (the default), or a [`Hedge`] set with
-/// [`Retry::hedge`](crate::Retry::hedge).
-///
-/// ```
-/// use retry_runtime::hedge::{Hedge, HedgeWith, NoHedge};
-/// use std::time::Duration;
-/// assert!(NoHedge.hedge().is_none());
-/// assert!(Hedge::After(Duration::from_millis(5)).hedge().is_some());
-/// ```
-pub trait HedgeWith {
-    /// The hedge, if any.
-    fn hedge(&self) -> Option<Hedge>;
-}
-
-/// No hedging: one attempt at a time.
-///
-/// ```
-/// use retry_runtime::hedge::{HedgeWith, NoHedge};
-/// assert!(NoHedge.hedge().is_none());
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NoHedge;
-
-impl HedgeWith for NoHedge {
-    #[inline(always)]
-    fn hedge(&self) -> Option<Hedge> {
-        None
-    }
-}
-
-impl HedgeWith for Hedge {
-    #[inline]
-    fn hedge(&self) -> Option<Hedge> {
-        Some(*self)
-    }
-}
-
-/// Buckets: one below 1 µs, then four per doubling from 1.024 µs up to about 37 minutes.
-const BUCKETS: usize = 128;
-/// The first doubling with buckets of its own: 2^10 ns.
-const FIRST_OCTAVE: u32 = 10;
-
-/// A small lock-free histogram of a function's attempt latencies, for `hedge = "pNN"`.
-///
-/// 128 atomic counters (520 bytes): one bucket below 1 µs, then four per doubling (each
-/// bucket at most a quarter of its lower edge wide) up to ~37 minutes; longer latencies count
-/// in the last. Only attempts that end are counted: one dropped because another won is not, so
-/// under heavy hedging the slowest latencies are under-counted and the percentile reads a
-/// little low (a hedge then starts a little early, never late). It **decays**:
-/// after every [`DECAY_EVERY`](LatencyHistogram::DECAY_EVERY) samples every count is halved,
-/// so it follows the recent latency (the last few thousand attempts weigh most) without a
-/// window to keep. Recording is a few relaxed atomic adds, no lock; a percentile is read by
-/// summing the counts. A percentile is the upper edge of its bucket: a hedge starts a little
-/// late rather than early.
-///
-/// ```
-/// use retry_runtime::hedge::LatencyHistogram;
-/// use std::time::Duration;
-///
-/// static H: LatencyHistogram = LatencyHistogram::new();
-/// for i in 0..100 {
-///     H.record(Duration::from_millis(if i < 95 { 10 } else { 1000 }));
-/// }
-/// let p50 = H.percentile(50).unwrap();
-/// assert!(p50 >= Duration::from_millis(10) && p50 < Duration::from_millis(12));
-/// assert!(H.percentile(99).unwrap() >= Duration::from_millis(1000));
-/// ```
-pub struct LatencyHistogram {
-    buckets: [AtomicU32; BUCKETS],
-    since_decay: AtomicU32,
-}
-
-impl LatencyHistogram {
-    /// Samples needed before a percentile is given (and a percentile hedge starts).
-    pub const MIN_SAMPLES: u32 = 50;
-    /// Samples between two halvings of every count.
-    pub const DECAY_EVERY: u32 = 1000;
-
-    /// An empty histogram, for a `static`.
-    ///
-    /// ```
-    /// static H: retry_runtime::hedge::LatencyHistogram = retry_runtime::hedge::LatencyHistogram::new();
-    /// assert_eq!(H.samples(), 0);
-    /// ```
-    #[allow(clippy::new_without_default)]
-    pub const fn new() -> Self {
-        LatencyHistogram {
-            buckets: [const { AtomicU32::new(0) }; BUCKETS],
-            since_decay: AtomicU32::new(0),
-        }
-    }
-
-    /// Count one attempt that took `latency`.
-    ///
-    /// ```
-    /// let h = retry_runtime::hedge::LatencyHistogram::new();
-    /// h.record(std::time::Duration::from_millis(3));
-    /// assert_eq!(h.samples(), 1);
-    /// ```
-    pub fn record(&self, latency: Duration) {
-        let nanos = u64::try_from(latency.as_nanos()).unwrap_or(u64::MAX);
-        self.buckets[bucket(nanos)].fetch_add(1, Ordering::Relaxed);
-        if self.since_decay.fetch_add(1, Ordering::Relaxed) + 1 >= Self::DECAY_EVERY {
-            self.since_decay.store(0, Ordering::Relaxed);
-            for b in &self.buckets {
-                // Never fails: the closure always returns Some.
-                let _ = b.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| Some(n / 2));
-            }
-        }
-    }
-
-    /// The samples counted now (decayed).
-    ///
-    /// ```
-    /// assert_eq!(retry_runtime::hedge::LatencyHistogram::new().samples(), 0);
-    /// ```
-    pub fn samples(&self) -> u32 {
-        self.buckets
-            .iter()
-            .map(|b| b.load(Ordering::Relaxed))
-            .fold(0u32, u32::saturating_add)
-    }
-
-    /// The `percentile`-th percentile latency (clamped to 1–99), or `None` before
-    /// [`MIN_SAMPLES`](LatencyHistogram::MIN_SAMPLES) samples.
-    ///
-    /// ```
-    /// let h = retry_runtime::hedge::LatencyHistogram::new();
-    /// assert_eq!(h.percentile(95), None);
-    /// ```
-    pub fn percentile(&self, percentile: u8) -> Option<Duration> {
-        let counts: [u32; BUCKETS] =
-            core::array::from_fn(|i| self.buckets[i].load(Ordering::Relaxed));
-        let total: u64 = counts.iter().map(|&n| u64::from(n)).sum();
-        if total < u64::from(Self::MIN_SAMPLES) {
-            return None;
-        }
-        let rank = (total * u64::from(percentile.clamp(1, 99))).div_ceil(100);
-        let mut seen = 0u64;
-        for (i, &n) in counts.iter().enumerate() {
-            seen += u64::from(n);
-            if seen >= rank {
-                return Some(Duration::from_nanos(upper_edge(i)));
-            }
-        }
-        Some(Duration::from_nanos(upper_edge(BUCKETS - 1)))
-    }
-}
-
-impl fmt::Debug for LatencyHistogram {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LatencyHistogram")
-            .field("samples", &self.samples())
-            .field("p50", &self.percentile(50))
-            .field("p95", &self.percentile(95))
-            .finish()
-    }
-}
-
-/// The bucket of a latency of `nanos`.
-fn bucket(nanos: u64) -> usize {
-    if nanos < 1 << FIRST_OCTAVE {
-        return 0;
-    }
-    let octave = 63 - nanos.leading_zeros();
-    let quarter = (nanos >> (octave - 2)) & 3;
-    let index = 1 + (octave - FIRST_OCTAVE) as usize * 4 + quarter as usize;
-    index.min(BUCKETS - 1)
-}
-
-/// The largest latency bucket `index` holds (its upper edge).
-fn upper_edge(index: usize) -> u64 {
-    if index == 0 {
-        return 1 << FIRST_OCTAVE;
-    }
-    let octave = FIRST_OCTAVE + ((index - 1) / 4) as u32;
-    let quarter = ((index - 1) % 4) as u64;
-    (1u64 << octave) + (quarter + 1) * (1u64 << (octave - 2))
-}
 
 /// One poll of an attempt and, if it has a time limit, its timer (the attempt first; it can
 /// ask the time it has left, see [`poll_race_within`](crate::timeout::poll_race_within)).
@@ -300,7 +71,7 @@ pin_project_lite::pin_project! {
     /// limit or the hedge delay, whichever ends first (the other is not armed: a limit that
     /// ends first cuts the attempt before any hedge, a hedge delay that ends first starts the
     /// loop, which arms what is left of the limit).
-    struct First<Fut, SFut> {
+    struct FirstAttempt<Fut, SFut> {
         #[pin]
         lead: Option<Fut>,
         #[pin]
@@ -312,7 +83,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<Fut: Future, SFut: Future<Output = ()>> First<Fut, SFut> {
+impl<Fut: Future, SFut: Future<Output = ()>> FirstAttempt<Fut, SFut> {
     /// The one timer: the attempt's limit if it ends first (or alone), else the hedge delay;
     /// and whether it is the limit (it cuts the attempt).
     fn timer(limit: Option<Duration>, delay: Option<Duration>) -> (Option<Duration>, bool) {
@@ -326,7 +97,7 @@ impl<Fut: Future, SFut: Future<Output = ()>> First<Fut, SFut> {
 
 /// Ready with the attempt's outcome (`Err` if its limit cut it) once it ends, with `None` once
 /// the hedge delay passes.
-impl<Fut: Future, SFut: Future<Output = ()>> Future for First<Fut, SFut> {
+impl<Fut: Future, SFut: Future<Output = ()>> Future for FirstAttempt<Fut, SFut> {
     type Output = Option<Result<Fut::Output, TimedOut>>;
 
     #[inline(always)]
@@ -383,10 +154,10 @@ fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Dura
 
 /// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
 /// which `.await` on the pin would call, is a generic `fn` LLVM keeps out of line once
-/// `First`'s poll is inlined into it: a call, its spills and its return, per poll).
-struct InPlace<'a, F>(Pin<&'a mut F>);
+/// `FirstAttempt`'s poll is inlined into it: a call, its spills and its return, per poll).
+struct InlinedPoll<'a, F>(Pin<&'a mut F>);
 
-impl<F: Future> Future for InPlace<'_, F> {
+impl<F: Future> Future for InlinedPoll<'_, F> {
     type Output = F::Output;
 
     #[inline(always)]
@@ -395,17 +166,12 @@ impl<F: Future> Future for InPlace<'_, F> {
     }
 }
 
-/// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
-/// at most `policy.attempts()` calls of `make`, a new one beside the running ones whenever the
-/// latest has not answered within `hedge`'s delay, the usual backoff wait when none runs, the
-/// first success returned and the other attempts dropped.
-///
-/// `timeout`: each attempt's limit, and the outcome of an attempt cut by it. The waits, the
-/// hedge delays and the limits are slept with `sleep`; `now` is the policy, its clock and the
-/// call's start (see [`start_time`](crate::__private::start_time)).
+// Public only for `#[retry]`'s expansion (`__private::Discard`, the bound on
+// `__private::Loop::hedged`): hidden from the docs, like the rest of `__private`.
 /// Where the hedging loop keeps the last outcome through a backoff wait: an `Option<R>` where
 /// a deadline may end the call after the wait, [`Discard`] where none can (the loop's future
 /// then holds nothing of `R`, and is `Send` whatever its `T` and `E` are).
+#[doc(hidden)]
 pub trait KeepLast<R> {
     /// Keep `outcome` through the wait.
     fn keep(&mut self, outcome: R);
@@ -425,6 +191,7 @@ impl<R> KeepLast<R> for Option<R> {
 }
 
 /// Keeps nothing: for a call that has no deadline.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Discard;
 
@@ -437,12 +204,22 @@ impl<R> KeepLast<R> for Discard {
     }
 }
 
-/// The hedging retry loop's entry: the first attempt and one timer (its time limit or the
-/// hedge delay, whichever ends first), in place, and nothing else of the loop until the first
-/// attempt fails or the hedge delay passes; then the loop ([`hedged`]), boxed, takes over the
-/// attempt's slot. A call whose first attempt answers in time pays for one attempt raced
-/// against one timer, not for the loop. (A plain `fn` returning an `async move` block, not an
-/// `async fn`, which would keep its arguments twice.)
+/// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
+/// at most `policy.attempts()` calls of `make`, a new one beside the running ones whenever the
+/// latest has not answered within `hedge`'s delay, the usual backoff wait when none runs, the
+/// first success returned and the other attempts dropped.
+///
+/// `timeout`: each attempt's limit, and the outcome of an attempt cut by it. The waits, the
+/// hedge delays and the limits are slept with `sleep`; `now` is the policy, its clock and the
+/// call's start (see [`start_time`](crate::__private::start_time)); `last` keeps the last
+/// outcome through a backoff wait where a deadline may end the call (see [`KeepLast`]).
+///
+/// This is the loop's entry: the first attempt and one timer (its time limit or the hedge
+/// delay, whichever ends first), in place, and nothing else of the loop until the first attempt
+/// fails or the hedge delay passes; then the loop ([`hedged`]), boxed, takes over the attempt's
+/// slot. A call whose first attempt answers in time pays for one attempt raced against one
+/// timer, not for the loop. (A plain `fn` returning an `async move` block, not an `async fn`,
+/// which would keep its arguments twice.)
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline(always)]
 pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
@@ -477,9 +254,11 @@ where
         let info = Running::new(limit, hedge.histogram(), clock);
         // The hedge delay, if a hedge is to come: worked out again after the first attempt
         // (from the same arguments) rather than kept beside it.
-        let (timer, cuts) =
-            First::<Fut, SFut>::timer(info.limit, next_hedge_delay(&hedge, 1, policy.borrow()));
-        let mut first = pin!(First {
+        let (timer, cuts) = FirstAttempt::<Fut, SFut>::timer(
+            info.limit,
+            next_hedge_delay(&hedge, 1, policy.borrow()),
+        );
+        let mut first = pin!(FirstAttempt {
             lead: Some(make(1)),
             timer: timer.map(&mut sleep),
             info,
@@ -488,7 +267,7 @@ where
         });
         // In a block: nothing of `R` is in scope at the `.await` of the loop below.
         let (slots, seeds) = {
-            let ended = InPlace(first.as_mut()).await;
+            let ended = InlinedPoll(first.as_mut()).await;
             let mut first = first.as_mut().project();
             let mut owed = crate::fleet::Owed::default();
             let waiting = ended.is_some();
@@ -747,57 +526,4 @@ where
         return Poll::Pending;
     })
     .await
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_latency_falls_in_a_bucket_whose_edge_is_at_or_above_it() {
-        for nanos in [
-            0,
-            1,
-            1023,
-            1024,
-            1025,
-            1500,
-            2047,
-            2048,
-            10_000_000,
-            1 << 40,
-            u64::MAX,
-        ] {
-            let b = bucket(nanos);
-            assert!(b < BUCKETS);
-            if b < BUCKETS - 1 {
-                assert!(upper_edge(b) >= nanos, "{nanos} in {b}");
-                assert!(b == 0 || upper_edge(b - 1) <= nanos, "{nanos} in {b}");
-            }
-        }
-        // Each bucket is a quarter of its octave's base wide: at most a quarter of its lower
-        // edge.
-        for b in 2..BUCKETS {
-            let (lo, hi) = (upper_edge(b - 1), upper_edge(b));
-            assert!(hi > lo && (hi - lo) * 4 <= lo, "{b}: {lo}..{hi}");
-        }
-    }
-
-    #[test]
-    fn percentiles_follow_the_samples_and_decay_forgets_old_ones() {
-        let h = LatencyHistogram::new();
-        for _ in 0..49 {
-            h.record(Duration::from_millis(10));
-        }
-        assert_eq!(h.percentile(95), None, "under MIN_SAMPLES");
-        h.record(Duration::from_millis(10));
-        let p = h.percentile(95).unwrap();
-        assert!(p >= Duration::from_millis(10) && p <= Duration::from_micros(12_500));
-        // A long run of slow calls: the old fast ones are halved away.
-        for _ in 0..5_000 {
-            h.record(Duration::from_secs(1));
-        }
-        assert!(h.percentile(50).unwrap() >= Duration::from_secs(1));
-        assert!(h.samples() < 2 * LatencyHistogram::DECAY_EVERY);
-    }
 }
