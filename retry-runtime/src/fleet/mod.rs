@@ -191,17 +191,17 @@ impl Budget for NoBudget {
 }
 
 /// The share of a retry that has not run yet: given back when this is dropped (the future
-/// dropped during the wait, a hook unwinding, the deadline reached) unless [`Owed::spend`]
+/// dropped during the wait, a hook unwinding, the deadline reached) unless [`RetryShare::spend`]
 /// says the retry runs.
 #[derive(Default)]
-pub struct Owed<'b>(Option<(&'b dyn SharedBudget, RetryTicket)>);
+pub struct RetryShare<'b>(Option<(&'b dyn SharedBudget, RetryTicket)>);
 
-impl<'b> Owed<'b> {
+impl<'b> RetryShare<'b> {
     /// What was just taken from `budget` for one retry, as `ticket` names it (nothing
     /// without a budget).
     #[inline(always)]
     pub(crate) fn taken<S: SharedBudget>(budget: Option<&'b S>, ticket: RetryTicket) -> Self {
-        Owed(budget.map(|b| (b as &dyn SharedBudget, ticket)))
+        RetryShare(budget.map(|b| (b as &dyn SharedBudget, ticket)))
     }
 
     /// The retry runs: its share is spent.
@@ -211,7 +211,7 @@ impl<'b> Owed<'b> {
     }
 }
 
-impl Drop for Owed<'_> {
+impl Drop for RetryShare<'_> {
     #[inline(always)]
     fn drop(&mut self) {
         if let Some((budget, ticket)) = self.0.take() {

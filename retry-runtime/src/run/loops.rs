@@ -7,7 +7,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::fleet::{Budget, Owed};
+use crate::fleet::{Budget, RetryShare};
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{GiveUpReason, Policy};
 use crate::run::guard::Guard;
@@ -18,7 +18,7 @@ use crate::run::sleep::{self, Clock};
 pub use crate::run::state::start_time;
 use crate::run::state::RetryState;
 use crate::run::step::recovered;
-pub use crate::run::step::{verdict, IsResult, Serves, Verdict};
+pub use crate::run::step::{verdict, IsResult, LoopHooks, Verdict};
 
 /// The retry machinery of one call after its first failure: the [`RetryState`], and the
 /// budget's share for a retry that has not run yet (given back if it never does). Nothing here
@@ -26,7 +26,7 @@ pub use crate::run::step::{verdict, IsResult, Serves, Verdict};
 /// every `.await`, is `Send` whatever `T` and `E` are.
 struct Retrying<'h> {
     state: RetryState,
-    owed: Owed<'h>,
+    owed: RetryShare<'h>,
 }
 
 /// A wait the loop is about to sleep: its length, and the last outcome while a deadline may end
@@ -37,14 +37,14 @@ impl<'h> Retrying<'h> {
     fn new((policy, clock, start): (&Policy, Clock, Option<Instant>)) -> Self {
         Retrying {
             state: RetryState::resume(*policy, clock, start),
-            owed: Owed::default(),
+            owed: RetryShare::default(),
         }
     }
 
     /// After a failed attempt (`cut`: by the deadline): `Break` with the outcome if retrying
     /// ends on it, `Continue` with the wait before the next attempt.
     #[inline(always)]
-    fn failed<R: IsResult, H: Serves<R>>(
+    fn failed<R: IsResult, H: LoopHooks<R>>(
         &mut self,
         outcome: R,
         verdict: Verdict,
@@ -67,7 +67,7 @@ impl<'h> Retrying<'h> {
     /// passed during the wait (however long the timer overslept, no attempt starts past it),
     /// else the retry runs and its share is spent.
     #[inline(always)]
-    fn resumed<R: IsResult, H: Serves<R>>(
+    fn resumed<R: IsResult, H: LoopHooks<R>>(
         &mut self,
         last: Option<R>,
         hooks: &H,
@@ -76,7 +76,7 @@ impl<'h> Retrying<'h> {
         if let Some(last) = last {
             if self.state.past_deadline() {
                 // The retry never runs: its share goes back.
-                self.owed = Owed::default();
+                self.owed = RetryShare::default();
                 let reason = GiveUpReason::Elapsed;
                 return ControlFlow::Break(hooks.give_up(&self.state, last, reason, function));
             }
@@ -125,7 +125,7 @@ impl<'h, R> LoopState<'h, R> {
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    pub fn failed<H: Serves<R>>(
+    pub fn failed<H: LoopHooks<R>>(
         &mut self,
         now: (&Policy, Clock, Option<Instant>),
         outcome: R,
@@ -147,7 +147,7 @@ impl<'h, R> LoopState<'h, R> {
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
-    pub fn failed_wait<H: Serves<R>>(
+    pub fn failed_wait<H: LoopHooks<R>>(
         &mut self,
         now: (&Policy, Clock, Option<Instant>),
         outcome: R,
@@ -166,7 +166,7 @@ impl<'h, R> LoopState<'h, R> {
 
     /// The state after a failure, made at the first one (the budget counts the call then).
     #[inline(always)]
-    fn failing<H: Serves<R>>(
+    fn failing<H: LoopHooks<R>>(
         &mut self,
         now: (&Policy, Clock, Option<Instant>),
         hooks: &H,
@@ -190,7 +190,7 @@ impl<'h, R> LoopState<'h, R> {
     /// handed on: `Break` with it if the deadline passed during the wait.
     #[cold]
     #[inline(never)]
-    pub fn resumed<H: Serves<R>>(
+    pub fn resumed<H: LoopHooks<R>>(
         &mut self,
         last: Option<R>,
         hooks: &H,
@@ -229,7 +229,7 @@ impl<'h, R> LoopState<'h, R> {
 
     /// [`succeeded`](LoopState::succeeded) for any hooks that serve `R` (the closure API's).
     #[inline(always)]
-    pub(crate) fn succeeded_with<H: Serves<R>>(
+    pub(crate) fn succeeded_with<H: LoopHooks<R>>(
         &self,
         hooks: &H,
         function: &'static str,
@@ -247,7 +247,7 @@ impl<'h, R> LoopState<'h, R> {
     /// Before an attempt, with a throttle or a breaker: `Break` with the outcome the call ends
     /// with if they refuse it (already reported as a give-up).
     #[inline]
-    pub fn admit<H: Serves<R>>(
+    pub fn admit<H: LoopHooks<R>>(
         &self,
         hooks: &H,
         function: &'static str,
@@ -470,7 +470,7 @@ impl<R> Loop<R> {
 pub fn run_blocking<R, H, F>(policy: Policy, hooks: &H, function: &'static str, mut op: F) -> R
 where
     R: IsResult,
-    H: Serves<R>,
+    H: LoopHooks<R>,
     F: FnMut(u32) -> R,
 {
     let start = start_time(&policy, sleep::now);
@@ -500,7 +500,7 @@ fn retry_blocking<R, H, F>(
 ) -> R
 where
     R: IsResult,
-    H: Serves<R>,
+    H: LoopHooks<R>,
     F: FnMut(u32) -> R,
 {
     hooks.begin(sleep::now);

@@ -3,7 +3,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::fleet::{Budget, Owed, RetryTicket, SharedBudget};
+use crate::fleet::{Budget, RetryShare, RetryTicket, SharedBudget};
 use crate::policy::deadline::Deadline;
 use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent};
 use crate::run::hooks::{Hooks, Notify};
@@ -205,7 +205,7 @@ impl RetryState {
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         inline: bool,
-    ) -> Result<(Duration, Owed<'h>), GiveUpReason>
+    ) -> Result<(Duration, RetryShare<'h>), GiveUpReason>
     where
         C: Classify<E>,
         N: Notify<E>,
@@ -225,7 +225,7 @@ impl RetryState {
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         inline: bool,
-    ) -> Result<(Duration, Owed<'h>), GiveUpReason>
+    ) -> Result<(Duration, RetryShare<'h>), GiveUpReason>
     where
         N: Notify<E>,
         B: Budget,
@@ -246,7 +246,7 @@ impl RetryState {
         delay: Duration,
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
-    ) -> Result<(Duration, Owed<'h>), GiveUpReason>
+    ) -> Result<(Duration, RetryShare<'h>), GiveUpReason>
     where
         N: Notify<E>,
         B: Budget,
@@ -255,8 +255,8 @@ impl RetryState {
         let Some(ticket) = self.take_tokens(budget) else {
             return Err(GiveUpReason::BudgetEmpty);
         };
-        // Owed from here on: should `notify` unwind, the tokens go back.
-        let owed = Owed::taken(budget, ticket);
+        // RetryShare from here on: should `notify` unwind, the tokens go back.
+        let owed = RetryShare::taken(budget, ticket);
         let event = self.event(delay, function, error.is_none());
         match error {
             Some(error) => hooks.notify.notify(error, &event),

@@ -1,11 +1,11 @@
 //! The step after each attempt, which every loop takes (the blocking and async loops in
 //! `loops`, the hedging loop in `hedge`): what an outcome is ([`Verdict`]), and for a failed one
-//! classify, decide, draw, charge the budget and tell the hooks ([`Serves`]).
+//! classify, decide, draw, charge the budget and tell the hooks ([`LoopHooks`]).
 
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::fleet::{Budget, Owed, SharedBudget};
+use crate::fleet::{Budget, RetryShare, SharedBudget};
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{Decision, GiveUp, GiveUpReason, RetryEvent};
 use crate::run::guard::Guard;
@@ -71,9 +71,9 @@ pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
 /// Hooks that serve a function returning `R`: every bound the loops need, in one place.
 /// (The `Loop::<R>` entry points spell the bounds out instead, so that a mistake in a hook is
 /// reported at the user's key.)
-pub trait Serves<R> {
+pub trait LoopHooks<R> {
     /// One turn of every retry loop after a failure (`cut`: an attempt cut by the deadline,
-    /// which ends the call; `verdict`: what [`Serves::verdict`] said of it): a success (of a
+    /// which ends the call; `verdict`: what [`LoopHooks::verdict`] said of it): a success (of a
     /// later attempt) pays the budget back and breaks out; an outcome retrying ends on is
     /// reported to `give_up` and the trace and breaks out; a retried one comes back with the
     /// wait and the budget's share its retry owes.
@@ -85,9 +85,9 @@ pub trait Serves<R> {
         verdict: Verdict,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
+    ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)>;
 
-    /// [`step`](Serves::step), inlined whole into the loop that calls it (the blocking loop,
+    /// [`step`](LoopHooks::step), inlined whole into the loop that calls it (the blocking loop,
     /// `LoopState`): the hooks' types and a constant policy then leave only what they do.
     #[allow(clippy::type_complexity)]
     fn step_inline<'h>(
@@ -97,7 +97,7 @@ pub trait Serves<R> {
         verdict: Verdict,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, (Duration, Owed<'h>, R)>;
+    ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)>;
 
     /// Retrying ends with `outcome` (an error, or an `Ok` `on_ok` retried) for `reason`: tell
     /// the trace and the `give_up` hook, and hand the outcome back.
@@ -173,7 +173,7 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     }
 }
 
-impl<R, C, N, G, B, T, O, Gd> Serves<R> for Hooks<C, N, G, B, T, O, Gd>
+impl<R, C, N, G, B, T, O, Gd> LoopHooks<R> for Hooks<C, N, G, B, T, O, Gd>
 where
     R: IsResult,
     C: Classify<R::Err>,
@@ -192,7 +192,7 @@ where
         verdict: Verdict,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
+    ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
         step(self, state, outcome, verdict, function, cut, false)
     }
 
@@ -204,7 +204,7 @@ where
         verdict: Verdict,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, (Duration, Owed<'h>, R)> {
+    ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
         step(self, state, outcome, verdict, function, cut, true)
     }
 
@@ -277,8 +277,8 @@ where
         let Some(ticket) = state.take_tokens(budget) else {
             return false;
         };
-        // Owed until the hedge starts: should a hook unwind, the tokens go back.
-        let mut owed = Owed::taken(budget, ticket);
+        // RetryShare until the hedge starts: should a hook unwind, the tokens go back.
+        let mut owed = RetryShare::taken(budget, ticket);
         self.notify.hedge(event);
         self.trace.hedge(event);
         #[cfg(feature = "metrics")]
@@ -288,7 +288,7 @@ where
     }
 }
 
-/// [`Serves::step`]; `inline`: with the classification and the wait inlined too (a constant).
+/// [`LoopHooks::step`]; `inline`: with the classification and the wait inlined too (a constant).
 #[allow(clippy::type_complexity)]
 #[inline(always)]
 fn step<'h, R, C, N, G, B, T, O, Gd>(
@@ -299,7 +299,7 @@ fn step<'h, R, C, N, G, B, T, O, Gd>(
     function: &'static str,
     cut: bool,
     inline: bool,
-) -> ControlFlow<R, (Duration, Owed<'h>, R)>
+) -> ControlFlow<R, (Duration, RetryShare<'h>, R)>
 where
     R: IsResult,
     C: Classify<R::Err>,
@@ -342,7 +342,9 @@ where
             crate::run::metrics::retry(function, delay);
             ControlFlow::Continue((delay, owed, outcome))
         }
-        Err(reason) => ControlFlow::Break(Serves::give_up(hooks, state, outcome, reason, function)),
+        Err(reason) => {
+            ControlFlow::Break(LoopHooks::give_up(hooks, state, outcome, reason, function))
+        }
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use super::{Hedge, LatencyHistogram};
 use crate::run::sleep::Clock;
-use crate::run::step::{IsResult, Serves};
+use crate::run::step::{IsResult, LoopHooks};
 use crate::run::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
 
@@ -236,7 +236,7 @@ where
     P: Borrow<Policy>,
     R: IsResult,
     K: KeepLast<R>,
-    H: Serves<R>,
+    H: LoopHooks<R>,
     F: FnMut(u32) -> Fut,
     Fut: Future<Output = R>,
     S: FnMut(Duration) -> SFut,
@@ -269,7 +269,7 @@ where
         let (slots, seeds) = {
             let ended = InlinedPoll(first.as_mut()).await;
             let mut first = first.as_mut().project();
-            let mut owed = crate::fleet::Owed::default();
+            let mut owed = crate::fleet::RetryShare::default();
             let waiting = ended.is_some();
             // The first attempt ended, or the hedge delay passed. An ended attempt is stepped
             // here, before the loop, which then holds nothing of `R` (its future, like the
@@ -346,12 +346,12 @@ async fn hedged<R, H, F, Fut, S, SFut, M, K>(
         Running,
         Duration,
     ),
-    (mut state, mut owed, mut waiting): (RetryState, crate::fleet::Owed<'_>, bool),
+    (mut state, mut owed, mut waiting): (RetryState, crate::fleet::RetryShare<'_>, bool),
 ) -> R
 where
     R: IsResult,
     K: KeepLast<R>,
-    H: Serves<R>,
+    H: LoopHooks<R>,
     F: FnMut(u32) -> Fut,
     Fut: Future<Output = R>,
     S: FnMut(Duration) -> SFut,
