@@ -7,7 +7,7 @@ pub use core::time::Duration;
 // Exactly what the expansion names.
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
 pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
-pub use crate::run::try_branch::Branch;
+pub use crate::run::question::Branch;
 pub use crate::sleep::Clock;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]

@@ -9,9 +9,9 @@ pub(crate) mod hooks;
 pub(crate) mod loops;
 #[cfg(feature = "metrics")]
 pub mod metrics;
+pub(crate) mod question;
 pub mod sleep;
 pub(crate) mod state;
 pub(crate) mod step;
 pub mod testing;
 pub mod timeout;
-pub(crate) mod try_branch;
