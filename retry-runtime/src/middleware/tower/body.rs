@@ -225,7 +225,8 @@ impl<B: Body> Drop for AttemptBody<B> {
 }
 
 /// A call's request body, replayable while it stays within the limit.
-pub(super) struct Replayer<B> {
+#[doc(hidden)]
+pub struct Replayer<B> {
     shared: Shared<B>,
     limit: usize,
 }

@@ -75,6 +75,8 @@ pub use replay::{CloneRequests, HttpRequests};
 
 // The plumbing of the `Service` impl: public only because `ResponseFuture` names it.
 #[doc(hidden)]
+pub use body::Replayer;
+#[doc(hidden)]
 pub use future::FirstAttempt;
 #[doc(hidden)]
 pub use replay::Replay;

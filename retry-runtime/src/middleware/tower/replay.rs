@@ -1,10 +1,8 @@
 //! The request modes, and the one hook both go through to send a request again: [`Replay`],
 //! in the spirit of tower's `Policy::clone_request`.
 
-use core::future::{ready, Future};
-use std::sync::Mutex;
-
 use super::body::{ReplayBody, Replayer};
+use core::future::{ready, Future};
 
 /// The request mode of [`RetryLayer::new`](super::RetryLayer::new): `http::Request<B>`, its
 /// body replayed.
@@ -16,33 +14,36 @@ pub struct HttpRequests;
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CloneRequests;
 
+/// What a request mode keeps of a call's request: what is shared, and what the attempts own.
+pub type Kept<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
+
 /// How a request mode sends a call's request again: what it keeps of the request when the
 /// first attempt is sent, and the next attempt's request from that. Both modes go through it,
 /// so the `Service` impl and the loop are written once.
 ///
-/// What is kept is shared by the loop's attempts and its classifiers (which ask
-/// [`replayable`](Replay::replayable) before a retry), hence `Sync`.
+/// What is kept has two parts: what the loop's classifiers read (they ask
+/// [`replayable`](Replay::replayable) before a retry), shared by every attempt, hence `Sync`;
+/// and what the loop's attempts own, each next request made from it (only `Send`: a cloned
+/// request need not be `Sync`).
 pub trait Replay<Req>: Clone + Send + Sync + 'static {
-    /// What a call keeps of its request for the next attempts.
-    type Kept: Send + Sync + 'static;
+    /// What the classifiers and the attempts share of a kept request.
+    type Shared: Send + Sync + 'static;
+    /// What the attempts alone keep of it, cloned for each next request.
+    type Owned: Clone + Send + 'static;
 
     /// The first attempt's request, and what is kept for the others: `None` when the request
     /// cannot be sent again (it is sent once). `limit` is the layer's body limit.
-    fn keep(&self, req: Req, limit: usize) -> (Req, Option<Self::Kept>);
+    fn keep(&self, req: Req, limit: usize) -> (Req, Option<Kept<Self, Req>>);
 
     /// Whether a next attempt can be sent; if not, the call ends on the outcome in hand.
-    fn replayable(kept: &Self::Kept) -> bool;
+    fn replayable(shared: &Self::Shared) -> bool;
 
     /// The next attempt's request, once it can be sent (a hedge may start while the first
-    /// attempt still sends the body to replay).
-    fn clone_request(kept: &Self::Kept) -> impl Future<Output = Req> + Send + '_;
-}
-
-/// What an HTTP call keeps: the request's head and its body's replayer.
-#[doc(hidden)]
-pub struct HttpKept<Rb> {
-    parts: http::request::Parts,
-    replayer: Replayer<Rb>,
+    /// attempt still sends the body to replay), from a clone of what the attempts own.
+    fn clone_request(
+        shared: &Self::Shared,
+        owned: Self::Owned,
+    ) -> impl Future<Output = Req> + Send + '_;
 }
 
 impl<Rb> Replay<http::Request<Rb>> for HttpRequests
@@ -50,52 +51,58 @@ where
     Rb: ReplayBody + Unpin,
     Rb::Error: Send,
 {
-    type Kept = HttpKept<Rb>;
+    /// The body's replayer.
+    type Shared = Replayer<Rb>;
+    /// The request's head.
+    type Owned = http::request::Parts;
 
     fn keep(
         &self,
         req: http::Request<Rb>,
         limit: usize,
-    ) -> (http::Request<Rb>, Option<HttpKept<Rb>>) {
+    ) -> (
+        http::Request<Rb>,
+        Option<(Replayer<Rb>, http::request::Parts)>,
+    ) {
         let (parts, body) = req.into_parts();
         match Replayer::start(body, limit) {
             Ok((first, replayer)) => {
                 let first = http::Request::from_parts(parts.clone(), Rb::from_replay(first));
-                (first, Some(HttpKept { parts, replayer }))
+                (first, Some((replayer, parts)))
             }
             Err(body) => (http::Request::from_parts(parts, body), None),
         }
     }
 
     /// The body went over the limit, or was still being sent when its attempt ended: no.
-    fn replayable(kept: &HttpKept<Rb>) -> bool {
-        kept.replayer.replayable()
+    fn replayable(replayer: &Replayer<Rb>) -> bool {
+        replayer.replayable()
     }
 
-    fn clone_request(kept: &HttpKept<Rb>) -> impl Future<Output = http::Request<Rb>> + Send + '_ {
-        // The head is cloned now: only the `Sync` replayer is borrowed across the await.
-        let parts = kept.parts.clone();
-        async move {
-            let body = Rb::from_replay(kept.replayer.next().await);
-            http::Request::from_parts(parts, body)
-        }
+    async fn clone_request(
+        replayer: &Replayer<Rb>,
+        parts: http::request::Parts,
+    ) -> http::Request<Rb> {
+        let body = Rb::from_replay(replayer.next().await);
+        http::Request::from_parts(parts, body)
     }
 }
 
 impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
-    /// In a `Mutex` only to make it `Sync` whatever `Req` is (locked once per retry).
-    type Kept = Mutex<Req>;
+    /// Nothing: a cloned request can always be sent again.
+    type Shared = ();
+    /// The request, cloned for each attempt.
+    type Owned = Req;
 
-    fn keep(&self, req: Req, _: usize) -> (Req, Option<Mutex<Req>>) {
-        (req.clone(), Some(Mutex::new(req)))
+    fn keep(&self, req: Req, _: usize) -> (Req, Option<((), Req)>) {
+        (req.clone(), Some(((), req)))
     }
 
-    fn replayable(_: &Mutex<Req>) -> bool {
+    fn replayable(_: &()) -> bool {
         true
     }
 
-    fn clone_request(kept: &Mutex<Req>) -> impl Future<Output = Req> + Send + '_ {
-        let req = kept.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    fn clone_request(_: &(), req: Req) -> impl Future<Output = Req> + Send + '_ {
         ready(req)
     }
 }

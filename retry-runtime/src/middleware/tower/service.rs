@@ -3,6 +3,7 @@
 use core::future::{poll_fn, Future};
 use core::task::{Context, Poll};
 
+use super::replay::Kept;
 use super::{BoxError, BoxFuture, FirstAttempt, Replay, ResponseFuture, RetryService, Service};
 use crate::fleet::Budget;
 use crate::hedge::HedgeWith;
@@ -19,7 +20,8 @@ pub trait Serve<Req>: Sized {
     type Error;
     /// The inner service's future: a call's first attempt.
     type Attempt: Future<Output = Result<Self::Response, Self::Error>>;
-    /// What the request mode keeps of a request for the next attempts.
+    /// What the request mode keeps of a request for the next attempts: what the
+    /// classifiers share, and what the attempts own.
     type Kept;
 
     /// The inner service's `poll_ready`.
@@ -63,7 +65,7 @@ where
     type Response = S::Response;
     type Error = S::Error;
     type Attempt = S::Future;
-    type Kept = M::Kept;
+    type Kept = Kept<M, Req>;
 
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -97,7 +99,7 @@ where
 
     fn looping(
         self,
-        kept: Option<M::Kept>,
+        kept: Option<Kept<M, Req>>,
         first: FirstAttempt<S::Future, S::Response>,
     ) -> BoxFuture<S::Response> {
         let RetryService {
@@ -109,11 +111,15 @@ where
                 Some(_) => layer.retry,
                 None => layer.retry.once(),
             };
-            let kept = kept.as_ref();
+            let (shared, owned) = match kept {
+                Some((shared, owned)) => (Some(shared), Some(owned)),
+                None => (None, None),
+            };
+            let shared = shared.as_ref();
             // A request that cannot be sent again (an HTTP body that went over the limit, or
             // was still being sent when its attempt ended) ends the call on that attempt's
             // outcome.
-            let again = move || kept.is_some_and(M::replayable);
+            let again = move || shared.is_some_and(M::replayable);
             let (on, on_ok) = (&layer.on, &layer.on_ok);
             let retry = retry
                 .on(move |e: &BoxError| {
@@ -134,12 +140,14 @@ where
             retry
                 .call_async(move || {
                     // Nothing borrowed from the call is held across an await but what is
-                    // `Sync` by the bounds: the service is cloned here, and the mode's future
-                    // borrows only what it kept.
+                    // `Sync` by the bounds: the service is cloned here, the request made from
+                    // what the attempts own, and the mode's future borrows only what is shared.
                     let first = first.take();
                     let next = first.is_none().then(|| {
-                        let kept = kept.expect("a request sent once is not retried");
-                        (template.clone(), M::clone_request(kept))
+                        let (shared, owned) = shared
+                            .zip(owned.clone())
+                            .expect("a request sent once is not retried");
+                        (template.clone(), M::clone_request(shared, owned))
                     });
                     async move {
                         match (first, next) {
