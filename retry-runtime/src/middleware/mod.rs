@@ -3,6 +3,7 @@
 //! response is an `Ok` to the client, yet a 503 is worth retrying: the faces classify
 //! responses with [`Retry::on_ok`](crate::Retry::on_ok).
 
+mod builder;
 #[cfg(feature = "reqwest-middleware")]
 pub mod reqwest_middleware;
 #[cfg(feature = "tower")]

@@ -32,21 +32,20 @@
 //! # let _ = user; Ok(()) }
 //! ```
 
-use core::time::Duration;
-
 use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use crate::fleet::{Budget, NoBudget, SharedBudget};
-use crate::hedge::{Hedge, HedgeWith, NoHedge};
+use crate::fleet::{Budget, NoBudget};
+use crate::hedge::{HedgeWith, NoHedge};
 use crate::timeout::{AttemptTimeout, NoTimeout};
-use crate::{
-    Classify, ClassifyOk, Decision, NoGiveUp, NoNotify, NoTrace, Policy, Retry, RetryAll, TimedOut,
-    Transient,
-};
+use crate::{Classify, ClassifyOk, Decision, Policy, TimedOut, Transient};
 
-/// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self).
+pub use crate::middleware::builder::RetryBuilder;
+
+/// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self). Its setters
+/// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `with_name`) are [`RetryBuilder`]'s, shared
+/// with [`RetryLayer`](crate::tower::RetryLayer).
 ///
 /// ```
 /// use retry_runtime::reqwest_middleware::RetryMiddleware;
@@ -57,19 +56,26 @@ use crate::{
 ///     .build();
 /// # let _ = client;
 /// ```
-#[derive(Clone, Copy, Debug)]
-pub struct RetryMiddleware<
+pub type RetryMiddleware<
     On = TransportErrors,
     OnOk = ByStatus,
     B = NoBudget,
     L = NoTimeout,
     D = NoHedge,
-> {
-    /// The loop's settings; its classifiers are set per request, from `on` and `on_ok`.
-    retry: Retry<RetryAll, NoNotify, NoGiveUp, B, NoTrace, L, D>,
-    on: On,
-    on_ok: OnOk,
-}
+> = RetryBuilder<MiddlewareFace, On, OnOk, B, L, D>;
+
+/// What a [`RetryMiddleware`] has that a [`RetryLayer`](crate::tower::RetryLayer) has not:
+/// nothing yet.
+///
+/// ```
+/// use retry_runtime::reqwest_middleware::{MiddlewareFace, RetryMiddleware};
+/// use retry_runtime::Policy;
+/// // The face is in the middleware's type; users name the middleware, not the face.
+/// let m: RetryMiddleware = RetryMiddleware::new(Policy::default());
+/// let _ = (m, MiddlewareFace::default());
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MiddlewareFace;
 
 impl RetryMiddleware {
     /// Retry under `policy`: errors by [`TransportErrors`], responses by [`ByStatus`].
@@ -81,119 +87,7 @@ impl RetryMiddleware {
     /// # let _ = m;
     /// ```
     pub fn new(policy: Policy) -> Self {
-        RetryMiddleware {
-            retry: Retry::new(policy).with_name("reqwest"),
-            on: TransportErrors,
-            on_ok: ByStatus,
-        }
-    }
-}
-
-impl<On, OnOk, B, L, D> RetryMiddleware<On, OnOk, B, L, D> {
-    /// Which errors are retried: a [`Classify`] of `reqwest_middleware::Error`, usually a
-    /// closure `Fn(&reqwest_middleware::Error) -> D` where `D: Into<Decision>`.
-    ///
-    /// ```
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::Policy;
-    /// let m = RetryMiddleware::new(Policy::default())
-    ///     .on(|e: &reqwest_middleware::Error| e.is_connect());
-    /// # let _ = m;
-    /// ```
-    pub fn on<On2>(self, on: On2) -> RetryMiddleware<On2, OnOk, B, L, D> {
-        RetryMiddleware {
-            retry: self.retry,
-            on,
-            on_ok: self.on_ok,
-        }
-    }
-
-    /// Which responses are retried: a [`ClassifyOk`] of `reqwest::Response`, usually a
-    /// closure `Fn(&reqwest::Response) -> D` where `D: Into<Decision>`. When retrying ends on
-    /// a response it retries, that response is returned.
-    ///
-    /// ```
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::Policy;
-    /// let m = RetryMiddleware::new(Policy::default())
-    ///     .on_ok(|r: &reqwest::Response| r.status() == 503);
-    /// # let _ = m;
-    /// ```
-    pub fn on_ok<OnOk2>(self, on_ok: OnOk2) -> RetryMiddleware<On, OnOk2, B, L, D> {
-        RetryMiddleware {
-            retry: self.retry,
-            on: self.on,
-            on_ok,
-        }
-    }
-
-    /// Share a budget with every other call that uses it (a `static` one: middleware lives as
-    /// long as its client).
-    ///
-    /// ```
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::{Policy, RetryBudget};
-    /// static BUDGET: RetryBudget = RetryBudget::new(500);
-    /// let m = RetryMiddleware::new(Policy::default()).budget(&BUDGET);
-    /// # let _ = m;
-    /// ```
-    pub fn budget<S: SharedBudget>(self, budget: &S) -> RetryMiddleware<On, OnOk, &S, L, D> {
-        RetryMiddleware {
-            retry: self.retry.budget(budget),
-            on: self.on,
-            on_ok: self.on_ok,
-        }
-    }
-
-    /// Limit each attempt to `timeout`: an attempt cut fails with a
-    /// `reqwest_middleware::Error` whose source is [`TimedOut`], retried.
-    ///
-    /// ```
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::Policy;
-    /// use std::time::Duration;
-    /// let m = RetryMiddleware::new(Policy::default()).timeout(Duration::from_secs(1));
-    /// # let _ = m;
-    /// ```
-    pub fn timeout(self, timeout: Duration) -> RetryMiddleware<On, OnOk, B, Duration, D> {
-        RetryMiddleware {
-            retry: self.retry.timeout(timeout),
-            on: self.on,
-            on_ok: self.on_ok,
-        }
-    }
-
-    /// Hedge each request (see [`Retry::hedge`](crate::Retry::hedge)); a request that cannot
-    /// be cloned is not hedged.
-    ///
-    /// ```
-    /// use retry_runtime::hedge::Hedge;
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::Policy;
-    /// use std::time::Duration;
-    /// let m = RetryMiddleware::new(Policy::default()).hedge(Hedge::After(Duration::from_millis(100)));
-    /// # let _ = m;
-    /// ```
-    pub fn hedge(self, hedge: Hedge) -> RetryMiddleware<On, OnOk, B, L, Hedge> {
-        RetryMiddleware {
-            retry: self.retry.hedge(hedge),
-            on: self.on,
-            on_ok: self.on_ok,
-        }
-    }
-
-    /// The name hooks and metrics see as [`RetryEvent::function`](crate::RetryEvent::function)
-    /// (default `"reqwest"`).
-    ///
-    /// ```
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::Policy;
-    /// let m = RetryMiddleware::new(Policy::default()).with_name("users");
-    /// # let _ = m;
-    /// ```
-    pub fn with_name(mut self, name: &'static str) -> Self {
-        self.retry = self.retry.with_name(name);
-        self
+        RetryBuilder::start(policy, "reqwest", TransportErrors, ByStatus, MiddlewareFace)
     }
 }
 
@@ -289,7 +183,7 @@ where
     }
 }
 
-/// The error of an attempt cut by [`RetryMiddleware::timeout`]: a middleware error whose
+/// The error of an attempt cut by [`RetryMiddleware::timeout`](RetryBuilder::timeout): a middleware error whose
 /// source is [`TimedOut`].
 ///
 /// ```

@@ -66,11 +66,12 @@ mod service;
 pub use tower_layer::Layer;
 pub use tower_service::Service;
 
+pub use crate::middleware::builder::RetryBuilder;
 pub use crate::AcceptOk;
 pub use body::ReplayBody;
 pub use classify::{ByStatus, TransportErrors};
 pub use future::{BoxFuture, ResponseFuture};
-pub use layer::{RetryLayer, RetryService};
+pub use layer::{LayerFace, RetryLayer, RetryService};
 pub use replay::{CloneRequests, HttpRequests};
 
 // The plumbing of the `Service` impl: public only because `ResponseFuture` names it.

@@ -72,7 +72,7 @@ where
     }
 
     fn start(&mut self, req: Req) -> ResponseFuture<Self, Req> {
-        let (first, kept) = self.layer.mode.keep(req, self.layer.limit);
+        let (first, kept) = self.layer.face.mode.keep(req, self.layer.face.limit);
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(first);
         // The clone is made in place, inside the future: a first-attempt success copies no

@@ -1,0 +1,203 @@
+//! The builder both faces share: the loop's settings and the classifiers, their setters written
+//! once. [`RetryLayer`](crate::tower::RetryLayer) and
+//! [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) are this type with their
+//! face's own settings (`F`).
+
+use core::time::Duration;
+
+use crate::fleet::SharedBudget;
+use crate::hedge::Hedge;
+use crate::{NoGiveUp, NoNotify, NoTrace, Policy, Retry, RetryAll};
+
+/// The settings of a retry middleware, whatever its face: the loop's ([`Retry`]'s policy,
+/// budget, timeout, hedge, name), its classifiers of errors (`On`) and of responses (`OnOk`),
+/// and what only its face has (`F`). Named through its faces,
+/// [`RetryLayer`](crate::tower::RetryLayer) and
+/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware), which add their
+/// constructors.
+///
+/// ```
+/// # #[cfg(feature = "tower")] {
+/// use retry_runtime::tower::RetryLayer;
+/// use retry_runtime::{Policy, RetryBudget};
+/// use std::time::Duration;
+///
+/// static BUDGET: RetryBudget = RetryBudget::new(500);
+/// let layer = RetryLayer::new(Policy::default())
+///     .budget(&BUDGET)
+///     .timeout(Duration::from_secs(2))
+///     .with_name("inventory");
+/// # let _ = layer;
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
+pub struct RetryBuilder<F, On, OnOk, B, L, D> {
+    /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
+    pub(super) retry: Retry<RetryAll, NoNotify, NoGiveUp, B, NoTrace, L, D>,
+    pub(super) on: On,
+    pub(super) on_ok: OnOk,
+    pub(super) face: F,
+}
+
+impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
+    /// Which errors are retried: a [`Classify`](crate::Classify) of the face's error
+    /// (`tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed, which
+    /// a closure may downcast; `reqwest-middleware`: `reqwest_middleware::Error`), usually a
+    /// closure `Fn(&Error) -> D` where `D: Into<Decision>`.
+    ///
+    /// ```
+    /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
+    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    /// use retry_runtime::tower::{BoxError, RetryLayer};
+    /// use retry_runtime::Policy;
+    ///
+    /// // Retry only the inner service's `std::io::Error`s.
+    /// let layer = RetryLayer::new(Policy::default())
+    ///     .on(|e: &BoxError| e.downcast_ref::<std::io::Error>().is_some());
+    /// let m = RetryMiddleware::new(Policy::default())
+    ///     .on(|e: &reqwest_middleware::Error| e.is_connect());
+    /// # let _ = (layer, m);
+    /// # }
+    /// ```
+    pub fn on<On2>(self, on: On2) -> RetryBuilder<F, On2, OnOk, B, L, D> {
+        RetryBuilder {
+            retry: self.retry,
+            on,
+            on_ok: self.on_ok,
+            face: self.face,
+        }
+    }
+
+    /// Which responses are retried: a [`ClassifyOk`](crate::ClassifyOk) of the face's
+    /// response (`tower`: the inner service's, an `http::Response<B>` for HTTP;
+    /// `reqwest-middleware`: `reqwest::Response`), usually a closure `Fn(&Response) -> D`
+    /// where `D: Into<Decision>`. A response it retries is treated like a retryable error; when
+    /// retrying ends on one, it is returned.
+    ///
+    /// ```
+    /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
+    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::Policy;
+    ///
+    /// // Retry only 503s, ignoring Retry-After.
+    /// let layer = RetryLayer::new(Policy::default())
+    ///     .on_ok(|r: &http::Response<String>| r.status() == 503);
+    /// let m = RetryMiddleware::new(Policy::default())
+    ///     .on_ok(|r: &reqwest::Response| r.status() == 503);
+    /// # let _ = (layer, m);
+    /// # }
+    /// ```
+    pub fn on_ok<OnOk2>(self, on_ok: OnOk2) -> RetryBuilder<F, On, OnOk2, B, L, D> {
+        RetryBuilder {
+            retry: self.retry,
+            on: self.on,
+            on_ok,
+            face: self.face,
+        }
+    }
+
+    /// Share a budget with every other call that uses it (see [`Retry::budget`]): a `static`
+    /// one, as a middleware lives as long as its client.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::{Policy, RetryBudget};
+    /// static BUDGET: RetryBudget = RetryBudget::new(500);
+    /// let layer = RetryLayer::new(Policy::default()).budget(&BUDGET);
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn budget<S: SharedBudget>(self, budget: &S) -> RetryBuilder<F, On, OnOk, &S, L, D> {
+        RetryBuilder {
+            retry: self.retry.budget(budget),
+            on: self.on,
+            on_ok: self.on_ok,
+            face: self.face,
+        }
+    }
+
+    /// Limit each attempt to `timeout` (see [`Retry::timeout`]): an attempt cut fails with
+    /// [`TimedOut`](crate::TimedOut) (`reqwest-middleware`: a middleware error whose source is
+    /// `TimedOut`), retried.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    /// let layer = RetryLayer::new(Policy::default()).timeout(Duration::from_secs(1));
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn timeout(self, timeout: Duration) -> RetryBuilder<F, On, OnOk, B, Duration, D> {
+        RetryBuilder {
+            retry: self.retry.timeout(timeout),
+            on: self.on,
+            on_ok: self.on_ok,
+            face: self.face,
+        }
+    }
+
+    /// Hedge each request (see [`Retry::hedge`]). A request that cannot be sent again is not
+    /// hedged; a hedge of a request whose body is still being sent waits for the body to be
+    /// buffered.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_runtime::hedge::Hedge;
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::Policy;
+    /// use std::time::Duration;
+    /// let layer = RetryLayer::new(Policy::default()).hedge(Hedge::After(Duration::from_millis(50)));
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn hedge(self, hedge: Hedge) -> RetryBuilder<F, On, OnOk, B, L, Hedge> {
+        RetryBuilder {
+            retry: self.retry.hedge(hedge),
+            on: self.on,
+            on_ok: self.on_ok,
+            face: self.face,
+        }
+    }
+
+    /// The name hooks and metrics see as [`RetryEvent::function`](crate::RetryEvent::function)
+    /// (default `"tower"` or `"reqwest"`).
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::Policy;
+    /// let layer = RetryLayer::new(Policy::default()).with_name("billing");
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn with_name(mut self, name: &'static str) -> Self {
+        self.retry = self.retry.with_name(name);
+        self
+    }
+}
+
+impl<F, On, OnOk>
+    RetryBuilder<
+        F,
+        On,
+        OnOk,
+        crate::fleet::NoBudget,
+        crate::timeout::NoTimeout,
+        crate::hedge::NoHedge,
+    >
+{
+    /// A face's builder: `policy`, named `name`, its default classifiers and settings.
+    pub(super) fn start(policy: Policy, name: &'static str, on: On, on_ok: OnOk, face: F) -> Self {
+        RetryBuilder {
+            retry: Retry::new(policy).with_name(name),
+            on,
+            on_ok,
+            face,
+        }
+    }
+}
