@@ -269,6 +269,7 @@ pub mod hooks {
     //! assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     //! # let _ = NoNotify;
     //! ```
+    pub use retry_runtime::hooks::Resend;
     #[cfg(feature = "tracing")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
     pub use retry_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};

@@ -100,7 +100,7 @@ pub mod hooks {
     //! # let _ = NoNotify;
     //! ```
     pub use crate::fleet::{Admission, Budget, NoBudget};
-    pub use crate::policy::{AcceptOk, RetryAll, Schedule};
+    pub use crate::policy::{AcceptOk, Resend, RetryAll, Schedule};
     pub use crate::retry::GuardPair;
     pub use crate::run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
     #[cfg(feature = "tracing")]

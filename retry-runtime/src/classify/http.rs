@@ -130,10 +130,16 @@ pub fn classify_response_to(
 }
 
 /// [`classify_response`] on the wall clock, read (and the header parsed) only for a status that
-/// is retried: a final answer (a success, a 404) costs neither. The middleware's `ByStatus`.
+/// is retried: a final answer (a success, a 404) costs neither. The middleware's `ByStatus`,
+/// for a request that may be sent again as `resend` says.
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-pub(crate) fn classify_response_now(status: StatusCode, headers: &HeaderMap) -> Decision {
-    classify_response_at(status, headers, true, SystemTime::now)
+pub(crate) fn classify_response_now(
+    status: StatusCode,
+    headers: &HeaderMap,
+    resend: crate::policy::Resend,
+) -> Decision {
+    let repeatable = resend == crate::policy::Resend::Any;
+    classify_response_at(status, headers, repeatable, SystemTime::now)
 }
 
 /// The response's decision; `repeatable`: the request may be sent again whatever became of
@@ -182,10 +188,9 @@ fn classify_response_at(
 /// assert!(is_repeatable(&Method::POST, &headers));
 /// ```
 pub fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
-    matches!(
-        *method,
-        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
-    ) || headers.contains_key("idempotency-key")
+    // `is_idempotent`: RFC 9110's idempotent methods, the six above, by the method's tag.
+    method.is_idempotent()
+        || headers.contains_key("idempotency-key")
         || headers.contains_key("x-idempotency-key")
 }
 
@@ -202,6 +207,40 @@ pub fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
 /// ```
 pub fn refused_before_processing(status: StatusCode) -> bool {
     matches!(status.as_u16(), 408 | 425 | 429 | 503)
+}
+
+/// Whether a failed attempt's error proves that its request was never sent, so that even a
+/// request that is not [repeatable](is_repeatable) may be sent again: down its source chain, a
+/// refused connection (`std::io::ErrorKind::ConnectionRefused`), hyper-util's failed connect
+/// (`client error (Connect)`), or an HTTP/2 stream the server refused before processing
+/// (`REFUSED_STREAM`). A timeout, a reset or a connection closed after the request was
+/// written proves nothing: the server may have applied it.
+///
+/// ```
+/// use retry_runtime::http::never_sent;
+/// use std::io::{Error, ErrorKind};
+///
+/// assert!(never_sent(&Error::from(ErrorKind::ConnectionRefused)));
+/// assert!(!never_sent(&Error::from(ErrorKind::ConnectionReset))); // it may have been read
+/// ```
+pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cause = Some(error);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::ConnectionRefused {
+                return true;
+            }
+        }
+        let message = e.to_string();
+        // hyper-util's legacy client; h2's `Reason::REFUSED_STREAM`, as hyper shows it.
+        if message == "client error (Connect)"
+            || message.contains("refused stream before processing any application logic")
+        {
+            return true;
+        }
+        cause = e.source();
+    }
+    false
 }
 
 /// What the server said of retrying its failed response, if it said anything: the server's

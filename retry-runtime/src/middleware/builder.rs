@@ -5,6 +5,7 @@
 
 use core::time::Duration;
 
+use super::writes::Writes;
 use crate::fleet::SharedBudget;
 use crate::hedge::Hedge;
 use crate::{NoGiveUp, NoNotify, NoTrace, Policy, Retry, RetryAll};
@@ -37,6 +38,8 @@ pub struct RetryBuilder<F, On, OnOk, B, L, D> {
     pub(super) retry: Retry<RetryAll, NoNotify, NoGiveUp, B, NoTrace, L, D>,
     pub(super) on: On,
     pub(super) on_ok: OnOk,
+    /// Which requests may be sent twice.
+    pub(super) writes: Writes,
     pub(super) face: F,
 }
 
@@ -65,6 +68,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             retry: self.retry,
             on,
             on_ok: self.on_ok,
+            writes: self.writes,
             face: self.face,
         }
     }
@@ -94,6 +98,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             retry: self.retry,
             on: self.on,
             on_ok,
+            writes: self.writes,
             face: self.face,
         }
     }
@@ -115,6 +120,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             retry: self.retry.budget(budget),
             on: self.on,
             on_ok: self.on_ok,
+            writes: self.writes,
             face: self.face,
         }
     }
@@ -137,6 +143,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             retry: self.retry.timeout(timeout),
             on: self.on,
             on_ok: self.on_ok,
+            writes: self.writes,
             face: self.face,
         }
     }
@@ -160,8 +167,50 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             retry: self.retry.hedge(hedge),
             on: self.on,
             on_ok: self.on_ok,
+            writes: self.writes,
             face: self.face,
         }
+    }
+
+    /// Vouch that every request through this middleware is safe to send again, whatever its
+    /// method: a `POST` or a `PATCH` is retried on the whole table, like a `GET`. Without it
+    /// (and without [`idempotency_key`](RetryBuilder::idempotency_key)), a request whose method
+    /// is not idempotent and which carries no `Idempotency-Key` (or `X-Idempotency-Key`) is
+    /// retried only on what proves it was not applied: a failed connect, a stream the server
+    /// refused, `408`, `425`, `429`, `503`, or the server's `x-should-retry: true`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::Policy;
+    /// // An API whose POSTs are lookups: safe to repeat.
+    /// let layer = RetryLayer::new(Policy::default()).idempotent();
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn idempotent(mut self) -> Self {
+        self.writes = Writes::Idempotent;
+        self
+    }
+
+    /// Give every request of a non-idempotent method (`POST`, `PATCH`, …) that has no
+    /// `Idempotency-Key` (nor `X-Idempotency-Key`) one: a random version-4 UUID from the
+    /// operating system's entropy, the same on every attempt of the call and new for each call;
+    /// such a request is then retried on the whole table, as the server applies it once
+    /// however often it comes. A key the caller set is kept as it is; a `GET` gets none.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::Policy;
+    /// // A payments API that deduplicates by Idempotency-Key, as Stripe's does.
+    /// let layer = RetryLayer::new(Policy::default()).idempotency_key();
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn idempotency_key(mut self) -> Self {
+        self.writes = Writes::Keyed;
+        self
     }
 
     /// The name hooks and metrics see as [`RetryEvent::function`](crate::RetryEvent::function)
@@ -197,6 +246,7 @@ impl<F, On, OnOk>
             retry: Retry::new(policy).with_name(name),
             on,
             on_ok,
+            writes: Writes::ByMethod,
             face,
         }
     }

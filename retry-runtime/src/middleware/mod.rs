@@ -8,3 +8,4 @@ mod builder;
 pub mod reqwest_middleware;
 #[cfg(feature = "tower")]
 pub mod tower;
+mod writes;

@@ -36,8 +36,10 @@ use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next};
 
+use super::writes;
 use crate::fleet::{Budget, NoBudget};
 use crate::hedge::{HedgeWith, NoHedge};
+use crate::policy::Resend;
 use crate::timeout::{AttemptTimeout, NoTimeout};
 use crate::{Classify, ClassifyOk, Decision, Policy, TimedOut, Transient};
 
@@ -108,6 +110,18 @@ impl RetryMiddleware {
 pub struct TransportErrors;
 
 impl Classify<Error> for TransportErrors {
+    /// For a request that may be sent again only if it was not applied
+    /// ([`Resend::IfNotApplied`](crate::hooks::Resend): a `POST` without a key), only a
+    /// failed connect or a stream the server refused ([`never_sent`](crate::http::never_sent))
+    /// is classified; any other error stops, the middleware's own timeout included.
+    fn classify_for(&self, error: &Error, resend: Resend) -> Decision {
+        match error {
+            _ if resend == Resend::Any => self.classify(error),
+            Error::Reqwest(e) if e.is_connect() || crate::http::never_sent(e) => e.decision(),
+            _ => Decision::Stop,
+        }
+    }
+
     fn classify(&self, error: &Error) -> Decision {
         match error {
             Error::Reqwest(e) => e.decision(),
@@ -129,7 +143,15 @@ pub struct ByStatus;
 
 impl ClassifyOk<Response> for ByStatus {
     fn classify_ok(&self, response: &Response) -> Decision {
-        crate::http::classify_response_now(response.status(), response.headers())
+        self.classify_ok_for(response, Resend::Any)
+    }
+
+    /// For a request that may be sent again only if it was not applied
+    /// ([`Resend::IfNotApplied`](crate::hooks::Resend): a `POST` without a key), only a refusal
+    /// before processing (`408`, `425`, `429`, `503`) or a failure the server marks
+    /// `x-should-retry: true` is retried.
+    fn classify_ok_for(&self, response: &Response, resend: Resend) -> Decision {
+        crate::http::classify_response_now(response.status(), response.headers(), resend)
     }
 }
 
@@ -144,11 +166,15 @@ where
 {
     async fn handle(
         &self,
-        req: Request,
+        mut req: Request,
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> reqwest_middleware::Result<Response> {
         let (on, on_ok) = (&self.on, &self.on_ok);
+        // Before the first attempt: a key given here is sent on every attempt.
+        let method = req.method().clone();
+        writes::add_key(self.writes, &method, req.headers_mut());
+        let resend = writes::resend(self.writes, &method, req.headers());
         let extensions = &*extensions;
         let Some(copy) = req.try_clone() else {
             // A streaming body: sent once (with the timeout), its answer is the answer.
@@ -167,8 +193,8 @@ where
         let retry = self
             .retry
             .clone()
-            .on(move |e: &Error| on.classify(e))
-            .on_ok(move |r: &Response| on_ok.classify_ok(r));
+            .on(move |e: &Error| on.classify_for(e, resend))
+            .on_ok(move |r: &Response| on_ok.classify_ok_for(r, resend));
         let (mut first, req) = (Some(copy), &req);
         retry
             .call_async(move || {

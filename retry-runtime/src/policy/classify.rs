@@ -18,6 +18,45 @@ use crate::policy::Decision;
 pub trait Classify<E> {
     /// What to do about `error`.
     fn classify(&self, error: &E) -> Decision;
+
+    /// What to do about `error`, a failure of a request that may be sent again only as
+    /// `resend` says. The middleware faces call this; by default it is
+    /// [`classify`](Classify::classify) (a user's classifier decides for every request). The
+    /// faces' default classifiers of errors narrow it: for [`Resend::IfNotApplied`] they retry
+    /// only an error that proves the request was never sent.
+    ///
+    /// ```
+    /// use retry_runtime::hooks::Resend;
+    /// use retry_runtime::{Classify, Decision};
+    ///
+    /// let on = |e: &u16| *e >= 500;
+    /// assert_eq!(on.classify_for(&503, Resend::IfNotApplied), Decision::Retry);
+    /// ```
+    fn classify_for(&self, error: &E, resend: Resend) -> Decision {
+        let _ = resend;
+        self.classify(error)
+    }
+}
+
+/// Whether a failed request may be sent again whatever became of it: what the middleware faces
+/// know of a request (its method, its `Idempotency-Key`, the builder's
+/// `.idempotent()`), handed to their classifiers by [`Classify::classify_for`] and
+/// [`ClassifyOk::classify_ok_for`].
+///
+/// ```
+/// use retry_runtime::hooks::Resend;
+/// assert_eq!(Resend::default(), Resend::Any);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Resend {
+    /// It may: applying it twice is applying it once (an idempotent method, an idempotency
+    /// key, or the user vouched for it).
+    #[default]
+    Any,
+    /// Only when the failure proves it was not applied: it was never sent (a failed connect,
+    /// a stream the server refused), or the server refused it before processing it (`408`,
+    /// `425`, `429`, `503`), or the server says it may be retried.
+    IfNotApplied,
 }
 
 impl<E, D: Into<Decision>, F: Fn(&E) -> D> Classify<E> for F {
@@ -58,6 +97,24 @@ impl<E> Classify<E> for RetryAll {
 pub trait ClassifyOk<T> {
     /// What to do about `value`: [`Decision::Stop`] takes it.
     fn classify_ok(&self, value: &T) -> Decision;
+
+    /// What to do about `value`, the answer to a request that may be sent again only as
+    /// `resend` says (see [`Classify::classify_for`]); by default
+    /// [`classify_ok`](ClassifyOk::classify_ok). The faces' default classifiers of responses
+    /// narrow it: for [`Resend::IfNotApplied`] they retry only a refusal before processing,
+    /// or a response the server marks as safe to retry.
+    ///
+    /// ```
+    /// use retry_runtime::hooks::Resend;
+    /// use retry_runtime::{ClassifyOk, Decision};
+    ///
+    /// let busy = |status: &u16| *status == 503;
+    /// assert_eq!(busy.classify_ok_for(&503, Resend::IfNotApplied), Decision::Retry);
+    /// ```
+    fn classify_ok_for(&self, value: &T, resend: Resend) -> Decision {
+        let _ = resend;
+        self.classify_ok(value)
+    }
 }
 
 impl<T, D: Into<Decision>, F: Fn(&T) -> D> ClassifyOk<T> for F {

@@ -14,7 +14,7 @@ pub(crate) mod transient;
 use std::time::Instant;
 
 pub use backoff::{Backoff, Jitter, Schedule};
-pub use classify::{AcceptOk, Classify, ClassifyOk, RetryAll};
+pub use classify::{AcceptOk, Classify, ClassifyOk, Resend, RetryAll};
 pub use deadline::attempt_time_left;
 pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
 pub use policy::Policy;

@@ -2,6 +2,7 @@
 //! responses ([`ByStatus`]).
 
 use super::BoxError;
+use crate::policy::Resend;
 use crate::{Classify, ClassifyOk, Decision, TimedOut, Transient};
 
 /// The default classifier of the inner service's errors: the first cause down the source
@@ -28,6 +29,16 @@ use crate::{Classify, ClassifyOk, Decision, TimedOut, Transient};
 pub struct TransportErrors;
 
 impl Classify<BoxError> for TransportErrors {
+    /// For a request that may be sent again only if it was not applied
+    /// ([`Resend::IfNotApplied`]: a `POST` without a key), only an error that proves it was
+    /// never sent ([`never_sent`](crate::http::never_sent)) is classified; any other stops.
+    fn classify_for(&self, error: &BoxError, resend: Resend) -> Decision {
+        if resend == Resend::IfNotApplied && !crate::http::never_sent(&**error) {
+            return Decision::Stop;
+        }
+        self.classify(error)
+    }
+
     fn classify(&self, error: &BoxError) -> Decision {
         let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&**error);
         while let Some(e) = cause {
@@ -74,12 +85,20 @@ pub struct ByStatus;
 
 impl<T> ClassifyOk<http::Response<T>> for ByStatus {
     fn classify_ok(&self, response: &http::Response<T>) -> Decision {
+        self.classify_ok_for(response, Resend::Any)
+    }
+
+    /// For a request that may be sent again only if it was not applied
+    /// ([`Resend::IfNotApplied`]: a `POST` without a key), only a refusal before processing
+    /// (`408`, `425`, `429`, `503`) or a failure the server marks `x-should-retry: true` is
+    /// retried. A gRPC answer keeps the gRPC table (every gRPC call is a `POST`).
+    fn classify_ok_for(&self, response: &http::Response<T>, resend: Resend) -> Decision {
         let headers = response.headers();
         #[cfg(feature = "tonic")]
         if let Some(code) = headers.get("grpc-status") {
             let code = tonic::Code::from_bytes(code.as_bytes());
             return crate::tonic::classify(code, headers);
         }
-        crate::http::classify_response_now(response.status(), headers)
+        crate::http::classify_response_now(response.status(), headers, resend)
     }
 }

@@ -47,7 +47,10 @@ pub type RetryLayer<
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct LayerFace<M> {
-    pub(super) limit: usize,
+    /// A `u32`, beside the builder's one-byte settings: the response future that carries the
+    /// layer stays small enough to be moved inline (a body buffered past 4 GiB is not
+    /// replayed anyway).
+    pub(super) limit: u32,
     pub(super) mode: M,
 }
 
@@ -63,7 +66,7 @@ impl RetryLayer {
     /// ```
     pub fn new(policy: Policy) -> Self {
         let face = LayerFace {
-            limit: DEFAULT_BODY_LIMIT,
+            limit: DEFAULT_BODY_LIMIT as u32,
             mode: HttpRequests,
         };
         RetryBuilder::start(policy, "tower", TransportErrors, ByStatus, face)
@@ -72,7 +75,8 @@ impl RetryLayer {
 
 impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// Replay request bodies of at most `limit` bytes (default [`DEFAULT_BODY_LIMIT`]); a
-    /// larger body is sent once and not retried. `0` replays only empty bodies.
+    /// larger body is sent once and not retried. `0` replays only empty bodies; a limit past
+    /// 4 GiB is 4 GiB.
     ///
     /// ```
     /// use retry_runtime::tower::RetryLayer;
@@ -81,7 +85,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// # let _ = layer;
     /// ```
     pub fn with_body_limit(mut self, limit: usize) -> Self {
-        self.face.limit = limit;
+        self.face.limit = u32::try_from(limit).unwrap_or(u32::MAX);
         self
     }
 
@@ -114,6 +118,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
             retry: self.retry,
             on: self.on,
             on_ok: AcceptOk,
+            writes: self.writes,
             face,
         }
     }

@@ -2,6 +2,8 @@
 //! in the spirit of tower's `Policy::clone_request`.
 
 use super::body::{ReplayBody, Replayer};
+use crate::middleware::writes::{self, Writes};
+use crate::policy::Resend;
 use core::future::{ready, Future};
 
 /// The request mode of [`RetryLayer::new`](super::RetryLayer::new): `http::Request<B>`, its
@@ -32,11 +34,18 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     type Owned: Clone + Send + 'static;
 
     /// The first attempt's request, and what is kept for the others: `None` when the request
-    /// cannot be sent again (it is sent once). `limit` is the layer's body limit.
-    fn keep(&self, req: Req, limit: usize) -> (Req, Option<Kept<Self, Req>>);
+    /// cannot be sent again (it is sent once). `limit` is the layer's body limit; `writes`,
+    /// what the builder was told of the requests (an HTTP request may be given its
+    /// `Idempotency-Key` here).
+    fn keep(&self, req: Req, limit: usize, writes: Writes) -> (Req, Option<Kept<Self, Req>>);
 
     /// Whether a next attempt can be sent; if not, the call ends on the outcome in hand.
     fn replayable(shared: &Self::Shared) -> bool;
+
+    /// Whether the request may be sent again whatever became of it (by its method and key,
+    /// and `writes`), or only when a failure proves it was not applied: what the classifiers
+    /// are told. Asked once the first attempt failed: a success reads nothing of the request.
+    fn resend(kept: &Kept<Self, Req>, writes: Writes) -> Resend;
 
     /// The next attempt's request, once it can be sent (a hedge may start while the first
     /// attempt still sends the body to replay), from a clone of what the attempts own.
@@ -60,11 +69,10 @@ where
         &self,
         req: http::Request<Rb>,
         limit: usize,
-    ) -> (
-        http::Request<Rb>,
-        Option<(Replayer<Rb>, http::request::Parts)>,
-    ) {
-        let (parts, body) = req.into_parts();
+        writes: Writes,
+    ) -> (http::Request<Rb>, Option<Kept<Self, http::Request<Rb>>>) {
+        let (mut parts, body) = req.into_parts();
+        writes::add_key(writes, &parts.method, &mut parts.headers);
         match Replayer::start(body, limit) {
             Ok((first, replayer)) => {
                 let first = http::Request::from_parts(parts.clone(), Rb::from_replay(first));
@@ -77,6 +85,10 @@ where
     /// The body went over the limit, or was still being sent when its attempt ended: no.
     fn replayable(replayer: &Replayer<Rb>) -> bool {
         replayer.replayable()
+    }
+
+    fn resend((_, parts): &Kept<Self, http::Request<Rb>>, writes: Writes) -> Resend {
+        writes::resend(writes, &parts.method, &parts.headers)
     }
 
     async fn clone_request(
@@ -94,12 +106,17 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
     /// The request, cloned for each attempt.
     type Owned = Req;
 
-    fn keep(&self, req: Req, _: usize) -> (Req, Option<((), Req)>) {
+    fn keep(&self, req: Req, _: usize, _: Writes) -> (Req, Option<((), Req)>) {
         (req.clone(), Some(((), req)))
     }
 
     fn replayable(_: &()) -> bool {
         true
+    }
+
+    /// A request of the user's own type: its classifiers decide for it.
+    fn resend(_: &((), Req), _: Writes) -> Resend {
+        Resend::Any
     }
 
     fn clone_request(_: &(), req: Req) -> impl Future<Output = Req> + Send + '_ {

@@ -7,6 +7,7 @@ use super::replay::Kept;
 use super::{BoxError, BoxFuture, FirstAttempt, Replay, ResponseFuture, RetryService, Service};
 use crate::fleet::Budget;
 use crate::hedge::HedgeWith;
+use crate::policy::Resend;
 use crate::timeout::AttemptTimeout;
 use crate::{Classify, ClassifyOk, Decision};
 
@@ -72,7 +73,11 @@ where
     }
 
     fn start(&mut self, req: Req) -> ResponseFuture<Self, Req> {
-        let (first, kept) = self.layer.face.mode.keep(req, self.layer.face.limit);
+        let (first, kept) = self.layer.face.mode.keep(
+            req,
+            usize::try_from(self.layer.face.limit).unwrap_or(usize::MAX),
+            self.layer.writes,
+        );
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(first);
         // The clone is made in place, inside the future: a first-attempt success copies no
@@ -111,6 +116,9 @@ where
                 Some(_) => layer.retry,
                 None => layer.retry.once(),
             };
+            let resend = kept
+                .as_ref()
+                .map_or(Resend::Any, |kept| M::resend(kept, layer.writes));
             let (shared, owned) = match kept {
                 Some((shared, owned)) => (Some(shared), Some(owned)),
                 None => (None, None),
@@ -124,14 +132,14 @@ where
             let retry = retry
                 .on(move |e: &BoxError| {
                     if again() {
-                        on.classify(e)
+                        on.classify_for(e, resend)
                     } else {
                         Decision::Stop
                     }
                 })
                 .on_ok(move |r: &S::Response| {
                     if again() {
-                        on_ok.classify_ok(r)
+                        on_ok.classify_ok_for(r, resend)
                     } else {
                         Decision::Stop
                     }

@@ -1,0 +1,357 @@
+//! Never send a write twice (issue 29): a request whose method is not idempotent (`POST`,
+//! `PATCH`) and which carries no `Idempotency-Key` is retried only on what proves it was not
+//! applied — through `RetryLayer` over hyper's client and `RetryMiddleware` over reqwest,
+//! against real servers on loopback that count what they get. `.idempotent()` and
+//! `.idempotency_key()` open the whole table.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::any;
+use bytes::Bytes;
+use http::Method;
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use retry_jitter::reqwest_middleware::RetryMiddleware;
+use retry_jitter::tower::RetryLayer;
+use retry_jitter::Policy;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tower::ServiceExt;
+
+type Body = BoxBody<Bytes, std::io::Error>;
+
+/// Four attempts, short waits.
+fn four() -> Policy {
+    Policy::new()
+        .with_attempts(4)
+        .with_base(Duration::from_millis(2))
+        .with_cap(Duration::from_millis(10))
+}
+
+/// What a server got: its calls, and each call's idempotency key.
+#[derive(Default)]
+struct Seen {
+    calls: AtomicU32,
+    keys: Mutex<Vec<Option<String>>>,
+}
+
+impl Seen {
+    fn calls(&self) -> u32 {
+        self.calls.load(Ordering::SeqCst)
+    }
+    fn keys(&self) -> Vec<Option<String>> {
+        self.keys.lock().unwrap().clone()
+    }
+}
+
+/// A server answering every call with `status` after `delay`, recording its key.
+async fn server(status: u16, delay: Duration) -> (SocketAddr, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let answer = move |State(seen): State<Arc<Seen>>, headers: HeaderMap| async move {
+        seen.calls.fetch_add(1, Ordering::SeqCst);
+        let key = ["idempotency-key", "x-idempotency-key"]
+            .iter()
+            .find_map(|name| headers.get(*name))
+            .map(|v| v.to_str().unwrap().to_owned());
+        seen.keys.lock().unwrap().push(key);
+        tokio::time::sleep(delay).await;
+        StatusCode::from_u16(status).unwrap()
+    };
+    let app = axum::Router::new()
+        .route("/{*path}", any(answer))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, seen)
+}
+
+/// A raw TCP server that reads each request whole, counts it, and closes the connection
+/// without answering: the request may have been applied.
+async fn closes_after_reading() -> (SocketAddr, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let counted = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let seen = counted.clone();
+            tokio::spawn(async move {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match conn.read(&mut buf).await {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => got.extend_from_slice(&buf[..n]),
+                    }
+                }
+                seen.calls.fetch_add(1, Ordering::SeqCst);
+                let _ = conn.shutdown().await;
+            });
+        }
+    });
+    (addr, seen)
+}
+
+/// A request through hyper's client under `layer`; its status, or the error's text.
+async fn via_hyper<L>(
+    layer: L,
+    method: Method,
+    url: String,
+    key: Option<&str>,
+) -> Result<u16, String>
+where
+    L: tower::Layer<Client<HttpConnector, Body>>,
+    L::Service: tower::Service<
+        http::Request<Body>,
+        Response = http::Response<hyper::body::Incoming>,
+        Error = retry_jitter::tower::BoxError,
+    >,
+{
+    let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
+    let svc = layer.layer(client);
+    let mut req = http::Request::builder().method(method).uri(url);
+    if let Some(key) = key {
+        req = req.header("idempotency-key", key);
+    }
+    let body = Full::from("one order")
+        .map_err(|never| match never {})
+        .boxed();
+    match svc.oneshot(req.body(body).unwrap()).await {
+        Ok(resp) => Ok(resp.status().as_u16()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// A request through reqwest under `middleware`; its status, or the error's text.
+async fn via_reqwest<M>(
+    middleware: M,
+    method: Method,
+    url: String,
+    key: Option<&str>,
+) -> Result<u16, String>
+where
+    M: reqwest_middleware::Middleware,
+{
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(middleware)
+        .build();
+    let mut req = client.request(method, url).body("one order");
+    if let Some(key) = key {
+        req = req.header("idempotency-key", key);
+    }
+    match req.send().await {
+        Ok(resp) => Ok(resp.status().as_u16()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// The calls a fresh server of `status` got from one request of `method`, through each face
+/// built by `$build` from its constructor: `(hyper, reqwest)`.
+macro_rules! calls {
+    ($status:expr, $method:expr, |$b:ident| $build:expr) => {
+        calls!($status, $method, None, |$b| $build)
+    };
+    ($status:expr, $method:expr, $key:expr, |$b:ident| $build:expr) => {{
+        let (addr, hy) = server($status, Duration::ZERO).await;
+        let $b = RetryLayer::new(four());
+        let got = via_hyper($build, $method, format!("http://{addr}/orders"), $key).await;
+        assert_eq!(got, Ok($status), "hyper");
+        let (addr, rq) = server($status, Duration::ZERO).await;
+        let $b = RetryMiddleware::new(four());
+        let got = via_reqwest($build, $method, format!("http://{addr}/orders"), $key).await;
+        assert_eq!(got, Ok($status), "reqwest");
+        ((hy.calls(), rq.calls()), (hy, rq))
+    }};
+}
+
+#[tokio::test]
+async fn a_write_that_may_have_been_applied_is_sent_once() {
+    for (status, method) in [
+        (500, Method::POST),
+        (502, Method::PATCH),
+        (504, Method::PATCH),
+        (500, Method::PATCH),
+    ] {
+        let (calls, _) = calls!(status, method.clone(), |b| b);
+        assert_eq!(calls, (1, 1), "{method} answered {status}");
+    }
+}
+
+#[tokio::test]
+async fn a_write_refused_before_processing_is_retried() {
+    for status in [503, 429, 408, 425] {
+        let (calls, _) = calls!(status, Method::POST, |b| b);
+        assert_eq!(calls, (4, 4), "POST answered {status}");
+    }
+}
+
+#[tokio::test]
+async fn idempotent_methods_keep_the_whole_table() {
+    for (status, method) in [
+        (500, Method::GET),
+        (502, Method::PUT),
+        (504, Method::DELETE),
+        (500, Method::HEAD),
+    ] {
+        let (calls, _) = calls!(status, method.clone(), |b| b);
+        assert_eq!(calls, (4, 4), "{method} answered {status}");
+    }
+}
+
+#[tokio::test]
+async fn a_write_with_a_key_is_retried_with_the_same_key() {
+    let (calls, (hy, rq)) = calls!(500, Method::POST, Some("order-7"), |b| b);
+    assert_eq!(calls, (4, 4));
+    for seen in [hy, rq] {
+        assert_eq!(seen.keys(), vec![Some("order-7".to_owned()); 4]);
+    }
+}
+
+#[tokio::test]
+async fn idempotent_vouches_for_every_request() {
+    let (calls, _) = calls!(500, Method::POST, |b| b.idempotent());
+    assert_eq!(calls, (4, 4));
+}
+
+#[tokio::test]
+async fn idempotency_key_gives_one_key_per_call_the_same_on_each_attempt() {
+    let (calls, (hy, rq)) = calls!(500, Method::POST, |b| b.idempotency_key());
+    assert_eq!(calls, (4, 4));
+    let (again, (hy2, rq2)) = calls!(500, Method::POST, |b| b.idempotency_key());
+    assert_eq!(again, (4, 4));
+    for (first, second) in [(hy, hy2), (rq, rq2)] {
+        let (one, two) = (first.keys(), second.keys());
+        let key = one[0].clone().expect("a POST gets a key");
+        assert_eq!(
+            one,
+            vec![Some(key.clone()); 4],
+            "the same key on every attempt"
+        );
+        assert_eq!(key.len(), 36, "a hyphenated UUID: {key}");
+        assert_eq!(&key[14..15], "4", "version 4: {key}");
+        assert_ne!(two[0].as_ref(), Some(&key), "a new key for each call");
+    }
+    // A key the caller set is kept; a GET gets none.
+    let (_, (hy, rq)) = calls!(503, Method::POST, Some("mine"), |b| b.idempotency_key());
+    assert_eq!(hy.keys(), vec![Some("mine".to_owned()); 4]);
+    assert_eq!(rq.keys(), vec![Some("mine".to_owned()); 4]);
+    let (calls, (hy, rq)) = calls!(500, Method::GET, |b| b.idempotency_key());
+    assert_eq!(calls, (4, 4));
+    assert_eq!(hy.keys(), vec![None; 4]);
+    assert_eq!(rq.keys(), vec![None; 4]);
+}
+
+#[tokio::test]
+async fn a_write_cut_by_the_timeout_is_not_sent_again() {
+    let slow = Duration::from_millis(300);
+    let cut = Duration::from_millis(40);
+    let (addr, hy) = server(200, slow).await;
+    let url = format!("http://{addr}/orders");
+    let got = via_hyper(
+        RetryLayer::new(four()).timeout(cut),
+        Method::POST,
+        url,
+        None,
+    )
+    .await;
+    assert!(got.is_err(), "{got:?}");
+    let (addr, rq) = server(200, slow).await;
+    let url = format!("http://{addr}/orders");
+    let got = via_reqwest(
+        RetryMiddleware::new(four()).timeout(cut),
+        Method::POST,
+        url,
+        None,
+    )
+    .await;
+    assert!(got.is_err(), "{got:?}");
+    assert_eq!((hy.calls(), rq.calls()), (1, 1));
+
+    // Vouched for, it is.
+    let (addr, hy) = server(200, slow).await;
+    let url = format!("http://{addr}/orders");
+    let layer = RetryLayer::new(four()).timeout(cut).idempotent();
+    assert!(via_hyper(layer, Method::POST, url, None).await.is_err());
+    assert_eq!(hy.calls(), 4);
+}
+
+#[tokio::test]
+async fn a_write_whose_connection_closed_after_it_was_read_is_sent_once() {
+    for (method, expected) in [(Method::POST, 1), (Method::GET, 4)] {
+        let (addr, hy) = closes_after_reading().await;
+        let url = format!("http://{addr}/orders");
+        let got = via_hyper(RetryLayer::new(four()), method.clone(), url, None).await;
+        assert!(got.is_err(), "{got:?}");
+        let (addr, rq) = closes_after_reading().await;
+        let url = format!("http://{addr}/orders");
+        let got = via_reqwest(RetryMiddleware::new(four()), method.clone(), url, None).await;
+        assert!(got.is_err(), "{got:?}");
+        assert_eq!((hy.calls(), rq.calls()), (expected, expected), "{method}");
+    }
+}
+
+/// A port nothing listens on: bound, then let go.
+async fn closed_port() -> SocketAddr {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    listener.local_addr().unwrap()
+}
+
+#[tokio::test]
+async fn a_write_whose_connect_failed_is_retried_through_the_layer() {
+    let addr = closed_port().await;
+    let attempts = Arc::new(AtomicU32::new(0));
+    let counted = attempts.clone();
+    let counter = tower::layer::layer_fn(move |inner| {
+        let counted = counted.clone();
+        tower::util::MapRequest::new(inner, move |req: http::Request<Body>| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            req
+        })
+    });
+    let layer = tower::layer::util::Stack::new(counter, RetryLayer::new(four()));
+    let got = via_hyper(layer, Method::POST, format!("http://{addr}/orders"), None).await;
+    assert!(got.is_err(), "{got:?}");
+    assert_eq!(attempts.load(Ordering::SeqCst), 4);
+}
+
+/// A middleware after the retry one: it sees each attempt.
+struct CountAttempts(Arc<AtomicU32>);
+
+#[async_trait::async_trait]
+impl reqwest_middleware::Middleware for CountAttempts {
+    async fn handle(
+        &self,
+        req: reqwest::Request,
+        extensions: &mut http::Extensions,
+        next: reqwest_middleware::Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        next.run(req, extensions).await
+    }
+}
+
+#[tokio::test]
+async fn a_write_whose_connect_failed_is_retried_through_the_middleware() {
+    let addr = closed_port().await;
+    let attempts = Arc::new(AtomicU32::new(0));
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(RetryMiddleware::new(four()))
+        .with(CountAttempts(attempts.clone()))
+        .build();
+    let got = client
+        .post(format!("http://{addr}/orders"))
+        .body("one order")
+        .send()
+        .await;
+    assert!(got.is_err(), "{got:?}");
+    assert_eq!(attempts.load(Ordering::SeqCst), 4);
+}
