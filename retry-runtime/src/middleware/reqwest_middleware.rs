@@ -9,6 +9,13 @@
 //!   ([`ByStatus`]: the status table, `Retry-After` honoured), an error by
 //!   [`TransportErrors`] (reqwest's errors by their [`Transient`](crate::Transient) table);
 //!   [`on_ok`](RetryMiddleware::on_ok) and [`on`](RetryMiddleware::on) replace them;
+//! - a request whose method is not idempotent (`POST`, `PATCH`, …) and which carries no
+//!   `Idempotency-Key` (nor `X-Idempotency-Key`) is retried by the default classifiers only on
+//!   what proves it was not applied: a failed connect, a refused stream, `408`, `425`, `429`,
+//!   `503`, or the server's `x-should-retry: true`; never on a `500`, `502`, `504` or the
+//!   middleware's own `timeout`. [`RetryMiddleware::idempotent`](RetryBuilder::idempotent)
+//!   vouches for every request, [`RetryMiddleware::idempotency_key`](RetryBuilder::idempotency_key)
+//!   keys each one;
 //! - a response retried is dropped before the retry; the one returned was never retried;
 //! - `budget`, `timeout` and `hedge` work as on `Retry`. Each attempt gets a copy of the
 //!   request's extensions.

@@ -21,6 +21,14 @@
 //!   never retried, so a streaming response is read only by the caller.
 //! - **Errors** of the inner service (its `Error: Into<BoxError>`) are classified by
 //!   [`TransportErrors`]; [`RetryLayer::on`] replaces it. The service's error is [`BoxError`].
+//! - **Writes are sent once** unless proven safe: an HTTP request whose method is not
+//!   idempotent (`POST`, `PATCH`, …) and which carries no `Idempotency-Key` (nor
+//!   `X-Idempotency-Key`) is retried by the default classifiers only on what proves it was not
+//!   applied — a failed connect, a refused HTTP/2 stream, `408`, `425`, `429`, `503`, or the
+//!   server's `x-should-retry: true` — never on a `500`, `502`, `504`, the layer's own
+//!   `timeout` or a connection closed after it was sent. [`RetryLayer::idempotent`] vouches for
+//!   every request; [`RetryLayer::idempotency_key`] gives each such request a key (the same on
+//!   every attempt) and retries it on the whole table. A gRPC answer keeps the gRPC table.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
