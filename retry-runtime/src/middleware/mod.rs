@@ -9,3 +9,25 @@ pub mod reqwest_middleware;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod writes;
+
+/// An attempt of a face's call, `resend_count` the attempts before it: with feature `tracing`,
+/// a resend runs in a span carrying OpenTelemetry's stable `http.request.resend_count` (1, 2,
+/// …), so that a trace shows every attempt of one logical request; the first attempt has none.
+#[cfg(feature = "tracing")]
+pub(crate) fn attempt<F: core::future::Future>(
+    future: F,
+    resend_count: u32,
+) -> tracing::instrument::Instrumented<F> {
+    let span = match resend_count {
+        0 => tracing::Span::none(),
+        n => tracing::info_span!("retry_attempt", "http.request.resend_count" = n),
+    };
+    tracing::Instrument::instrument(future, span)
+}
+
+/// An attempt of a face's call: without feature `tracing`, the future itself.
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+pub(crate) fn attempt<F: core::future::Future>(future: F, _resend_count: u32) -> F {
+    future
+}

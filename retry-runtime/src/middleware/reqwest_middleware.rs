@@ -202,15 +202,17 @@ where
             .clone()
             .on(move |e: &Error| on.classify_for(e, resend))
             .on_ok(move |r: &Response| on_ok.classify_ok_for(r, resend));
-        let (mut first, req) = (Some(copy), &req);
+        let (mut first, req, mut sent) = (Some(copy), &req, 0);
         retry
             .call_async(move || {
                 let req = first.take().or_else(|| req.try_clone());
                 let (next, mut ext) = (next.clone(), extensions.clone());
-                async move {
+                sent += 1;
+                let attempt = async move {
                     let req = req.expect("a request that cloned once clones again");
                     next.run(req, &mut ext).await
-                }
+                };
+                super::attempt(attempt, sent - 1)
             })
             .await
     }

@@ -144,9 +144,10 @@ where
                         Decision::Stop
                     }
                 });
-            let mut first = Some(first);
+            let (mut first, mut sent) = (Some(first), 0);
             retry
                 .call_async(move || {
+                    sent += 1;
                     // Nothing borrowed from the call is held across an await but what is
                     // `Sync` by the bounds: the service is cloned here, the request made from
                     // what the attempts own, and the mode's future borrows only what is shared.
@@ -157,7 +158,7 @@ where
                             .expect("a request sent once is not retried");
                         (template.clone(), M::clone_request(shared, owned))
                     });
-                    async move {
+                    let attempt = async move {
                         match (first, next) {
                             (Some(FirstAttempt::Sent(first)), _) => first.await.map_err(Into::into),
                             (Some(FirstAttempt::Answered(outcome)), _) => outcome,
@@ -168,7 +169,8 @@ where
                             }
                             (None, None) => unreachable!("each attempt has its service"),
                         }
-                    }
+                    };
+                    crate::middleware::attempt(attempt, sent - 1)
                 })
                 .await
         })
