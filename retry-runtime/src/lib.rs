@@ -13,7 +13,7 @@
 //! - [`sleep`]: timers and their clocks; [`testing`]: seeded jitter and recorded waits.
 //!
 //! ```
-//! use retry_runtime::{Policy, Retry};
+//! use retry_jitter::{Policy, Retry};
 //! use std::time::Duration;
 //!
 //! let mut calls = 0;
@@ -85,8 +85,8 @@ pub mod hooks {
     //! [`Notify`](crate::Notify)) on a type of their own. (The same as `retry_jitter::hooks`.)
     //!
     //! ```
-    //! use retry_runtime::hooks::{GiveUpHook, NoNotify};
-    //! use retry_runtime::{GiveUp, Policy, Retry};
+    //! use retry_jitter::hooks::{GiveUpHook, NoNotify};
+    //! use retry_jitter::{GiveUp, Policy, Retry};
     //!
     //! struct Alarm;
     //! impl<E: std::fmt::Debug> GiveUpHook<E> for Alarm {

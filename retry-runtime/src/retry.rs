@@ -24,7 +24,7 @@ use crate::{
 /// unchanged, when retrying ends.
 ///
 /// ```
-/// use retry_runtime::{Policy, Retry};
+/// use retry_jitter::{Policy, Retry};
 /// use std::time::Duration;
 ///
 /// let mut calls = 0;
@@ -45,7 +45,7 @@ use crate::{
 /// `.on(retry_jitter::transient)` for the attribute's behaviour:
 ///
 /// ```
-/// use retry_runtime::{transient, Policy, Retry};
+/// use retry_jitter::{transient, Policy, Retry};
 /// use std::io;
 ///
 /// let mut calls = 0;
@@ -80,7 +80,7 @@ impl Retry {
     /// transient ones, as `#[retry]` does by default for a `Transient` error type).
     ///
     /// ```
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// let r = Retry::new(Policy::new().with_attempts(1));
     /// assert_eq!(r.call(|| Err::<(), _>(1)), Err(1));
     /// ```
@@ -108,7 +108,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// `D: Into<Decision>` (annotate its argument's type), or [`transient`](crate::transient).
     ///
     /// ```
-    /// use retry_runtime::{Decision, Policy, Retry};
+    /// use retry_jitter::{Decision, Policy, Retry};
     /// let r = Retry::new(Policy::default()).on(|_: &std::io::Error| Decision::Stop);
     /// assert!(r.call(|| std::fs::read("/no/such/file")).is_err());
     /// ```
@@ -127,7 +127,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// A hook called before each wait: a [`Notify`], usually a closure `Fn(&E, &RetryEvent)`.
     ///
     /// ```
-    /// use retry_runtime::{Policy, Retry, RetryEvent};
+    /// use retry_jitter::{Policy, Retry, RetryEvent};
     /// use std::time::Duration;
     /// let r = Retry::new(Policy::new().with_attempts(2).with_base(Duration::ZERO))
     ///     .notify(|e: &&str, ev: &RetryEvent| eprintln!("{} failed: {e}", ev.function));
@@ -149,7 +149,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// [`GiveUpHook`], usually a closure `Fn(&E, &GiveUp)`.
     ///
     /// ```
-    /// use retry_runtime::{GiveUp, GiveUpReason, Policy, Retry};
+    /// use retry_jitter::{GiveUp, GiveUpReason, Policy, Retry};
     /// let r = Retry::new(Policy::default())
     ///     .on(|_: &&str| false)
     ///     .give_up(|_: &&str, g: &GiveUp| assert_eq!(g.reason, GiveUpReason::Stopped));
@@ -171,7 +171,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// or any [`SharedBudget`].
     ///
     /// ```
-    /// use retry_runtime::{Policy, Retry, RetryBudget};
+    /// use retry_jitter::{Policy, Retry, RetryBudget};
     /// static BUDGET: RetryBudget = RetryBudget::new(0);
     /// let mut calls = 0;
     /// let r = Retry::new(Policy::default()).budget(&BUDGET);
@@ -195,7 +195,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// adds it.
     ///
     /// ```
-    /// use retry_runtime::{Level, Policy, Retry};
+    /// use retry_jitter::{Level, Policy, Retry};
     /// let r = Retry::new(Policy::default()).trace(Level::WARN);
     /// # let _ = r;
     /// ```
@@ -239,7 +239,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// use std::time::Duration;
     ///
     /// let r = Retry::new(Policy::new().with_attempts(3)).timeout(Duration::from_secs(1));
@@ -271,7 +271,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_runtime::{hedge::Hedge, Policy, Retry};
+    /// use retry_jitter::{hedge::Hedge, Policy, Retry};
     /// use std::time::Duration;
     ///
     /// let r = Retry::new(Policy::new().with_attempts(2)).hedge(Hedge::After(Duration::from_millis(50)));
@@ -300,7 +300,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// (default `"closure"`).
     ///
     /// ```
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// let r = Retry::new(Policy::default()).with_name("load_config");
     /// # let _ = r;
     /// ```
@@ -313,7 +313,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     ///
     /// ```
     /// # #![allow(deprecated)]
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// let r = Retry::new(Policy::default()).name("load_config");
     /// # let _ = r;
     /// ```
@@ -327,7 +327,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)). See [`AdaptiveThrottle`].
     ///
     /// ```
-    /// use retry_runtime::{AdaptiveThrottle, Policy, Retry};
+    /// use retry_jitter::{AdaptiveThrottle, Policy, Retry};
     /// use std::time::Duration;
     /// static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(60));
     /// let r = Retry::new(Policy::new().with_attempts(2).with_base(Duration::ZERO)).throttle(&THROTTLE);
@@ -350,7 +350,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// ([`GiveUpReason::CircuitOpen`](crate::GiveUpReason::CircuitOpen)). See [`CircuitBreaker`].
     ///
     /// ```
-    /// use retry_runtime::{CircuitBreaker, Policy, Retry};
+    /// use retry_jitter::{CircuitBreaker, Policy, Retry};
     /// use std::time::Duration;
     /// static BREAKER: CircuitBreaker = CircuitBreaker::new(1.0, 1, Duration::from_secs(10), Duration::from_secs(60));
     /// let r = Retry::new(Policy::new().with_attempts(1)).breaker(&BREAKER);
@@ -358,7 +358,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// assert_eq!(r.call(down).unwrap_err().kind(), std::io::ErrorKind::ConnectionRefused);
     /// // One failed call of one: the breaker is open, the next call is refused at once.
     /// let refused = r.call(|| Ok::<_, std::io::Error>(())).unwrap_err();
-    /// assert!(refused.get_ref().is_some_and(|e| e.is::<retry_runtime::CircuitOpen>()));
+    /// assert!(refused.get_ref().is_some_and(|e| e.is::<retry_jitter::CircuitOpen>()));
     /// ```
     #[allow(clippy::type_complexity)]
     pub fn breaker(
@@ -398,7 +398,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// retrying ends on one, that last `Ok` is returned.
     ///
     /// ```
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// use std::time::Duration;
     ///
     /// let mut polls = 0;
@@ -427,7 +427,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// let r = Retry::new(Policy::default());
     /// assert_eq!(r.call_async(|| async { Ok::<_, ()>(42) }).await, Ok(42));
     /// # }
@@ -458,7 +458,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// let endpoints = ["http://a.invalid", "http://b.invalid"];
     /// let r = Retry::new(Policy::new().with_attempts(3));
     /// let used = r.call_async_with_attempt(|n| async move {
@@ -494,7 +494,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_runtime::{sleep, Policy, Retry};
+    /// use retry_jitter::{sleep, Policy, Retry};
     /// use std::time::Duration;
     ///
     /// async fn my_sleep(d: Duration) { tokio::time::sleep(d).await }
@@ -611,7 +611,7 @@ impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, NoTimeout, NoHedge, O, Gd> {
     /// [`std::thread::sleep`].
     ///
     /// ```
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// let r = Retry::new(Policy::default());
     /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
     /// ```
@@ -631,7 +631,7 @@ impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, NoTimeout, NoHedge, O, Gd> {
     /// [`call`](Retry::call), handing `op` the 1-based number of the attempt it makes.
     ///
     /// ```
-    /// use retry_runtime::{Policy, Retry};
+    /// use retry_jitter::{Policy, Retry};
     /// use std::time::Duration;
     ///
     /// let mut seen = Vec::new();

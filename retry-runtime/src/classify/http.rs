@@ -45,8 +45,8 @@ use crate::policy::Decision;
 /// What to do after a response with this status (see the module's table).
 ///
 /// ```
-/// use retry_runtime::http::classify_status;
-/// use retry_runtime::Decision;
+/// use retry_jitter::http::classify_status;
+/// use retry_jitter::Decision;
 /// use http::StatusCode;
 ///
 /// assert_eq!(classify_status(StatusCode::SERVICE_UNAVAILABLE), Decision::Retry);
@@ -69,8 +69,8 @@ pub fn classify_status(status: StatusCode) -> Decision {
 /// A success is never retried.
 ///
 /// ```
-/// use retry_runtime::http::classify_response;
-/// use retry_runtime::Decision;
+/// use retry_jitter::http::classify_response;
+/// use retry_jitter::Decision;
 /// use http::{HeaderMap, StatusCode};
 /// use std::time::{Duration, SystemTime};
 ///
@@ -101,8 +101,8 @@ pub fn classify_response(status: StatusCode, headers: &HeaderMap, now: SystemTim
 /// `500` answering a `POST` says it is safe.
 ///
 /// ```
-/// use retry_runtime::http::classify_response_to;
-/// use retry_runtime::Decision;
+/// use retry_jitter::http::classify_response_to;
+/// use retry_jitter::Decision;
 /// use http::{HeaderMap, Method, StatusCode};
 /// use std::time::SystemTime;
 ///
@@ -178,7 +178,7 @@ fn classify_response_at(
 /// place a second order.
 ///
 /// ```
-/// use retry_runtime::http::is_repeatable;
+/// use retry_jitter::http::is_repeatable;
 /// use http::{HeaderMap, Method};
 ///
 /// let mut headers = HeaderMap::new();
@@ -199,7 +199,7 @@ pub fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
 /// [repeatable](is_repeatable) is retried on (with a failed connect, which sent nothing).
 ///
 /// ```
-/// use retry_runtime::http::refused_before_processing;
+/// use retry_jitter::http::refused_before_processing;
 /// use http::StatusCode;
 ///
 /// assert!(refused_before_processing(StatusCode::TOO_MANY_REQUESTS));
@@ -217,7 +217,7 @@ pub fn refused_before_processing(status: StatusCode) -> bool {
 /// written proves nothing: the server may have applied it.
 ///
 /// ```
-/// use retry_runtime::http::never_sent;
+/// use retry_jitter::http::never_sent;
 /// use std::io::{Error, ErrorKind};
 ///
 /// assert!(never_sent(&Error::from(ErrorKind::ConnectionRefused)));
@@ -256,7 +256,7 @@ pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
 /// Only a failure's headers are read: [`classify_response`] never retries a `2xx`.
 ///
 /// ```
-/// use retry_runtime::http::server_says_retry;
+/// use retry_jitter::http::server_says_retry;
 /// use http::HeaderMap;
 ///
 /// let mut h = HeaderMap::new();
@@ -290,8 +290,8 @@ pub fn server_says_retry(headers: &HeaderMap) -> Option<bool> {
 /// The status's decision, with `hint` (a parsed `Retry-After`) for a status that is retried.
 ///
 /// ```
-/// use retry_runtime::http::classify_status_with_hint;
-/// use retry_runtime::Decision;
+/// use retry_jitter::http::classify_status_with_hint;
+/// use retry_jitter::Decision;
 /// use http::StatusCode;
 /// use std::time::Duration;
 ///
@@ -324,7 +324,7 @@ pub fn classify_status_with_hint(status: StatusCode, hint: Option<Duration>) -> 
 ///   date: a sender may have computed it for another century.
 ///
 /// ```
-/// use retry_runtime::http::retry_after;
+/// use retry_jitter::http::retry_after;
 /// use http::HeaderMap;
 /// use std::time::{Duration, SystemTime};
 ///

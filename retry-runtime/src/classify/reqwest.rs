@@ -19,7 +19,7 @@
 //! | [`Error::TimedOut`] (the attempt ran past `#[retry(timeout = …)]`) | retry |
 //!
 //! ```no_run
-//! use retry_runtime::reqwest::{check, Error};
+//! use retry_jitter::reqwest::{check, Error};
 //!
 //! // Under `#[retry(on = retry_jitter::transient)]`, a 503 with `Retry-After: 2` waits at
 //! // least 2 s, a 404 is returned at once, a refused connection is retried.
@@ -49,7 +49,7 @@ use crate::policy::Decision;
 /// prints each message once.
 ///
 /// ```
-/// use retry_runtime::reqwest::Error;
+/// use retry_jitter::reqwest::Error;
 /// use std::error::Error as _;
 ///
 /// let inner = reqwest::Client::new().get("not a url").build().unwrap_err();
@@ -76,7 +76,7 @@ pub enum Error {
 /// A response whose status is not a success, with what a retry decision needs.
 ///
 /// ```
-/// use retry_runtime::reqwest::StatusError;
+/// use retry_jitter::reqwest::StatusError;
 /// use std::time::Duration;
 ///
 /// let e = StatusError {
@@ -102,7 +102,7 @@ pub struct StatusError {
 /// The rest is never read; the connection is dropped instead.
 ///
 /// ```
-/// assert_eq!(retry_runtime::reqwest::MAX_ERROR_BODY, 65_536);
+/// assert_eq!(retry_jitter::reqwest::MAX_ERROR_BODY, 65_536);
 /// ```
 pub const MAX_ERROR_BODY: usize = 64 * 1024;
 
@@ -111,7 +111,7 @@ pub const MAX_ERROR_BODY: usize = 64 * 1024;
 ///
 /// ```
 /// use std::time::Duration;
-/// assert_eq!(retry_runtime::reqwest::ERROR_BODY_IDLE_TIMEOUT, Duration::from_millis(250));
+/// assert_eq!(retry_jitter::reqwest::ERROR_BODY_IDLE_TIMEOUT, Duration::from_millis(250));
 /// ```
 pub const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
 
@@ -119,7 +119,7 @@ pub const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
 ///
 /// ```
 /// use std::time::Duration;
-/// assert_eq!(retry_runtime::reqwest::ERROR_BODY_TIMEOUT, Duration::from_secs(1));
+/// assert_eq!(retry_jitter::reqwest::ERROR_BODY_TIMEOUT, Duration::from_secs(1));
 /// ```
 pub const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -129,7 +129,7 @@ pub const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 ///
 /// ```
 /// use std::time::Duration;
-/// assert_eq!(retry_runtime::reqwest::ATTEMPT_END_MARGIN, Duration::from_millis(5));
+/// assert_eq!(retry_jitter::reqwest::ATTEMPT_END_MARGIN, Duration::from_millis(5));
 /// ```
 pub const ATTEMPT_END_MARGIN: Duration = Duration::from_millis(5);
 
@@ -175,8 +175,8 @@ impl std::error::Error for Error {
 /// An attempt the throttle rejected (`throttle = …`): not retried.
 ///
 /// ```
-/// use retry_runtime::reqwest::Error;
-/// use retry_runtime::{Decision, Throttled, Transient};
+/// use retry_jitter::reqwest::Error;
+/// use retry_jitter::{Decision, Throttled, Transient};
 /// assert_eq!(Error::from(Throttled).decision(), Decision::Stop);
 /// ```
 impl From<Throttled> for Error {
@@ -188,8 +188,8 @@ impl From<Throttled> for Error {
 /// A call the breaker refused (`breaker = …`): not retried.
 ///
 /// ```
-/// use retry_runtime::reqwest::Error;
-/// use retry_runtime::{CircuitOpen, Decision, Transient};
+/// use retry_jitter::reqwest::Error;
+/// use retry_jitter::{CircuitOpen, Decision, Transient};
 /// assert_eq!(Error::from(CircuitOpen).decision(), Decision::Stop);
 /// ```
 impl From<CircuitOpen> for Error {
@@ -201,7 +201,7 @@ impl From<CircuitOpen> for Error {
 /// The `?` of a reqwest call.
 ///
 /// ```
-/// use retry_runtime::reqwest::Error;
+/// use retry_jitter::reqwest::Error;
 /// let e = Error::from(reqwest::Client::new().get("not a url").build().unwrap_err());
 /// assert!(matches!(e, Error::Transport(_)));
 /// ```
@@ -214,7 +214,7 @@ impl From<reqwest::Error> for Error {
 /// The `?` of [`check`].
 ///
 /// ```
-/// use retry_runtime::reqwest::{Error, StatusError};
+/// use retry_jitter::reqwest::{Error, StatusError};
 /// let e = Error::from(StatusError { status: http::StatusCode::NOT_FOUND, retry_after: None, body: String::new() });
 /// assert_eq!(e.to_string(), "HTTP 404 Not Found");
 /// ```
@@ -227,8 +227,8 @@ impl From<StatusError> for Error {
 /// An attempt cut by `#[retry(timeout = …)]`: this error type works with `timeout`.
 ///
 /// ```
-/// use retry_runtime::reqwest::Error;
-/// use retry_runtime::{Decision, TimedOut, Transient};
+/// use retry_jitter::reqwest::Error;
+/// use retry_jitter::{Decision, TimedOut, Transient};
 ///
 /// let e = Error::from(TimedOut);
 /// assert!(matches!(e, Error::TimedOut(TimedOut)));
@@ -245,8 +245,8 @@ impl Error {
     /// The HTTP status, if the server answered.
     ///
     /// ```
-    /// use retry_runtime::reqwest::{Error, StatusError};
-    /// use retry_runtime::TimedOut;
+    /// use retry_jitter::reqwest::{Error, StatusError};
+    /// use retry_jitter::TimedOut;
     /// use http::StatusCode;
     ///
     /// let e = Error::from(StatusError { status: StatusCode::BAD_GATEWAY, retry_after: None, body: String::new() });
@@ -296,8 +296,8 @@ impl Error {
 /// #     let head = "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\nContent-Length: 4\r\n\r\n";
 /// #     s.write_all(format!("{head}busy").as_bytes()).unwrap();
 /// # });
-/// use retry_runtime::reqwest::check;
-/// use retry_runtime::{Decision, Transient};
+/// use retry_jitter::reqwest::check;
+/// use retry_jitter::{Decision, Transient};
 /// use std::time::Duration;
 ///
 /// // `url` answers 503, `Retry-After: 2`, body "busy".
@@ -449,7 +449,7 @@ fn never_succeeds(error: &(dyn StdError + 'static)) -> bool {
 /// as [`io::Error`]'s `Transient`.
 ///
 /// ```
-/// use retry_runtime::{Decision, Transient};
+/// use retry_jitter::{Decision, Transient};
 /// let err = reqwest::Client::new().get("not a url").build().unwrap_err();
 /// assert_eq!(err.decision(), Decision::Stop);
 /// ```
@@ -477,8 +477,8 @@ impl Transient for reqwest::Error {
 /// By status, honouring the server's `Retry-After` on a retried status.
 ///
 /// ```
-/// use retry_runtime::reqwest::StatusError;
-/// use retry_runtime::{Decision, Transient};
+/// use retry_jitter::reqwest::StatusError;
+/// use retry_jitter::{Decision, Transient};
 /// use std::time::Duration;
 ///
 /// let e = StatusError { status: http::StatusCode::SERVICE_UNAVAILABLE, retry_after: Some(Duration::from_secs(1)), body: String::new() };
@@ -493,8 +493,8 @@ impl Transient for StatusError {
 /// The transport error's, the status error's or [`TimedOut`]'s decision.
 ///
 /// ```
-/// use retry_runtime::reqwest::{Error, StatusError};
-/// use retry_runtime::{Decision, TimedOut, Transient};
+/// use retry_jitter::reqwest::{Error, StatusError};
+/// use retry_jitter::{Decision, TimedOut, Transient};
 /// let e = Error::Status(StatusError { status: http::StatusCode::NOT_FOUND, retry_after: None, body: String::new() });
 /// assert_eq!(e.decision(), Decision::Stop);
 /// assert_eq!(Error::from(TimedOut).decision(), Decision::Retry);

@@ -38,7 +38,7 @@
 //! function that runs `begin` … `commit`, never one statement inside it:
 //!
 //! ```no_run
-//! use retry_runtime::sqlx::sqlstate;
+//! use retry_jitter::sqlx::sqlstate;
 //! use sqlx::PgPool;
 //!
 //! // With `#[retry(on = retry_jitter::transient)]` on it, a lost race runs it again from
@@ -74,7 +74,7 @@ use crate::policy::Decision;
 /// `None` for every other error.
 ///
 /// ```
-/// use retry_runtime::sqlx::sqlstate;
+/// use retry_jitter::sqlx::sqlstate;
 /// # use std::{borrow::Cow, error::Error as StdError, fmt};
 /// # #[derive(Debug)] struct PgError(&'static str);
 /// # impl fmt::Display for PgError {
@@ -105,8 +105,8 @@ pub fn sqlstate(error: &sqlx::Error) -> Option<Cow<'_, str>> {
 /// For an error type of your own that carries the server's code (from another driver, say).
 ///
 /// ```
-/// use retry_runtime::sqlx::classify_sqlstate;
-/// use retry_runtime::Decision;
+/// use retry_jitter::sqlx::classify_sqlstate;
+/// use retry_jitter::Decision;
 ///
 /// assert_eq!(classify_sqlstate("40001"), Decision::Retry); // serialization_failure
 /// assert_eq!(classify_sqlstate("08006"), Decision::Retry); // connection_failure
@@ -138,7 +138,7 @@ fn lost_its_place(message: &str) -> bool {
 /// dropped connection, stop for everything else.
 ///
 /// ```
-/// use retry_runtime::{Decision, Transient};
+/// use retry_jitter::{Decision, Transient};
 /// use std::io;
 ///
 /// let refused = sqlx::Error::Io(io::Error::from(io::ErrorKind::ConnectionRefused));

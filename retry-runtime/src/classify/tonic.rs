@@ -23,8 +23,8 @@
 //! run. For those, widen the table with `on`:
 //!
 //! ```
-//! use retry_runtime::tonic::classify_code;
-//! use retry_runtime::Decision;
+//! use retry_jitter::tonic::classify_code;
+//! use retry_jitter::Decision;
 //! use tonic::Code;
 //!
 //! // An idempotent read: Envoy's wider set.
@@ -51,8 +51,8 @@ pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
 /// pushback: `UNAVAILABLE` and `RESOURCE_EXHAUSTED` are retried, every other code stops.
 ///
 /// ```
-/// use retry_runtime::tonic::classify_code;
-/// use retry_runtime::Decision;
+/// use retry_jitter::tonic::classify_code;
+/// use retry_jitter::Decision;
 /// use tonic::Code;
 ///
 /// assert_eq!(classify_code(Code::Unavailable), Decision::Retry);
@@ -77,8 +77,8 @@ pub fn classify_code(code: Code) -> Decision {
 ///
 /// ```
 /// use http::HeaderMap;
-/// use retry_runtime::tonic::classify;
-/// use retry_runtime::Decision;
+/// use retry_jitter::tonic::classify;
+/// use retry_jitter::Decision;
 /// use std::time::Duration;
 /// use tonic::Code;
 ///
@@ -120,7 +120,7 @@ fn pushback(value: &str) -> Option<Duration> {
 /// By [`classify`]: the status's code, with the pushback in its metadata.
 ///
 /// ```
-/// use retry_runtime::{Decision, Transient};
+/// use retry_jitter::{Decision, Transient};
 /// use std::time::Duration;
 /// use tonic::{Code, Status};
 ///

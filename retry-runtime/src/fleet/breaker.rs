@@ -23,7 +23,7 @@ impl BreakerState {
     /// The gauge's value: 0 closed, 1 open, 2 half-open.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::BreakerState::HalfOpen.gauge(), 2.0);
+    /// assert_eq!(retry_jitter::BreakerState::HalfOpen.gauge(), 2.0);
     /// ```
     pub const fn gauge(self) -> f64 {
         match self {
@@ -77,7 +77,7 @@ const fn unpack(word: u64) -> (u64, u64) {
 /// `break_for`.
 ///
 /// ```
-/// use retry_runtime::{sleep, BreakerState, CircuitBreaker};
+/// use retry_jitter::{sleep, BreakerState, CircuitBreaker};
 /// use std::time::Duration;
 ///
 /// static BREAKER: CircuitBreaker =
@@ -109,13 +109,13 @@ impl CircuitBreaker {
     /// `static` that is a compile-time error:
     ///
     /// ```compile_fail
-    /// use retry_runtime::CircuitBreaker;
+    /// use retry_jitter::CircuitBreaker;
     /// use std::time::Duration;
     /// static BAD: CircuitBreaker = CircuitBreaker::new(1.5, 20, Duration::from_secs(10), Duration::from_secs(5));
     /// ```
     ///
     /// ```
-    /// use retry_runtime::CircuitBreaker;
+    /// use retry_jitter::CircuitBreaker;
     /// use std::time::Duration;
     /// static B: CircuitBreaker = CircuitBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5));
     /// assert_eq!(B.min_calls(), 20);
@@ -148,7 +148,7 @@ impl CircuitBreaker {
     /// The share of failed calls that opens the breaker.
     ///
     /// ```
-    /// # use retry_runtime::CircuitBreaker; use std::time::Duration;
+    /// # use retry_jitter::CircuitBreaker; use std::time::Duration;
     /// assert_eq!(CircuitBreaker::new(0.5, 1, Duration::from_secs(1), Duration::from_secs(1)).failure_ratio(), 0.5);
     /// ```
     pub const fn failure_ratio(&self) -> f64 {
@@ -158,7 +158,7 @@ impl CircuitBreaker {
     /// The fewest calls in the window for the breaker to open.
     ///
     /// ```
-    /// # use retry_runtime::CircuitBreaker; use std::time::Duration;
+    /// # use retry_jitter::CircuitBreaker; use std::time::Duration;
     /// assert_eq!(CircuitBreaker::new(0.5, 7, Duration::from_secs(1), Duration::from_secs(1)).min_calls(), 7);
     /// ```
     pub const fn min_calls(&self) -> u32 {
@@ -168,7 +168,7 @@ impl CircuitBreaker {
     /// The trailing window calls are counted over.
     ///
     /// ```
-    /// # use retry_runtime::CircuitBreaker; use std::time::Duration;
+    /// # use retry_jitter::CircuitBreaker; use std::time::Duration;
     /// assert_eq!(CircuitBreaker::new(0.5, 1, Duration::from_secs(3), Duration::from_secs(1)).window(), Duration::from_secs(3));
     /// ```
     pub const fn window(&self) -> Duration {
@@ -178,7 +178,7 @@ impl CircuitBreaker {
     /// How long the breaker stays open before its probe.
     ///
     /// ```
-    /// # use retry_runtime::CircuitBreaker; use std::time::Duration;
+    /// # use retry_jitter::CircuitBreaker; use std::time::Duration;
     /// assert_eq!(CircuitBreaker::new(0.5, 1, Duration::from_secs(1), Duration::from_secs(5)).break_for(), Duration::from_secs(5));
     /// ```
     pub const fn break_for(&self) -> Duration {
@@ -192,7 +192,7 @@ impl CircuitBreaker {
     /// The state now (an open breaker whose break is over reads as half-open).
     ///
     /// ```
-    /// use retry_runtime::{sleep, BreakerState, CircuitBreaker};
+    /// use retry_jitter::{sleep, BreakerState, CircuitBreaker};
     /// use std::time::Duration;
     /// let b = CircuitBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(5));
     /// assert_eq!(b.state(sleep::now), BreakerState::Closed);
@@ -209,7 +209,7 @@ impl CircuitBreaker {
     /// The calls that ended in the trailing window, and how many of them failed.
     ///
     /// ```
-    /// use retry_runtime::{sleep, CircuitBreaker};
+    /// use retry_jitter::{sleep, CircuitBreaker};
     /// use std::time::Duration;
     /// let b = CircuitBreaker::new(0.5, 10, Duration::from_secs(10), Duration::from_secs(5));
     /// b.ended(sleep::now, true);
@@ -223,7 +223,7 @@ impl CircuitBreaker {
     /// A call is about to begin: whether it may, and whether it is the probe.
     ///
     /// ```
-    /// use retry_runtime::{sleep, Admission, CircuitBreaker};
+    /// use retry_jitter::{sleep, Admission, CircuitBreaker};
     /// use std::time::Duration;
     /// let b = CircuitBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(5));
     /// assert_eq!(b.admit(sleep::now), Admission::Pass);
@@ -256,7 +256,7 @@ impl CircuitBreaker {
     /// breaker's state.
     ///
     /// ```
-    /// use retry_runtime::{sleep, BreakerState, CircuitBreaker};
+    /// use retry_jitter::{sleep, BreakerState, CircuitBreaker};
     /// use std::time::Duration;
     /// let b = CircuitBreaker::new(1.0, 1, Duration::from_secs(10), Duration::from_secs(5));
     /// b.admit(sleep::now);

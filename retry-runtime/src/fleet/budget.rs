@@ -23,7 +23,7 @@ use loom::sync::atomic::{AtomicU32, Ordering};
 /// first-try success. Lock-free (one atomic), `const`-constructible, so it lives in a `static`:
 ///
 /// ```
-/// use retry_runtime::{Policy, Retry, RetryBudget};
+/// use retry_jitter::{Policy, Retry, RetryBudget};
 /// use std::time::Duration;
 ///
 /// static BUDGET: RetryBudget = RetryBudget::new(10);
@@ -43,7 +43,7 @@ impl RetryBudget {
     /// A full bucket of `capacity` tokens; a retry costs 5, a first-try success gives back 1.
     ///
     /// ```
-    /// use retry_runtime::RetryBudget;
+    /// use retry_jitter::RetryBudget;
     /// static B: RetryBudget = RetryBudget::new(500);
     /// assert_eq!(B.available(), 500);
     /// ```
@@ -74,7 +74,7 @@ impl RetryBudget {
     /// one.
     ///
     /// ```
-    /// use retry_runtime::RetryBudget;
+    /// use retry_jitter::RetryBudget;
     /// static B: RetryBudget = RetryBudget::new(100).with_retry_cost(10);
     /// assert_eq!(B.retry_cost(), 10);
     /// ```
@@ -86,7 +86,7 @@ impl RetryBudget {
     /// The tokens a call that succeeds at once gives back (default 1).
     ///
     /// ```
-    /// use retry_runtime::RetryBudget;
+    /// use retry_jitter::RetryBudget;
     /// static B: RetryBudget = RetryBudget::new(100).with_success_reward(2);
     /// assert_eq!(B.success_reward(), 2);
     /// ```
@@ -101,7 +101,7 @@ impl RetryBudget {
     /// The most tokens the bucket holds.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryBudget::new(7).capacity(), 7);
+    /// assert_eq!(retry_jitter::RetryBudget::new(7).capacity(), 7);
     /// ```
     pub const fn capacity(&self) -> u32 {
         self.capacity
@@ -110,7 +110,7 @@ impl RetryBudget {
     /// The tokens one retry takes.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryBudget::new(7).retry_cost(), 5);
+    /// assert_eq!(retry_jitter::RetryBudget::new(7).retry_cost(), 5);
     /// ```
     pub const fn retry_cost(&self) -> u32 {
         self.retry_cost
@@ -119,7 +119,7 @@ impl RetryBudget {
     /// The tokens a first-try success gives back.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryBudget::new(7).success_reward(), 1);
+    /// assert_eq!(retry_jitter::RetryBudget::new(7).success_reward(), 1);
     /// ```
     pub const fn success_reward(&self) -> u32 {
         self.success_reward
@@ -128,7 +128,7 @@ impl RetryBudget {
     /// The tokens in the bucket now.
     ///
     /// ```
-    /// let b = retry_runtime::RetryBudget::new(12);
+    /// let b = retry_jitter::RetryBudget::new(12);
     /// assert!(b.try_retry());
     /// assert_eq!(b.available(), 7);
     /// ```
@@ -139,7 +139,7 @@ impl RetryBudget {
     /// Take the tokens of one retry: `false`, taking nothing, if there are not enough.
     ///
     /// ```
-    /// let b = retry_runtime::RetryBudget::new(9);
+    /// let b = retry_jitter::RetryBudget::new(9);
     /// assert!(b.try_retry());
     /// assert!(!b.try_retry()); // 4 left, a retry costs 5
     /// assert_eq!(b.available(), 4);
@@ -156,7 +156,7 @@ impl RetryBudget {
     /// capacity. The retry loops here do this by themselves.
     ///
     /// ```
-    /// let b = retry_runtime::RetryBudget::new(12);
+    /// let b = retry_jitter::RetryBudget::new(12);
     /// assert!(b.try_retry());
     /// b.refund_retry();
     /// assert_eq!(b.available(), 12);
@@ -169,7 +169,7 @@ impl RetryBudget {
     /// or what the retries took, never past the capacity.
     ///
     /// ```
-    /// let b = retry_runtime::RetryBudget::new(20);
+    /// let b = retry_jitter::RetryBudget::new(20);
     /// assert!(b.try_retry() && b.try_retry());
     /// b.succeeded_after(2);
     /// assert_eq!(b.available(), 20);
@@ -204,7 +204,7 @@ impl Default for RetryBudget {
     /// The AWS SDKs' retry quota: 500 tokens, 5 per retry, 1 back per first-try success.
     ///
     /// ```
-    /// assert_eq!(retry_runtime::RetryBudget::default().capacity(), 500);
+    /// assert_eq!(retry_jitter::RetryBudget::default().capacity(), 500);
     /// ```
     fn default() -> Self {
         RetryBudget::new(500)

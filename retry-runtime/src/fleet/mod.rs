@@ -24,7 +24,7 @@ use crate::policy::Clock;
 /// `clock = …` key's): read it only where the budget needs the time.
 ///
 /// ```
-/// use retry_runtime::{sleep::Clock, SharedBudget};
+/// use retry_jitter::{sleep::Clock, SharedBudget};
 /// use std::sync::atomic::{AtomicU32, Ordering};
 ///
 /// /// At most `n` retries, ever.
@@ -39,7 +39,7 @@ use crate::policy::Clock;
 ///
 /// static QUOTA: Quota = Quota(AtomicU32::new(1));
 /// let mut calls = 0;
-/// let r = retry_runtime::Retry::new(retry_runtime::Policy::new().with_base(std::time::Duration::ZERO))
+/// let r = retry_jitter::Retry::new(retry_jitter::Policy::new().with_base(std::time::Duration::ZERO))
 ///     .budget(&QUOTA)
 ///     .call(|| { calls += 1; Err::<(), _>("down") });
 /// assert_eq!((r, calls), (Err("down"), 2)); // one retry, then the quota is spent
@@ -86,7 +86,7 @@ pub trait SharedBudget: Sync {
 /// back to: [`RatioBudget`]'s names the slot of its window the retry was counted in.
 ///
 /// ```
-/// use retry_runtime::{sleep, RatioBudget};
+/// use retry_jitter::{sleep, RatioBudget};
 /// let b = RatioBudget::new(0.0, 1, std::time::Duration::from_secs(1));
 /// let ticket = b.take_retry(sleep::now).unwrap();
 /// b.refund(ticket);
@@ -153,7 +153,7 @@ impl SharedBudget for RetryBudget {
 /// `&RetryBudget`), or [`NoBudget`].
 ///
 /// ```
-/// use retry_runtime::{Budget, NoBudget, RetryBudget};
+/// use retry_jitter::{Budget, NoBudget, RetryBudget};
 /// static B: RetryBudget = RetryBudget::new(10);
 /// assert!((&B).get().is_some());
 /// assert!(NoBudget.get().is_none());
@@ -176,7 +176,7 @@ impl<S: SharedBudget> Budget for &S {
 /// No budget: retries are limited by the policy alone, and no atomic is touched.
 ///
 /// ```
-/// use retry_runtime::{Budget, NoBudget};
+/// use retry_jitter::{Budget, NoBudget};
 /// assert!(NoBudget.get().is_none());
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

@@ -67,7 +67,7 @@ const MAX_FLOOR: u128 = 1 << 60;
 /// `const`-constructible, so it lives in a `static`:
 ///
 /// ```
-/// use retry_runtime::{sleep, RatioBudget};
+/// use retry_jitter::{sleep, RatioBudget};
 /// use std::time::Duration;
 ///
 /// // Retries up to 20% of the calls, plus 10 a second, over the last 10 s.
@@ -132,17 +132,17 @@ impl RatioBudget {
     /// call). In a `static` or a `const` that is a compile-time error:
     ///
     /// ```compile_fail
-    /// use retry_runtime::RatioBudget;
+    /// use retry_jitter::RatioBudget;
     /// static BAD: RatioBudget = RatioBudget::new(-0.1, 10, std::time::Duration::from_secs(10));
     /// ```
     ///
     /// ```should_panic
     /// let ratio: f64 = "NaN".parse().unwrap();
-    /// let _ = retry_runtime::RatioBudget::new(ratio, 10, std::time::Duration::from_secs(10));
+    /// let _ = retry_jitter::RatioBudget::new(ratio, 10, std::time::Duration::from_secs(10));
     /// ```
     ///
     /// ```
-    /// use retry_runtime::RatioBudget;
+    /// use retry_jitter::RatioBudget;
     /// use std::time::Duration;
     /// static B: RatioBudget = RatioBudget::new(0.6, 0, Duration::from_secs(1));
     /// assert_eq!(B.ratio(), 0.6);
@@ -203,7 +203,7 @@ impl RatioBudget {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let b = retry_runtime::RatioBudget::new(0.2, 10, Duration::from_secs(10));
+    /// let b = retry_jitter::RatioBudget::new(0.2, 10, Duration::from_secs(10));
     /// assert_eq!(b.ratio(), 0.2);
     /// ```
     pub const fn ratio(&self) -> f64 {
@@ -214,7 +214,7 @@ impl RatioBudget {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let b = retry_runtime::RatioBudget::new(0.2, 10, Duration::from_secs(10));
+    /// let b = retry_jitter::RatioBudget::new(0.2, 10, Duration::from_secs(10));
     /// assert_eq!(b.min_per_sec(), 10);
     /// ```
     pub const fn min_per_sec(&self) -> u32 {
@@ -225,7 +225,7 @@ impl RatioBudget {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let b = retry_runtime::RatioBudget::new(0.2, 10, Duration::from_secs(10));
+    /// let b = retry_jitter::RatioBudget::new(0.2, 10, Duration::from_secs(10));
     /// assert_eq!(b.window(), Duration::from_secs(10));
     /// ```
     pub const fn window(&self) -> Duration {
@@ -237,7 +237,7 @@ impl RatioBudget {
     ///
     /// ```
     /// use std::time::Duration;
-    /// let b = retry_runtime::RatioBudget::new(0.2, 10, Duration::from_secs(10));
+    /// let b = retry_jitter::RatioBudget::new(0.2, 10, Duration::from_secs(10));
     /// assert_eq!(b.granularity(), Duration::from_millis(625));
     /// ```
     pub const fn granularity(&self) -> Duration {
@@ -249,7 +249,7 @@ impl RatioBudget {
     /// call this as a call's first attempt ends.)
     ///
     /// ```
-    /// use retry_runtime::{sleep, RatioBudget};
+    /// use retry_jitter::{sleep, RatioBudget};
     /// use std::time::Duration;
     /// let b = RatioBudget::new(0.5, 0, Duration::from_secs(10));
     /// b.begin(sleep::now);
@@ -271,7 +271,7 @@ impl RatioBudget {
     /// needs.
     ///
     /// ```
-    /// use retry_runtime::{sleep, RatioBudget};
+    /// use retry_jitter::{sleep, RatioBudget};
     /// use std::time::Duration;
     /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(2)); // the floor alone: 2
     /// assert!(b.try_retry(sleep::now));
@@ -287,7 +287,7 @@ impl RatioBudget {
     /// for [`refund`](RatioBudget::refund) should the retry not run.
     ///
     /// ```
-    /// use retry_runtime::{sleep, RatioBudget};
+    /// use retry_jitter::{sleep, RatioBudget};
     /// use std::time::Duration;
     /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(1)); // the floor alone: 1
     /// let ticket = b.take_retry(sleep::now).unwrap();
@@ -320,7 +320,7 @@ impl RatioBudget {
     /// does not allow. Reads no clock. The retry loops here do this by themselves.
     ///
     /// ```
-    /// use retry_runtime::{sleep, RatioBudget};
+    /// use retry_jitter::{sleep, RatioBudget};
     /// use std::time::Duration;
     /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(1));
     /// let ticket = b.take_retry(sleep::now).unwrap();
@@ -365,7 +365,7 @@ impl RatioBudget {
     /// loops do.
     ///
     /// ```
-    /// use retry_runtime::{sleep, RatioBudget};
+    /// use retry_jitter::{sleep, RatioBudget};
     /// use std::time::Duration;
     /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(1));
     /// assert!(b.try_retry(sleep::now));
@@ -384,7 +384,7 @@ impl RatioBudget {
     /// they return. Kept beside [`RetryBudget::succeeded_after`](crate::RetryBudget::succeeded_after).
     ///
     /// ```
-    /// use retry_runtime::{sleep, RatioBudget};
+    /// use retry_jitter::{sleep, RatioBudget};
     /// use std::time::Duration;
     /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(1));
     /// b.succeeded_after(3);
@@ -398,7 +398,7 @@ impl RatioBudget {
     /// The retries the budget would grant now, one after the other.
     ///
     /// ```
-    /// use retry_runtime::{sleep, RatioBudget};
+    /// use retry_jitter::{sleep, RatioBudget};
     /// use std::time::Duration;
     /// let b = RatioBudget::new(0.25, 0, Duration::from_secs(10));
     /// for _ in 0..10 {
@@ -531,7 +531,7 @@ impl Default for RatioBudget {
     /// Finagle's default: 20% of the calls, 10 retries a second, over 10 s.
     ///
     /// ```
-    /// let b = retry_runtime::RatioBudget::default();
+    /// let b = retry_jitter::RatioBudget::default();
     /// assert_eq!((b.ratio(), b.min_per_sec()), (0.2, 10));
     /// ```
     fn default() -> Self {

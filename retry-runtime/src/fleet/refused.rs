@@ -57,7 +57,7 @@ refusal!(
     /// `From<Throttled>`, and the call ends ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)).
     ///
     /// ```
-    /// use retry_runtime::Throttled;
+    /// use retry_jitter::Throttled;
     /// assert_eq!(Throttled.to_string(), "the attempt was throttled: the service rejects much of what it is sent");
     /// ```
     Throttled,
@@ -73,7 +73,7 @@ refusal!(
     /// `From<CircuitOpen>`, and the call ends ([`GiveUpReason::CircuitOpen`](crate::GiveUpReason::CircuitOpen)).
     ///
     /// ```
-    /// use retry_runtime::CircuitOpen;
+    /// use retry_jitter::CircuitOpen;
     /// assert_eq!(CircuitOpen.to_string(), "the circuit breaker is open: the service failed too many calls");
     /// ```
     CircuitOpen,
@@ -89,7 +89,7 @@ refusal!(
 /// [`transient`](crate::transient) retries a timed-out attempt.
 ///
 /// ```
-/// use retry_runtime::{Decision, TimedOut, Transient};
+/// use retry_jitter::{Decision, TimedOut, Transient};
 ///
 /// let e = std::io::Error::from(TimedOut);
 /// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
@@ -110,7 +110,7 @@ impl std::error::Error for TimedOut {}
 /// Retried: the next attempt may answer in time.
 ///
 /// ```
-/// use retry_runtime::{transient, Decision, TimedOut};
+/// use retry_jitter::{transient, Decision, TimedOut};
 /// assert_eq!(transient(&TimedOut), Decision::Retry);
 /// ```
 impl Transient for TimedOut {
@@ -123,7 +123,7 @@ impl Transient for TimedOut {
 /// inner error: `#[retry(timeout = …)]` works on any `io::Result` function.
 ///
 /// ```
-/// use retry_runtime::TimedOut;
+/// use retry_jitter::TimedOut;
 /// let e = std::io::Error::from(TimedOut);
 /// assert!(e.get_ref().is_some_and(|inner| inner.is::<TimedOut>()));
 /// ```

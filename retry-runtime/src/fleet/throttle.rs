@@ -29,7 +29,7 @@ use crate::policy::{rng, Clock};
 /// and the call ends ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)).
 ///
 /// ```
-/// use retry_runtime::{sleep, AdaptiveThrottle};
+/// use retry_jitter::{sleep, AdaptiveThrottle};
 /// use std::time::Duration;
 ///
 /// static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(60));
@@ -57,12 +57,12 @@ impl AdaptiveThrottle {
     /// or infinite, or `window` is zero. In a `static` that is a compile-time error:
     ///
     /// ```compile_fail
-    /// use retry_runtime::AdaptiveThrottle;
+    /// use retry_jitter::AdaptiveThrottle;
     /// static BAD: AdaptiveThrottle = AdaptiveThrottle::new(0.5, std::time::Duration::from_secs(60));
     /// ```
     ///
     /// ```
-    /// use retry_runtime::AdaptiveThrottle;
+    /// use retry_jitter::AdaptiveThrottle;
     /// static T: AdaptiveThrottle = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
     /// assert_eq!(T.k(), 2.0);
     /// ```
@@ -86,7 +86,7 @@ impl AdaptiveThrottle {
     /// The multiplier `k`.
     ///
     /// ```
-    /// # use retry_runtime::AdaptiveThrottle;
+    /// # use retry_jitter::AdaptiveThrottle;
     /// assert_eq!(AdaptiveThrottle::new(1.5, std::time::Duration::from_secs(1)).k(), 1.5);
     /// ```
     pub const fn k(&self) -> f64 {
@@ -96,7 +96,7 @@ impl AdaptiveThrottle {
     /// The trailing window the counts are kept over.
     ///
     /// ```
-    /// # use retry_runtime::AdaptiveThrottle;
+    /// # use retry_jitter::AdaptiveThrottle;
     /// # use std::time::Duration;
     /// assert_eq!(AdaptiveThrottle::new(2.0, Duration::from_secs(60)).window(), Duration::from_secs(60));
     /// ```
@@ -107,7 +107,7 @@ impl AdaptiveThrottle {
     /// The requests and the accepts counted over the trailing window.
     ///
     /// ```
-    /// use retry_runtime::{sleep, AdaptiveThrottle};
+    /// use retry_jitter::{sleep, AdaptiveThrottle};
     /// let t = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
     /// assert!(t.admit(sleep::now));
     /// t.answered(sleep::now, true);
@@ -120,7 +120,7 @@ impl AdaptiveThrottle {
     /// The probability the next attempt is rejected, now.
     ///
     /// ```
-    /// use retry_runtime::{sleep, AdaptiveThrottle};
+    /// use retry_jitter::{sleep, AdaptiveThrottle};
     /// let t = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
     /// assert_eq!(t.rejection_probability(sleep::now), 0.0);
     /// ```
@@ -135,7 +135,7 @@ impl AdaptiveThrottle {
     /// ([`answered`](AdaptiveThrottle::answered)).
     ///
     /// ```
-    /// use retry_runtime::{sleep, AdaptiveThrottle};
+    /// use retry_jitter::{sleep, AdaptiveThrottle};
     /// let t = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
     /// assert!(t.admit(sleep::now)); // nothing rejected yet: probability 0
     /// assert_eq!(t.counts(sleep::now), (0, 0)); // in flight: not counted
@@ -162,7 +162,7 @@ impl AdaptiveThrottle {
     /// timeout) is not reported at all.
     ///
     /// ```
-    /// use retry_runtime::{sleep, AdaptiveThrottle};
+    /// use retry_jitter::{sleep, AdaptiveThrottle};
     /// let t = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
     /// assert!(t.admit(sleep::now));
     /// t.answered(sleep::now, true);

@@ -19,8 +19,8 @@ use crate::{NoGiveUp, NoNotify, NoTrace, Policy, Retry, RetryAll};
 ///
 /// ```
 /// # #[cfg(feature = "tower")] {
-/// use retry_runtime::tower::RetryLayer;
-/// use retry_runtime::{Policy, RetryBudget};
+/// use retry_jitter::tower::RetryLayer;
+/// use retry_jitter::{Policy, RetryBudget};
 /// use std::time::Duration;
 ///
 /// static BUDGET: RetryBudget = RetryBudget::new(500);
@@ -51,9 +51,9 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::tower::{BoxError, RetryLayer};
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::reqwest_middleware::RetryMiddleware;
+    /// use retry_jitter::tower::{BoxError, RetryLayer};
+    /// use retry_jitter::Policy;
     ///
     /// // Retry only the inner service's `std::io::Error`s.
     /// let layer = RetryLayer::new(Policy::default())
@@ -81,9 +81,9 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::reqwest_middleware::RetryMiddleware;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
     ///
     /// // Retry only 503s, ignoring Retry-After.
     /// let layer = RetryLayer::new(Policy::default())
@@ -108,8 +108,8 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::{Policy, RetryBudget};
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::{Policy, RetryBudget};
     /// static BUDGET: RetryBudget = RetryBudget::new(500);
     /// let layer = RetryLayer::new(Policy::default()).budget(&BUDGET);
     /// # let _ = layer;
@@ -131,8 +131,8 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
     /// use std::time::Duration;
     /// let layer = RetryLayer::new(Policy::default()).timeout(Duration::from_secs(1));
     /// # let _ = layer;
@@ -154,9 +154,9 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
-    /// use retry_runtime::hedge::Hedge;
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::hedge::Hedge;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
     /// use std::time::Duration;
     /// let layer = RetryLayer::new(Policy::default()).hedge(Hedge::After(Duration::from_millis(50)));
     /// # let _ = layer;
@@ -181,8 +181,8 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
     /// // An API whose POSTs are lookups: safe to repeat.
     /// let layer = RetryLayer::new(Policy::default()).idempotent();
     /// # let _ = layer;
@@ -201,8 +201,8 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
     /// // A payments API that deduplicates by Idempotency-Key, as Stripe's does.
     /// let layer = RetryLayer::new(Policy::default()).idempotency_key();
     /// # let _ = layer;
@@ -218,8 +218,8 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
     /// let layer = RetryLayer::new(Policy::default()).with_name("billing");
     /// # let _ = layer;
     /// # }

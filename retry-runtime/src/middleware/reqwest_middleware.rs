@@ -1,4 +1,4 @@
-//! reqwest-middleware: the retry loop as a [`Middleware`] (feature `reqwest-middleware`).
+//! reqwest-middleware: the retry loop as a `reqwest_middleware::Middleware` (feature `reqwest-middleware`).
 //!
 //! [`RetryMiddleware`] is built like the closure API [`Retry`](crate::Retry) and runs its loop
 //! for each request of a `reqwest_middleware::ClientWithMiddleware`:
@@ -22,8 +22,8 @@
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), reqwest_middleware::Error> {
-//! use retry_runtime::reqwest_middleware::RetryMiddleware;
-//! use retry_runtime::{Policy, RetryBudget};
+//! use retry_jitter::reqwest_middleware::RetryMiddleware;
+//! use retry_jitter::{Policy, RetryBudget};
 //! use std::time::Duration;
 //!
 //! static BUDGET: RetryBudget = RetryBudget::new(500);
@@ -57,8 +57,8 @@ pub use crate::middleware::builder::RetryBuilder;
 /// with [`RetryLayer`](crate::tower::RetryLayer).
 ///
 /// ```
-/// use retry_runtime::reqwest_middleware::RetryMiddleware;
-/// use retry_runtime::Policy;
+/// use retry_jitter::reqwest_middleware::RetryMiddleware;
+/// use retry_jitter::Policy;
 ///
 /// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
 ///     .with(RetryMiddleware::new(Policy::default()))
@@ -77,8 +77,8 @@ pub type RetryMiddleware<
 /// nothing yet.
 ///
 /// ```
-/// use retry_runtime::reqwest_middleware::{MiddlewareFace, RetryMiddleware};
-/// use retry_runtime::Policy;
+/// use retry_jitter::reqwest_middleware::{MiddlewareFace, RetryMiddleware};
+/// use retry_jitter::Policy;
 /// // The face is in the middleware's type; users name the middleware, not the face.
 /// let m: RetryMiddleware = RetryMiddleware::new(Policy::default());
 /// let _ = (m, MiddlewareFace::default());
@@ -90,8 +90,8 @@ impl RetryMiddleware {
     /// Retry under `policy`: errors by [`TransportErrors`], responses by [`ByStatus`].
     ///
     /// ```
-    /// use retry_runtime::reqwest_middleware::RetryMiddleware;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::reqwest_middleware::RetryMiddleware;
+    /// use retry_jitter::Policy;
     /// let m = RetryMiddleware::new(Policy::new().with_attempts(4));
     /// # let _ = m;
     /// ```
@@ -105,8 +105,8 @@ impl RetryMiddleware {
 /// [`TimedOut`] (the middleware's `timeout`): retry; any other middleware's error: stop.
 ///
 /// ```
-/// use retry_runtime::reqwest_middleware::TransportErrors;
-/// use retry_runtime::{Classify, Decision, TimedOut};
+/// use retry_jitter::reqwest_middleware::TransportErrors;
+/// use retry_jitter::{Classify, Decision, TimedOut};
 ///
 /// let bad = reqwest::Client::new().get("not a url").build().unwrap_err();
 /// assert_eq!(TransportErrors.classify(&reqwest_middleware::Error::from(bad)), Decision::Stop);
@@ -222,7 +222,7 @@ where
 /// source is [`TimedOut`].
 ///
 /// ```
-/// use retry_runtime::TimedOut;
+/// use retry_jitter::TimedOut;
 /// let e = reqwest_middleware::Error::from(TimedOut);
 /// assert!(e.is_middleware());
 /// ```

@@ -7,7 +7,7 @@ use crate::policy::rng;
 /// How a wait is drawn under its ceiling `c(k) = min(cap, base · 2^(k−1))`.
 ///
 /// ```
-/// use retry_runtime::{Backoff, Jitter};
+/// use retry_jitter::{Backoff, Jitter};
 /// use std::time::Duration;
 ///
 /// let b = Backoff::new(Duration::from_millis(200), Duration::from_secs(30)).with_jitter(Jitter::None);
@@ -37,7 +37,7 @@ pub enum Jitter {
 /// under it according to [`Jitter`].
 ///
 /// ```
-/// use retry_runtime::{Backoff, Jitter};
+/// use retry_jitter::{Backoff, Jitter};
 /// use std::time::Duration;
 ///
 /// let b = Backoff::new(Duration::from_millis(200), Duration::from_secs(1)).with_jitter(Jitter::None);
@@ -55,7 +55,7 @@ impl Default for Backoff {
     /// 200 ms base, 30 s cap, full jitter.
     ///
     /// ```
-    /// use retry_runtime::{Backoff, Jitter};
+    /// use retry_jitter::{Backoff, Jitter};
     /// use std::time::Duration;
     ///
     /// let b = Backoff::default();
@@ -70,7 +70,7 @@ impl Backoff {
     /// 200 ms base, 30 s cap, full jitter: the defaults of `#[retry]`.
     ///
     /// ```
-    /// use retry_runtime::Backoff;
+    /// use retry_jitter::Backoff;
     /// assert_eq!(Backoff::DEFAULT, Backoff::default());
     /// ```
     pub const DEFAULT: Backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(30));
@@ -80,7 +80,7 @@ impl Backoff {
     /// A `cap` below `base` is allowed: every ceiling is then `cap`.
     ///
     /// ```
-    /// use retry_runtime::Backoff;
+    /// use retry_jitter::Backoff;
     /// use std::time::Duration;
     ///
     /// const B: Backoff = Backoff::new(Duration::from_millis(50), Duration::from_secs(5));
@@ -98,7 +98,7 @@ impl Backoff {
     /// The same backoff with another [`Jitter`].
     ///
     /// ```
-    /// use retry_runtime::{Backoff, Jitter};
+    /// use retry_jitter::{Backoff, Jitter};
     /// let b = Backoff::DEFAULT.with_jitter(Jitter::Equal);
     /// assert_eq!(b.jitter(), Jitter::Equal);
     /// ```
@@ -111,7 +111,7 @@ impl Backoff {
     /// The ceiling of the first retry's wait.
     ///
     /// ```
-    /// use retry_runtime::Backoff;
+    /// use retry_jitter::Backoff;
     /// assert_eq!(Backoff::DEFAULT.base().as_millis(), 200);
     /// ```
     pub const fn base(&self) -> Duration {
@@ -121,7 +121,7 @@ impl Backoff {
     /// No drawn wait is ever longer.
     ///
     /// ```
-    /// use retry_runtime::Backoff;
+    /// use retry_jitter::Backoff;
     /// assert_eq!(Backoff::DEFAULT.cap().as_secs(), 30);
     /// ```
     pub const fn cap(&self) -> Duration {
@@ -131,7 +131,7 @@ impl Backoff {
     /// How waits are drawn under the ceiling.
     ///
     /// ```
-    /// use retry_runtime::{Backoff, Jitter};
+    /// use retry_jitter::{Backoff, Jitter};
     /// assert_eq!(Backoff::DEFAULT.jitter(), Jitter::Full);
     /// ```
     pub const fn jitter(&self) -> Jitter {
@@ -144,7 +144,7 @@ impl Backoff {
     /// panics, never overflows, for any `k`, `base` and `cap`.
     ///
     /// ```
-    /// use retry_runtime::Backoff;
+    /// use retry_jitter::Backoff;
     /// use std::time::Duration;
     ///
     /// let b = Backoff::DEFAULT;
@@ -184,7 +184,7 @@ impl Backoff {
     /// the first retry. The result is always `≤ cap`.
     ///
     /// ```
-    /// use retry_runtime::{Backoff, Jitter};
+    /// use retry_jitter::{Backoff, Jitter};
     /// use std::time::Duration;
     ///
     /// let b = Backoff::DEFAULT;
@@ -260,7 +260,7 @@ impl Backoff {
     /// Each item is drawn fresh, exactly as a retry loop would draw it.
     ///
     /// ```
-    /// use retry_runtime::Backoff;
+    /// use retry_jitter::Backoff;
     /// use std::time::Duration;
     ///
     /// let b = Backoff::new(Duration::from_millis(100), Duration::from_secs(1));
@@ -281,7 +281,7 @@ impl Backoff {
 /// The endless iterator of waits returned by [`Backoff::schedule`].
 ///
 /// ```
-/// use retry_runtime::{Backoff, Jitter};
+/// use retry_jitter::{Backoff, Jitter};
 /// let mut s = Backoff::DEFAULT.with_jitter(Jitter::None).schedule();
 /// assert_eq!(s.next().map(|d| d.as_millis()), Some(200));
 /// ```

@@ -9,7 +9,7 @@ use crate::policy::Decision;
 /// [`RetryAll`].
 ///
 /// ```
-/// use retry_runtime::{Classify, Decision};
+/// use retry_jitter::{Classify, Decision};
 ///
 /// let on = |e: &u16| *e >= 500;
 /// assert_eq!(on.classify(&503), Decision::Retry);
@@ -26,8 +26,8 @@ pub trait Classify<E> {
     /// only an error that proves the request was never sent.
     ///
     /// ```
-    /// use retry_runtime::hooks::Resend;
-    /// use retry_runtime::{Classify, Decision};
+    /// use retry_jitter::hooks::Resend;
+    /// use retry_jitter::{Classify, Decision};
     ///
     /// let on = |e: &u16| *e >= 500;
     /// assert_eq!(on.classify_for(&503, Resend::IfNotApplied), Decision::Retry);
@@ -44,7 +44,7 @@ pub trait Classify<E> {
 /// [`ClassifyOk::classify_ok_for`].
 ///
 /// ```
-/// use retry_runtime::hooks::Resend;
+/// use retry_jitter::hooks::Resend;
 /// assert_eq!(Resend::default(), Resend::Any);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -68,7 +68,7 @@ impl<E, D: Into<Decision>, F: Fn(&E) -> D> Classify<E> for F {
 /// The classifier used when none is given: every error is retried.
 ///
 /// ```
-/// use retry_runtime::{Classify, Decision, RetryAll};
+/// use retry_jitter::{Classify, Decision, RetryAll};
 /// assert_eq!(RetryAll.classify(&"any error"), Decision::Retry);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -86,7 +86,7 @@ impl<E> Classify<E> for RetryAll {
 /// try again), and for [`AcceptOk`], which takes every value.
 ///
 /// ```
-/// use retry_runtime::{ClassifyOk, Decision};
+/// use retry_jitter::{ClassifyOk, Decision};
 ///
 /// #[derive(PartialEq)]
 /// enum Job { Pending, Done }
@@ -105,8 +105,8 @@ pub trait ClassifyOk<T> {
     /// or a response the server marks as safe to retry.
     ///
     /// ```
-    /// use retry_runtime::hooks::Resend;
-    /// use retry_runtime::{ClassifyOk, Decision};
+    /// use retry_jitter::hooks::Resend;
+    /// use retry_jitter::{ClassifyOk, Decision};
     ///
     /// let busy = |status: &u16| *status == 503;
     /// assert_eq!(busy.classify_ok_for(&503, Resend::IfNotApplied), Decision::Retry);
@@ -127,7 +127,7 @@ impl<T, D: Into<Decision>, F: Fn(&T) -> D> ClassifyOk<T> for F {
 /// The `on_ok` used when none is given: every `Ok` is a success (and costs nothing).
 ///
 /// ```
-/// use retry_runtime::{AcceptOk, ClassifyOk, Decision};
+/// use retry_jitter::{AcceptOk, ClassifyOk, Decision};
 /// assert_eq!(AcceptOk.classify_ok(&"any value"), Decision::Stop);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

@@ -71,7 +71,7 @@ pub(crate) fn within<O>(end: (Instant, Clock), poll: impl FnOnce() -> O) -> O {
 /// `reqwest::check` does with its error-body read.
 ///
 /// ```
-/// assert_eq!(retry_runtime::timeout::attempt_time_left(), None);
+/// assert_eq!(retry_jitter::timeout::attempt_time_left(), None);
 /// ```
 pub fn attempt_time_left() -> Option<Duration> {
     ATTEMPT_END

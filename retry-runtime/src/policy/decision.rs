@@ -8,7 +8,7 @@ use core::time::Duration;
 /// [`Decision::Stop`]); anything that is `Into<Decision>` works.
 ///
 /// ```
-/// use retry_runtime::Decision;
+/// use retry_jitter::Decision;
 /// use std::time::Duration;
 ///
 /// fn classify(status: &u16) -> Decision {
@@ -40,7 +40,7 @@ impl From<bool> for Decision {
     /// `true` is [`Decision::Retry`], `false` is [`Decision::Stop`].
     ///
     /// ```
-    /// use retry_runtime::Decision;
+    /// use retry_jitter::Decision;
     /// assert_eq!(Decision::from(false), Decision::Stop);
     /// ```
     fn from(retry: bool) -> Self {
@@ -55,7 +55,7 @@ impl From<bool> for Decision {
 /// What a `notify` hook is told before each wait.
 ///
 /// ```
-/// use retry_runtime::{Policy, Retry, RetryEvent};
+/// use retry_jitter::{Policy, Retry, RetryEvent};
 ///
 /// let seen = std::cell::RefCell::new(Vec::new());
 /// let _ = Retry::new(Policy::default().with_attempts(3).with_base(std::time::Duration::ZERO))
@@ -89,7 +89,7 @@ pub struct RetryEvent {
 /// Why retrying ended with an error.
 ///
 /// ```
-/// use retry_runtime::{Decision, GiveUpReason, Policy, RetryState};
+/// use retry_jitter::{Decision, GiveUpReason, Policy, RetryState};
 ///
 /// let mut state = RetryState::new(Policy::default().with_attempts(1));
 /// assert_eq!(state.next_wait(Decision::Retry), Err(GiveUpReason::Attempts));
@@ -119,7 +119,7 @@ impl GiveUpReason {
     /// A short description, for logs.
     ///
     /// ```
-    /// use retry_runtime::GiveUpReason;
+    /// use retry_jitter::GiveUpReason;
     /// assert_eq!(GiveUpReason::Attempts.as_str(), "attempts spent");
     /// ```
     pub const fn as_str(self) -> &'static str {
@@ -140,7 +140,7 @@ impl GiveUpReason {
     /// `hint_beyond_cap`.
     ///
     /// ```
-    /// use retry_runtime::GiveUpReason;
+    /// use retry_jitter::GiveUpReason;
     /// assert_eq!(GiveUpReason::HintBeyondCap.label(), "hint_beyond_cap");
     /// ```
     pub const fn label(self) -> &'static str {
@@ -165,7 +165,7 @@ impl core::fmt::Display for GiveUpReason {
 /// What a `give_up` hook is told, once, when retrying ends with an error.
 ///
 /// ```
-/// use retry_runtime::{GiveUp, GiveUpReason, Policy, Retry};
+/// use retry_jitter::{GiveUp, GiveUpReason, Policy, Retry};
 /// use std::cell::Cell;
 /// use std::time::Duration;
 ///

@@ -22,7 +22,7 @@ pub use policy::Policy;
 /// A clock: the current instant on the timer's own time line.
 ///
 /// ```
-/// use retry_runtime::sleep::{self, Clock};
+/// use retry_jitter::sleep::{self, Clock};
 /// let clock: Clock = sleep::now;
 /// assert!(clock() <= sleep::now());
 /// ```

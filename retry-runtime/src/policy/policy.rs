@@ -9,7 +9,7 @@ use crate::policy::{Backoff, Jitter};
 /// field, or built from configuration at run time (`#[retry(policy = self.policy)]`).
 ///
 /// ```
-/// use retry_runtime::{Jitter, Policy};
+/// use retry_jitter::{Jitter, Policy};
 /// use std::time::Duration;
 ///
 /// const DB: Policy = Policy::new()
@@ -32,7 +32,7 @@ impl Default for Policy {
     /// 5 attempts, 200 ms base, 30 s cap, full jitter, no time budget.
     ///
     /// ```
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::Policy;
     /// assert_eq!(Policy::default().attempts(), 5);
     /// ```
     fn default() -> Self {
@@ -44,7 +44,7 @@ impl Policy {
     /// The defaults: 5 attempts, 200 ms base, 30 s cap, full jitter, no time budget.
     ///
     /// ```
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::Policy;
     /// assert_eq!(Policy::new().max_elapsed(), None);
     /// ```
     #[must_use]
@@ -61,7 +61,7 @@ impl Policy {
     /// `0` is treated as `1`: the first call is always made.
     ///
     /// ```
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::Policy;
     /// assert_eq!(Policy::new().with_attempts(0).attempts(), 1);
     /// ```
     #[must_use]
@@ -73,7 +73,7 @@ impl Policy {
     /// The ceiling of the first retry's wait.
     ///
     /// ```
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::Policy;
     /// use std::time::Duration;
     /// let p = Policy::new().with_base(Duration::from_millis(10));
     /// assert_eq!(p.backoff().base(), Duration::from_millis(10));
@@ -87,7 +87,7 @@ impl Policy {
     /// The longest single wait (a server's `RetryAfter` hint aside).
     ///
     /// ```
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::Policy;
     /// use std::time::Duration;
     /// let p = Policy::new().with_cap(Duration::from_secs(1));
     /// assert_eq!(p.backoff().ceiling(100), Duration::from_secs(1));
@@ -101,7 +101,7 @@ impl Policy {
     /// How each wait is drawn under its ceiling.
     ///
     /// ```
-    /// use retry_runtime::{Jitter, Policy};
+    /// use retry_jitter::{Jitter, Policy};
     /// assert_eq!(Policy::new().with_jitter(Jitter::None).backoff().jitter(), Jitter::None);
     /// ```
     #[must_use]
@@ -113,7 +113,7 @@ impl Policy {
     /// Base, cap and jitter at once.
     ///
     /// ```
-    /// use retry_runtime::{Backoff, Policy};
+    /// use retry_jitter::{Backoff, Policy};
     /// use std::time::Duration;
     /// let b = Backoff::new(Duration::from_millis(1), Duration::from_millis(8));
     /// assert_eq!(Policy::new().with_backoff(b).backoff(), b);
@@ -128,7 +128,7 @@ impl Policy {
     /// last error is returned instead.
     ///
     /// ```
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::Policy;
     /// use std::time::Duration;
     /// let p = Policy::new().with_max_elapsed(Duration::from_secs(10));
     /// assert_eq!(p.max_elapsed(), Some(Duration::from_secs(10)));
@@ -142,7 +142,7 @@ impl Policy {
     /// The total number of calls allowed, the first included (at least 1).
     ///
     /// ```
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::Policy;
     /// assert_eq!(Policy::new().with_attempts(3).attempts(), 3);
     /// ```
     pub const fn attempts(&self) -> u32 {
@@ -152,7 +152,7 @@ impl Policy {
     /// The backoff: base, cap, jitter.
     ///
     /// ```
-    /// use retry_runtime::{Backoff, Policy};
+    /// use retry_jitter::{Backoff, Policy};
     /// assert_eq!(Policy::new().backoff(), Backoff::DEFAULT);
     /// ```
     pub const fn backoff(&self) -> Backoff {
@@ -168,7 +168,7 @@ impl Policy {
     /// The time budget, if any.
     ///
     /// ```
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::Policy;
     /// assert!(Policy::new().max_elapsed().is_none());
     /// ```
     pub const fn max_elapsed(&self) -> Option<Duration> {

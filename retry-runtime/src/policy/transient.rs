@@ -9,7 +9,7 @@ use crate::policy::{Classify, Decision};
 /// `#[retry(on = retry_jitter::transient)]` works for every error type implementing it.
 ///
 /// ```
-/// use retry_runtime::{transient, Decision, Transient};
+/// use retry_jitter::{transient, Decision, Transient};
 ///
 /// enum DbError { Deadlock, Timeout, Constraint(String) }
 ///
@@ -33,7 +33,7 @@ pub trait Transient {
 /// The classifier of every [`Transient`] error: `on = retry_jitter::transient`.
 ///
 /// ```
-/// use retry_runtime::{transient, Decision};
+/// use retry_jitter::{transient, Decision};
 /// use std::io;
 ///
 /// assert_eq!(transient(&io::Error::from(io::ErrorKind::TimedOut)), Decision::Retry);
@@ -66,7 +66,7 @@ impl<E: Transient + ?Sized> Transient for Box<E> {
 /// | everything else (`NotFound`, `PermissionDenied`, `InvalidInput`, `InvalidData`, `AlreadyExists`, `Unsupported`, `OutOfMemory`, …) | stop | the same call fails the same way again |
 ///
 /// ```
-/// use retry_runtime::{Decision, Transient};
+/// use retry_jitter::{Decision, Transient};
 /// use std::io::{Error, ErrorKind};
 ///
 /// assert_eq!(Error::from(ErrorKind::ConnectionRefused).decision(), Decision::Retry);
@@ -81,7 +81,7 @@ impl Transient for io::Error {
 /// The same table as for [`io::Error`].
 ///
 /// ```
-/// use retry_runtime::{Decision, Transient};
+/// use retry_jitter::{Decision, Transient};
 /// assert_eq!(std::io::ErrorKind::BrokenPipe.decision(), Decision::Retry);
 /// ```
 impl Transient for io::ErrorKind {
@@ -109,7 +109,7 @@ impl Transient for io::ErrorKind {
 /// and its decision stands unless it is `Stop` (so its `RetryAfter` hint wins).
 ///
 /// ```
-/// use retry_runtime::{either, transient, Classify, Decision};
+/// use retry_jitter::{either, transient, Classify, Decision};
 /// use std::io::{Error, ErrorKind};
 ///
 /// let busy = |e: &Error| e.to_string().contains("busy");

@@ -13,8 +13,8 @@ use crate::policy::{Clock, GiveUpReason};
 /// `R` is the call's outcome: a guard that refuses an attempt makes its error.
 ///
 /// ```
-/// use retry_runtime::{Guard, NoGuard};
-/// assert!(Guard::<Result<(), ()>>::before(&NoGuard, true, retry_runtime::sleep::now, "f").is_ok());
+/// use retry_jitter::{Guard, NoGuard};
+/// assert!(Guard::<Result<(), ()>>::before(&NoGuard, true, retry_jitter::sleep::now, "f").is_ok());
 /// ```
 pub trait Guard<R> {
     /// An attempt is about to be made (`first`: the call's first): `Err` with the outcome and
@@ -35,8 +35,8 @@ pub trait Guard<R> {
 /// No throttle and no breaker.
 ///
 /// ```
-/// use retry_runtime::{Guard, NoGuard};
-/// Guard::<Result<(), ()>>::answered(&NoGuard, true, retry_runtime::sleep::now);
+/// use retry_jitter::{Guard, NoGuard};
+/// Guard::<Result<(), ()>>::answered(&NoGuard, true, retry_jitter::sleep::now);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoGuard;
@@ -122,10 +122,10 @@ impl<V, E: From<CircuitOpen>> Guard<Result<V, E>> for BreakerGuard<'_, IntoErr> 
 /// An [`AdaptiveThrottle`] in a call, and how a rejected attempt's outcome is made.
 ///
 /// ```
-/// use retry_runtime::{AdaptiveThrottle, Guard, ThrottleGuard, Throttled};
+/// use retry_jitter::{AdaptiveThrottle, Guard, ThrottleGuard, Throttled};
 /// static T: AdaptiveThrottle = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
 /// let g = ThrottleGuard::new(&T, |t: Throttled| Err::<(), _>(std::io::Error::from(t)));
-/// assert!(g.before(true, retry_runtime::sleep::now, "f").is_ok());
+/// assert!(g.before(true, retry_jitter::sleep::now, "f").is_ok());
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct ThrottleGuard<'a, F> {
@@ -165,11 +165,11 @@ impl<R, F: Fn(Throttled) -> R> Guard<R> for ThrottleGuard<'_, F> {
 /// A [`CircuitBreaker`] in a call, and how a refused call's outcome is made.
 ///
 /// ```
-/// use retry_runtime::{BreakerGuard, CircuitBreaker, CircuitOpen, Guard};
+/// use retry_jitter::{BreakerGuard, CircuitBreaker, CircuitOpen, Guard};
 /// use std::time::Duration;
 /// static B: CircuitBreaker = CircuitBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5));
 /// let g = BreakerGuard::new(&B, |c: CircuitOpen| Err::<(), _>(std::io::Error::from(c)));
-/// assert!(g.before(true, retry_runtime::sleep::now, "f").is_ok());
+/// assert!(g.before(true, retry_jitter::sleep::now, "f").is_ok());
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct BreakerGuard<'a, F> {

@@ -9,7 +9,7 @@ use crate::policy::{GiveUp, RetryEvent};
 /// Implemented for every `Fn(&E, &RetryEvent)`, and for [`NoNotify`].
 ///
 /// ```
-/// use retry_runtime::{Notify, RetryEvent};
+/// use retry_jitter::{Notify, RetryEvent};
 ///
 /// let log = |e: &String, ev: &RetryEvent| eprintln!("{}: {e}, retry in {:?}", ev.function, ev.delay);
 /// # let _ = &log as &dyn Notify<String>;
@@ -29,7 +29,7 @@ pub trait Notify<E> {
     /// implement `Notify` on a type of your own to be told.
     ///
     /// ```
-    /// use retry_runtime::{Notify, RetryEvent};
+    /// use retry_jitter::{Notify, RetryEvent};
     /// use std::sync::atomic::{AtomicU32, Ordering};
     ///
     /// #[derive(Default)]
@@ -51,7 +51,7 @@ pub trait Notify<E> {
     /// of your own to be told.
     ///
     /// ```
-    /// use retry_runtime::{Notify, RetryEvent};
+    /// use retry_jitter::{Notify, RetryEvent};
     /// struct Log;
     /// impl<E: std::fmt::Display> Notify<E> for Log {
     ///     fn notify(&self, e: &E, ev: &RetryEvent) { eprintln!("call {} failed: {e}", ev.attempt) }
@@ -73,7 +73,7 @@ impl<E, F: Fn(&E, &RetryEvent)> Notify<E> for F {
 /// The hook used when none is given: does nothing.
 ///
 /// ```
-/// use retry_runtime::{NoNotify, Notify, RetryEvent};
+/// use retry_jitter::{NoNotify, Notify, RetryEvent};
 /// # let _ = &NoNotify as &dyn Notify<()>;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -88,7 +88,7 @@ impl<E> Notify<E> for NoNotify {
 /// Implemented for every `Fn(&E, &GiveUp)`, and for [`NoGiveUp`].
 ///
 /// ```
-/// use retry_runtime::{GiveUp, GiveUpHook};
+/// use retry_jitter::{GiveUp, GiveUpHook};
 /// let log = |e: &String, g: &GiveUp| eprintln!("{}: giving up ({}) after {} calls: {e}", g.function, g.reason, g.calls);
 /// # let _ = &log as &dyn GiveUpHook<String>;
 /// ```
@@ -102,7 +102,7 @@ pub trait GiveUpHook<E> {
     /// your own to be told.
     ///
     /// ```
-    /// use retry_runtime::{GiveUp, GiveUpHook};
+    /// use retry_jitter::{GiveUp, GiveUpHook};
     /// struct Log;
     /// impl<E> GiveUpHook<E> for Log {
     ///     fn give_up(&self, _: &E, g: &GiveUp) { eprintln!("failed: {}", g.reason) }
@@ -124,7 +124,7 @@ impl<E, F: Fn(&E, &GiveUp)> GiveUpHook<E> for F {
 /// The `give_up` hook used when none is given: does nothing.
 ///
 /// ```
-/// use retry_runtime::{GiveUpHook, NoGiveUp};
+/// use retry_jitter::{GiveUpHook, NoGiveUp};
 /// # let _ = &NoGiveUp as &dyn GiveUpHook<()>;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -140,7 +140,7 @@ impl<E> GiveUpHook<E> for NoGiveUp {
 /// its type depends on the function's return type alone.
 ///
 /// ```
-/// use retry_runtime::{NoTrace, Trace};
+/// use retry_jitter::{NoTrace, Trace};
 /// # let _ = &NoTrace as &dyn Trace<Result<(), ()>>;
 /// ```
 pub trait Trace<R> {
@@ -170,7 +170,7 @@ pub trait Trace<R> {
 /// No trace events.
 ///
 /// ```
-/// use retry_runtime::{NoTrace, Trace};
+/// use retry_jitter::{NoTrace, Trace};
 /// # let _ = &NoTrace as &dyn Trace<u8>;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -190,7 +190,7 @@ impl<R> Trace<R> for NoTrace {
 /// Everything a call site's retry loop calls out to besides the operation.
 ///
 /// ```
-/// use retry_runtime::{AcceptOk, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll};
+/// use retry_jitter::{AcceptOk, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll};
 /// let hooks = Hooks { on: RetryAll, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: NoGuard };
 /// # let _ = hooks;
 /// ```
@@ -271,7 +271,7 @@ mod tracer {
     /// Events without the error: for the closure API, which knows nothing of its type.
     ///
     /// ```
-    /// use retry_runtime::{tracer, Level, Trace, Unrendered};
+    /// use retry_jitter::{tracer, Level, Trace, Unrendered};
     /// # let t = tracer(Level::WARN, Unrendered);
     /// # let _ = &t as &dyn Trace<Result<(), String>>;
     /// ```
@@ -287,7 +287,7 @@ mod tracer {
     /// Trace events at `level`, the error shown by `render`.
     ///
     /// ```
-    /// use retry_runtime::{tracer, Level, Rendered, Trace};
+    /// use retry_jitter::{tracer, Level, Rendered, Trace};
     /// fn show(r: &Result<(), String>) -> Rendered<'_> {
     ///     r.as_ref().err().map_or(Rendered::Nothing, |e| Rendered::Display(e))
     /// }
@@ -305,8 +305,8 @@ mod tracer {
     /// error as `render` shows it.
     ///
     /// ```
-    /// use retry_runtime::{tracer, Level, Rendered};
-    /// let t = tracer(Level::INFO, retry_runtime::Unrendered);
+    /// use retry_jitter::{tracer, Level, Rendered};
+    /// let t = tracer(Level::INFO, retry_jitter::Unrendered);
     /// # let _ = t;
     /// ```
     pub fn tracer<F>(level: Level, render: F) -> Tracer<F> {

@@ -14,7 +14,7 @@
 //! A first-call success reports nothing: the success path stays free.
 //!
 //! ```
-//! use retry_runtime::{metrics, GiveUpReason};
+//! use retry_jitter::{metrics, GiveUpReason};
 //! assert_eq!(metrics::RETRIES_TOTAL, "retry_jitter_retries_total");
 //! assert_eq!(GiveUpReason::BudgetEmpty.label(), "budget_empty");
 //! ```

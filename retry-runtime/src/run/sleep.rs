@@ -14,8 +14,8 @@ pub use crate::policy::Clock;
 /// [`testing::record_sleeps`](crate::testing::record_sleeps) recorded instead of sleeping.
 ///
 /// ```
-/// let a = retry_runtime::sleep::now();
-/// assert!(retry_runtime::sleep::now() >= a);
+/// let a = retry_jitter::sleep::now();
+/// assert!(retry_jitter::sleep::now() >= a);
 /// ```
 pub fn now() -> Instant {
     let now = Instant::now();
@@ -29,7 +29,7 @@ pub fn now() -> Instant {
 /// inside [`testing::record_sleeps`](crate::testing::record_sleeps).
 ///
 /// ```
-/// retry_runtime::sleep::sleep_blocking(std::time::Duration::from_millis(1));
+/// retry_jitter::sleep::sleep_blocking(std::time::Duration::from_millis(1));
 /// ```
 #[inline]
 pub fn sleep_blocking(delay: Duration) {
@@ -43,8 +43,8 @@ pub fn sleep_blocking(delay: Duration) {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let a = retry_runtime::sleep::tokio_now();
-/// assert!(retry_runtime::sleep::tokio_now() >= a);
+/// let a = retry_jitter::sleep::tokio_now();
+/// assert!(retry_jitter::sleep::tokio_now() >= a);
 /// # }
 /// ```
 #[cfg(feature = "tokio")]
@@ -57,7 +57,7 @@ pub fn tokio_now() -> Instant {
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// retry_runtime::sleep::tokio_sleep(std::time::Duration::from_millis(1)).await;
+/// retry_jitter::sleep::tokio_sleep(std::time::Duration::from_millis(1)).await;
 /// # }
 /// ```
 #[cfg(feature = "tokio")]

@@ -22,7 +22,7 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 /// has a `max_elapsed`, and nothing random is drawn until a call fails.
 ///
 /// ```
-/// use retry_runtime::{Decision, GiveUpReason, Jitter, Policy, RetryState};
+/// use retry_jitter::{Decision, GiveUpReason, Jitter, Policy, RetryState};
 /// use std::time::Duration;
 ///
 /// let mut state = RetryState::new(Policy::new().with_attempts(3).with_jitter(Jitter::None));
@@ -51,7 +51,7 @@ impl RetryState {
     /// The state for one call under `policy`, timed on the monotonic system clock.
     ///
     /// ```
-    /// use retry_runtime::{Policy, RetryState};
+    /// use retry_jitter::{Policy, RetryState};
     /// let state = RetryState::new(Policy::default());
     /// assert_eq!(state.failed_calls(), 0);
     /// ```
@@ -64,7 +64,7 @@ impl RetryState {
     /// sleep the waits, e.g. [`sleep::tokio_now`](crate::sleep::tokio_now)).
     ///
     /// ```
-    /// use retry_runtime::{sleep, Policy, RetryState};
+    /// use retry_jitter::{sleep, Policy, RetryState};
     /// let state = RetryState::with_clock(Policy::default(), sleep::now);
     /// # let _ = state;
     /// ```
@@ -92,7 +92,7 @@ impl RetryState {
     /// The policy this call runs under.
     ///
     /// ```
-    /// use retry_runtime::{Policy, RetryState};
+    /// use retry_jitter::{Policy, RetryState};
     /// assert_eq!(RetryState::new(Policy::default()).policy(), Policy::default());
     /// ```
     pub fn policy(&self) -> Policy {
@@ -103,7 +103,7 @@ impl RetryState {
     /// when it ended count too: they were made).
     ///
     /// ```
-    /// use retry_runtime::{Decision, Policy, RetryState};
+    /// use retry_jitter::{Decision, Policy, RetryState};
     /// let mut state = RetryState::new(Policy::default());
     /// let _ = state.next_wait(Decision::Stop);
     /// assert_eq!(state.failed_calls(), 1);
@@ -116,7 +116,7 @@ impl RetryState {
     /// why there is none.
     ///
     /// ```
-    /// use retry_runtime::{Decision, GiveUpReason, Policy, RetryState};
+    /// use retry_jitter::{Decision, GiveUpReason, Policy, RetryState};
     /// use std::time::Duration;
     ///
     /// let mut state = RetryState::new(Policy::default());
@@ -170,11 +170,11 @@ impl RetryState {
     /// reached. A loop of your own does that with [`SharedBudget::refund`](crate::SharedBudget::refund).)
     ///
     /// ```
-    /// use retry_runtime::{AcceptOk, GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
+    /// use retry_jitter::{AcceptOk, GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
     ///
     /// let mut state = RetryState::new(Policy::default());
     /// let on = |e: &u16| *e >= 500;
-    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: retry_runtime::NoGuard };
+    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: retry_jitter::NoGuard };
     /// assert!(state.on_error(&503, &hooks, "fetch").is_ok());
     /// assert_eq!(state.on_error(&404, &hooks, "fetch"), Err(GiveUpReason::Stopped));
     /// ```

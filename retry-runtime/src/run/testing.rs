@@ -33,7 +33,7 @@ struct Recorder {
 /// runtime runs everything on the test's thread).
 ///
 /// ```
-/// use retry_runtime::{testing, Backoff};
+/// use retry_jitter::{testing, Backoff};
 ///
 /// testing::seed_jitter(7);
 /// let a: Vec<_> = Backoff::DEFAULT.schedule().take(4).collect();
@@ -52,7 +52,7 @@ pub fn seed_jitter(seed: u64) {
 /// the innermost.
 ///
 /// ```
-/// use retry_runtime::{testing, Jitter, Policy, Retry};
+/// use retry_jitter::{testing, Jitter, Policy, Retry};
 ///
 /// let policy = Policy::new().with_jitter(Jitter::None);
 /// let (result, waits) = testing::record_sleeps(|| Retry::new(policy).call(|| Err::<(), _>("down")));

@@ -20,7 +20,7 @@ use crate::policy::Policy;
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_runtime::{timeout::race, TimedOut};
+/// use retry_jitter::{timeout::race, TimedOut};
 /// use std::time::Duration;
 ///
 /// let slow = tokio::time::sleep(Duration::from_secs(10));
@@ -44,7 +44,7 @@ pub async fn race<A: Future, T: Future<Output = ()>>(
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_runtime::{timeout::poll_race, TimedOut};
+/// use retry_jitter::{timeout::poll_race, TimedOut};
 /// use std::{future, pin::pin, time::Duration};
 ///
 /// let mut attempt = pin!(future::pending::<u32>());
@@ -75,8 +75,8 @@ pub fn poll_race<A: Future, T: Future<Output = ()>>(
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_runtime::sleep::tokio_now;
-/// use retry_runtime::timeout::{attempt_time_left, poll_race_within};
+/// use retry_jitter::sleep::tokio_now;
+/// use retry_jitter::timeout::{attempt_time_left, poll_race_within};
 /// use std::{future, pin::pin, time::Duration};
 ///
 /// let limit = Duration::from_secs(1);
@@ -139,9 +139,9 @@ pin_project_lite::pin_project! {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_runtime::sleep::tokio_now;
-    /// use retry_runtime::timeout::{attempt_time_left, Race};
-    /// use retry_runtime::TimedOut;
+    /// use retry_jitter::sleep::tokio_now;
+    /// use retry_jitter::timeout::{attempt_time_left, Race};
+    /// use retry_jitter::TimedOut;
     /// use std::time::Duration;
     ///
     /// let limit = Duration::from_secs(1);
@@ -206,7 +206,7 @@ fn learn_end(limit: Duration, clock: crate::policy::Clock) -> Option<Instant> {
 /// deadline comes first.
 ///
 /// ```
-/// use retry_runtime::{sleep, timeout::Limit, Policy};
+/// use retry_jitter::{sleep, timeout::Limit, Policy};
 /// use std::time::Duration;
 ///
 /// let policy = Policy::new().with_max_elapsed(Duration::from_secs(5));
@@ -262,7 +262,7 @@ pub trait AttemptTimeout<E> {
     /// The limit, and how an attempt cut by it becomes an error; `None` for no limit.
     ///
     /// ```
-    /// use retry_runtime::timeout::{AttemptTimeout, NoTimeout};
+    /// use retry_jitter::timeout::{AttemptTimeout, NoTimeout};
     /// use std::time::Duration;
     ///
     /// assert!(AttemptTimeout::<std::io::Error>::limit(&NoTimeout).is_none());
@@ -279,7 +279,7 @@ pub type MakeError<E> = fn(TimedOut) -> E;
 /// No time limit: an attempt runs until it ends.
 ///
 /// ```
-/// use retry_runtime::timeout::{AttemptTimeout, NoTimeout};
+/// use retry_jitter::timeout::{AttemptTimeout, NoTimeout};
 /// assert!(AttemptTimeout::<()>::limit(&NoTimeout).is_none());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -20,7 +20,7 @@ pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
     /// ```
     /// use bytes::Bytes;
     /// use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
-    /// use retry_runtime::tower::ReplayBody;
+    /// use retry_jitter::tower::ReplayBody;
     ///
     /// // The layer calls this with its replaying body; any body of the same error type works.
     /// let body = Full::new(Bytes::from("x")).map_err(|never| match never {});

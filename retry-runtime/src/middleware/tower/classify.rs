@@ -17,8 +17,8 @@ use crate::{Classify, ClassifyOk, Decision, TimedOut, Transient};
 /// - anything else: stop.
 ///
 /// ```
-/// use retry_runtime::tower::{BoxError, TransportErrors};
-/// use retry_runtime::{Classify, Decision, TimedOut};
+/// use retry_jitter::tower::{BoxError, TransportErrors};
+/// use retry_jitter::{Classify, Decision, TimedOut};
 ///
 /// let refused: BoxError = std::io::Error::from(std::io::ErrorKind::ConnectionRefused).into();
 /// assert_eq!(TransportErrors.classify(&refused), Decision::Retry);
@@ -71,8 +71,8 @@ impl Classify<BoxError> for TransportErrors {
 /// success status is decided without reading a header (nor, with `tonic`, more than one).
 ///
 /// ```
-/// use retry_runtime::tower::ByStatus;
-/// use retry_runtime::{ClassifyOk, Decision};
+/// use retry_jitter::tower::ByStatus;
+/// use retry_jitter::{ClassifyOk, Decision};
 /// use std::time::Duration;
 ///
 /// let ok = http::Response::new(());

@@ -13,8 +13,8 @@ use crate::{AcceptOk, Policy};
 /// request body's limit and the request mode.
 ///
 /// ```
-/// use retry_runtime::tower::RetryLayer;
-/// use retry_runtime::{Policy, RetryBudget};
+/// use retry_jitter::tower::RetryLayer;
+/// use retry_jitter::{Policy, RetryBudget};
 /// use std::time::Duration;
 ///
 /// static BUDGET: RetryBudget = RetryBudget::new(500);
@@ -38,8 +38,8 @@ pub type RetryLayer<
 /// request body it replays, and its request mode ([`HttpRequests`] or [`CloneRequests`]).
 ///
 /// ```
-/// use retry_runtime::tower::{HttpRequests, LayerFace, RetryLayer};
-/// use retry_runtime::Policy;
+/// use retry_jitter::tower::{HttpRequests, LayerFace, RetryLayer};
+/// use retry_jitter::Policy;
 /// // The face is in the layer's type; users name the layer, not the face.
 /// let layer: RetryLayer = RetryLayer::new(Policy::default());
 /// let _: fn(LayerFace<HttpRequests>) = |_| ();
@@ -59,8 +59,8 @@ impl RetryLayer {
     /// [`ByStatus`], HTTP request bodies replayed up to [`DEFAULT_BODY_LIMIT`].
     ///
     /// ```
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
     /// let layer = RetryLayer::new(Policy::new().with_attempts(5));
     /// # let _ = layer;
     /// ```
@@ -79,8 +79,8 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// 4 GiB is 4 GiB.
     ///
     /// ```
-    /// use retry_runtime::tower::RetryLayer;
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
     /// let layer = RetryLayer::new(Policy::default()).with_body_limit(1 << 20);
     /// # let _ = layer;
     /// ```
@@ -95,8 +95,8 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_runtime::tower::{BoxError, RetryLayer};
-    /// use retry_runtime::Policy;
+    /// use retry_jitter::tower::{BoxError, RetryLayer};
+    /// use retry_jitter::Policy;
     /// use tower::{Service, ServiceExt};
     ///
     /// let flaky = tower::service_fn(|n: u32| async move {

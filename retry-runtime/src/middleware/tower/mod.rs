@@ -34,8 +34,8 @@
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 //! use bytes::Bytes;
 //! use http_body_util::{combinators::BoxBody, BodyExt, Full};
-//! use retry_runtime::tower::RetryLayer;
-//! use retry_runtime::Policy;
+//! use retry_jitter::tower::RetryLayer;
+//! use retry_jitter::Policy;
 //! use std::convert::Infallible;
 //! use std::sync::atomic::{AtomicU32, Ordering};
 //! use std::sync::Arc;

@@ -8,7 +8,7 @@ use super::LatencyHistogram;
 /// When a hedge starts: a fixed delay, or a percentile of the function's recent latency.
 ///
 /// ```
-/// use retry_runtime::hedge::{Hedge, LatencyHistogram};
+/// use retry_jitter::hedge::{Hedge, LatencyHistogram};
 /// use std::time::Duration;
 ///
 /// static LATENCY: LatencyHistogram = LatencyHistogram::new();
@@ -47,7 +47,7 @@ impl Hedge {
 /// [`Retry::hedge`](crate::Retry::hedge).
 ///
 /// ```
-/// use retry_runtime::hedge::{Hedge, HedgeWith, NoHedge};
+/// use retry_jitter::hedge::{Hedge, HedgeWith, NoHedge};
 /// use std::time::Duration;
 /// assert!(NoHedge.hedge().is_none());
 /// assert!(Hedge::After(Duration::from_millis(5)).hedge().is_some());
@@ -60,7 +60,7 @@ pub trait HedgeWith {
 /// No hedging: one attempt at a time.
 ///
 /// ```
-/// use retry_runtime::hedge::{HedgeWith, NoHedge};
+/// use retry_jitter::hedge::{HedgeWith, NoHedge};
 /// assert!(NoHedge.hedge().is_none());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

@@ -23,7 +23,7 @@ const FIRST_OCTAVE: u32 = 10;
 /// late rather than early.
 ///
 /// ```
-/// use retry_runtime::hedge::LatencyHistogram;
+/// use retry_jitter::hedge::LatencyHistogram;
 /// use std::time::Duration;
 ///
 /// static H: LatencyHistogram = LatencyHistogram::new();
@@ -48,7 +48,7 @@ impl LatencyHistogram {
     /// An empty histogram, for a `static`.
     ///
     /// ```
-    /// static H: retry_runtime::hedge::LatencyHistogram = retry_runtime::hedge::LatencyHistogram::new();
+    /// static H: retry_jitter::hedge::LatencyHistogram = retry_jitter::hedge::LatencyHistogram::new();
     /// assert_eq!(H.samples(), 0);
     /// ```
     #[allow(clippy::new_without_default)]
@@ -62,7 +62,7 @@ impl LatencyHistogram {
     /// Count one attempt that took `latency`.
     ///
     /// ```
-    /// let h = retry_runtime::hedge::LatencyHistogram::new();
+    /// let h = retry_jitter::hedge::LatencyHistogram::new();
     /// h.record(std::time::Duration::from_millis(3));
     /// assert_eq!(h.samples(), 1);
     /// ```
@@ -81,7 +81,7 @@ impl LatencyHistogram {
     /// The samples counted now (decayed).
     ///
     /// ```
-    /// assert_eq!(retry_runtime::hedge::LatencyHistogram::new().samples(), 0);
+    /// assert_eq!(retry_jitter::hedge::LatencyHistogram::new().samples(), 0);
     /// ```
     pub fn samples(&self) -> u32 {
         self.buckets
@@ -94,7 +94,7 @@ impl LatencyHistogram {
     /// [`MIN_SAMPLES`](LatencyHistogram::MIN_SAMPLES) samples.
     ///
     /// ```
-    /// let h = retry_runtime::hedge::LatencyHistogram::new();
+    /// let h = retry_jitter::hedge::LatencyHistogram::new();
     /// assert_eq!(h.percentile(95), None);
     /// ```
     pub fn percentile(&self, percentile: u8) -> Option<Duration> {
