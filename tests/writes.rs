@@ -53,6 +53,15 @@ impl Seen {
 
 /// A server answering every call with `status` after `delay`, recording its key.
 async fn server(status: u16, delay: Duration) -> (SocketAddr, Arc<Seen>) {
+    server_saying(status, delay, None).await
+}
+
+/// [`server`], its answers carrying `x-should-retry: <said>` when `said` is given.
+async fn server_saying(
+    status: u16,
+    delay: Duration,
+    said: Option<&'static str>,
+) -> (SocketAddr, Arc<Seen>) {
     let seen = Arc::new(Seen::default());
     let answer = move |State(seen): State<Arc<Seen>>, headers: HeaderMap| async move {
         seen.calls.fetch_add(1, Ordering::SeqCst);
@@ -62,7 +71,11 @@ async fn server(status: u16, delay: Duration) -> (SocketAddr, Arc<Seen>) {
             .map(|v| v.to_str().unwrap().to_owned());
         seen.keys.lock().unwrap().push(key);
         tokio::time::sleep(delay).await;
-        StatusCode::from_u16(status).unwrap()
+        let mut answer = HeaderMap::new();
+        if let Some(said) = said {
+            answer.insert("x-should-retry", said.parse().unwrap());
+        }
+        (StatusCode::from_u16(status).unwrap(), answer)
     };
     let app = axum::Router::new()
         .route("/{*path}", any(answer))
@@ -354,4 +367,30 @@ async fn a_write_whose_connect_failed_is_retried_through_the_middleware() {
         .await;
     assert!(got.is_err(), "{got:?}");
     assert_eq!(attempts.load(Ordering::SeqCst), 4);
+}
+
+#[tokio::test]
+async fn the_server_s_word_wins_over_the_method_rule() {
+    // A 500 answering a POST, which the rule sends once, marked safe to retry by the server.
+    for (said, expected) in [(Some("true"), 4), (None, 1)] {
+        let (addr, hy) = server_saying(500, Duration::ZERO, said).await;
+        let url = format!("http://{addr}/orders");
+        assert_eq!(
+            via_hyper(RetryLayer::new(four()), Method::POST, url, None).await,
+            Ok(500)
+        );
+        let (addr, rq) = server_saying(500, Duration::ZERO, said).await;
+        let url = format!("http://{addr}/orders");
+        let got = via_reqwest(RetryMiddleware::new(four()), Method::POST, url, None).await;
+        assert_eq!(got, Ok(500));
+        assert_eq!((hy.calls(), rq.calls()), (expected, expected), "{said:?}");
+    }
+    // A 503 marked "don't" stops even a GET.
+    let (addr, hy) = server_saying(503, Duration::ZERO, Some("false")).await;
+    let url = format!("http://{addr}/orders");
+    assert_eq!(
+        via_hyper(RetryLayer::new(four()), Method::GET, url, None).await,
+        Ok(503)
+    );
+    assert_eq!(hy.calls(), 1);
 }
