@@ -110,10 +110,14 @@ fn future_output(ty: &Type) -> Option<&Type> {
         if last.ident != "Future" {
             return None;
         }
-        args.args.iter().find_map(|arg| match arg {
-            GenericArgument::AssocType(assoc) if assoc.ident == "Output" => Some(&assoc.ty),
-            _ => None,
-        })
+        for i in 0..args.args.len() {
+            if let GenericArgument::AssocType(assoc) = &args.args[i] {
+                if assoc.ident == "Output" {
+                    return Some(&assoc.ty);
+                }
+            }
+        }
+        None
     })
 }
 
@@ -126,7 +130,7 @@ fn only_type_argument<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
     let PathArguments::AngleBracketed(args) = &last.arguments else {
         return None;
     };
-    match (last.ident == name, args.args.len(), args.args.first()) {
+    match (last.ident == name, args.args.len(), args.args.get(0)) {
         (true, 1, Some(GenericArgument::Type(ty))) => Some(ty),
         _ => None,
     }

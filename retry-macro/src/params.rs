@@ -119,8 +119,8 @@ pub(crate) fn rebind(
         .collect();
     let mut bindings = Vec::new();
     let mut self_alias = None;
-    for (index, arg) in sig.inputs.iter_mut().enumerate() {
-        let arg = match arg {
+    for index in 0..sig.inputs.len() {
+        let arg = match &mut sig.inputs[index] {
             FnArg::Receiver(receiver) => {
                 if !names(body, "self") {
                     continue;
@@ -328,7 +328,7 @@ fn may_hold_self(declared: &[String], output: &Type) -> Option<Span> {
     let syn::PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
         return None;
     };
-    let ok = args.args.iter().find_map(|arg| match arg {
+    let ok = (0..args.args.len()).find_map(|i| match &args.args[i] {
         syn::GenericArgument::Type(ty) => Some(ty),
         _ => None,
     })?;
@@ -435,7 +435,7 @@ fn is_pin_mut(ty: &Type) -> bool {
     };
     last.ident == "Pin"
         && matches!(
-            args.args.first(),
+            args.args.get(0),
             Some(syn::GenericArgument::Type(t))
                 if matches!(strip_group(t), Type::Reference(r) if r.mutability.is_some())
         )

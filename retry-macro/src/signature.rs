@@ -4,7 +4,8 @@
 //! asks neither.
 
 use quote::ToTokens;
-use syn::{FnArg, Signature, Type};
+use syn::punctuated::Punctuated;
+use syn::{FnArg, Signature, Token, Type};
 
 use crate::walk::VisitMut;
 
@@ -137,18 +138,18 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
 /// The signature's outlives bounds, `('long, 'short)` for each `'long: 'short` (by name).
 fn outlives(sig: &Signature) -> Vec<(String, String)> {
     let mut pairs = Vec::new();
-    let mut add = |long: &syn::Lifetime, bounds: &mut dyn Iterator<Item = &syn::Lifetime>| {
-        for short in bounds {
-            pairs.push((long.ident.to_string(), short.ident.to_string()));
+    let mut add = |long: &syn::Lifetime, bounds: &Punctuated<syn::Lifetime, Token![+]>| {
+        for i in 0..bounds.len() {
+            pairs.push((long.ident.to_string(), bounds[i].ident.to_string()));
         }
     };
     for param in sig.generics.lifetimes() {
-        add(&param.lifetime, &mut param.bounds.iter());
+        add(&param.lifetime, &param.bounds);
     }
     if let Some(clause) = &sig.generics.where_clause {
-        for predicate in &clause.predicates {
-            if let syn::WherePredicate::Lifetime(p) = predicate {
-                add(&p.lifetime, &mut p.bounds.iter());
+        for i in 0..clause.predicates.len() {
+            if let syn::WherePredicate::Lifetime(p) = &clause.predicates[i] {
+                add(&p.lifetime, &p.bounds);
             }
         }
     }

@@ -75,7 +75,8 @@ pub(crate) trait VisitMut: AsDyn {
     }
 
     fn visit_type_fn_ptr_mut(&mut self, f: &mut syn::TypeFnPtr) {
-        for arg in &mut f.inputs {
+        for i in 0..f.inputs.len() {
+            let arg = &mut f.inputs[i];
             self.visit_type_mut(&mut arg.ty);
         }
         visit_return_type_mut(self.as_dyn(), &mut f.output);
@@ -85,7 +86,8 @@ pub(crate) trait VisitMut: AsDyn {
         &mut self,
         args: &mut syn::ParenthesizedGenericArguments,
     ) {
-        for arg in &mut args.inputs {
+        for i in 0..args.inputs.len() {
+            let arg = &mut args.inputs[i];
             self.visit_type_mut(&mut arg.ty);
         }
         visit_return_type_mut(self.as_dyn(), &mut args.output);
@@ -118,7 +120,8 @@ pub(crate) fn visit_stmt_mut(v: &mut dyn VisitMut, stmt: &mut Stmt) {
 pub(crate) fn visit_expr_mut(v: &mut dyn VisitMut, expr: &mut Expr) {
     let all = |v: &mut dyn VisitMut,
                exprs: &mut syn::punctuated::Punctuated<Expr, syn::Token![,]>| {
-        for e in exprs {
+        for i in 0..exprs.len() {
+            let e = &mut exprs[i];
             v.visit_expr_mut(e);
         }
     };
@@ -142,7 +145,8 @@ pub(crate) fn visit_expr_mut(v: &mut dyn VisitMut, expr: &mut Expr) {
         }
         Expr::Cast(e) => v.visit_expr_mut(&mut e.expr),
         Expr::Closure(e) => {
-            for input in &mut e.inputs {
+            for i in 0..e.inputs.len() {
+                let input = &mut e.inputs[i];
                 v.visit_pat_mut(input);
             }
             v.visit_expr_mut(&mut e.body);
@@ -197,7 +201,8 @@ pub(crate) fn visit_expr_mut(v: &mut dyn VisitMut, expr: &mut Expr) {
         }
         Expr::Return(e) => visit_opt(v, &mut e.expr),
         Expr::Struct(e) => {
-            for field in &mut e.fields {
+            for i in 0..e.fields.len() {
+                let field = &mut e.fields[i];
                 v.visit_expr_mut(&mut field.expr);
             }
             visit_opt(v, &mut e.rest);
@@ -238,29 +243,34 @@ pub(crate) fn visit_pat_mut(v: &mut dyn VisitMut, pat: &mut Pat) {
         }
         Pat::Macro(p) => v.visit_macro_mut(&mut p.mac),
         Pat::Or(p) => {
-            for p in &mut p.cases {
+            for i in 0..p.cases.len() {
+                let p = &mut p.cases[i];
                 v.visit_pat_mut(p);
             }
         }
         Pat::Paren(p) => v.visit_pat_mut(&mut p.pat),
         Pat::Reference(p) => v.visit_pat_mut(&mut p.pat),
         Pat::Slice(p) => {
-            for p in &mut p.elems {
+            for i in 0..p.elems.len() {
+                let p = &mut p.elems[i];
                 v.visit_pat_mut(p);
             }
         }
         Pat::Struct(p) => {
-            for field in &mut p.fields {
+            for i in 0..p.fields.len() {
+                let field = &mut p.fields[i];
                 v.visit_pat_mut(&mut field.pat);
             }
         }
         Pat::Tuple(p) => {
-            for p in &mut p.elems {
+            for i in 0..p.elems.len() {
+                let p = &mut p.elems[i];
                 v.visit_pat_mut(p);
             }
         }
         Pat::TupleStruct(p) => {
-            for p in &mut p.elems {
+            for i in 0..p.elems.len() {
+                let p = &mut p.elems[i];
                 v.visit_pat_mut(p);
             }
         }
@@ -284,7 +294,8 @@ pub(crate) fn visit_type_mut(v: &mut dyn VisitMut, ty: &mut Type) {
         Type::Slice(t) => v.visit_type_mut(&mut t.elem),
         Type::TraitObject(t) => visit_bounds_mut(v, &mut t.bounds),
         Type::Tuple(t) => {
-            for t in &mut t.elems {
+            for i in 0..t.elems.len() {
+                let t = &mut t.elems[i];
                 v.visit_type_mut(t);
             }
         }
@@ -308,7 +319,8 @@ pub(crate) fn visit_type_path_mut(v: &mut dyn VisitMut, path: &mut syn::TypePath
 }
 
 fn visit_path_mut(v: &mut dyn VisitMut, path: &mut syn::Path) {
-    for segment in &mut path.segments {
+    for i in 0..path.segments.len() {
+        let segment = &mut path.segments[i];
         match &mut segment.arguments {
             PathArguments::AngleBracketed(args) => visit_generic_args_mut(v, args),
             PathArguments::Parenthesized(args) => {
@@ -320,7 +332,8 @@ fn visit_path_mut(v: &mut dyn VisitMut, path: &mut syn::Path) {
 }
 
 fn visit_generic_args_mut(v: &mut dyn VisitMut, args: &mut syn::AngleBracketedGenericArguments) {
-    for arg in &mut args.args {
+    for i in 0..args.args.len() {
+        let arg = &mut args.args[i];
         match arg {
             GenericArgument::Lifetime(l) => v.visit_lifetime_mut(l),
             GenericArgument::Type(t) => v.visit_type_mut(t),
@@ -346,14 +359,17 @@ fn visit_bounds_mut<P>(
     v: &mut dyn VisitMut,
     bounds: &mut syn::punctuated::Punctuated<TypeParamBound, P>,
 ) {
-    for bound in bounds {
+    for b in 0..bounds.len() {
+        let bound = &mut bounds[b];
         match bound {
             TypeParamBound::Trait(t) => {
                 if let Some(bound_lifetimes) = &mut t.lifetimes {
-                    for param in &mut bound_lifetimes.lifetimes {
+                    for i in 0..bound_lifetimes.lifetimes.len() {
+                        let param = &mut bound_lifetimes.lifetimes[i];
                         if let syn::GenericParam::Lifetime(param) = param {
                             v.visit_lifetime_mut(&mut param.lifetime);
-                            for bound in &mut param.bounds {
+                            for j in 0..param.bounds.len() {
+                                let bound = &mut param.bounds[j];
                                 v.visit_lifetime_mut(bound);
                             }
                         }
@@ -363,7 +379,8 @@ fn visit_bounds_mut<P>(
             }
             TypeParamBound::Lifetime(l) => v.visit_lifetime_mut(l),
             TypeParamBound::PreciseCapture(c) => {
-                for param in &mut c.params {
+                for i in 0..c.params.len() {
+                    let param = &mut c.params[i];
                     if let syn::CapturedParam::Lifetime(l) = param {
                         v.visit_lifetime_mut(l);
                     }
