@@ -62,8 +62,9 @@ pub(crate) fn recognise(sig: &Signature, body: &TokenStream) -> Option<AsyncTrai
     let pin = ungroup(*call.func);
     let is_box_pin = match &pin {
         Expr::Path(path) => {
-            let segments: Vec<_> = path.path.segments.iter().map(|s| &s.ident).collect();
-            matches!(segments.as_slice(), [.., b, p] if *b == "Box" && *p == "pin")
+            let segments = &path.path.segments;
+            let n = segments.len();
+            n >= 2 && segments[n - 2].ident == "Box" && segments[n - 1].ident == "pin"
         }
         _ => false,
     };

@@ -1025,12 +1025,13 @@ fn track_caller_error(opaque: attempt::Opaque, attr: &syn::Attribute) -> syn::Er
                        `#[track_caller]`";
     match opaque {
         attempt::Opaque::Macro { path, known } => {
-            let name = path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect::<Vec<_>>()
-                .join("::");
+            let mut name = String::new();
+            for s in &path.segments {
+                if !name.is_empty() {
+                    name.push_str("::");
+                }
+                name.push_str(&s.ident.to_string());
+            }
             let message = if known {
                 format!(
                     "`#[retry]` cannot keep `#[track_caller]` with a `?` or `return` inside \
