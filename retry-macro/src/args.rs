@@ -207,13 +207,13 @@ impl Args {
                 let hint = closest(&name)
                     .map(|k| format!(" (did you mean `{k}`?)"))
                     .unwrap_or_default();
-                let names: Vec<&str> = KEYS.iter().map(|k| k.name).collect();
+                let mut names = String::new();
+                for k in KEYS {
+                    push_name(&mut names, k.name);
+                }
                 Err(syn::Error::new(
                     key.span(),
-                    format!(
-                        "unknown key `{name}`{hint}: valid keys are {}",
-                        list(&names)
-                    ),
+                    format!("unknown key `{name}`{hint}: valid keys are {names}"),
                 ))
             }
         }
@@ -373,7 +373,6 @@ fn hedge_arg(value: Expr) -> syn::Result<HedgeArg> {
 /// A key whose value is one of a few words (`jitter = full`): the runtime's name for it,
 /// spanned at the user's word.
 fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::Result<Ident> {
-    let names: Vec<&str> = words.iter().map(|(name, _)| *name).collect();
     let word = match ungroup(&value) {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
         _ => None,
@@ -383,12 +382,15 @@ fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::R
             return Ok(Ident::new(runtime, word.span()));
         }
     }
+    let mut names = String::new();
+    for (name, _) in words {
+        push_name(&mut names, name);
+    }
     Err(syn::Error::new(
         value.span(),
         format!(
-            "unknown {key} `{}`: write one of {} (default `{default}`)",
+            "unknown {key} `{}`: write one of {names} (default `{default}`)",
             value.to_token_stream(),
-            list(&names)
         ),
     ))
 }
@@ -436,12 +438,15 @@ fn crate_path(value: Expr) -> syn::Result<syn::Path> {
     }
 }
 
-fn list(names: &[&str]) -> String {
-    names
-        .iter()
-        .map(|n| format!("`{n}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// `name` quoted at the end of a list of names: `` `a`, `b` ``. (A loop, not an iterator
+/// chain: each adapter is a handful of functions compiled in the user's build.)
+fn push_name(list: &mut String, name: &str) {
+    if !list.is_empty() {
+        list.push_str(", ");
+    }
+    list.push('`');
+    list.push_str(name);
+    list.push('`');
 }
 
 /// The valid key closest to a misspelt one, if any is close.
@@ -460,11 +465,19 @@ fn closest(word: &str) -> Option<&'static str> {
         }
         row[b.len()]
     }
-    KEYS.iter()
-        .map(|k| (distance(word, k.name), k.name))
-        .filter(|(d, k)| *d <= 2.max(k.len() / 3))
-        .min()
-        .map(|(_, k)| k)
+    // The nearest, the first in alphabetical order of those as near.
+    let mut best: Option<(usize, &'static str)> = None;
+    for k in KEYS {
+        let d = distance(word, k.name);
+        let better = match best {
+            None => true,
+            Some(b) => (d, k.name) < b,
+        };
+        if d <= 2.max(k.name.len() / 3) && better {
+            best = Some((d, k.name));
+        }
+    }
+    best.map(|(_, k)| k)
 }
 
 impl DurationArg {

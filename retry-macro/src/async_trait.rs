@@ -62,8 +62,9 @@ pub(crate) fn recognise(sig: &Signature, body: &TokenStream) -> Option<AsyncTrai
     let pin = ungroup(*call.func);
     let is_box_pin = match &pin {
         Expr::Path(path) => {
-            let segments: Vec<_> = path.path.segments.iter().map(|s| &s.ident).collect();
-            matches!(segments.as_slice(), [.., b, p] if *b == "Box" && *p == "pin")
+            let segments = &path.path.segments;
+            let n = segments.len();
+            n >= 2 && segments[n - 2].ident == "Box" && segments[n - 1].ident == "pin"
         }
         _ => false,
     };
@@ -110,10 +111,14 @@ fn future_output(ty: &Type) -> Option<&Type> {
         if last.ident != "Future" {
             return None;
         }
-        args.args.iter().find_map(|arg| match arg {
-            GenericArgument::AssocType(assoc) if assoc.ident == "Output" => Some(&assoc.ty),
-            _ => None,
-        })
+        for i in 0..args.args.len() {
+            if let GenericArgument::AssocType(assoc) = &args.args[i] {
+                if assoc.ident == "Output" {
+                    return Some(&assoc.ty);
+                }
+            }
+        }
+        None
     })
 }
 
@@ -126,7 +131,7 @@ fn only_type_argument<'a>(ty: &'a Type, name: &str) -> Option<&'a Type> {
     let PathArguments::AngleBracketed(args) = &last.arguments else {
         return None;
     };
-    match (last.ident == name, args.args.len(), args.args.first()) {
+    match (last.ident == name, args.args.len(), args.args.get(0)) {
         (true, 1, Some(GenericArgument::Type(ty))) => Some(ty),
         _ => None,
     }

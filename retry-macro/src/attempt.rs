@@ -331,13 +331,14 @@ const LOG_MACROS: &[&str] = &["debug", "error", "event", "info", "trace", "warn"
 /// above says. It can stay in an inline attempt if there is no `return` or `?` in its
 /// arguments either.
 fn is_known(mac: &Macro) -> bool {
-    let segments: Vec<String> = mac
-        .path
-        .segments
-        .iter()
-        .map(|s| s.ident.to_string())
-        .collect();
-    let segments: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let mut names: Vec<String> = Vec::new();
+    for s in &mac.path.segments {
+        names.push(s.ident.to_string());
+    }
+    let mut segments: Vec<&str> = Vec::new();
+    for s in &names {
+        segments.push(s);
+    }
     match segments.as_slice() {
         [name] => STD_MACROS.contains(name),
         ["std" | "core" | "alloc", name] => STD_MACROS.contains(name),

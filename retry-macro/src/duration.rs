@@ -16,6 +16,12 @@ pub(crate) fn parse(text: &str) -> Result<u128, String> {
     Ok(total)
 }
 
+/// The length of the longest start of `text` whose chars are all `what`. (One function for
+/// every predicate: `trim_start_matches` compiled its searcher again for each closure.)
+fn prefix_len(text: &str, what: fn(char) -> bool) -> usize {
+    text.find(|c| !what(c)).unwrap_or(text.len())
+}
+
 /// The literal as the macro accepts it: `Err` for anything else, including an overflow.
 fn strict(text: &str) -> Result<u128, ()> {
     if text.is_empty() {
@@ -24,10 +30,10 @@ fn strict(text: &str) -> Result<u128, ()> {
     let mut total: u128 = 0;
     let mut rest = text;
     while !rest.is_empty() {
-        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        let digits = prefix_len(rest, |c| c.is_ascii_digit());
         let number: u128 = rest[..digits].parse().map_err(|_| ())?;
         rest = &rest[digits..];
-        let unit_len = rest.len() - rest.trim_start_matches(|c: char| c.is_alphabetic()).len();
+        let unit_len = prefix_len(rest, char::is_alphabetic);
         let scale = unit(&rest[..unit_len]).ok_or(())?;
         rest = &rest[unit_len..];
         total = number
@@ -92,13 +98,10 @@ fn diagnose(text: &str) -> String {
     }
     while !rest.is_empty() {
         rest = rest.trim_start();
-        let number_len = rest.len()
-            - rest
-                .trim_start_matches(|c: char| c.is_ascii_digit() || c == '.')
-                .len();
+        let number_len = prefix_len(rest, |c| c.is_ascii_digit() || c == '.');
         let number = &rest[..number_len];
         rest = rest[number_len..].trim_start();
-        let unit_len = rest.len() - rest.trim_start_matches(|c: char| c.is_alphabetic()).len();
+        let unit_len = prefix_len(rest, char::is_alphabetic);
         let word = &rest[..unit_len];
         rest = &rest[unit_len..];
         if number.is_empty() || number.starts_with('.') || number.ends_with('.') {
@@ -172,7 +175,16 @@ fn diagnose(text: &str) -> String {
     let faults = match faults.as_slice() {
         [] => return format!("`{text}` is too long a duration"),
         [one] => one.clone(),
-        [init @ .., last] => format!("{}, and {last}", init.join(", ")),
+        [init @ .., last] => {
+            let mut list = String::new();
+            for (i, fault) in init.iter().enumerate() {
+                if i > 0 {
+                    list.push_str(", ");
+                }
+                list.push_str(fault);
+            }
+            format!("{list}, and {last}")
+        }
     };
     match total.and(written) {
         Some(written) => {

@@ -73,16 +73,21 @@ fn binds(pat: &syn::Pat, name: &Ident) -> bool {
         syn::Pat::Ident(p) => {
             p.ident == *name || p.subpat.as_ref().is_some_and(|(_, p)| binds(p, name))
         }
-        syn::Pat::Tuple(t) => t.elems.iter().any(|p| binds(p, name)),
-        syn::Pat::TupleStruct(t) => t.elems.iter().any(|p| binds(p, name)),
-        syn::Pat::Struct(s) => s.fields.iter().any(|f| binds(&f.pat, name)),
-        syn::Pat::Slice(s) => s.elems.iter().any(|p| binds(p, name)),
+        syn::Pat::Tuple(t) => any_binds(&t.elems, name),
+        syn::Pat::TupleStruct(t) => any_binds(&t.elems, name),
+        syn::Pat::Struct(s) => (0..s.fields.len()).any(|i| binds(&s.fields[i].pat, name)),
+        syn::Pat::Slice(s) => any_binds(&s.elems, name),
         syn::Pat::Reference(r) => binds(&r.pat, name),
         syn::Pat::Paren(p) => binds(&p.pat, name),
         syn::Pat::Type(t) => binds(&t.pat, name),
-        syn::Pat::Or(o) => o.cases.iter().any(|p| binds(p, name)),
+        syn::Pat::Or(o) => any_binds(&o.cases, name),
         _ => false,
     }
+}
+
+/// Whether one of `pats` binds `name`. (Indexed: see `walk.rs` on syn's iterators.)
+fn any_binds<P>(pats: &syn::punctuated::Punctuated<syn::Pat, P>, name: &Ident) -> bool {
+    (0..pats.len()).any(|i| binds(&pats[i], name))
 }
 
 /// The function with its new body, or the one error that only writing it finds.
@@ -1020,12 +1025,13 @@ fn track_caller_error(opaque: attempt::Opaque, attr: &syn::Attribute) -> syn::Er
                        `#[track_caller]`";
     match opaque {
         attempt::Opaque::Macro { path, known } => {
-            let name = path
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect::<Vec<_>>()
-                .join("::");
+            let mut name = String::new();
+            for s in &path.segments {
+                if !name.is_empty() {
+                    name.push_str("::");
+                }
+                name.push_str(&s.ident.to_string());
+            }
             let message = if known {
                 format!(
                     "`#[retry]` cannot keep `#[track_caller]` with a `?` or `return` inside \
@@ -1150,15 +1156,19 @@ fn erase(ty: &mut Type) {
         Type::Array(a) => erase(&mut a.elem),
         Type::Paren(p) => erase(&mut p.elem),
         Type::Group(g) => erase(&mut g.elem),
-        Type::Tuple(t) => t.elems.iter_mut().for_each(erase),
+        Type::Tuple(t) => {
+            for i in 0..t.elems.len() {
+                erase(&mut t.elems[i]);
+            }
+        }
         Type::Path(path) => {
             if let Some(q) = &mut path.qself {
                 erase(&mut q.ty);
             }
             for seg in &mut path.path.segments {
                 if let PathArguments::AngleBracketed(a) = &mut seg.arguments {
-                    for arg in &mut a.args {
-                        if let GenericArgument::Type(t) = arg {
+                    for i in 0..a.args.len() {
+                        if let GenericArgument::Type(t) = &mut a.args[i] {
                             erase(t);
                         }
                     }

@@ -247,7 +247,7 @@ fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
     }
     let target = it.bounds.iter().find_map(|bound| match bound {
         syn::TypeParamBound::Trait(t) => t.path.segments.last().and_then(|s| match &s.arguments {
-            syn::PathArguments::AngleBracketed(a) if s.ident == "AsRef" => a.args.first(),
+            syn::PathArguments::AngleBracketed(a) if s.ident == "AsRef" => a.args.get(0),
             _ => None,
         }),
         _ => None,
@@ -277,7 +277,7 @@ fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
             syn::Type::Path(p) => p.path.segments.last().is_some_and(|last| {
                 last.ident == "Pin"
                     && matches!(&last.arguments, syn::PathArguments::AngleBracketed(a)
-                        if a.args.iter().any(|g| matches!(g, syn::GenericArgument::Type(t) if exclusive(t))))
+                        if (0..a.args.len()).any(|i| matches!(&a.args[i], syn::GenericArgument::Type(t) if exclusive(t))))
             }),
             _ => false,
         }

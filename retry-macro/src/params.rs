@@ -108,19 +108,18 @@ pub(crate) fn rebind(
     keys: &[syn::Expr],
     output: &Type,
 ) -> Rebind {
-    let returned: Vec<String> = returned_borrows(sig, output)
-        .into_iter()
-        .map(|borrow| borrow.name)
-        .collect();
-    let lifetimes: Vec<String> = sig
-        .generics
-        .lifetimes()
-        .map(|l| l.lifetime.ident.to_string())
-        .collect();
+    let mut returned: Vec<String> = Vec::new();
+    for borrow in returned_borrows(sig, output) {
+        returned.push(borrow.name);
+    }
+    let mut lifetimes: Vec<String> = Vec::new();
+    for l in sig.generics.lifetimes() {
+        lifetimes.push(l.lifetime.ident.to_string());
+    }
     let mut bindings = Vec::new();
     let mut self_alias = None;
-    for (index, arg) in sig.inputs.iter_mut().enumerate() {
-        let arg = match arg {
+    for index in 0..sig.inputs.len() {
+        let arg = match &mut sig.inputs[index] {
             FnArg::Receiver(receiver) => {
                 if !names(body, "self") {
                     continue;
@@ -217,14 +216,18 @@ pub(crate) fn rebind(
         if let Some(mut binding) = binding {
             // Copied: `#[cfg]`s and the lint levels the argument is given. Moved: an
             // `#[expect]`, which the copy fulfils or not, as the argument would.
-            let (expects, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut arg.attrs)
-                .into_iter()
-                .partition(is_expect);
-            binding
-                .attrs
-                .extend(kept.iter().filter(|a| is_cfg_or_lint(a)).cloned());
+            let mut expects = Vec::new();
+            for attr in std::mem::take(&mut arg.attrs) {
+                if is_expect(&attr) {
+                    expects.push(attr);
+                } else {
+                    if is_cfg_or_lint(&attr) {
+                        binding.attrs.push(attr.clone());
+                    }
+                    arg.attrs.push(attr);
+                }
+            }
             binding.expects = expects;
-            arg.attrs = kept;
             bindings.push(binding);
         }
     }
@@ -288,23 +291,28 @@ pub(crate) fn named_by<'a>(
 ) -> bool {
     let shared =
         |ty: &Type| matches!(strip_group(ty), Type::Reference(r) if r.mutability.is_none());
-    let taken: Vec<String> = sig
-        .inputs
-        .iter()
-        .filter_map(|arg| match arg {
-            FnArg::Receiver(r) if !shared(&receiver_type(r)) => Some("self".to_owned()),
-            FnArg::Typed(arg) if !shared(&arg.ty) => match &*arg.pat {
-                Pat::Ident(p) => Some(p.ident.to_string()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
-    !taken.is_empty()
-        && exprs.into_iter().any(|expr| {
-            let tokens = expr.to_token_stream();
-            taken.iter().any(|name| names(&tokens, name))
-        })
+    let mut taken: Vec<String> = Vec::new();
+    for arg in &sig.inputs {
+        match arg {
+            FnArg::Receiver(r) if !shared(&receiver_type(r)) => taken.push("self".to_owned()),
+            FnArg::Typed(arg) if !shared(&arg.ty) => {
+                if let Pat::Ident(p) = &*arg.pat {
+                    taken.push(p.ident.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    if taken.is_empty() {
+        return false;
+    }
+    for expr in exprs {
+        let tokens = expr.to_token_stream();
+        if taken.iter().any(|name| names(&tokens, name)) {
+            return true;
+        }
+    }
+    false
 }
 
 /// How the body uses its receiver.
@@ -328,7 +336,7 @@ fn may_hold_self(declared: &[String], output: &Type) -> Option<Span> {
     let syn::PathArguments::AngleBracketed(args) = &path.path.segments.last()?.arguments else {
         return None;
     };
-    let ok = args.args.iter().find_map(|arg| match arg {
+    let ok = (0..args.args.len()).find_map(|i| match &args.args[i] {
         syn::GenericArgument::Type(ty) => Some(ty),
         _ => None,
     })?;
@@ -435,7 +443,7 @@ fn is_pin_mut(ty: &Type) -> bool {
     };
     last.ident == "Pin"
         && matches!(
-            args.args.first(),
+            args.args.get(0),
             Some(syn::GenericArgument::Type(t))
                 if matches!(strip_group(t), Type::Reference(r) if r.mutability.is_some())
         )

@@ -4,7 +4,8 @@
 //! asks neither.
 
 use quote::ToTokens;
-use syn::{FnArg, Signature, Type};
+use syn::punctuated::Punctuated;
+use syn::{FnArg, Signature, Token, Type};
 
 use crate::walk::VisitMut;
 
@@ -59,22 +60,29 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
     };
     let returned = lifetimes(output);
     // Each argument's name, its lifetimes, and whether it is the receiver.
-    let inputs: Vec<(String, Lifetimes, bool)> = sig
-        .inputs
-        .iter()
-        .map(|arg| match arg {
+    // (Loops rather than iterator chains here: each adapter is a handful of functions compiled
+    // in the user's build, and this file had the most.)
+    let mut inputs: Vec<(String, Lifetimes, bool)> = Vec::new();
+    for arg in &sig.inputs {
+        inputs.push(match arg {
             FnArg::Receiver(r) => ("self".to_owned(), lifetimes(&receiver_type(r)), true),
             FnArg::Typed(t) => (t.pat.to_token_stream().to_string(), lifetimes(&t.ty), false),
-        })
-        .collect();
+        });
+    }
     // Where an elided lifetime of the output comes from: the receiver, if it is a reference;
     // else the only lifetime of the inputs, if there is one.
-    let with_lifetimes: Vec<_> = inputs
-        .iter()
-        .filter(|(_, l, _)| !l.all.is_empty())
-        .collect();
-    let elided_from = match with_lifetimes.iter().find(|(_, _, receiver)| *receiver) {
-        Some(receiver) => Some(*receiver),
+    let mut with_lifetimes: Vec<&(String, Lifetimes, bool)> = Vec::new();
+    let mut receiver = None;
+    for input in &inputs {
+        if !input.1.all.is_empty() {
+            with_lifetimes.push(input);
+            if input.2 && receiver.is_none() {
+                receiver = Some(input);
+            }
+        }
+    }
+    let elided_from = match receiver {
+        Some(receiver) => Some(receiver),
         None => match with_lifetimes[..] {
             [only] if only.1.all.len() == 1 => Some(only),
             _ => None,
@@ -92,44 +100,50 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
         }
         set
     };
-    let declared: Vec<String> = sig
-        .generics
-        .lifetimes()
-        .map(|l| l.lifetime.ident.to_string())
-        .collect();
+    let mut declared: Vec<String> = Vec::new();
+    for l in sig.generics.lifetimes() {
+        declared.push(l.lifetime.ident.to_string());
+    }
     let mut borrows = Vec::new();
     for (lifetime, at, shared) in &returned.all {
-        let from: Vec<&(String, Lifetimes, bool)> = match lifetime {
-            None => elided_from
-                .filter(|(_, l, _)| l.first_is_mut)
-                .into_iter()
-                .collect(),
+        let mut add = |name: &String| {
+            borrows.push(ReturnedBorrow {
+                name: name.clone(),
+                at: *at,
+                shared: *shared,
+            })
+        };
+        match lifetime {
+            None => {
+                if let Some((name, l, _)) = elided_from {
+                    if l.first_is_mut {
+                        add(name);
+                    }
+                }
+            }
             Some(named) => {
                 let set = longer(named);
-                inputs
-                    .iter()
-                    .filter(|(_, l, _)| l.mutable.iter().any(|m| set.contains(m)))
-                    .collect()
+                for (name, l, _) in &inputs {
+                    if l.mutable.iter().any(|m| set.contains(m)) {
+                        add(name);
+                    }
+                }
             }
-        };
-        borrows.extend(from.into_iter().map(|(name, _, _)| ReturnedBorrow {
-            name: name.clone(),
-            at: *at,
-            shared: *shared,
-        }));
+        }
     }
     for at in &returned.selves {
-        let of_impl = |l: &String| l != "static" && !declared.contains(l);
-        borrows.extend(
-            inputs
+        for (name, l, _) in &inputs {
+            if l.mutable
                 .iter()
-                .filter(|(_, l, _)| l.mutable.iter().any(of_impl))
-                .map(|(name, _, _)| ReturnedBorrow {
+                .any(|l| l != "static" && !declared.contains(l))
+            {
+                borrows.push(ReturnedBorrow {
                     name: name.clone(),
                     at: *at,
                     shared: false,
-                }),
-        );
+                });
+            }
+        }
     }
     borrows
 }
@@ -137,18 +151,18 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
 /// The signature's outlives bounds, `('long, 'short)` for each `'long: 'short` (by name).
 fn outlives(sig: &Signature) -> Vec<(String, String)> {
     let mut pairs = Vec::new();
-    let mut add = |long: &syn::Lifetime, bounds: &mut dyn Iterator<Item = &syn::Lifetime>| {
-        for short in bounds {
-            pairs.push((long.ident.to_string(), short.ident.to_string()));
+    let mut add = |long: &syn::Lifetime, bounds: &Punctuated<syn::Lifetime, Token![+]>| {
+        for i in 0..bounds.len() {
+            pairs.push((long.ident.to_string(), bounds[i].ident.to_string()));
         }
     };
     for param in sig.generics.lifetimes() {
-        add(&param.lifetime, &mut param.bounds.iter());
+        add(&param.lifetime, &param.bounds);
     }
     if let Some(clause) = &sig.generics.where_clause {
-        for predicate in &clause.predicates {
-            if let syn::WherePredicate::Lifetime(p) = predicate {
-                add(&p.lifetime, &mut p.bounds.iter());
+        for i in 0..clause.predicates.len() {
+            if let syn::WherePredicate::Lifetime(p) = &clause.predicates[i] {
+                add(&p.lifetime, &p.bounds);
             }
         }
     }

@@ -21,10 +21,22 @@ use syn::{
     Stmt, Type, TypeParamBound,
 };
 
+/// `self` as the walks take it: one walk, compiled once, for every visitor (generic walks were
+/// compiled again for each of them).
+pub(crate) trait AsDyn {
+    fn as_dyn(&mut self) -> &mut dyn VisitMut;
+}
+
+impl<T: VisitMut> AsDyn for T {
+    fn as_dyn(&mut self) -> &mut dyn VisitMut {
+        self
+    }
+}
+
 /// A visitor of a body or a type; each method's default walks into the node's parts.
-pub(crate) trait VisitMut {
+pub(crate) trait VisitMut: AsDyn {
     fn visit_stmt_mut(&mut self, stmt: &mut Stmt) {
-        visit_stmt_mut(self, stmt);
+        visit_stmt_mut(self.as_dyn(), stmt);
     }
 
     fn visit_block_mut(&mut self, block: &mut Block) {
@@ -34,11 +46,11 @@ pub(crate) trait VisitMut {
     }
 
     fn visit_expr_mut(&mut self, expr: &mut Expr) {
-        visit_expr_mut(self, expr);
+        visit_expr_mut(self.as_dyn(), expr);
     }
 
     fn visit_pat_mut(&mut self, pat: &mut Pat) {
-        visit_pat_mut(self, pat);
+        visit_pat_mut(self.as_dyn(), pat);
     }
 
     /// A path in an expression (`self`, `x`, `Vec::new`). Its generic arguments are not walked.
@@ -51,32 +63,34 @@ pub(crate) trait VisitMut {
     fn visit_item_mut(&mut self, _: &mut Item) {}
 
     fn visit_type_mut(&mut self, ty: &mut Type) {
-        visit_type_mut(self, ty);
+        visit_type_mut(self.as_dyn(), ty);
     }
 
     fn visit_type_reference_mut(&mut self, r: &mut syn::TypeReference) {
-        visit_type_reference_mut(self, r);
+        visit_type_reference_mut(self.as_dyn(), r);
     }
 
     fn visit_type_path_mut(&mut self, path: &mut syn::TypePath) {
-        visit_type_path_mut(self, path);
+        visit_type_path_mut(self.as_dyn(), path);
     }
 
     fn visit_type_fn_ptr_mut(&mut self, f: &mut syn::TypeFnPtr) {
-        for arg in &mut f.inputs {
+        for i in 0..f.inputs.len() {
+            let arg = &mut f.inputs[i];
             self.visit_type_mut(&mut arg.ty);
         }
-        visit_return_type_mut(self, &mut f.output);
+        visit_return_type_mut(self.as_dyn(), &mut f.output);
     }
 
     fn visit_parenthesized_generic_arguments_mut(
         &mut self,
         args: &mut syn::ParenthesizedGenericArguments,
     ) {
-        for arg in &mut args.inputs {
+        for i in 0..args.inputs.len() {
+            let arg = &mut args.inputs[i];
             self.visit_type_mut(&mut arg.ty);
         }
-        visit_return_type_mut(self, &mut args.output);
+        visit_return_type_mut(self.as_dyn(), &mut args.output);
     }
 
     /// A lifetime in a type, other than a reference's own (`&'a T`: see
@@ -84,7 +98,7 @@ pub(crate) trait VisitMut {
     fn visit_lifetime_mut(&mut self, _: &mut Lifetime) {}
 }
 
-pub(crate) fn visit_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, stmt: &mut Stmt) {
+pub(crate) fn visit_stmt_mut(v: &mut dyn VisitMut, stmt: &mut Stmt) {
     match stmt {
         Stmt::Local(local) => {
             v.visit_pat_mut(&mut local.pat);
@@ -103,9 +117,11 @@ pub(crate) fn visit_stmt_mut<V: VisitMut + ?Sized>(v: &mut V, stmt: &mut Stmt) {
 
 /// Each part of `expr` that is an expression, a block, a pattern or a macro call, in the order
 /// they are written.
-pub(crate) fn visit_expr_mut<V: VisitMut + ?Sized>(v: &mut V, expr: &mut Expr) {
-    let all = |v: &mut V, exprs: &mut syn::punctuated::Punctuated<Expr, syn::Token![,]>| {
-        for e in exprs {
+pub(crate) fn visit_expr_mut(v: &mut dyn VisitMut, expr: &mut Expr) {
+    let all = |v: &mut dyn VisitMut,
+               exprs: &mut syn::punctuated::Punctuated<Expr, syn::Token![,]>| {
+        for i in 0..exprs.len() {
+            let e = &mut exprs[i];
             v.visit_expr_mut(e);
         }
     };
@@ -129,7 +145,8 @@ pub(crate) fn visit_expr_mut<V: VisitMut + ?Sized>(v: &mut V, expr: &mut Expr) {
         }
         Expr::Cast(e) => v.visit_expr_mut(&mut e.expr),
         Expr::Closure(e) => {
-            for input in &mut e.inputs {
+            for i in 0..e.inputs.len() {
+                let input = &mut e.inputs[i];
                 v.visit_pat_mut(input);
             }
             v.visit_expr_mut(&mut e.body);
@@ -184,7 +201,8 @@ pub(crate) fn visit_expr_mut<V: VisitMut + ?Sized>(v: &mut V, expr: &mut Expr) {
         }
         Expr::Return(e) => visit_opt(v, &mut e.expr),
         Expr::Struct(e) => {
-            for field in &mut e.fields {
+            for i in 0..e.fields.len() {
+                let field = &mut e.fields[i];
                 v.visit_expr_mut(&mut field.expr);
             }
             visit_opt(v, &mut e.rest);
@@ -205,14 +223,14 @@ pub(crate) fn visit_expr_mut<V: VisitMut + ?Sized>(v: &mut V, expr: &mut Expr) {
     }
 }
 
-fn visit_opt<V: VisitMut + ?Sized>(v: &mut V, expr: &mut Option<Box<Expr>>) {
+fn visit_opt(v: &mut dyn VisitMut, expr: &mut Option<Box<Expr>>) {
     if let Some(expr) = expr {
         v.visit_expr_mut(expr);
     }
 }
 
 /// A pattern's guards (`x if x > limit`) and macro calls, where a body's expressions can be.
-pub(crate) fn visit_pat_mut<V: VisitMut + ?Sized>(v: &mut V, pat: &mut Pat) {
+pub(crate) fn visit_pat_mut(v: &mut dyn VisitMut, pat: &mut Pat) {
     match pat {
         Pat::Guard(p) => {
             v.visit_pat_mut(&mut p.pat);
@@ -224,17 +242,38 @@ pub(crate) fn visit_pat_mut<V: VisitMut + ?Sized>(v: &mut V, pat: &mut Pat) {
             }
         }
         Pat::Macro(p) => v.visit_macro_mut(&mut p.mac),
-        Pat::Or(p) => p.cases.iter_mut().for_each(|p| v.visit_pat_mut(p)),
+        Pat::Or(p) => {
+            for i in 0..p.cases.len() {
+                let p = &mut p.cases[i];
+                v.visit_pat_mut(p);
+            }
+        }
         Pat::Paren(p) => v.visit_pat_mut(&mut p.pat),
         Pat::Reference(p) => v.visit_pat_mut(&mut p.pat),
-        Pat::Slice(p) => p.elems.iter_mut().for_each(|p| v.visit_pat_mut(p)),
+        Pat::Slice(p) => {
+            for i in 0..p.elems.len() {
+                let p = &mut p.elems[i];
+                v.visit_pat_mut(p);
+            }
+        }
         Pat::Struct(p) => {
-            for field in &mut p.fields {
+            for i in 0..p.fields.len() {
+                let field = &mut p.fields[i];
                 v.visit_pat_mut(&mut field.pat);
             }
         }
-        Pat::Tuple(p) => p.elems.iter_mut().for_each(|p| v.visit_pat_mut(p)),
-        Pat::TupleStruct(p) => p.elems.iter_mut().for_each(|p| v.visit_pat_mut(p)),
+        Pat::Tuple(p) => {
+            for i in 0..p.elems.len() {
+                let p = &mut p.elems[i];
+                v.visit_pat_mut(p);
+            }
+        }
+        Pat::TupleStruct(p) => {
+            for i in 0..p.elems.len() {
+                let p = &mut p.elems[i];
+                v.visit_pat_mut(p);
+            }
+        }
         Pat::Type(p) => v.visit_pat_mut(&mut p.pat),
         // Constants, literals, paths, ranges, `..`, `_`: no guard, no macro call.
         _ => {}
@@ -242,7 +281,7 @@ pub(crate) fn visit_pat_mut<V: VisitMut + ?Sized>(v: &mut V, pat: &mut Pat) {
 }
 
 /// Each type, lifetime and bound in `ty`, in the order they are written.
-pub(crate) fn visit_type_mut<V: VisitMut + ?Sized>(v: &mut V, ty: &mut Type) {
+pub(crate) fn visit_type_mut(v: &mut dyn VisitMut, ty: &mut Type) {
     match ty {
         Type::Array(t) => v.visit_type_mut(&mut t.elem),
         Type::FnPtr(t) => v.visit_type_fn_ptr_mut(t),
@@ -254,31 +293,34 @@ pub(crate) fn visit_type_mut<V: VisitMut + ?Sized>(v: &mut V, ty: &mut Type) {
         Type::Reference(t) => v.visit_type_reference_mut(t),
         Type::Slice(t) => v.visit_type_mut(&mut t.elem),
         Type::TraitObject(t) => visit_bounds_mut(v, &mut t.bounds),
-        Type::Tuple(t) => t.elems.iter_mut().for_each(|t| v.visit_type_mut(t)),
+        Type::Tuple(t) => {
+            for i in 0..t.elems.len() {
+                let t = &mut t.elems[i];
+                v.visit_type_mut(t);
+            }
+        }
         // `_`, `!`, a macro call, tokens syn keeps unparsed.
         _ => {}
     }
 }
 
-pub(crate) fn visit_type_reference_mut<V: VisitMut + ?Sized>(
-    v: &mut V,
-    r: &mut syn::TypeReference,
-) {
+pub(crate) fn visit_type_reference_mut(v: &mut dyn VisitMut, r: &mut syn::TypeReference) {
     if let Some(lifetime) = &mut r.lifetime {
         v.visit_lifetime_mut(lifetime);
     }
     v.visit_type_mut(&mut r.elem);
 }
 
-pub(crate) fn visit_type_path_mut<V: VisitMut + ?Sized>(v: &mut V, path: &mut syn::TypePath) {
+pub(crate) fn visit_type_path_mut(v: &mut dyn VisitMut, path: &mut syn::TypePath) {
     if let Some(qself) = &mut path.qself {
         v.visit_type_mut(&mut qself.ty);
     }
     visit_path_mut(v, &mut path.path);
 }
 
-fn visit_path_mut<V: VisitMut + ?Sized>(v: &mut V, path: &mut syn::Path) {
-    for segment in &mut path.segments {
+fn visit_path_mut(v: &mut dyn VisitMut, path: &mut syn::Path) {
+    for i in 0..path.segments.len() {
+        let segment = &mut path.segments[i];
         match &mut segment.arguments {
             PathArguments::AngleBracketed(args) => visit_generic_args_mut(v, args),
             PathArguments::Parenthesized(args) => {
@@ -289,11 +331,9 @@ fn visit_path_mut<V: VisitMut + ?Sized>(v: &mut V, path: &mut syn::Path) {
     }
 }
 
-fn visit_generic_args_mut<V: VisitMut + ?Sized>(
-    v: &mut V,
-    args: &mut syn::AngleBracketedGenericArguments,
-) {
-    for arg in &mut args.args {
+fn visit_generic_args_mut(v: &mut dyn VisitMut, args: &mut syn::AngleBracketedGenericArguments) {
+    for i in 0..args.args.len() {
+        let arg = &mut args.args[i];
         match arg {
             GenericArgument::Lifetime(l) => v.visit_lifetime_mut(l),
             GenericArgument::Type(t) => v.visit_type_mut(t),
@@ -315,18 +355,21 @@ fn visit_generic_args_mut<V: VisitMut + ?Sized>(
     }
 }
 
-fn visit_bounds_mut<V: VisitMut + ?Sized, P>(
-    v: &mut V,
+fn visit_bounds_mut<P>(
+    v: &mut dyn VisitMut,
     bounds: &mut syn::punctuated::Punctuated<TypeParamBound, P>,
 ) {
-    for bound in bounds {
+    for b in 0..bounds.len() {
+        let bound = &mut bounds[b];
         match bound {
             TypeParamBound::Trait(t) => {
                 if let Some(bound_lifetimes) = &mut t.lifetimes {
-                    for param in &mut bound_lifetimes.lifetimes {
+                    for i in 0..bound_lifetimes.lifetimes.len() {
+                        let param = &mut bound_lifetimes.lifetimes[i];
                         if let syn::GenericParam::Lifetime(param) = param {
                             v.visit_lifetime_mut(&mut param.lifetime);
-                            for bound in &mut param.bounds {
+                            for j in 0..param.bounds.len() {
+                                let bound = &mut param.bounds[j];
                                 v.visit_lifetime_mut(bound);
                             }
                         }
@@ -336,7 +379,8 @@ fn visit_bounds_mut<V: VisitMut + ?Sized, P>(
             }
             TypeParamBound::Lifetime(l) => v.visit_lifetime_mut(l),
             TypeParamBound::PreciseCapture(c) => {
-                for param in &mut c.params {
+                for i in 0..c.params.len() {
+                    let param = &mut c.params[i];
                     if let syn::CapturedParam::Lifetime(l) = param {
                         v.visit_lifetime_mut(l);
                     }
@@ -347,7 +391,7 @@ fn visit_bounds_mut<V: VisitMut + ?Sized, P>(
     }
 }
 
-fn visit_return_type_mut<V: VisitMut + ?Sized>(v: &mut V, output: &mut ReturnType) {
+fn visit_return_type_mut(v: &mut dyn VisitMut, output: &mut ReturnType) {
     if let ReturnType::Type(_, ty) = output {
         v.visit_type_mut(ty);
     }
