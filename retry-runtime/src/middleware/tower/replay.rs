@@ -1,7 +1,7 @@
 //! The request modes, and the one hook both go through to send a request again: [`Replay`],
 //! in the spirit of tower's `Policy::clone_request`.
 
-use super::body::{ReplayBody, Replayer};
+use super::body::{KeepBody, ReplayBody};
 use core::future::{ready, Future};
 
 /// The request mode of [`RetryLayer::new`](super::RetryLayer::new): `http::Request<B>`, its
@@ -46,45 +46,33 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Req> + Send + '_;
 }
 
-impl<Rb> Replay<http::Request<Rb>> for HttpRequests
-where
-    Rb: ReplayBody + Unpin,
-    Rb::Error: Send,
-{
-    /// The body's replayer.
-    type Shared = Replayer<Rb>;
-    /// The request's head.
-    type Owned = http::request::Parts;
+impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
+    /// How the body type keeps its body ([`ReplayBody::Kept`]): a recorder, or nothing.
+    type Shared = Rb::Kept;
+    /// The request's head, and what the body is made from (nothing, or the body).
+    type Owned = (http::request::Parts, <Rb::Kept as KeepBody<Rb>>::Owned);
 
     fn keep(
         &self,
         req: http::Request<Rb>,
         limit: usize,
-    ) -> (
-        http::Request<Rb>,
-        Option<(Replayer<Rb>, http::request::Parts)>,
-    ) {
+    ) -> (http::Request<Rb>, Option<Kept<Self, http::Request<Rb>>>) {
         let (parts, body) = req.into_parts();
-        match Replayer::start(body, limit) {
-            Ok((first, replayer)) => {
-                let first = http::Request::from_parts(parts.clone(), Rb::from_replay(first));
-                (first, Some((replayer, parts)))
+        match Rb::Kept::keep(body, limit) {
+            (first, Some((shared, body))) => {
+                let first = http::Request::from_parts(parts.clone(), first);
+                (first, Some((shared, (parts, body))))
             }
-            Err(body) => (http::Request::from_parts(parts, body), None),
+            (body, None) => (http::Request::from_parts(parts, body), None),
         }
     }
 
-    /// The body went over the limit, or was still being sent when its attempt ended: no.
-    fn replayable(replayer: &Replayer<Rb>) -> bool {
-        replayer.replayable()
+    fn replayable(kept: &Rb::Kept) -> bool {
+        kept.replayable()
     }
 
-    async fn clone_request(
-        replayer: &Replayer<Rb>,
-        parts: http::request::Parts,
-    ) -> http::Request<Rb> {
-        let body = Rb::from_replay(replayer.next().await);
-        http::Request::from_parts(parts, body)
+    async fn clone_request(kept: &Rb::Kept, (parts, body): Self::Owned) -> http::Request<Rb> {
+        http::Request::from_parts(parts, kept.replay(body).await)
     }
 }
 
