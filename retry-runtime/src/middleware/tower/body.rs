@@ -57,7 +57,7 @@ pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let (first, kept) = Cloned::keep(Full::new(Bytes::from("one order")), 64);
 /// let (cloned, body) = kept.expect("within the limit");
-/// assert!(cloned.replayable());
+/// assert!(KeepBody::<Full<Bytes>>::replayable(&cloned)); // a cloned body always is
 /// let _again: Full<Bytes> = cloned.replay(body).await;
 /// # let _ = first;
 /// // Over the limit: sent once, nothing kept.
