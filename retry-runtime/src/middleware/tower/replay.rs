@@ -25,6 +25,12 @@ pub type Kept<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 /// [`replayable`](Replay::replayable) before a retry), shared by every attempt, hence `Sync`;
 /// and what the loop's attempts own, each next request made from it (only `Send`: a cloned
 /// request need not be `Sync`).
+#[diagnostic::on_unimplemented(
+    message = "`RetryLayer::new` cannot send a `{Req}` again: it retries `http::Request`s",
+    label = "a `{Req}` cannot be retried by this layer",
+    note = "an `http::Request<B>` is retried when the layer can send its body `B` again: `Full<Bytes>`, `Empty<Bytes>`, `String`, or a boxed body (`BodyExt::boxed`, `BodyExt::boxed_unsync`)",
+    note = "a request type that is `Clone` is cloned for each attempt: `RetryLayer::new(policy).clone_requests()`"
+)]
 pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// What the classifiers and the attempts share of a kept request.
     type Shared: Send + Sync + 'static;
