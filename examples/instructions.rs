@@ -203,6 +203,14 @@ fn main() {
         "layer_http_plain" => serve(n, layers::layer_http_plain(), layers::request),
         #[cfg(feature = "tower")]
         "layer_http_ours" => serve(n, layers::layer_http_ours(), layers::request),
+        #[cfg(feature = "tower")]
+        "layer_full_plain" => serve(n, layers::layer_full_plain(), layers::request_full),
+        #[cfg(feature = "tower")]
+        "layer_full_tower_retry" => {
+            serve(n, layers::layer_full_tower_retry(), layers::request_full)
+        }
+        #[cfg(feature = "tower")]
+        "layer_full_ours" => serve(n, layers::layer_full_ours(), layers::request_full),
         // A budget's part of a first-try success, on its own: what the retry loop calls.
         "budget_success" => {
             static BUDGET: retry_jitter::RetryBudget = retry_jitter::RetryBudget::new(500);

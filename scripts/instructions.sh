@@ -11,7 +11,8 @@
 #
 # - The tower layer's success path (benches/support/layers.rs, built with feature `tower`): one
 #   request through a service answering `Ok` at once, plain, under tower's own `Retry` with a
-#   policy that never retries, and under our `RetryLayer`.
+#   policy that never retries, and under our `RetryLayer`: a `u64`, an
+#   `http::Request<UnsyncBoxBody>`, an `http::Request<Full<Bytes>>`.
 #
 #   bash scripts/instructions.sh [CALLS]        (default 1000000)
 set -euo pipefail
@@ -105,6 +106,7 @@ failure_table "failure path, metrics"
 CARGO_TARGET_DIR=$target/tower cargo build --quiet --release --example instructions --features tower
 bin=$target/tower/release/examples/instructions
 printf '\n%-22s %10s\n' "tower layer, success" "per call"
-for f in layer_plain layer_tower_retry layer_ours layer_http_plain layer_http_ours; do
+for f in layer_plain layer_tower_retry layer_ours layer_http_plain layer_http_ours \
+    layer_full_plain layer_full_tower_retry layer_full_ours; do
     printf '%-22s %10.2f\n' "$f" "$(per_call "$f")"
 done

@@ -1,6 +1,8 @@
 //! The tower layer's success path (`bash scripts/instructions.sh`, built with feature
 //! `tower`): one request through a service whose first attempt answers `Ok` at once, plain,
-//! under tower's own `Retry` with a policy that never retries, and under our `RetryLayer`.
+//! under tower's own `Retry` with a policy that never retries, and under our `RetryLayer`:
+//! a `u64`, an `http::Request<UnsyncBoxBody>`, and an `http::Request<Full<Bytes>>` (hyper's
+//! most common client's request).
 //! Each function makes the service once and returns a closure that sends one request and
 //! polls its future once (it is ready: nothing waits).
 
@@ -10,7 +12,7 @@ use std::hint::black_box;
 
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;
-use http_body_util::{BodyExt, Empty};
+use http_body_util::{BodyExt, Empty, Full};
 use retry_jitter::tower::RetryLayer;
 use retry_jitter::Policy;
 use tower::{Layer, Service};
@@ -69,6 +71,69 @@ impl<E> tower::retry::Policy<u64, u64, E> for Never {
     fn clone_request(&mut self, req: &u64) -> Option<u64> {
         Some(*req)
     }
+}
+
+/// tower's `Retry` over HTTP requests: a policy that clones the whole request (an
+/// `http::Request<Full<Bytes>>` is `Clone`) and never retries.
+#[derive(Clone, Copy)]
+pub struct NeverCloned;
+
+impl<Res, E> tower::retry::Policy<http::Request<Full<Bytes>>, Res, E> for NeverCloned {
+    type Future = Ready<()>;
+    fn retry(
+        &mut self,
+        _: &mut http::Request<Full<Bytes>>,
+        _: &mut Result<Res, E>,
+    ) -> Option<Self::Future> {
+        None
+    }
+    fn clone_request(
+        &mut self,
+        req: &http::Request<Full<Bytes>>,
+    ) -> Option<http::Request<Full<Bytes>>> {
+        Some(req.clone())
+    }
+}
+
+/// The inner HTTP service of the `Full<Bytes>` rows: answers 200 with an empty body.
+#[derive(Clone, Copy)]
+pub struct AnswerFull;
+
+impl Service<http::Request<Full<Bytes>>> for AnswerFull {
+    type Response = http::Response<()>;
+    type Error = Infallible;
+    type Future = Ready<Result<http::Response<()>, Infallible>>;
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn call(&mut self, req: http::Request<Full<Bytes>>) -> Self::Future {
+        drop(black_box(req));
+        ready(Ok(http::Response::new(())))
+    }
+}
+
+/// A `POST` with a small JSON body in a `Full<Bytes>` (static bytes: cloning them is no
+/// allocation), made per call in the three `Full` rows.
+pub fn request_full() -> http::Request<Full<Bytes>> {
+    let mut req = http::Request::new(Full::new(Bytes::from_static(b"{\"order\": 1}")));
+    *req.method_mut() = http::Method::POST;
+    req
+}
+
+pub fn layer_full_plain() -> AnswerFull {
+    AnswerFull
+}
+
+pub fn layer_full_tower_retry() -> tower::retry::Retry<NeverCloned, AnswerFull> {
+    tower::retry::RetryLayer::new(NeverCloned).layer(AnswerFull)
+}
+
+pub fn layer_full_ours() -> impl Service<http::Request<Full<Bytes>>, Response = http::Response<()>>
+{
+    RetryLayer::new(Policy::default()).layer(AnswerFull)
 }
 
 /// A request with an empty body, made per call in both HTTP rows.

@@ -11,27 +11,145 @@ use bytes::Bytes;
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 
-/// A request body type the layer can rebuild around a replayed body: the inner service takes
-/// the same `http::Request<B>` it always did, so the replay is wrapped in a `B`. Implemented
-/// for http-body-util's boxed bodies and, with feature `tonic`, `tonic::body::Body`.
+/// A request body type [`RetryLayer::new`](super::RetryLayer::new) can send again. The body
+/// type says how a call keeps it for its next attempts ([`Kept`](ReplayBody::Kept)):
+///
+/// - [`Cloned`]: a `Clone` body is cloned for each attempt, nothing recorded:
+///   http-body-util's `Full<Bytes>` (its `Bytes` are shared, not copied) and `Empty<Bytes>`,
+///   and `String` (copied once when kept, once per retry);
+/// - [`Replayer`]: any other body is recorded as the first attempt sends it and replayed,
+///   wrapped in the body type again ([`WrapBody`]): http-body-util's `BoxBody` and
+///   `UnsyncBoxBody`, and with feature `tonic`, `tonic::body::Body` (a `Channel`'s).
+///
+/// Either way a body of more than the layer's
+/// [`with_body_limit`](super::RetryLayer::with_body_limit) bytes is sent once.
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::combinators::BoxBody;
+/// use http_body_util::Full;
+/// use retry_jitter::tower::{Cloned, ReplayBody, Replayer};
+///
+/// fn kept_by<B: ReplayBody<Kept = K>, K>() {}
+/// kept_by::<Full<Bytes>, Cloned>();
+/// kept_by::<String, Cloned>();
+/// kept_by::<BoxBody<Bytes, std::io::Error>, Replayer<BoxBody<Bytes, std::io::Error>>>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`RetryLayer` cannot send a request body of type `{Self}` again",
+    label = "a request with this body cannot be retried",
+    note = "send `Full<Bytes>`, `Empty<Bytes>` or `String`, or box the body (`BodyExt::boxed`, `BodyExt::boxed_unsync`), or implement `retry_jitter::tower::ReplayBody` for `{Self}`",
+    note = "a request type that is `Clone` can be cloned for each attempt instead: `RetryLayer::new(policy).clone_requests()`"
+)]
 pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
-    /// `body`, as a `Self`.
-    ///
-    /// ```
-    /// use bytes::Bytes;
-    /// use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
-    /// use retry_jitter::tower::ReplayBody;
-    ///
-    /// // The layer calls this with its replaying body; any body of the same error type works.
-    /// let body = Full::new(Bytes::from("x")).map_err(|never| match never {});
-    /// let _: UnsyncBoxBody<Bytes, std::io::Error> = ReplayBody::from_replay(body);
-    /// ```
+    /// How a call keeps this body for its next attempts: [`Cloned`] or [`Replayer<Self>`].
+    type Kept: KeepBody<Self>;
+}
+
+/// How a call keeps a request body of type `B` for its next attempts, and makes each next
+/// attempt's body from it: [`Cloned`] or [`Replayer`], the way a [`ReplayBody`] names.
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::Full;
+/// use retry_jitter::tower::{Cloned, KeepBody};
+///
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// let (first, kept) = Cloned::keep(Full::new(Bytes::from("one order")), 64);
+/// let (cloned, body) = kept.expect("within the limit");
+/// assert!(KeepBody::<Full<Bytes>>::replayable(&cloned)); // a cloned body always is
+/// let _again: Full<Bytes> = cloned.replay(body).await;
+/// # let _ = first;
+/// // Over the limit: sent once, nothing kept.
+/// assert!(Cloned::keep(Full::new(Bytes::from("one order")), 4).1.is_none());
+/// # }
+/// ```
+pub trait KeepBody<B>: Send + Sync + Sized + 'static {
+    /// What each next attempt's body is made from, cloned for it: nothing for the recorder
+    /// (the bytes are in the recorder), the body itself for [`Cloned`].
+    type Owned: Clone + Send + 'static;
+
+    /// The first attempt's body, and what is kept for the next ones: `None` when the body
+    /// cannot be sent again (it is known to be over `limit` bytes: it is sent once).
+    fn keep(body: B, limit: usize) -> (B, Option<(Self, Self::Owned)>);
+
+    /// Whether a next attempt's body can be made.
+    fn replayable(&self) -> bool;
+
+    /// The next attempt's body, once it can be made (a hedge may start while the first
+    /// attempt still sends the body).
+    fn replay(&self, owned: Self::Owned) -> impl Future<Output = B> + Send + '_;
+}
+
+/// The [`KeepBody`] of `Clone` bodies: the body itself is kept and cloned for each attempt, no
+/// recorder. A `Full<Bytes>`'s clone shares its bytes (`Bytes` is reference-counted).
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::{Empty, Full};
+/// use retry_jitter::tower::{Cloned, ReplayBody};
+///
+/// fn cloned<B: ReplayBody<Kept = Cloned>>() {}
+/// cloned::<Full<Bytes>>();
+/// cloned::<Empty<Bytes>>();
+/// cloned::<String>();
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cloned;
+
+impl<B: Body<Data = Bytes> + Clone + Send + 'static> KeepBody<B> for Cloned {
+    type Owned = B;
+
+    fn keep(body: B, limit: usize) -> (B, Option<(Cloned, B)>) {
+        if body.size_hint().lower() > limit as u64 {
+            return (body, None);
+        }
+        (body.clone(), Some((Cloned, body)))
+    }
+
+    fn replayable(&self) -> bool {
+        true
+    }
+
+    fn replay(&self, body: B) -> impl Future<Output = B> + Send + '_ {
+        core::future::ready(body)
+    }
+}
+
+impl ReplayBody for http_body_util::Full<Bytes> {
+    type Kept = Cloned;
+}
+
+impl ReplayBody for http_body_util::Empty<Bytes> {
+    type Kept = Cloned;
+}
+
+impl ReplayBody for String {
+    type Kept = Cloned;
+}
+
+/// A body type that can hold any body of its error type (a boxed body), so that a
+/// [`Replayer`] wraps its replay in it: the inner service takes the same `http::Request<B>`
+/// it always did. Implemented for http-body-util's boxed bodies and, with feature `tonic`,
+/// `tonic::body::Body`.
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
+/// use retry_jitter::tower::WrapBody;
+///
+/// // The layer calls this with its replaying body; any body of the same error type works.
+/// let body = Full::new(Bytes::from("x")).map_err(|never| match never {});
+/// let _: UnsyncBoxBody<Bytes, std::io::Error> = WrapBody::from_replay(body);
+/// ```
+pub trait WrapBody: Body<Data = Bytes> + Send + Sized + 'static {
+    /// `replay`, as a `Self`.
     fn from_replay<R>(replay: R) -> Self
     where
         R: Body<Data = Bytes, Error = Self::Error> + Send + Sync + 'static;
 }
 
-impl<E: 'static> ReplayBody for http_body_util::combinators::UnsyncBoxBody<Bytes, E>
+impl<E: 'static> WrapBody for http_body_util::combinators::UnsyncBoxBody<Bytes, E>
 where
     Self: Send,
 {
@@ -43,7 +161,14 @@ where
     }
 }
 
-impl<E: 'static> ReplayBody for http_body_util::combinators::BoxBody<Bytes, E>
+impl<E: Send + 'static> ReplayBody for http_body_util::combinators::UnsyncBoxBody<Bytes, E>
+where
+    Self: Send,
+{
+    type Kept = Replayer<Self>;
+}
+
+impl<E: 'static> WrapBody for http_body_util::combinators::BoxBody<Bytes, E>
 where
     Self: Send,
 {
@@ -53,16 +178,28 @@ where
     {
         Self::new(replay)
     }
+}
+
+impl<E: Send + 'static> ReplayBody for http_body_util::combinators::BoxBody<Bytes, E>
+where
+    Self: Send,
+{
+    type Kept = Replayer<Self>;
 }
 
 #[cfg(feature = "tonic")]
-impl ReplayBody for tonic::body::Body {
+impl WrapBody for tonic::body::Body {
     fn from_replay<R>(replay: R) -> Self
     where
         R: Body<Data = Bytes, Error = tonic::Status> + Send + Sync + 'static,
     {
         tonic::body::Body::new(replay)
     }
+}
+
+#[cfg(feature = "tonic")]
+impl ReplayBody for tonic::body::Body {
+    type Kept = Replayer<Self>;
 }
 
 /// Where the original body is, for the next attempt.
@@ -224,8 +361,20 @@ impl<B: Body> Drop for AttemptBody<B> {
     }
 }
 
-/// A call's request body, replayable while it stays within the limit.
-#[doc(hidden)]
+/// The [`KeepBody`] of bodies that are not `Clone` (a boxed body, a stream): the body is
+/// recorded as the first attempt sends it, within the layer's limit, and each next attempt
+/// sends the recorded bytes again, wrapped in the body type ([`WrapBody`]). A body still being
+/// sent when its attempt ended, or that went over the limit, is not replayed.
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::combinators::UnsyncBoxBody;
+/// use retry_jitter::tower::{ReplayBody, Replayer};
+///
+/// type Body = UnsyncBoxBody<Bytes, std::io::Error>;
+/// fn recorded<B: ReplayBody<Kept = Replayer<B>>>() {}
+/// recorded::<Body>();
+/// ```
 pub struct Replayer<B> {
     shared: Shared<B>,
     limit: usize,
@@ -257,10 +406,6 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
         Ok((first, Replayer { shared, limit }))
     }
 
-    pub(super) fn replayable(&self) -> bool {
-        lock(&self.shared).replayable()
-    }
-
     /// The next attempt's body, once the body is complete or given back (a hedge may start
     /// while the first attempt still sends it); never, when it went over the limit (the call
     /// then ends on the first attempt's answer, which drops this).
@@ -290,5 +435,30 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
                 limit: self.limit,
             })
         })
+    }
+}
+
+impl<B> KeepBody<B> for Replayer<B>
+where
+    B: WrapBody + Unpin,
+    B::Error: Send,
+{
+    /// Nothing: the bytes are in the recorder.
+    type Owned = ();
+
+    fn keep(body: B, limit: usize) -> (B, Option<(Self, ())>) {
+        match Replayer::start(body, limit) {
+            Ok((first, replayer)) => (B::from_replay(first), Some((replayer, ()))),
+            Err(body) => (body, None),
+        }
+    }
+
+    /// The body went over the limit, or was still being sent when its attempt ended: no.
+    fn replayable(&self) -> bool {
+        lock(&self.shared).replayable()
+    }
+
+    async fn replay(&self, (): ()) -> B {
+        B::from_replay(self.next().await)
     }
 }

@@ -71,13 +71,19 @@ impl<T: Serve<Req>, Req> Future for ResponseFuture<T, Req> {
                     Poll::Ready(outcome) => outcome,
                 },
             };
-            let (service, kept) = this
+            // Asked in place: a first success drops what was kept where it is, without
+            // moving it out of the future first.
+            let (service, _) = this
                 .resume
-                .take()
+                .as_ref()
                 .expect("a ResponseFuture polled after it ended");
             match service.accept_first(outcome) {
-                Ok(response) => return Poll::Ready(Ok(response)),
+                Ok(response) => {
+                    *this.resume = None;
+                    return Poll::Ready(Ok(response));
+                }
                 Err(outcome) => {
+                    let (service, kept) = this.resume.take().expect("taken only here");
                     let future = service.looping(kept, FirstAttempt::Answered(outcome));
                     this.state.set(State::Looping { future });
                 }

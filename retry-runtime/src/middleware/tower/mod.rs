@@ -4,15 +4,18 @@
 //! [`RetryLayer`] is built like the closure API [`Retry`](crate::Retry), and its service runs
 //! the same loop `#[retry]` runs: full jitter, budgets, `timeout`, hedging, `Retry-After`.
 //!
-//! - **Requests.** An `http::Request<B>` is made replayable whatever its body: the body is
-//!   buffered while it is sent, up to a limit ([`DEFAULT_BODY_LIMIT`], 64 KiB;
-//!   [`RetryLayer::with_body_limit`]), and each retry sends the same bytes again. A body larger
-//!   than the limit is sent once and never retried — no error for that: the first answer is
-//!   the answer. A body still being sent when its attempt ends (a streaming upload) is not
-//!   retried either. The inner service takes the body type it always did, so the layer must
-//!   be able to wrap its replay in that type ([`ReplayBody`]): http-body-util's `BoxBody` and
-//!   `UnsyncBoxBody`, and with feature `tonic`, `tonic::body::Body` (a `Channel`'s). Other
-//!   request types: [`RetryLayer::clone_requests`] clones them.
+//! - **Requests.** An `http::Request<B>` is made replayable by its body type ([`ReplayBody`]),
+//!   up to a limit ([`DEFAULT_BODY_LIMIT`], 64 KiB; [`RetryLayer::with_body_limit`]): each
+//!   retry sends the same bytes again, and the inner service takes the body type it always
+//!   did. http-body-util's `Full<Bytes>` and `Empty<Bytes>`, and `String`, are cloned for each
+//!   attempt ([`Cloned`]: a `Full`'s bytes are shared, not copied), so hyper-util's
+//!   `Client<HttpConnector, Full<Bytes>>` is wrapped as it is. Any other body is buffered
+//!   while it is sent and replayed ([`Replayer`]), wrapped again in its type
+//!   ([`WrapBody`]): http-body-util's `BoxBody` and `UnsyncBoxBody`, and with feature
+//!   `tonic`, `tonic::body::Body` (a `Channel`'s). A body larger than the limit is sent once
+//!   and never retried — no error for that: the first answer is the answer. A body still being
+//!   sent when its attempt ends (a streaming upload) is not retried either. Other request
+//!   types: [`RetryLayer::clone_requests`] clones them.
 //! - **Responses** are classified by [`classify_status`](crate::http::classify_status),
 //!   honouring `Retry-After` ([`ByStatus`]); with feature `tonic`, a response whose headers
 //!   carry `grpc-status` (a trailers-only gRPC error, as tonic servers send) by
@@ -76,15 +79,13 @@ pub use tower_service::Service;
 
 pub use crate::middleware::builder::RetryBuilder;
 pub use crate::AcceptOk;
-pub use body::ReplayBody;
+pub use body::{Cloned, KeepBody, ReplayBody, Replayer, WrapBody};
 pub use classify::{ByStatus, TransportErrors};
 pub use future::{BoxFuture, ResponseFuture};
 pub use layer::{LayerFace, RetryLayer, RetryService};
 pub use replay::{CloneRequests, HttpRequests};
 
 // The plumbing of the `Service` impl: public only because `ResponseFuture` names it.
-#[doc(hidden)]
-pub use body::Replayer;
 #[doc(hidden)]
 pub use future::FirstAttempt;
 #[doc(hidden)]

@@ -1,7 +1,7 @@
 //! The request modes, and the one hook both go through to send a request again: [`Replay`],
 //! in the spirit of tower's `Policy::clone_request`.
 
-use super::body::{ReplayBody, Replayer};
+use super::body::{KeepBody, ReplayBody};
 use crate::middleware::writes::{self, Writes};
 use crate::policy::Resend;
 use core::future::{ready, Future};
@@ -27,6 +27,12 @@ pub type Kept<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 /// [`replayable`](Replay::replayable) before a retry), shared by every attempt, hence `Sync`;
 /// and what the loop's attempts own, each next request made from it (only `Send`: a cloned
 /// request need not be `Sync`).
+#[diagnostic::on_unimplemented(
+    message = "`RetryLayer::new` cannot send a `{Req}` again: it retries `http::Request`s",
+    label = "a `{Req}` cannot be retried by this layer",
+    note = "an `http::Request<B>` is retried when the layer can send its body `B` again: `Full<Bytes>`, `Empty<Bytes>`, `String`, or a boxed body (`BodyExt::boxed`, `BodyExt::boxed_unsync`)",
+    note = "a request type that is `Clone` is cloned for each attempt: `RetryLayer::new(policy).clone_requests()`"
+)]
 pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// What the classifiers and the attempts share of a kept request.
     type Shared: Send + Sync + 'static;
@@ -55,15 +61,11 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Req> + Send + '_;
 }
 
-impl<Rb> Replay<http::Request<Rb>> for HttpRequests
-where
-    Rb: ReplayBody + Unpin,
-    Rb::Error: Send,
-{
-    /// The body's replayer.
-    type Shared = Replayer<Rb>;
-    /// The request's head.
-    type Owned = http::request::Parts;
+impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
+    /// How the body type keeps its body ([`ReplayBody::Kept`]): a recorder, or nothing.
+    type Shared = Rb::Kept;
+    /// The request's head, and what the body is made from (nothing, or the body).
+    type Owned = (http::request::Parts, <Rb::Kept as KeepBody<Rb>>::Owned);
 
     fn keep(
         &self,
@@ -73,30 +75,25 @@ where
     ) -> (http::Request<Rb>, Option<Kept<Self, http::Request<Rb>>>) {
         let (mut parts, body) = req.into_parts();
         writes::add_key(writes, &parts.method, &mut parts.headers);
-        match Replayer::start(body, limit) {
-            Ok((first, replayer)) => {
-                let first = http::Request::from_parts(parts.clone(), Rb::from_replay(first));
-                (first, Some((replayer, parts)))
+        match Rb::Kept::keep(body, limit) {
+            (first, Some((shared, body))) => {
+                let first = http::Request::from_parts(parts.clone(), first);
+                (first, Some((shared, (parts, body))))
             }
-            Err(body) => (http::Request::from_parts(parts, body), None),
+            (body, None) => (http::Request::from_parts(parts, body), None),
         }
     }
 
-    /// The body went over the limit, or was still being sent when its attempt ended: no.
-    fn replayable(replayer: &Replayer<Rb>) -> bool {
-        replayer.replayable()
+    fn replayable(kept: &Rb::Kept) -> bool {
+        kept.replayable()
     }
 
-    fn resend((_, parts): &Kept<Self, http::Request<Rb>>, writes: Writes) -> Resend {
+    fn resend((_, (parts, _)): &Kept<Self, http::Request<Rb>>, writes: Writes) -> Resend {
         writes::resend(writes, &parts.method, &parts.headers)
     }
 
-    async fn clone_request(
-        replayer: &Replayer<Rb>,
-        parts: http::request::Parts,
-    ) -> http::Request<Rb> {
-        let body = Rb::from_replay(replayer.next().await);
-        http::Request::from_parts(parts, body)
+    async fn clone_request(kept: &Rb::Kept, (parts, body): Self::Owned) -> http::Request<Rb> {
+        http::Request::from_parts(parts, kept.replay(body).await)
     }
 }
 

@@ -1,0 +1,216 @@
+//! The bodies hyper users send (issue 29 point 3): hyper-util's legacy
+//! `Client<HttpConnector, Full<Bytes>>` (and one sending `String`, one `Empty<Bytes>`) wrapped
+//! by `RetryLayer::new` as it is, against a real axum server on loopback that answers `503`
+//! twice, then `200`: the server receives the body byte-exact on every attempt, and a body
+//! over the limit is sent once. A `Full<Bytes>` is not copied for its retries: each attempt
+//! sends the same bytes, shared.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::any;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Empty, Full};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use retry_jitter::tower::RetryLayer;
+use retry_jitter::Policy;
+use tower::{Service, ServiceExt};
+
+/// What the server received: each call's method and body.
+#[derive(Default)]
+struct Seen {
+    calls: Mutex<Vec<(http::Method, Bytes)>>,
+    script: Mutex<VecDeque<u16>>,
+}
+
+impl Seen {
+    fn calls(&self) -> Vec<(http::Method, Bytes)> {
+        self.calls.lock().unwrap().clone()
+    }
+}
+
+/// An axum server on loopback answering the statuses of `script` in order, then `200` with
+/// the body it received.
+async fn server(script: &[u16]) -> (SocketAddr, Arc<Seen>) {
+    let seen = Arc::new(Seen {
+        calls: Mutex::new(Vec::new()),
+        script: Mutex::new(script.iter().copied().collect()),
+    });
+    async fn handle(
+        State(seen): State<Arc<Seen>>,
+        method: http::Method,
+        body: Bytes,
+    ) -> (StatusCode, Bytes) {
+        seen.calls.lock().unwrap().push((method, body.clone()));
+        let status = seen.script.lock().unwrap().pop_front().unwrap_or(200);
+        (StatusCode::from_u16(status).unwrap(), body)
+    }
+    let app = axum::Router::new()
+        .route("/{*path}", any(handle))
+        .with_state(seen.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (addr, seen)
+}
+
+/// The policy a new user writes.
+fn policy() -> Policy {
+    Policy::new().with_attempts(4)
+}
+
+/// Bytes that are not all alike: a body cut or reordered would not compare equal.
+fn payload(len: usize) -> Bytes {
+    (0..len).map(|i| (i * 7 % 251) as u8).collect()
+}
+
+#[tokio::test]
+async fn a_full_bytes_client_is_wrapped_and_its_body_replayed_byte_exact() {
+    let (addr, seen) = server(&[503, 503]).await;
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()))
+        .service(client);
+    let body = payload(20_000);
+    let req = http::Request::post(format!("http://{addr}/orders"))
+        .body(Full::new(body.clone()))
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let calls = seen.calls();
+    assert_eq!(calls.len(), 3, "503 twice, then 200");
+    for (method, received) in calls {
+        assert_eq!(method, http::Method::POST);
+        assert_eq!(received, body, "byte-exact on every attempt");
+    }
+    let echoed = resp.into_body().collect().await.unwrap().to_bytes();
+    assert_eq!(echoed, body);
+}
+
+#[tokio::test]
+async fn a_string_client_is_wrapped_and_its_body_replayed_byte_exact() {
+    let (addr, seen) = server(&[503, 503]).await;
+    let client: Client<HttpConnector, String> = Client::builder(TokioExecutor::new()).build_http();
+    let svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()))
+        .service(client);
+    let body = "{\"item\": \"é, ü and 漢字\", \"quantity\": 3}".repeat(100);
+    let req = http::Request::put(format!("http://{addr}/items/7"))
+        .header("content-type", "application/json")
+        .body(body.clone())
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let calls = seen.calls();
+    assert_eq!(calls.len(), 3);
+    for (method, received) in calls {
+        assert_eq!(method, http::Method::PUT);
+        assert_eq!(received, body.as_bytes());
+    }
+}
+
+#[tokio::test]
+async fn an_empty_client_is_wrapped_and_retried() {
+    let (addr, seen) = server(&[503, 503]).await;
+    let client: Client<HttpConnector, Empty<Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()))
+        .service(client);
+    let req = http::Request::get(format!("http://{addr}/items"))
+        .body(Empty::new())
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let calls = seen.calls();
+    assert_eq!(calls.len(), 3);
+    assert!(calls
+        .iter()
+        .all(|(m, b)| m == http::Method::GET && b.is_empty()));
+}
+
+#[tokio::test]
+async fn a_full_body_over_the_limit_is_sent_once() {
+    // The default limit, 64 KiB: 70 KiB is sent once, and its first answer is the answer.
+    let (addr, seen) = server(&[503, 503]).await;
+    let client: Client<HttpConnector, Full<Bytes>> =
+        Client::builder(TokioExecutor::new()).build_http();
+    let mut svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()))
+        .service(client.clone());
+    let body = payload(70 * 1024);
+    let req = http::Request::post(format!("http://{addr}/uploads"))
+        .body(Full::new(body.clone()))
+        .unwrap();
+    let resp = svc.ready().await.unwrap().call(req).await.unwrap();
+    assert_eq!(resp.status(), 503, "the first answer is the answer");
+    assert_eq!(seen.calls().len(), 1);
+    assert_eq!(seen.calls()[0].1, body, "sent whole, once");
+
+    // A lower limit, and a `String` body one byte over it.
+    let (addr, seen) = server(&[503, 503]).await;
+    let client: Client<HttpConnector, String> = Client::builder(TokioExecutor::new()).build_http();
+    let svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()).with_body_limit(16))
+        .service(client);
+    let req = http::Request::post(format!("http://{addr}/notes"))
+        .body("seventeen bytes!!".to_string())
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 503);
+    assert_eq!(seen.calls().len(), 1);
+
+    // At the limit exactly: replayed.
+    let (addr, seen) = server(&[503, 503]).await;
+    let client: Client<HttpConnector, String> = Client::builder(TokioExecutor::new()).build_http();
+    let svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()).with_body_limit(16))
+        .service(client);
+    let req = http::Request::post(format!("http://{addr}/notes"))
+        .body("sixteen bytes!!!".to_string())
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(seen.calls().len(), 3);
+}
+
+/// A `Full<Bytes>` is cloned for each attempt, not recorded: every attempt's body hands out
+/// the caller's own `Bytes`, the same memory, never a copy.
+#[tokio::test(start_paused = true)]
+async fn a_full_body_is_shared_not_copied() {
+    let body = payload(4096);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let upstream = tower::service_fn(move |req: http::Request<Full<Bytes>>| {
+        let record = record.clone();
+        async move {
+            let frame = req.into_body().frame().await.unwrap().unwrap();
+            let data = frame.into_data().unwrap();
+            let mut seen = record.lock().unwrap();
+            seen.push((data.as_ptr() as usize, data.len()));
+            let status = if seen.len() < 3 { 503 } else { 200 };
+            Ok::<_, std::convert::Infallible>(
+                http::Response::builder().status(status).body(()).unwrap(),
+            )
+        }
+    });
+    let svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()))
+        .service(upstream);
+    let req = http::Request::post("/orders")
+        .body(Full::new(body.clone()))
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.len(), 3);
+    for &(ptr, len) in seen.iter() {
+        assert_eq!((ptr, len), (body.as_ptr() as usize, body.len()));
+    }
+}
