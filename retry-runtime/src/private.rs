@@ -4,6 +4,7 @@ pub use core::ops::ControlFlow;
 pub use core::time::Duration;
 
 // Exactly what the expansion names.
+pub use crate::policy::deadline::Started;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
 pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question::Branch;
