@@ -636,7 +636,7 @@ fn hedged(cx: &Cx, hedge: &HedgeArg, rebind: &Rebind, body: &TokenStream) -> Tok
         quote!(#policy_l)
     };
     let hedged = quote_spanned! {ret_span=>
-        #for_ret::hedged((#policy_arg, #clock, #start), &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l, #last)
+        #for_ret::hedged(#p::Started { policy: #policy_arg, clock: #clock, start: #start }, &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l, #last)
     };
     let (setup, start_item, attempt_param, pin) =
         (setup(cx), cx.start_item(), cx.attempt_param(), cx.pin());
@@ -765,7 +765,7 @@ fn async_attempt(cx: &Cx, rebind: &Rebind, body: &TokenStream) -> TokenStream {
                 let (#out_l, #cut_l): (#ret, bool) = {
                     #outside
                     let #p::Limit { duration: #limit_l, deadline: #deadline_l } =
-                        #p::Limit::of(#timeout_l, (#policy_l, #clock, #start));
+                        #p::Limit::of(#timeout_l, #p::Started { policy: #policy_l, clock: #clock, start: #start });
                     // The attempt and its timer raced in place, in the function's own
                     // future: stored once, with no borrow of either beside them.
                     let #race_l = #p::Race::new(#nested, #sleep(#limit_l), #limit_l, #clock as #p::Clock);
@@ -980,7 +980,7 @@ fn judge(cx: &Cx) -> Judge {
             #p::LoopState::succeeded(&#state_l, &#hooks_l, #name, #clock)
         },
         failed: quote_spanned! {ret_span=>
-            #for_ret::#failed_fn(&mut #state_l, (&#policy_l, #clock, #start), #out_l, #verdict_l, &#hooks_l, #name, #cut)
+            #for_ret::#failed_fn(&mut #state_l, #p::Started { policy: &#policy_l, clock: #clock, start: #start }, #out_l, #verdict_l, &#hooks_l, #name, #cut)
         },
         cont_pat,
         last_val,

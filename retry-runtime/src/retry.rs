@@ -6,6 +6,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::fleet::{Budget, NoBudget, SharedBudget};
+use crate::policy::deadline::Started;
 use crate::run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
 use crate::run::hedge::{Hedge, HedgeWith, NoHedge};
 use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
@@ -553,16 +554,19 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         SFut: Future<Output = ()>,
     {
         let start = start_time(&self.policy, clock);
-        let now = (self.policy, clock, start);
+        // The policy borrowed: the hedged entry keeps its address until the loop starts.
+        let call = Started {
+            policy: &self.policy,
+            clock,
+            start,
+        };
         if let Some(hedge) = self.hedge.hedge() {
             let timeout = self
                 .timeout
                 .limit()
                 .map(|(t, make_error)| (t, move |timed_out| Err(make_error(timed_out))));
             let (hooks, name) = (&self.hooks, self.name);
-            // The policy borrowed: the hedged entry keeps its address until the loop starts.
-            let borrowed = (&self.policy, clock, start);
-            return Loop::hedged(borrowed, hooks, name, hedge, timeout, sleep, op, None).await;
+            return Loop::hedged(call, hooks, name, hedge, timeout, sleep, op, None).await;
         }
         let mut state = LoopState::<Result<V, E>>::new();
         loop {
@@ -573,7 +577,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             let (outcome, cut) = match self.timeout.limit() {
                 None => (op(attempt).await, false),
                 Some((timeout, timed_out)) => {
-                    let Limit { duration, deadline } = Limit::of(timeout, now);
+                    let Limit { duration, deadline } = Limit::of(timeout, call.owned());
                     match Race::new(op(attempt), sleep(duration), duration, clock).await {
                         Ok(outcome) => (outcome, false),
                         Err(t) => (Err(timed_out(t)), deadline),
@@ -587,17 +591,11 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             }
             // The outcome is gone before the wait: only the last one is kept through it,
             // where the policy has a deadline that may end the call after it.
-            let (wait, last) = match state.failed(
-                (&self.policy, clock, start),
-                outcome,
-                verdict,
-                &self.hooks,
-                self.name,
-                cut,
-            ) {
-                ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue((delay, last)) => (sleep_boxed(delay, &mut sleep), last),
-            };
+            let (wait, last) =
+                match state.failed(call, outcome, verdict, &self.hooks, self.name, cut) {
+                    ControlFlow::Break(outcome) => return outcome,
+                    ControlFlow::Continue((delay, last)) => (sleep_boxed(delay, &mut sleep), last),
+                };
             wait.await;
             if let ControlFlow::Break(outcome) = state.resumed(last, &self.hooks, self.name) {
                 return outcome;

@@ -4,10 +4,11 @@
 //! that has one, and code inside the attempt (`reqwest::check`'s error-body read) fits its
 //! work to what is left.
 
+use core::borrow::Borrow;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::policy::Clock;
+use crate::policy::{Clock, Policy};
 
 /// A call's deadline: `max` after its `start`, on `clock`.
 #[derive(Clone, Copy)]
@@ -42,6 +43,62 @@ impl Deadline {
     pub(crate) fn left(&self) -> Duration {
         self.max
             .saturating_sub((self.clock)().saturating_duration_since(self.start))
+    }
+}
+
+/// A call once its first attempt has begun: the policy it runs under, the clock its time is
+/// read on, and when it began (kept only where the policy has a `max_elapsed`: see
+/// [`start_time`](crate::__private::start_time)). What the retry loops are handed for the
+/// call's time, and where its deadline arithmetic lives. `P` is a [`Policy`] or a borrow of one:
+/// a borrowed `const` policy (the attribute's policy of literals) is an address, not a copy.
+///
+/// ```
+/// use retry_jitter::__private::{now, Started};
+/// use retry_jitter::Policy;
+///
+/// let policy = Policy::new();
+/// let call = Started { policy: &policy, clock: now, start: None };
+/// assert_eq!(call.owned().policy, policy);
+/// ```
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct Started<P = Policy> {
+    /// The policy the call runs under.
+    pub policy: P,
+    /// The clock its time is read on.
+    pub clock: Clock,
+    /// When its first attempt began, where the policy has a `max_elapsed`.
+    pub start: Option<Instant>,
+}
+
+impl<P: Borrow<Policy>> Started<P> {
+    /// The same call with its policy copied out of the borrow.
+    #[inline(always)]
+    pub fn owned(&self) -> Started {
+        Started {
+            policy: *self.policy.borrow(),
+            clock: self.clock,
+            start: self.start,
+        }
+    }
+
+    /// The call's deadline, if it has one (a `max_elapsed`, and the start kept for it).
+    #[inline(always)]
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        Deadline::of(self.policy.borrow().max_elapsed(), self.start, self.clock)
+    }
+
+    /// The time left before the deadline, now, if there is one.
+    #[inline(always)]
+    pub(crate) fn time_left(&self) -> Option<Duration> {
+        self.deadline().map(|d| d.left())
+    }
+
+    /// Whether a wait of `wait` from now would end past the deadline (`ZERO`: whether it has
+    /// passed); never without one.
+    #[inline(always)]
+    pub(crate) fn passed_after(&self, wait: Duration) -> bool {
+        self.deadline().is_some_and(|d| d.passed_after(wait))
     }
 }
 

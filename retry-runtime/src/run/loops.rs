@@ -8,6 +8,7 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::fleet::{Budget, RetryShare};
+use crate::policy::deadline::Started;
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{GiveUpReason, Policy};
 use crate::run::guard::Guard;
@@ -34,9 +35,9 @@ struct Retrying<'h> {
 pub type Pause<R> = (Duration, Option<R>);
 
 impl<'h> Retrying<'h> {
-    fn new((policy, clock, start): (&Policy, Clock, Option<Instant>)) -> Self {
+    fn new(call: Started<&Policy>) -> Self {
         Retrying {
-            state: RetryState::resume(*policy, clock, start),
+            state: RetryState::resume(call.owned()),
             owed: RetryShare::default(),
         }
     }
@@ -127,7 +128,7 @@ impl<'h, R> LoopState<'h, R> {
     #[allow(clippy::too_many_arguments)]
     pub fn failed<H: LoopHooks<R>>(
         &mut self,
-        now: (&Policy, Clock, Option<Instant>),
+        call: Started<&Policy>,
         outcome: R,
         verdict: Verdict,
         hooks: &'h H,
@@ -137,7 +138,7 @@ impl<'h, R> LoopState<'h, R> {
     where
         R: IsResult,
     {
-        let failing = self.failing(now, hooks);
+        let failing = self.failing(call, hooks);
         failing.failed(outcome, verdict, hooks, function, cut)
     }
 
@@ -149,7 +150,7 @@ impl<'h, R> LoopState<'h, R> {
     #[allow(clippy::too_many_arguments)]
     pub fn failed_wait<H: LoopHooks<R>>(
         &mut self,
-        now: (&Policy, Clock, Option<Instant>),
+        call: Started<&Policy>,
         outcome: R,
         verdict: Verdict,
         hooks: &'h H,
@@ -159,21 +160,17 @@ impl<'h, R> LoopState<'h, R> {
     where
         R: IsResult,
     {
-        let failing = self.failing(now, hooks);
+        let failing = self.failing(call, hooks);
         let (delay, _) = failing.failed(outcome, verdict, hooks, function, cut)?;
         ControlFlow::Continue(delay)
     }
 
     /// The state after a failure, made at the first one (the budget counts the call then).
     #[inline(always)]
-    fn failing<H: LoopHooks<R>>(
-        &mut self,
-        now: (&Policy, Clock, Option<Instant>),
-        hooks: &H,
-    ) -> &mut Retrying<'h> {
+    fn failing<H: LoopHooks<R>>(&mut self, call: Started<&Policy>, hooks: &H) -> &mut Retrying<'h> {
         self.state.get_or_insert_with(|| {
-            hooks.begin(now.1);
-            Box::new(Retrying::new(now))
+            hooks.begin(call.clock);
+            Box::new(Retrying::new(call))
         })
     }
 
@@ -338,7 +335,7 @@ impl<R> Loop<R> {
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub fn failed<'h, C, N, G, B, T, O, Gd>(
         attempts: &mut LoopState<'h, R>,
-        now: (&Policy, Clock, Option<Instant>),
+        call: Started<&Policy>,
         outcome: R,
         verdict: Verdict,
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
@@ -355,7 +352,7 @@ impl<R> Loop<R> {
         O: ClassifyOk<R::Ok>,
         Gd: Guard<R>,
     {
-        attempts.failed(now, outcome, verdict, hooks, function, cut)
+        attempts.failed(call, outcome, verdict, hooks, function, cut)
     }
 
     /// [`LoopState::failed_wait`].
@@ -363,7 +360,7 @@ impl<R> Loop<R> {
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub fn failed_wait<'h, C, N, G, B, T, O, Gd>(
         attempts: &mut LoopState<'h, R>,
-        now: (&Policy, Clock, Option<Instant>),
+        call: Started<&Policy>,
         outcome: R,
         verdict: Verdict,
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
@@ -380,10 +377,10 @@ impl<R> Loop<R> {
         O: ClassifyOk<R::Ok>,
         Gd: Guard<R>,
     {
-        attempts.failed_wait(now, outcome, verdict, hooks, function, cut)
+        attempts.failed_wait(call, outcome, verdict, hooks, function, cut)
     }
 
-    /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge). `now`'s policy is a `Policy`
+    /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge). `call`'s policy is a `Policy`
     /// or a borrow of one: a borrowed `const` (the attribute's policy of literals) is not
     /// kept in the future at all, only its address.
     /// (A plain `fn` returning the loop's future, not an `async fn` around it, which would
@@ -391,7 +388,7 @@ impl<R> Loop<R> {
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub fn hedged<'h, P, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>(
-        now: (P, Clock, Option<Instant>),
+        call: Started<P>,
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
         hedge: Hedge,
@@ -417,7 +414,7 @@ impl<R> Loop<R> {
         SFut: Future<Output = ()>,
         M: Fn(crate::fleet::TimedOut) -> R,
     {
-        hedged_lazily(now, hooks, function, hedge, timeout, sleep, make, last)
+        hedged_lazily(call, hooks, function, hedge, timeout, sleep, make, last)
     }
 
     /// [`LoopState::admit`].
@@ -504,7 +501,12 @@ where
     F: FnMut(u32) -> R,
 {
     hooks.begin(sleep::now);
-    let mut failing = Retrying::new((&policy, sleep::now, start));
+    let call = Started {
+        policy: &policy,
+        clock: sleep::now,
+        start,
+    };
+    let mut failing = Retrying::new(call);
     let (mut outcome, mut verdict) = (first, verdict);
     loop {
         let last = match failing.failed(outcome, verdict, hooks, function, false) {

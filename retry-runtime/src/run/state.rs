@@ -4,7 +4,7 @@ use core::time::Duration;
 use std::time::Instant;
 
 use crate::fleet::{Budget, RetryShare, RetryTicket, SharedBudget};
-use crate::policy::deadline::Deadline;
+use crate::policy::deadline::Started;
 use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent};
 use crate::run::hooks::{Hooks, Notify};
 use crate::run::sleep::{self, Clock};
@@ -33,13 +33,12 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 /// ```
 #[derive(Clone, Debug)]
 pub struct RetryState {
-    policy: Policy,
+    /// The policy, the clock and the start time.
+    call: Started,
     /// Calls made that did not succeed: each failed one, and, once a hedged call ends, those
     /// still running beside the one it ends on (made, so counted).
     calls_spent: u32,
     prev: Duration,
-    start: Option<Instant>,
-    clock: Clock,
     budget_retries: u32,
     /// When the first call failed, for the trace's `recovered` event (read only with the
     /// `tracing` feature, and only when the call kept no start time).
@@ -70,19 +69,22 @@ impl RetryState {
     /// ```
     #[inline]
     pub fn with_clock(policy: Policy, clock: Clock) -> Self {
-        Self::resume(policy, clock, start_time(&policy, clock))
+        let start = start_time(&policy, clock);
+        Self::resume(Started {
+            policy,
+            clock,
+            start,
+        })
     }
 
-    /// The state of a call whose first attempt began at `start` (see [`start_time`]) and
+    /// The state of a `call` (its start kept as [`start_time`] says) whose first attempt
     /// failed: the retry loops build it only then, so a first-call success never does.
     #[inline]
-    pub(crate) fn resume(policy: Policy, clock: Clock, start: Option<Instant>) -> Self {
+    pub(crate) fn resume(call: Started) -> Self {
         RetryState {
-            policy,
+            call,
             calls_spent: 0,
-            prev: policy.backoff().base(),
-            start,
-            clock,
+            prev: call.policy.backoff().base(),
             budget_retries: 0,
             #[cfg(feature = "tracing")]
             first_failure: None,
@@ -96,7 +98,7 @@ impl RetryState {
     /// assert_eq!(RetryState::new(Policy::default()).policy(), Policy::default());
     /// ```
     pub fn policy(&self) -> Policy {
-        self.policy
+        self.call.policy
     }
 
     /// How many calls have failed so far (once a hedged call has ended, those still running
@@ -134,7 +136,7 @@ impl RetryState {
     #[inline(always)]
     fn wait_after(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
         self.count_failure();
-        let backoff = self.policy.backoff_ref();
+        let backoff = self.call.policy.backoff_ref();
         let hint = match decision {
             Decision::Stop => return Err(GiveUpReason::Stopped),
             Decision::Retry => Duration::ZERO,
@@ -143,7 +145,7 @@ impl RetryState {
             }
             Decision::RetryAfter(hint) => hint,
         };
-        if self.calls_spent >= self.policy.attempts() {
+        if self.calls_spent >= self.call.policy.attempts() {
             return Err(GiveUpReason::Attempts);
         }
         // A zero base (with nothing drawn above it yet) waits zero whatever the jitter, and
@@ -154,7 +156,7 @@ impl RetryState {
             backoff.draw(self.calls_spent, self.prev)
         };
         let wait = hint.saturating_add(drawn);
-        if self.deadline().is_some_and(|d| d.passed_after(wait)) {
+        if self.call.passed_after(wait) {
             return Err(GiveUpReason::Elapsed);
         }
         self.prev = drawn;
@@ -274,19 +276,12 @@ impl RetryState {
 
     /// Whether this call has a deadline (`max_elapsed`) to check after each wait.
     pub(crate) fn has_deadline(&self) -> bool {
-        self.deadline().is_some()
+        self.call.deadline().is_some()
     }
 
     /// Whether the deadline has passed: no attempt may start now.
     pub(crate) fn past_deadline(&self) -> bool {
-        self.deadline()
-            .is_some_and(|d| d.passed_after(Duration::ZERO))
-    }
-
-    /// The call's deadline, if it has one (`max_elapsed`).
-    #[inline(always)]
-    fn deadline(&self) -> Option<Deadline> {
-        Deadline::of(self.policy.max_elapsed(), self.start, self.clock)
+        self.call.passed_after(Duration::ZERO)
     }
 
     /// The event of the retry about to wait `delay`.
@@ -295,7 +290,7 @@ impl RetryState {
             attempt: self.calls_spent,
             delay,
             function,
-            attempts: self.policy.attempts(),
+            attempts: self.call.policy.attempts(),
             hedge: false,
             ok,
         }
@@ -311,10 +306,10 @@ impl RetryState {
     /// lets the call go on: not beyond the cap ([`GiveUpReason::HintBeyondCap`]), nor past
     /// the deadline ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait) decides.
     pub(crate) fn allows_hint(&self, hint: Duration) -> Result<(), GiveUpReason> {
-        if hint > self.policy.backoff_ref().cap() {
+        if hint > self.call.policy.backoff_ref().cap() {
             return Err(GiveUpReason::HintBeyondCap);
         }
-        if self.deadline().is_some_and(|d| d.passed_after(hint)) {
+        if self.call.passed_after(hint) {
             return Err(GiveUpReason::Elapsed);
         }
         Ok(())
@@ -324,8 +319,8 @@ impl RetryState {
     pub(crate) fn count_failure(&mut self) {
         self.calls_spent = self.calls_spent.saturating_add(1);
         #[cfg(feature = "tracing")]
-        if self.start.is_none() && self.first_failure.is_none() {
-            self.first_failure = Some((self.clock)());
+        if self.call.start.is_none() && self.first_failure.is_none() {
+            self.first_failure = Some((self.call.clock)());
         }
     }
 
@@ -333,11 +328,11 @@ impl RetryState {
     /// failure (zero before that).
     pub(crate) fn elapsed(&self) -> Duration {
         #[cfg(feature = "tracing")]
-        let since = self.start.or(self.first_failure);
+        let since = self.call.start.or(self.first_failure);
         #[cfg(not(feature = "tracing"))]
-        let since = self.start;
+        let since = self.call.start;
         since.map_or(Duration::ZERO, |t| {
-            (self.clock)().saturating_duration_since(t)
+            (self.call.clock)().saturating_duration_since(t)
         })
     }
 
@@ -350,7 +345,7 @@ impl RetryState {
     ) -> Option<RetryTicket> {
         match budget {
             Some(budget) => {
-                let ticket = budget.take_retry(self.clock)?;
+                let ticket = budget.take_retry(self.call.clock)?;
                 self.budget_retries += 1;
                 Some(ticket)
             }
@@ -360,7 +355,7 @@ impl RetryState {
 
     /// The clock this call is timed on.
     pub(crate) fn clock(&self) -> Clock {
-        self.clock
+        self.call.clock
     }
 
     /// How many retries took tokens from the budget (what a later success gives back).

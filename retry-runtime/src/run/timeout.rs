@@ -11,8 +11,7 @@ use std::time::Instant;
 #[doc(hidden)]
 pub use crate::fleet::TimedOut;
 pub use crate::policy::attempt_time_left;
-use crate::policy::deadline::{within, Deadline};
-use crate::policy::Policy;
+use crate::policy::deadline::{within, Started};
 
 /// Run `attempt` until it finishes or `timer` does, whichever is first: `Err(TimedOut)` when
 /// the timer won, and the attempt is dropped at once. The attempt is polled first, so one that
@@ -206,14 +205,15 @@ fn learn_end(limit: Duration, clock: crate::policy::Clock) -> Option<Instant> {
 /// deadline comes first.
 ///
 /// ```
+/// use retry_jitter::__private::Started;
 /// use retry_jitter::{sleep, timeout::Limit, Policy};
 /// use std::time::Duration;
 ///
 /// let policy = Policy::new().with_max_elapsed(Duration::from_secs(5));
-/// let start = Some(sleep::now());
-/// let limit = Limit::of(Duration::from_secs(1), (policy, sleep::now, start));
+/// let call = Started { policy, clock: sleep::now, start: Some(sleep::now()) };
+/// let limit = Limit::of(Duration::from_secs(1), call);
 /// assert_eq!((limit.duration, limit.deadline), (Duration::from_secs(1), false));
-/// let limit = Limit::of(Duration::from_secs(60), (policy, sleep::now, start));
+/// let limit = Limit::of(Duration::from_secs(60), call);
 /// assert!(limit.duration <= Duration::from_secs(5) && limit.deadline);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -227,15 +227,11 @@ pub struct Limit {
 }
 
 impl Limit {
-    /// The limit of an attempt starting now, for a call under `policy` that began at `start`
-    /// on `clock` (the clock is read only when the policy has a `max_elapsed`).
+    /// The limit of an attempt starting now, in `call` (the clock is read only when its
+    /// policy has a `max_elapsed`).
     #[inline]
-    pub fn of(
-        timeout: Duration,
-        (policy, clock, start): (Policy, crate::policy::Clock, Option<Instant>),
-    ) -> Limit {
-        if let Some(deadline) = Deadline::of(policy.max_elapsed(), start, clock) {
-            let left = deadline.left();
+    pub fn of(timeout: Duration, call: Started) -> Limit {
+        if let Some(left) = call.time_left() {
             if left <= timeout {
                 return Limit {
                     duration: left,

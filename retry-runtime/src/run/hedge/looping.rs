@@ -10,6 +10,7 @@ use core::time::Duration;
 use std::time::Instant;
 
 use super::{Hedge, LatencyHistogram};
+use crate::policy::deadline::Started;
 use crate::run::sleep::Clock;
 use crate::run::step::{IsResult, LoopHooks};
 use crate::run::timeout::Limit;
@@ -205,13 +206,13 @@ impl<R> KeepLast<R> for Discard {
 }
 
 /// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
-/// at most `policy.attempts()` calls of `make`, a new one beside the running ones whenever the
-/// latest has not answered within `hedge`'s delay, the usual backoff wait when none runs, the
-/// first success returned and the other attempts dropped.
+/// at most `call.policy.attempts()` calls of `make`, a new one beside the running ones whenever
+/// the latest has not answered within `hedge`'s delay, the usual backoff wait when none runs,
+/// the first success returned and the other attempts dropped.
 ///
 /// `timeout`: each attempt's limit, and the outcome of an attempt cut by it. The waits, the
-/// hedge delays and the limits are slept with `sleep`; `now` is the policy, its clock and the
-/// call's start (see [`start_time`](crate::__private::start_time)); `last` keeps the last
+/// hedge delays and the limits are slept with `sleep`; `call` is the call's policy, clock and
+/// start (see [`Started`]); `last` keeps the last
 /// outcome through a backoff wait where a deadline may end the call (see [`KeepLast`]).
 ///
 /// This is the loop's entry: the first attempt and one timer (its time limit or the hedge
@@ -223,7 +224,7 @@ impl<R> KeepLast<R> for Discard {
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline(always)]
 pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
-    (policy, clock, start): (P, Clock, Option<Instant>),
+    call: Started<P>,
     hooks: &'h H,
     function: &'static str,
     hedge: Hedge,
@@ -244,26 +245,24 @@ where
     M: Fn(TimedOut) -> R,
 {
     async move {
-        if let Some(refused) = hooks.admit(None, clock, function) {
+        if let Some(refused) = hooks.admit(None, call.clock, function) {
             return refused;
         }
         // Borrowed until the loop starts (a `const` policy is not kept at all), copied then.
-        let limit = timeout
-            .as_ref()
-            .map(|(t, _)| Limit::of(*t, (*policy.borrow(), clock, start)));
-        let info = Running::new(limit, hedge.histogram(), clock);
+        let limit = timeout.as_ref().map(|(t, _)| Limit::of(*t, call.owned()));
+        let info = Running::new(limit, hedge.histogram(), call.clock);
         // The hedge delay, if a hedge is to come: worked out again after the first attempt
         // (from the same arguments) rather than kept beside it.
         let (timer, cuts) = FirstAttempt::<Fut, SFut>::timer(
             info.limit,
-            next_hedge_delay(&hedge, 1, policy.borrow()),
+            next_hedge_delay(&hedge, 1, call.policy.borrow()),
         );
         let mut first = pin!(FirstAttempt {
             lead: Some(make(1)),
             timer: timer.map(&mut sleep),
             info,
             cuts,
-            clock,
+            clock: call.clock,
         });
         // In a block: nothing of `R` is in scope at the `.await` of the loop below.
         let (slots, seeds) = {
@@ -276,19 +275,19 @@ where
             // unhedged loops', is `Send` whatever `T` and `E` are, unless `last` keeps one).
             let (state, lead_timer, timer, delay) = match ended {
                 Some(outcome) => {
-                    let info = (&*first.info, hedge.histogram(), clock);
+                    let info = (&*first.info, hedge.histogram(), call.clock);
                     let (outcome, cut) = ended_attempt(outcome, info, &timeout);
                     let verdict = hooks.verdict(&outcome);
-                    hooks.begin(clock);
+                    hooks.begin(call.clock);
                     if verdict.accepted() {
-                        hooks.pay(0, clock, function);
+                        hooks.pay(0, call.clock, function);
                         return outcome;
                     }
                     // None runs: the loop's state begins, with the usual step, and the backoff
                     // wait in the loop's timer.
                     first.lead.set(None);
                     first.timer.set(None);
-                    let mut state = RetryState::resume(*policy.borrow(), clock, start);
+                    let mut state = RetryState::resume(call.owned());
                     match hooks.step(&mut state, outcome, verdict, function, cut) {
                         ControlFlow::Break(outcome) => return outcome,
                         ControlFlow::Continue((delay, tokens, outcome)) => {
@@ -302,13 +301,14 @@ where
                     }
                 }
                 None => {
-                    hooks.begin(clock);
+                    hooks.begin(call.clock);
                     first.timer.set(None);
                     // The attempt runs on, under what is left of its limit; the hedge due now
                     // reports the delay that passed (a `pNN` one as the percentile reads now).
-                    let left = first.info.limit_left(clock);
-                    let state = RetryState::resume(*policy.borrow(), clock, start);
-                    let delay = next_hedge_delay(&hedge, 1, policy.borrow()).unwrap_or_default();
+                    let left = first.info.limit_left(call.clock);
+                    let state = RetryState::resume(call.owned());
+                    let delay =
+                        next_hedge_delay(&hedge, 1, call.policy.borrow()).unwrap_or_default();
                     (state, left.map(&mut sleep), None, delay)
                 }
             };
@@ -316,9 +316,18 @@ where
             (slots, (state, owed, waiting))
         };
         let lead = first.project().lead;
-        let now = (*policy.borrow(), clock, start);
         let run = hedged(
-            now, hooks, function, hedge, timeout, sleep, make, last, lead, slots, seeds,
+            call.owned(),
+            hooks,
+            function,
+            hedge,
+            timeout,
+            sleep,
+            make,
+            last,
+            lead,
+            slots,
+            seeds,
         );
         Box::pin(run).await
     }
@@ -331,7 +340,7 @@ where
 /// a retry not yet made.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 async fn hedged<R, H, F, Fut, S, SFut, M, K>(
-    (policy, clock, start): (Policy, Clock, Option<Instant>),
+    call: Started,
     hooks: &H,
     function: &'static str,
     hedge: Hedge,
@@ -371,10 +380,8 @@ where
     macro_rules! begin {
         () => {{
             started += 1;
-            let limit = timeout
-                .as_ref()
-                .map(|(t, _)| Limit::of(*t, (policy, clock, start)));
-            let info = Running::new(limit, histogram, clock);
+            let limit = timeout.as_ref().map(|(t, _)| Limit::of(*t, call));
+            let info = Running::new(limit, histogram, call.clock);
             let fut = make(started);
             let limit_timer = limit.map(|l| sleep(l.duration));
             if lead.is_none() {
@@ -384,7 +391,7 @@ where
             } else {
                 others.push((info, Box::pin(fut), limit_timer.map(Box::pin)));
             }
-            match next_hedge_delay(&hedge, started, &policy) {
+            match next_hedge_delay(&hedge, started, &call.policy) {
                 Some(delay) => {
                     hedge_delay = delay;
                     timer.set(Some(sleep(delay)));
@@ -402,7 +409,7 @@ where
                 attempt: started,
                 delay: hedge_delay,
                 function,
-                attempts: policy.attempts(),
+                attempts: call.policy.attempts(),
                 hedge: true,
                 ok: false,
             };
@@ -418,7 +425,7 @@ where
         // 1. The attempts: the first one to end is handled, the others run on.
         let mut ended = None;
         if let Some(fut) = lead.as_mut().as_pin_mut() {
-            let info = (&mut lead_info, clock);
+            let info = (&mut lead_info, call.clock);
             if let Poll::Ready(outcome) =
                 poll_attempt(fut, lead_timer.as_mut().as_pin_mut(), info, cx)
             {
@@ -433,7 +440,7 @@ where
             match poll_attempt(
                 fut.as_mut(),
                 timer.as_mut().map(Pin::as_mut),
-                (info, clock),
+                (info, call.clock),
                 cx,
             ) {
                 Poll::Ready(outcome) => ended = Some((outcome, others.swap_remove(i).0)),
@@ -441,7 +448,7 @@ where
             }
         }
         if let Some((outcome, info)) = ended {
-            let (outcome, cut) = ended_attempt(outcome, (&info, histogram, clock), &timeout);
+            let (outcome, cut) = ended_attempt(outcome, (&info, histogram, call.clock), &timeout);
             let verdict = hooks.verdict(&outcome);
             // The attempts still running are calls made too (`GiveUp::calls`, the trace's).
             let running = || u32::from(lead.is_some()).saturating_add(others.len() as u32);
@@ -450,7 +457,7 @@ where
                     state.count_running(running());
                     hooks.recovered(&state, function);
                 } else {
-                    hooks.pay(0, clock, function);
+                    hooks.pay(0, call.clock, function);
                 }
                 return Poll::Ready(outcome);
             }
@@ -458,7 +465,7 @@ where
             if running > 0 && !cut {
                 // Others still run: this error ends the call only if it must not be retried,
                 // or its server hint is beyond what the call may wait.
-                let hint = match hooks.decide(&outcome, verdict, clock) {
+                let hint = match hooks.decide(&outcome, verdict, call.clock) {
                     Decision::Stop => Err(GiveUpReason::Stopped),
                     Decision::RetryAfter(hint) => state.allows_hint(hint).map(|()| hint),
                     Decision::Retry => Ok(Duration::ZERO),
@@ -512,7 +519,7 @@ where
                 }
             }
             owed.spend();
-            if let Some(refused) = hooks.admit(Some(&state), clock, function) {
+            if let Some(refused) = hooks.admit(Some(&state), call.clock, function) {
                 return Poll::Ready(refused);
             }
             begin!();

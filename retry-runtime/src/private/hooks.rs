@@ -1,0 +1,165 @@
+//! The hooks of the keys `on`, `on_ok`, `notify` and `give_up`, and the `budget` key: each
+//! value checked at its key, then handed to the loop as itself, or as a stand-in when it was
+//! the wrong one.
+
+use core::marker::PhantomData;
+
+use crate::run::loops::IsResult;
+use crate::{Classify, ClassifyOk, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget};
+
+/// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
+/// `on = |e| e.is_timeout()` needs no annotation, and checks it there: a mistake in `on` is
+/// reported at the `on` key. What it returns carries no bound (see [`Hook`]).
+#[inline(always)]
+pub fn classifier<R, D, F>(on: F) -> Hook<R, F, OnKey>
+where
+    R: IsResult,
+    D: Into<Decision>,
+    F: Fn(&R::Err) -> D,
+{
+    Hook(on, PhantomData)
+}
+
+/// Gives an `on_ok = …` closure its signature `Fn(&T) -> D`, like [`classifier`].
+#[inline(always)]
+pub fn ok_classifier<R, D, F>(on_ok: F) -> Hook<R, F, OnOkKey>
+where
+    R: IsResult,
+    D: Into<Decision>,
+    F: Fn(&R::Ok) -> D,
+{
+    Hook(on_ok, PhantomData)
+}
+
+/// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`, like [`classifier`].
+#[inline(always)]
+pub fn notifier<R, F>(notify: F) -> Hook<R, F, NotifyKey>
+where
+    R: IsResult,
+    F: Fn(&R::Err, &RetryEvent),
+{
+    Hook(notify, PhantomData)
+}
+
+/// Checks a `notify = …` value that is not a closure (a path, a `Notify` value of one's own
+/// type, `&SEEN`…): any [`Notify`] of the function's error type, a fn `fn(&E, &RetryEvent)`
+/// included, like [`notifier`].
+#[inline(always)]
+pub fn notify_value<R, N>(notify: N) -> Hook<R, N, NotifyKey>
+where
+    R: IsResult,
+    N: Notify<R::Err>,
+{
+    Hook(notify, PhantomData)
+}
+
+/// Gives a `give_up = …` closure its signature `Fn(&E, &GiveUp)`, like [`classifier`].
+#[inline(always)]
+pub fn give_up_hook<R, F>(give_up: F) -> Hook<R, F, GiveUpKey>
+where
+    R: IsResult,
+    F: Fn(&R::Err, &GiveUp),
+{
+    Hook(give_up, PhantomData)
+}
+
+/// A hook given to the key `K` of a function returning `R`, checked by [`classifier`] (or
+/// [`notifier`], [`give_up_hook`]). `.keep()` (autoref specialisation, with [`Keep`] and
+/// [`KeepUnchecked`] in scope) hands back the hook itself when it is the right one, statically
+/// dispatched, at no cost; a wrong one, already reported at its key, is swapped for
+/// [`Unchecked`], so that nothing that uses the hooks reports it again. (An opaque
+/// `impl Classify` carries the checker's bounds, which were checked again, and reported again,
+/// wherever the hooks were used; a type-erased hook would cost a stored pointer.)
+pub struct Hook<R, H, K>(H, PhantomData<fn(&R, K)>);
+
+/// The key `on`.
+pub struct OnKey;
+/// The key `on_ok`.
+pub struct OnOkKey;
+/// The key `notify`.
+pub struct NotifyKey;
+/// The key `give_up`.
+pub struct GiveUpKey;
+
+/// [`Hook`]'s `.keep()` for a hook of the right type: the hook.
+pub trait Keep {
+    /// The hook.
+    type Hook;
+    /// The hook.
+    fn keep(self) -> Self::Hook;
+}
+
+impl<R: IsResult, H: Classify<R::Err>> Keep for Hook<R, H, OnKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+impl<R: IsResult, H: ClassifyOk<R::Ok>> Keep for Hook<R, H, OnOkKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+impl<R: IsResult, H: Notify<R::Err>> Keep for Hook<R, H, NotifyKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+impl<R: IsResult, H: GiveUpHook<R::Err>> Keep for Hook<R, H, GiveUpKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+/// [`Hook`]'s `.keep()` for a hook of the wrong type (one compile error already): a stand-in.
+pub trait KeepUnchecked {
+    /// The stand-in.
+    fn keep(self) -> Unchecked;
+}
+
+impl<R, H, K> KeepUnchecked for &Hook<R, H, K> {
+    #[inline(always)]
+    fn keep(self) -> Unchecked {
+        Unchecked
+    }
+}
+
+/// Stands in for a hook of the wrong type, in a program that does not compile: it serves every
+/// error type, so that the loop's bounds add no error to the one at the key.
+pub struct Unchecked;
+
+impl<E> Classify<E> for Unchecked {
+    fn classify(&self, _: &E) -> Decision {
+        Decision::Stop
+    }
+}
+
+impl<T> ClassifyOk<T> for Unchecked {
+    fn classify_ok(&self, _: &T) -> Decision {
+        Decision::Stop
+    }
+}
+
+impl<E> Notify<E> for Unchecked {
+    fn notify(&self, _: &E, _: &RetryEvent) {}
+}
+
+impl<E> GiveUpHook<E> for Unchecked {
+    fn give_up(&self, _: &E, _: &GiveUp) {}
+}
+
+/// `budget = …` takes a `&` of a [`SharedBudget`] (a `&RetryBudget`).
+#[inline(always)]
+pub fn budget<S: SharedBudget>(budget: &S) -> &S {
+    budget
+}

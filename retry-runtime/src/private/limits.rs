@@ -1,0 +1,139 @@
+//! The keys that limit a call: `policy`, and `timeout`, `throttle` and `breaker`, whose
+//! refusals the function's error type must be made from.
+
+use core::time::Duration;
+
+use crate::run::loops::IsResult;
+use crate::{
+    AdaptiveThrottle, BreakerGuard, CircuitBreaker, CircuitOpen, Policy, ThrottleGuard, Throttled,
+    TimedOut,
+};
+
+/// `policy = …` takes a `Policy` or a `&Policy`.
+#[diagnostic::on_unimplemented(
+    message = "`policy = …` takes a `retry_jitter::Policy` or a `&Policy`, not `{Self}`",
+    label = "expected a `Policy`"
+)]
+pub trait AsPolicy {
+    /// The policy.
+    fn as_policy(&self) -> Policy;
+}
+
+impl AsPolicy for Policy {
+    #[inline(always)]
+    fn as_policy(&self) -> Policy {
+        *self
+    }
+}
+
+impl AsPolicy for &Policy {
+    #[inline(always)]
+    fn as_policy(&self) -> Policy {
+        **self
+    }
+}
+
+/// The policy of a `policy = …` key.
+#[inline(always)]
+pub fn policy<P: AsPolicy>(policy: P) -> Policy {
+    policy.as_policy()
+}
+
+/// The error type of a function with `timeout = …` is made from [`TimedOut`].
+#[diagnostic::on_unimplemented(
+    message = "`timeout` needs the error type `{Self}` to implement `From<retry_jitter::TimedOut>`",
+    label = "an attempt cut by this timeout fails with `{Self}::from(retry_jitter::TimedOut)`",
+    note = "if `{Self}` is a type of your own, write `impl From<retry_jitter::TimedOut> for {Self}` (a variant such as `TimedOut`)",
+    note = "if it is not (`String`, `Box<dyn Error>`, another crate's error), the orphan rule forbids that impl (E0117): wrap `{Self}` in an error type of your own that has it, or return `std::io::Error`, which has it"
+)]
+pub trait FromTimedOut {
+    /// The error of a cut attempt.
+    fn from_timed_out(timed_out: TimedOut) -> Self;
+}
+
+// Not recommended: an error type whose `From` impls come from a blanket impl of its own (sqlx's
+// `impl<E: DatabaseError> From<E> for Error`) is then reported as this trait's message at the
+// `timeout` key, not as `TimedOut: DatabaseError`.
+#[diagnostic::do_not_recommend]
+impl<E: From<TimedOut>> FromTimedOut for E {
+    #[inline]
+    fn from_timed_out(timed_out: TimedOut) -> Self {
+        E::from(timed_out)
+    }
+}
+
+/// The outcome of an attempt `timeout = …` cut.
+#[inline]
+pub fn timed_out<R>(timed_out: TimedOut) -> R
+where
+    R: IsResult,
+    R::Err: FromTimedOut,
+{
+    R::from_err(FromTimedOut::from_timed_out(timed_out))
+}
+
+/// No `timeout`: for the hedging loop, which takes an optional one.
+#[inline(always)]
+pub fn no_timeout<R>() -> Option<(Duration, crate::run::timeout::MakeError<R>)> {
+    None
+}
+
+/// The error type of a function with `throttle = …` is made from [`Throttled`].
+#[diagnostic::on_unimplemented(
+    message = "`throttle` needs the error type `{Self}` to implement `From<retry_jitter::Throttled>`",
+    label = "an attempt this throttle rejects fails with `{Self}::from(retry_jitter::Throttled)`",
+    note = "for an error type of your own, write `impl From<retry_jitter::Throttled> for {Self}` (a variant for it); for one that is not yours (`String`, a library's), return an error type of your own that wraps it, or `std::io::Error`, which has it"
+)]
+pub trait FromThrottled {
+    /// The error of a rejected attempt.
+    fn from_throttled(throttled: Throttled) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<Throttled>> FromThrottled for E {
+    #[inline]
+    fn from_throttled(throttled: Throttled) -> Self {
+        E::from(throttled)
+    }
+}
+
+/// `throttle = …`: the guard, whose rejected attempts end the call with `E::from(Throttled)`.
+#[inline(always)]
+pub fn throttle_guard<R>(throttle: &AdaptiveThrottle) -> ThrottleGuard<'_, fn(Throttled) -> R>
+where
+    R: IsResult,
+    R::Err: FromThrottled,
+{
+    ThrottleGuard::new(throttle, |t| R::from_err(FromThrottled::from_throttled(t)))
+}
+
+/// The error type of a function with `breaker = …` is made from [`CircuitOpen`].
+#[diagnostic::on_unimplemented(
+    message = "`breaker` needs the error type `{Self}` to implement `From<retry_jitter::CircuitOpen>`",
+    label = "a call this breaker refuses fails with `{Self}::from(retry_jitter::CircuitOpen)`",
+    note = "for an error type of your own, write `impl From<retry_jitter::CircuitOpen> for {Self}` (a variant for it); for one that is not yours (`String`, a library's), return an error type of your own that wraps it, or `std::io::Error`, which has it"
+)]
+pub trait FromCircuitOpen {
+    /// The error of a refused call.
+    fn from_circuit_open(open: CircuitOpen) -> Self;
+}
+
+#[diagnostic::do_not_recommend]
+impl<E: From<CircuitOpen>> FromCircuitOpen for E {
+    #[inline]
+    fn from_circuit_open(open: CircuitOpen) -> Self {
+        E::from(open)
+    }
+}
+
+/// `breaker = …`: the guard, whose refused calls end with `E::from(CircuitOpen)`.
+#[inline(always)]
+pub fn breaker_guard<R>(breaker: &CircuitBreaker) -> BreakerGuard<'_, fn(CircuitOpen) -> R>
+where
+    R: IsResult,
+    R::Err: FromCircuitOpen,
+{
+    BreakerGuard::new(breaker, |c| {
+        R::from_err(FromCircuitOpen::from_circuit_open(c))
+    })
+}
