@@ -389,7 +389,8 @@ fn open_chart(path: &Path, o: &Open, results: &[OpenResult]) -> Result<(), Box<d
             ("goodput (answers in time per s)", series(|r| &r.goodput)),
             ("offered load (attempts per s)", series(|r| &r.offered)),
         ],
-        o.end().as_secs_f64(),
+        // To the last event: the calls on their way go on after arrivals stop.
+        results.iter().map(|r| r.offered.len()).max().unwrap_or(0) as f64,
     )
 }
 

@@ -125,11 +125,12 @@ impl Default for Open {
     }
 }
 
-/// What one strategy did.
+/// What one strategy did (`S`: the model's strategies, the open model's or the chain's).
 #[derive(Clone, Debug, PartialEq)]
-pub struct OpenResult {
-    pub strategy: OpenStrategy,
-    /// Calls that arrived, and attempts they made in all.
+pub struct OpenResult<S = OpenStrategy> {
+    pub strategy: S,
+    /// Calls that arrived, and attempts they made in all at the service (for a chain, the
+    /// attempts its bottom tier made).
     pub calls: u64,
     pub attempts: u64,
     /// Attempts the throttle rejected or calls the breaker refused: in all, and before the
@@ -139,19 +140,23 @@ pub struct OpenResult {
     /// Attempts per call over the calls that arrived and ended within the outage (none
     /// ended within a short one).
     pub calls_per_call: Option<f64>,
+    /// Attempts at the service per call over the calls that arrived while it was down, each
+    /// counted to its end, however long after the outage (a chain's calls outlive it).
+    pub calls_per_call_down: Option<f64>,
     /// Seconds from the end of the outage to the first second from which at least 95% of the
     /// calls arriving each second succeed, to the end of the run; `None`: never.
     pub recovery: Option<f64>,
-    /// Per second of the run: calls arriving, attempts arriving at the service (the offered
-    /// load), attempts answered to a client still waiting (goodput), and calls arriving in
-    /// that second that eventually succeeded.
+    /// Per second, from the start to the last event (calls stop arriving at `Open::end`, the
+    /// calls on their way go on): calls arriving, attempts arriving at the service (the
+    /// offered load), calls answered in time (goodput), and calls arriving in that second that
+    /// eventually succeeded. All four are as long.
     pub arrivals: Vec<u32>,
     pub offered: Vec<u32>,
     pub goodput: Vec<u32>,
     pub succeeded: Vec<u32>,
 }
 
-/// A budget shared by a run's calls.
+/// A budget shared by the calls one tier makes.
 enum Shared {
     None,
     Bucket(RetryBudget),
@@ -194,18 +199,285 @@ fn virtual_now() -> Instant {
     BASE.with(|b| *b + Duration::from_nanos(ns))
 }
 
-/// One attempt on its way, or its outcome: the call's arrival time, its attempts so far
-/// (this one included once it arrived) and its previous wait.
+/// The budget each tier's retries take from: one of its own per tier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    None,
+    /// A `RetryBudget` (the AWS SDKs' bucket).
+    Bucket,
+    /// A `RatioBudget` of the scenario's `ratio`, 10 a second, over 10 s.
+    Ratio,
+}
+
+/// How the calls of a run retry: `depth` tiers in a chain, each retrying the one below with
+/// `attempts` and a budget of its own; the open model is a chain of one tier, the clients.
+/// Only the top tier asks the throttle and the breaker (the open model's guards).
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// The seed of the run's random draws.
+    pub seed: u64,
+    /// Tiers that retry: the top one is the clients, the last one calls the service.
+    pub depth: u32,
+    pub attempts: u32,
+    pub budget: Budget,
+    pub throttle: bool,
+    pub breaker: bool,
+    /// Whether a tier whose loop gave up (attempts, budget, or its downstream's "don't
+    /// retry") answers "don't retry" upstream, as `ChainLayer` does: the tier above does not
+    /// retry it.
+    pub pushback: bool,
+}
+
+/// One call of one tier, on its way: its tier (0 at the top), the call of the tier above
+/// whose attempt it is, its top call, its attempts so far (this one included once made) and
+/// its previous wait; at the top, the call's arrival and the attempts its chain made at the
+/// service.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    tier: u32,
+    parent: u32,
+    top: u32,
+    made: u32,
+    prev: u64,
+    arrived: u64,
+    bottom: u32,
+}
+
+/// An event of the run: a call's frame is in `Sim::frames`.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// The next call arrives (its successor is drawn then).
     Call,
-    /// A retry's attempt reaches the service.
-    Retry { arrived: u64, made: u32, prev: u64 },
-    /// An attempt's answer reaches its client in time.
-    Answered { arrived: u64, made: u32 },
-    /// The client's timeout: it decides whether to retry.
-    TimedOut { arrived: u64, made: u32, prev: u64 },
+    /// A call's retry: its attempt starts.
+    Retry(u32),
+    /// The service's answer to the last tier's attempt reaches it in time.
+    Answered(u32),
+    /// The last tier's timeout: it decides whether to retry.
+    TimedOut(u32),
+}
+
+/// How a call of a tier ended, as the tier above sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Ok,
+    /// A failure; `true`: answered "don't retry".
+    Failed(bool),
+}
+
+/// One run in progress.
+struct Sim<'a, S> {
+    open: &'a Open,
+    plan: Plan,
+    backoff: Backoff,
+    /// One per tier.
+    budgets: Vec<Shared>,
+    throttle: Option<Box<AdaptiveThrottle>>,
+    breaker: Option<Box<CircuitBreaker>>,
+    frames: Vec<Frame>,
+    unused: Vec<u32>,
+    queue: Queue<Event>,
+    result: OpenResult<S>,
+    /// Refused in all, and while healthy.
+    refused: (u64, u64),
+    /// The time the service is done with every attempt it has accepted.
+    free: u64,
+    /// Calls that arrived and ended within the outage, and their attempts; calls that
+    /// arrived within it, and theirs.
+    ended_down: (u64, u64),
+    arrived_down: (u64, u64),
+    down: (u64, u64),
+    timeout: u64,
+    service: u64,
+}
+
+/// Count one in `per_second`'s second of `t`, growing it to reach it.
+fn count(per_second: &mut Vec<u32>, t: u64) {
+    let s = (t / 1_000_000_000) as usize;
+    if per_second.len() <= s {
+        per_second.resize(s + 1, 0);
+    }
+    per_second[s] += 1;
+}
+
+impl<S> Sim<'_, S> {
+    fn frame(&mut self, f: Frame) -> u32 {
+        match self.unused.pop() {
+            Some(i) => {
+                self.frames[i as usize] = f;
+                i
+            }
+            None => {
+                self.frames.push(f);
+                (self.frames.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Asked before each attempt of the top tier: whether the throttle lets it go.
+    fn admitted(&mut self, t: u64) -> bool {
+        let ok = self
+            .throttle
+            .as_ref()
+            .is_none_or(|th| th.admit(virtual_now));
+        if !ok {
+            self.refused.0 += 1;
+            self.refused.1 += u64::from(t < self.down.0);
+        }
+        ok
+    }
+
+    /// The attempt of call `f` starts at `t`: above the last tier, it is a call of the tier
+    /// below (which makes its first attempt at once); the last tier's reaches the service.
+    fn attempt(&mut self, mut f: u32, t: u64) {
+        loop {
+            let Frame { tier, top, .. } = self.frames[f as usize];
+            if tier + 1 >= self.plan.depth {
+                break;
+            }
+            self.budgets[tier as usize + 1].begin();
+            f = self.frame(Frame {
+                tier: tier + 1,
+                parent: f,
+                top,
+                made: 1,
+                prev: nanos(self.open.base),
+                arrived: 0,
+                bottom: 0,
+            });
+        }
+        self.result.attempts += 1;
+        count(&mut self.result.offered, t);
+        let top = self.frames[f as usize].top as usize;
+        self.frames[top].bottom += 1;
+        let (down_from, down_to) = self.down;
+        let mut start = self.free.max(t);
+        if (down_from..down_to).contains(&start) {
+            start = down_to;
+        }
+        self.free = start + self.service;
+        if self.free - t <= self.timeout {
+            self.queue.push(self.free, Event::Answered(f));
+        } else {
+            self.queue.push(t + self.timeout, Event::TimedOut(f));
+        }
+    }
+
+    /// The attempt of call `f` ended at `t` with `outcome`: the call retries, or ends and
+    /// answers the call above it, which does the same, up to the top.
+    fn answered(&mut self, mut f: u32, mut outcome: Outcome, t: u64) {
+        loop {
+            let Frame {
+                tier,
+                parent,
+                made,
+                prev,
+                ..
+            } = self.frames[f as usize];
+            let budget = &self.budgets[tier as usize];
+            if tier == 0 {
+                if let Some(th) = &self.throttle {
+                    th.answered(virtual_now, outcome == Outcome::Ok);
+                }
+            }
+            match outcome {
+                Outcome::Ok => budget.succeeded_after(made - 1),
+                Outcome::Failed(dont_retry) => {
+                    if dont_retry || made >= self.plan.attempts {
+                        outcome = Outcome::Failed(self.plan.pushback);
+                    } else {
+                        // As the runtime does: the wait is drawn, then the budget asked.
+                        let wait = nanos(self.backoff.delay(made, Duration::from_nanos(prev)));
+                        if !budget.try_retry() {
+                            outcome = Outcome::Failed(self.plan.pushback);
+                        } else {
+                            let frame = &mut self.frames[f as usize];
+                            frame.made += 1;
+                            frame.prev = wait;
+                            self.queue.push(t + wait, Event::Retry(f));
+                            return;
+                        }
+                    }
+                }
+            }
+            self.unused.push(f);
+            if tier == 0 {
+                self.ended(f, outcome == Outcome::Ok, t);
+                return;
+            }
+            f = parent;
+        }
+    }
+
+    /// The top call `f` ended at `t`: the breaker counts it.
+    fn ended(&mut self, f: u32, ok: bool, t: u64) {
+        if let Some(b) = &self.breaker {
+            b.ended(virtual_now, ok);
+        }
+        self.tally(f, ok, t);
+    }
+
+    /// The top call `f` ended at `t`: the run's counts.
+    fn tally(&mut self, f: u32, ok: bool, t: u64) {
+        let Frame {
+            arrived, bottom, ..
+        } = self.frames[f as usize];
+        if ok {
+            count(&mut self.result.goodput, t);
+            count(&mut self.result.succeeded, arrived);
+        }
+        let (down_from, down_to) = self.down;
+        if (down_from..down_to).contains(&arrived) {
+            self.arrived_down.0 += 1;
+            self.arrived_down.1 += u64::from(bottom);
+            if t < down_to {
+                self.ended_down.0 += 1;
+                self.ended_down.1 += u64::from(bottom);
+            }
+        }
+    }
+
+    /// A call arrives at `t`.
+    fn call(&mut self, t: u64) {
+        self.result.calls += 1;
+        count(&mut self.result.arrivals, t);
+        let f = self.frame(Frame {
+            tier: 0,
+            parent: u32::MAX,
+            top: 0,
+            made: 1,
+            prev: nanos(self.open.base),
+            arrived: t,
+            bottom: 0,
+        });
+        self.frames[f as usize].top = f;
+        if let Some(b) = &self.breaker {
+            if b.admit(virtual_now) == Admission::Refuse {
+                self.refused.0 += 1;
+                self.refused.1 += u64::from(t < self.down.0);
+                self.unused.push(f);
+                self.tally(f, false, t);
+                return;
+            }
+        }
+        if !self.admitted(t) {
+            self.unused.push(f);
+            self.ended(f, false, t);
+            return;
+        }
+        self.budgets[0].begin();
+        self.attempt(f, t);
+    }
+
+    /// Call `f`'s retry starts at `t`.
+    fn retry(&mut self, f: u32, t: u64) {
+        if self.frames[f as usize].tier == 0 && !self.admitted(t) {
+            // The attempts it made are the ones before this one.
+            self.unused.push(f);
+            self.ended(f, false, t);
+            return;
+        }
+        self.attempt(f, t);
+    }
 }
 
 impl Open {
@@ -227,197 +499,142 @@ impl Open {
         self.rate / f64::from(self.capacity.max(1))
     }
 
-    /// Run the scenario under one strategy.
-    pub fn run(&self, strategy: OpenStrategy) -> OpenResult {
-        let seed = seed_for(&[
-            self.seed,
-            4,
-            strategy as u64,
+    /// The seed of a run: the scenario's, the model's `tag` and `parts`.
+    pub fn seed_of(&self, parts: &[u64]) -> u64 {
+        let mut all = vec![self.seed];
+        all.extend_from_slice(parts);
+        all.extend([
             self.rate.to_bits(),
             u64::from(self.capacity),
             nanos(self.outage),
         ]);
-        retry_jitter::testing::seed_jitter(seed);
-        let mut rng = SmallRng::seed_from_u64(seed);
-        let backoff = Backoff::new(self.base, self.cap).with_jitter(self.jitter);
-        let attempts = match strategy {
-            OpenStrategy::NoRetry => 1,
-            _ => self.attempts.max(1),
+        seed_for(&all)
+    }
+
+    /// Run the scenario under one strategy.
+    pub fn run(&self, strategy: OpenStrategy) -> OpenResult {
+        let plan = Plan {
+            seed: self.seed_of(&[4, strategy as u64]),
+            depth: 1,
+            attempts: match strategy {
+                OpenStrategy::NoRetry => 1,
+                _ => self.attempts.max(1),
+            },
+            budget: match strategy {
+                OpenStrategy::FullJitterBudget => Budget::Bucket,
+                OpenStrategy::FullJitterRatio => Budget::Ratio,
+                _ => Budget::None,
+            },
+            throttle: strategy == OpenStrategy::FullJitterThrottle,
+            breaker: strategy == OpenStrategy::FullJitterBreaker,
+            pushback: false,
         };
-        let budget = match strategy {
-            OpenStrategy::FullJitterBudget => Shared::Bucket(RetryBudget::default()),
-            OpenStrategy::FullJitterRatio => Shared::Ratio(Box::new(RatioBudget::new(
-                self.ratio,
-                10,
-                Duration::from_secs(10),
-            ))),
-            _ => Shared::None,
+        self.simulate(strategy, plan)
+    }
+
+    /// Run the scenario with the calls retrying as `plan` says, under the name `strategy`.
+    pub fn simulate<S>(&self, strategy: S, plan: Plan) -> OpenResult<S> {
+        retry_jitter::testing::seed_jitter(plan.seed);
+        let mut rng = SmallRng::seed_from_u64(plan.seed);
+        let plan = Plan {
+            depth: plan.depth.max(1),
+            attempts: plan.attempts.max(1),
+            ..plan
         };
-        let throttle = (strategy == OpenStrategy::FullJitterThrottle)
-            .then(|| Box::new(AdaptiveThrottle::new(2.0, Duration::from_secs(60))));
-        let breaker = (strategy == OpenStrategy::FullJitterBreaker).then(|| {
-            Box::new(CircuitBreaker::new(
-                0.5,
-                20,
-                Duration::from_secs(10),
-                Duration::from_secs(5),
-            ))
-        });
-        // Asked before each attempt: whether the throttle lets it go.
-        let admitted = |t: u64, refused: &mut (u64, u64)| {
-            let ok = throttle.as_ref().is_none_or(|th| th.admit(virtual_now));
-            if !ok {
-                refused.0 += 1;
-                refused.1 += u64::from(t < nanos(OUTAGE_START));
-            }
-            ok
-        };
-        let mut refused = (0u64, 0u64);
-        let answered = |ok: bool| {
-            if let Some(th) = &throttle {
-                th.answered(virtual_now, ok);
-            }
-        };
-        let call_ended = |ok: bool| {
-            if let Some(b) = &breaker {
-                b.ended(virtual_now, ok);
-            }
-        };
-        let (down_from, down_to) = (nanos(OUTAGE_START), nanos(OUTAGE_START + self.outage));
+        let budgets = (0..plan.depth)
+            .map(|_| match plan.budget {
+                Budget::None => Shared::None,
+                Budget::Bucket => Shared::Bucket(RetryBudget::default()),
+                Budget::Ratio => Shared::Ratio(Box::new(RatioBudget::new(
+                    self.ratio,
+                    10,
+                    Duration::from_secs(10),
+                ))),
+            })
+            .collect();
         let end = nanos(self.end());
-        let timeout = nanos(self.timeout);
-        let service = (1e9 / f64::from(self.capacity.max(1))) as u64;
         let seconds = end.div_ceil(1_000_000_000) as usize;
+        let mut sim = Sim {
+            open: self,
+            plan,
+            backoff: Backoff::new(self.base, self.cap).with_jitter(self.jitter),
+            budgets,
+            throttle: plan
+                .throttle
+                .then(|| Box::new(AdaptiveThrottle::new(2.0, Duration::from_secs(60)))),
+            breaker: plan.breaker.then(|| {
+                Box::new(CircuitBreaker::new(
+                    0.5,
+                    20,
+                    Duration::from_secs(10),
+                    Duration::from_secs(5),
+                ))
+            }),
+            frames: Vec::new(),
+            unused: Vec::new(),
+            queue: Queue::new(),
+            result: OpenResult {
+                strategy,
+                calls: 0,
+                attempts: 0,
+                refused: 0,
+                refused_healthy: 0,
+                calls_per_call: None,
+                calls_per_call_down: None,
+                recovery: None,
+                arrivals: vec![0; seconds],
+                offered: vec![0; seconds],
+                goodput: vec![0; seconds],
+                succeeded: vec![0; seconds],
+            },
+            refused: (0, 0),
+            free: 0,
+            ended_down: (0, 0),
+            arrived_down: (0, 0),
+            down: (nanos(OUTAGE_START), nanos(OUTAGE_START + self.outage)),
+            timeout: nanos(self.timeout),
+            service: (1e9 / f64::from(self.capacity.max(1))) as u64,
+        };
         let gap = |rng: &mut SmallRng| -> u64 {
             let u: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
             (-u.ln() / self.rate.max(1e-9) * 1e9) as u64
         };
-        let mut result = OpenResult {
-            strategy,
-            calls: 0,
-            attempts: 0,
-            refused: 0,
-            refused_healthy: 0,
-            calls_per_call: None,
-            recovery: None,
-            arrivals: vec![0; seconds],
-            offered: vec![0; seconds],
-            goodput: vec![0; seconds],
-            succeeded: vec![0; seconds],
-        };
-        let sec = |t: u64| ((t / 1_000_000_000) as usize).min(seconds - 1);
-        // Calls that arrived and ended within the outage: how many, and their attempts.
-        let (mut ended_down, mut attempts_down) = (0u64, 0u64);
-        let mut ended = |arrived: u64, made: u32, t: u64| {
-            if arrived >= down_from && t < down_to {
-                ended_down += 1;
-                attempts_down += u64::from(made);
-            }
-        };
-        // The time the service is done with every attempt it has accepted.
-        let mut free = 0u64;
-        let mut queue = Queue::new();
-        queue.push(gap(&mut rng), Event::Call);
-        while let Some((t, event)) = queue.pop() {
+        sim.queue.push(gap(&mut rng), Event::Call);
+        while let Some((t, event)) = sim.queue.pop() {
             NOW.with(|n| n.set(t));
-            // An attempt reaches the service: when is it answered, and in time?
-            let mut attempt = |arrived: u64, made: u32, prev: u64, queue: &mut Queue<Event>| {
-                result.attempts += 1;
-                result.offered[sec(t)] += 1;
-                let mut start = free.max(t);
-                if (down_from..down_to).contains(&start) {
-                    start = down_to;
-                }
-                free = start + service;
-                if free - t <= timeout {
-                    queue.push(free, Event::Answered { arrived, made });
-                } else {
-                    queue.push(
-                        t + timeout,
-                        Event::TimedOut {
-                            arrived,
-                            made,
-                            prev,
-                        },
-                    );
-                }
-            };
             match event {
                 Event::Call => {
                     let next = t + gap(&mut rng);
                     if next < end {
-                        queue.push(next, Event::Call);
+                        sim.queue.push(next, Event::Call);
                     }
-                    result.calls += 1;
-                    result.arrivals[sec(t)] += 1;
-                    if let Some(b) = &breaker {
-                        if b.admit(virtual_now) == Admission::Refuse {
-                            refused.0 += 1;
-                            refused.1 += u64::from(t < down_from);
-                            ended(t, 0, t);
-                            continue;
-                        }
-                    }
-                    if !admitted(t, &mut refused) {
-                        call_ended(false);
-                        ended(t, 0, t);
-                        continue;
-                    }
-                    budget.begin();
-                    attempt(t, 1, nanos(self.base), &mut queue);
+                    sim.call(t);
                 }
-                Event::Retry {
-                    arrived,
-                    made,
-                    prev,
-                } => {
-                    if !admitted(t, &mut refused) {
-                        call_ended(false);
-                        ended(arrived, made - 1, t);
-                        continue;
-                    }
-                    attempt(arrived, made, prev, &mut queue)
-                }
-                Event::Answered { arrived, made } => {
-                    result.goodput[sec(t)] += 1;
-                    result.succeeded[sec(arrived)] += 1;
-                    budget.succeeded_after(made - 1);
-                    answered(true);
-                    call_ended(true);
-                    ended(arrived, made, t);
-                }
-                Event::TimedOut {
-                    arrived,
-                    made,
-                    prev,
-                } => {
-                    answered(false);
-                    if made >= attempts {
-                        call_ended(false);
-                        ended(arrived, made, t);
-                        continue;
-                    }
-                    // As the runtime does: the wait is drawn, then the budget asked.
-                    let wait = nanos(backoff.delay(made, Duration::from_nanos(prev)));
-                    if !budget.try_retry() {
-                        call_ended(false);
-                        ended(arrived, made, t);
-                        continue;
-                    }
-                    queue.push(
-                        t + wait,
-                        Event::Retry {
-                            arrived,
-                            made: made + 1,
-                            prev: wait,
-                        },
-                    );
-                }
+                Event::Retry(f) => sim.retry(f, t),
+                Event::Answered(f) => sim.answered(f, Outcome::Ok, t),
+                Event::TimedOut(f) => sim.answered(f, Outcome::Failed(false), t),
             }
         }
-        (result.refused, result.refused_healthy) = refused;
-        result.calls_per_call = (ended_down > 0).then(|| attempts_down as f64 / ended_down as f64);
-        result.recovery = recovery(&result, down_to, end);
+        let mut result = sim.result;
+        (result.refused, result.refused_healthy) = sim.refused;
+        let per_call =
+            |(calls, attempts): (u64, u64)| (calls > 0).then(|| attempts as f64 / calls as f64);
+        result.calls_per_call = per_call(sim.ended_down);
+        result.calls_per_call_down = per_call(sim.arrived_down);
+        let seconds = [&result.offered, &result.goodput]
+            .iter()
+            .map(|v| v.len())
+            .max()
+            .unwrap_or(seconds);
+        for v in [
+            &mut result.arrivals,
+            &mut result.offered,
+            &mut result.goodput,
+            &mut result.succeeded,
+        ] {
+            v.resize(seconds, 0);
+        }
+        result.recovery = recovery(&result, sim.down.1, end);
         result
     }
 
@@ -430,7 +647,7 @@ impl Open {
 
 /// Seconds from `down_to` to the first whole second of the run from which every second's
 /// arrivals succeed at 95% or more, to the run's last whole second.
-fn recovery(r: &OpenResult, down_to: u64, end: u64) -> Option<f64> {
+fn recovery<S>(r: &OpenResult<S>, down_to: u64, end: u64) -> Option<f64> {
     let first = down_to.div_ceil(1_000_000_000) as usize;
     let last = (end / 1_000_000_000) as usize; // seconds [first, last) are whole and in the run
     let ok = |s: usize| f64::from(r.succeeded[s]) >= RECOVERED * f64::from(r.arrivals[s]);
