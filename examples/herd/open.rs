@@ -228,35 +228,47 @@ pub struct Plan {
     pub pushback: bool,
 }
 
-/// One call of one tier, on its way: its tier (0 at the top), the call of the tier above
-/// whose attempt it is, its top call, its attempts so far (this one included once made) and
-/// its previous wait; at the top, the call's arrival and the attempts its chain made at the
-/// service.
+/// A call of a tier above the last one (or, at depth 1, the top call's record), on its way:
+/// its tier (0 at the top), the call of the tier above whose attempt it is, its attempts so
+/// far (this one included once made) and its previous wait; the top call's arrival; and the
+/// attempts made at the service on its behalf by the calls below it that have ended.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
     tier: u32,
     parent: u32,
-    top: u32,
     made: u32,
     prev: u64,
     arrived: u64,
     bottom: u32,
 }
 
-/// An event of the run: a call's frame is in `Sim::frames`.
+/// A call of the last tier, the one that calls the service: the frame it answers (at depth
+/// 1, its own top call's), its attempts so far and its previous wait. It travels in its
+/// events rather than in `Sim::frames`: most calls of a deep chain are the last tier's, and
+/// looking each one up in a table of hundreds of thousands was most of a run's time.
+#[derive(Clone, Copy, Debug)]
+struct Leg {
+    frame: u32,
+    made: u32,
+    prev: u64,
+}
+
+/// An event of the run.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// The next call arrives (its successor is drawn then).
     Call,
-    /// A call's retry: its attempt starts.
-    Retry(u32),
-    /// The service's answer to the last tier's attempt reaches it in time.
-    Answered(u32),
+    /// The last tier's retry: its attempt reaches the service.
+    Retry(Leg),
+    /// The service's answer reaches the last tier in time.
+    Answered(Leg),
     /// The last tier's timeout: it decides whether to retry.
-    TimedOut(u32),
+    TimedOut(Leg),
+    /// A retry of the call of a tier above the last (its frame): a call of the tier below.
+    Resume(u32),
 }
 
-/// How a call of a tier ended, as the tier above sees it.
+/// How a tier's attempt, or its call, ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Outcome {
     Ok,
@@ -326,29 +338,44 @@ impl<S> Sim<'_, S> {
         ok
     }
 
-    /// The attempt of call `f` starts at `t`: above the last tier, it is a call of the tier
-    /// below (which makes its first attempt at once); the last tier's reaches the service.
-    fn attempt(&mut self, mut f: u32, t: u64) {
+    /// A call of `tier` begins: its tier's budget counts it.
+    fn begin(&mut self, tier: u32) -> u64 {
+        self.budgets[tier as usize].begin();
+        nanos(self.open.base)
+    }
+
+    /// The attempt of frame `f`'s call starts at `t`: a call of the tier below, which makes
+    /// its first attempt at once, down to the last tier's, which reaches the service.
+    fn descend(&mut self, mut f: u32, t: u64) {
+        let last = self.plan.depth - 1;
         loop {
-            let Frame { tier, top, .. } = self.frames[f as usize];
-            if tier + 1 >= self.plan.depth {
-                break;
+            let tier = self.frames[f as usize].tier + 1;
+            let prev = self.begin(tier);
+            if tier == last {
+                return self.send(
+                    Leg {
+                        frame: f,
+                        made: 1,
+                        prev,
+                    },
+                    t,
+                );
             }
-            self.budgets[tier as usize + 1].begin();
             f = self.frame(Frame {
-                tier: tier + 1,
+                tier,
                 parent: f,
-                top,
                 made: 1,
-                prev: nanos(self.open.base),
+                prev,
                 arrived: 0,
                 bottom: 0,
             });
         }
+    }
+
+    /// The last tier's attempt reaches the service at `t`: when is it answered, and in time?
+    fn send(&mut self, leg: Leg, t: u64) {
         self.result.attempts += 1;
         count(&mut self.result.offered, t);
-        let top = self.frames[f as usize].top as usize;
-        self.frames[top].bottom += 1;
         let (down_from, down_to) = self.down;
         let mut start = self.free.max(t);
         if (down_from..down_to).contains(&start) {
@@ -356,14 +383,73 @@ impl<S> Sim<'_, S> {
         }
         self.free = start + self.service;
         if self.free - t <= self.timeout {
-            self.queue.push(self.free, Event::Answered(f));
+            self.queue.push(self.free, Event::Answered(leg));
         } else {
-            self.queue.push(t + self.timeout, Event::TimedOut(f));
+            self.queue.push(t + self.timeout, Event::TimedOut(leg));
         }
     }
 
-    /// The attempt of call `f` ended at `t` with `outcome`: the call retries, or ends and
-    /// answers the call above it, which does the same, up to the top.
+    /// An attempt of a call of `tier`, its `made`th after a wait of `prev`, ended with
+    /// `outcome`: the wait before its retry, or how the call ends.
+    fn decide(
+        &mut self,
+        tier: u32,
+        made: u32,
+        prev: u64,
+        outcome: Outcome,
+    ) -> Result<u64, Outcome> {
+        if tier == 0 {
+            if let Some(th) = &self.throttle {
+                th.answered(virtual_now, outcome == Outcome::Ok);
+            }
+        }
+        let budget = &self.budgets[tier as usize];
+        match outcome {
+            Outcome::Ok => {
+                budget.succeeded_after(made - 1);
+                Err(Outcome::Ok)
+            }
+            Outcome::Failed(dont_retry) => {
+                if dont_retry || made >= self.plan.attempts {
+                    return Err(Outcome::Failed(self.plan.pushback));
+                }
+                // As the runtime does: the wait is drawn, then the budget asked.
+                let wait = nanos(self.backoff.delay(made, Duration::from_nanos(prev)));
+                if budget.try_retry() {
+                    Ok(wait)
+                } else {
+                    Err(Outcome::Failed(self.plan.pushback))
+                }
+            }
+        }
+    }
+
+    /// The last tier's attempt ended at `t` with `outcome`: it retries, or its call ends and
+    /// answers the frame above.
+    fn leg_answered(&mut self, leg: Leg, outcome: Outcome, t: u64) {
+        let tier = self.plan.depth - 1;
+        match self.decide(tier, leg.made, leg.prev, outcome) {
+            Ok(wait) => {
+                let retry = Leg {
+                    made: leg.made + 1,
+                    prev: wait,
+                    ..leg
+                };
+                self.queue.push(t + wait, Event::Retry(retry));
+            }
+            Err(outcome) => {
+                self.frames[leg.frame as usize].bottom += leg.made;
+                if tier == 0 {
+                    self.ended(leg.frame, outcome == Outcome::Ok, t);
+                } else {
+                    self.answered(leg.frame, outcome, t);
+                }
+            }
+        }
+    }
+
+    /// The attempt of frame `f`'s call ended at `t` with `outcome`: the call retries, or ends
+    /// and answers the frame above it, which does the same, up to the top.
     fn answered(&mut self, mut f: u32, mut outcome: Outcome, t: u64) {
         loop {
             let Frame {
@@ -371,39 +457,24 @@ impl<S> Sim<'_, S> {
                 parent,
                 made,
                 prev,
+                bottom,
                 ..
             } = self.frames[f as usize];
-            let budget = &self.budgets[tier as usize];
-            if tier == 0 {
-                if let Some(th) = &self.throttle {
-                    th.answered(virtual_now, outcome == Outcome::Ok);
+            match self.decide(tier, made, prev, outcome) {
+                Ok(wait) => {
+                    let frame = &mut self.frames[f as usize];
+                    frame.made += 1;
+                    frame.prev = wait;
+                    self.queue.push(t + wait, Event::Resume(f));
+                    return;
                 }
+                Err(ended) => outcome = ended,
             }
-            match outcome {
-                Outcome::Ok => budget.succeeded_after(made - 1),
-                Outcome::Failed(dont_retry) => {
-                    if dont_retry || made >= self.plan.attempts {
-                        outcome = Outcome::Failed(self.plan.pushback);
-                    } else {
-                        // As the runtime does: the wait is drawn, then the budget asked.
-                        let wait = nanos(self.backoff.delay(made, Duration::from_nanos(prev)));
-                        if !budget.try_retry() {
-                            outcome = Outcome::Failed(self.plan.pushback);
-                        } else {
-                            let frame = &mut self.frames[f as usize];
-                            frame.made += 1;
-                            frame.prev = wait;
-                            self.queue.push(t + wait, Event::Retry(f));
-                            return;
-                        }
-                    }
-                }
+            if tier == 0 {
+                return self.ended(f, outcome == Outcome::Ok, t);
             }
             self.unused.push(f);
-            if tier == 0 {
-                self.ended(f, outcome == Outcome::Ok, t);
-                return;
-            }
+            self.frames[parent as usize].bottom += bottom;
             f = parent;
         }
     }
@@ -418,6 +489,7 @@ impl<S> Sim<'_, S> {
 
     /// The top call `f` ended at `t`: the run's counts.
     fn tally(&mut self, f: u32, ok: bool, t: u64) {
+        self.unused.push(f);
         let Frame {
             arrived, bottom, ..
         } = self.frames[f as usize];
@@ -443,40 +515,56 @@ impl<S> Sim<'_, S> {
         let f = self.frame(Frame {
             tier: 0,
             parent: u32::MAX,
-            top: 0,
             made: 1,
             prev: nanos(self.open.base),
             arrived: t,
             bottom: 0,
         });
-        self.frames[f as usize].top = f;
         if let Some(b) = &self.breaker {
             if b.admit(virtual_now) == Admission::Refuse {
                 self.refused.0 += 1;
                 self.refused.1 += u64::from(t < self.down.0);
-                self.unused.push(f);
-                self.tally(f, false, t);
-                return;
+                return self.tally(f, false, t);
             }
         }
         if !self.admitted(t) {
-            self.unused.push(f);
-            self.ended(f, false, t);
-            return;
+            return self.ended(f, false, t);
         }
-        self.budgets[0].begin();
-        self.attempt(f, t);
+        let prev = self.begin(0);
+        if self.plan.depth == 1 {
+            self.send(
+                Leg {
+                    frame: f,
+                    made: 1,
+                    prev,
+                },
+                t,
+            );
+        } else {
+            self.descend(f, t);
+        }
     }
 
-    /// Call `f`'s retry starts at `t`.
-    fn retry(&mut self, f: u32, t: u64) {
-        if self.frames[f as usize].tier == 0 && !self.admitted(t) {
-            // The attempts it made are the ones before this one.
-            self.unused.push(f);
-            self.ended(f, false, t);
-            return;
+    fn event(&mut self, event: Event, t: u64) {
+        match event {
+            Event::Call => self.call(t),
+            Event::Retry(leg) => {
+                if self.plan.depth == 1 && !self.admitted(t) {
+                    // The attempts it made are the ones before this one.
+                    self.frames[leg.frame as usize].bottom += leg.made - 1;
+                    return self.ended(leg.frame, false, t);
+                }
+                self.send(leg, t);
+            }
+            Event::Answered(leg) => self.leg_answered(leg, Outcome::Ok, t),
+            Event::TimedOut(leg) => self.leg_answered(leg, Outcome::Failed(false), t),
+            Event::Resume(f) => {
+                if self.frames[f as usize].tier == 0 && !self.admitted(t) {
+                    return self.ended(f, false, t);
+                }
+                self.descend(f, t);
+            }
         }
-        self.attempt(f, t);
     }
 }
 
@@ -602,18 +690,13 @@ impl Open {
         sim.queue.push(gap(&mut rng), Event::Call);
         while let Some((t, event)) = sim.queue.pop() {
             NOW.with(|n| n.set(t));
-            match event {
-                Event::Call => {
-                    let next = t + gap(&mut rng);
-                    if next < end {
-                        sim.queue.push(next, Event::Call);
-                    }
-                    sim.call(t);
+            if let Event::Call = event {
+                let next = t + gap(&mut rng);
+                if next < end {
+                    sim.queue.push(next, Event::Call);
                 }
-                Event::Retry(f) => sim.retry(f, t),
-                Event::Answered(f) => sim.answered(f, Outcome::Ok, t),
-                Event::TimedOut(f) => sim.answered(f, Outcome::Failed(false), t),
             }
+            sim.event(event, t);
         }
         let mut result = sim.result;
         (result.refused, result.refused_healthy) = sim.refused;
