@@ -329,6 +329,7 @@ fn chain_chart(path: &Path, o: &Open, results: &[ChainResult]) -> Result<(), Box
     let axes = chart::Axes {
         log_y: true,
         x_max: None,
+        whole_x: true,
     };
     chart::line_chart(
         path,
@@ -686,6 +687,7 @@ fn outage_chart(path: &Path, o: &Outage, results: &[OutageResult]) -> Result<(),
     let axes = chart::Axes {
         log_y: true,
         x_max: Some(o.down.as_secs_f64() + 25.0),
+        whole_x: false,
     };
     chart::line_chart(
         path,
