@@ -864,6 +864,21 @@ mod tests {
     }
 
     #[test]
+    fn the_series_run_to_the_last_event_and_each_second_counts_its_own() {
+        let o = Open::default();
+        let r = o.run(OpenStrategy::FullJitter);
+        let end = o.end().as_secs_f64().ceil() as usize;
+        // Retries still on their way when calls stop arriving count in their own seconds,
+        // after the run's end, not all in its last one.
+        assert!(r.offered.len() > end, "{} seconds", r.offered.len());
+        assert!(r.arrivals[end..].iter().all(|&a| a == 0));
+        assert_ne!(r.offered.last(), Some(&0));
+        for v in [&r.arrivals, &r.goodput, &r.succeeded] {
+            assert_eq!(v.len(), r.offered.len());
+        }
+    }
+
+    #[test]
     fn without_an_outage_every_call_succeeds_at_its_first_attempt() {
         let o = Open {
             outage: Duration::ZERO,
