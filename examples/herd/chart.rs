@@ -98,6 +98,9 @@ pub struct Axes {
     pub log_y: bool,
     /// Cut the x axis here.
     pub x_max: Option<f64>,
+    /// Label the x axis at whole numbers only (a few points at 1, 2, 3…, whose labels would
+    /// otherwise round half-way ticks to the same number).
+    pub whole_x: bool,
 }
 
 /// A line chart with a title, axis labels (with units) and a legend, one line per series.
@@ -134,6 +137,7 @@ pub fn line_chart(
                     .y_desc(y_label)
                     .axis_desc_style(("sans-serif", 18))
                     .label_style(("sans-serif", 15))
+                    .x_labels(if axes.whole_x { x_max as usize + 1 } else { 11 })
                     .x_label_formatter(&|x| format!("{x:.0}"))
                     .y_label_formatter(&|y| format!("{y:.0}"))
                     .light_line_style(WHITE.mix(0.0))
@@ -483,6 +487,7 @@ mod tests {
     const OUTAGE_AXES: Axes = Axes {
         log_y: true,
         x_max: Some(20.0),
+        whole_x: false,
     };
 
     #[test]

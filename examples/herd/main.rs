@@ -1,11 +1,12 @@
 //! The herd demo: thousands of simulated clients retrying after a failure, strategy by strategy,
-//! and hedging against a slow tail.
+//! hedging against a slow tail, and retries multiplying down a chain of services.
 //!
 //! `cargo run --release --example herd` runs every model with its defaults in a few seconds,
 //! prints the tables and writes SVG charts (to `target/herd` unless `--out` says otherwise).
 //! Every wait is drawn by `retry_jitter::Backoff`, the code `#[retry]` runs; every hedged call
 //! runs the crate's own hedging loop on a virtual clock (`exec`).
 
+mod chain;
 mod chart;
 mod exec;
 mod occ;
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 use clap::{Parser, ValueEnum};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+use crate::chain::{ChainResult, ChainStrategy};
 use crate::chart::Series;
 use crate::occ::{Occ, OccResult};
 use crate::open::{Open, OpenResult, OpenStrategy};
@@ -52,22 +54,28 @@ struct Args {
     /// open (default 4) retries, for tail (default 3) hedges.
     #[arg(long)]
     attempts: Option<u32>,
-    /// Outage and open: how long the service is down, in seconds (open: from 10 s on).
+    /// Outage, open and chain: how long the service is down, in seconds (open and chain: from
+    /// 10 s on; chain: the bottom service).
     #[arg(long, default_value_t = 5.0)]
     outage_secs: f64,
     /// Outage: calls per second the service serves once it is back; open: attempts per second
     /// it serves, first come first served.
     #[arg(long, default_value_t = 2000)]
     capacity: u32,
-    /// Open: calls arriving per second (Poisson).
+    /// Open and chain: calls arriving per second (Poisson; chain: at the top).
     #[arg(long, default_value_t = 1000.0)]
     rate: f64,
     /// Open: the client's timeout of each attempt, in seconds.
     #[arg(long, default_value_t = 1.0)]
     timeout: f64,
-    /// Open: the ratio of full-jitter+ratio's `RatioBudget` (its floor 10 a second over 10 s).
+    /// Open: the ratio of full-jitter+ratio's `RatioBudget` (its floor 10 a second over 10 s);
+    /// chain: of each tier's in every-tier+ratio and one-tier+ratio.
     #[arg(long, default_value_t = 0.2)]
     ratio: f64,
+    /// Chain: the tiers that retry, the clients included (the chain is run at every depth
+    /// from 1 to this one).
+    #[arg(long, default_value_t = 3)]
+    depth: u32,
     /// Where the SVG charts go.
     #[arg(long, default_value = "target/herd")]
     out: PathBuf,
@@ -77,7 +85,10 @@ struct Args {
     /// tail, the strategy is the hedging, calls include hedges and completion is the 99.9th
     /// percentile latency). The open model's rows follow a header of their own:
     /// `model,strategy,rate,capacity,outage_s,calls_per_call,recovery_s` (`recovery_s` a number
-    /// of seconds or `never`; `calls_per_call` empty when no call ended within the outage).
+    /// of seconds or `never`; `calls_per_call` empty when no call ended within the outage). The
+    /// chain model's:
+    /// `model,strategy,depth,rate,capacity,outage_s,bottom_calls_per_call,recovery_s`
+    /// (`bottom_calls_per_call` over the calls that arrived while the bottom was down).
     #[arg(long)]
     csv: bool,
 }
@@ -88,13 +99,14 @@ enum Model {
     Occ,
     Tail,
     Open,
+    Chain,
     All,
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args = Args::parse();
     std::fs::create_dir_all(&args.out)?;
-    if args.csv && args.model != Model::Open {
+    if args.csv && !matches!(args.model, Model::Open | Model::Chain) {
         println!("model,strategy,clients,calls,completion_ms");
     }
     if matches!(args.model, Model::Outage | Model::All) {
@@ -186,16 +198,18 @@ fn main() -> Result<(), Box<dyn Error>> {
         // The load × outage map takes a few seconds more: `--model open` alone draws it.
         run_open(&args, args.model == Model::Open)?;
     }
+    if matches!(args.model, Model::Chain | Model::All) {
+        run_chain(&args)?;
+    }
     Ok(())
 }
 
-/// The open model: the scenario strategy by strategy, its chart, the anchor, and (with
-/// `with_map`) the sweep over load and outage length.
-fn run_open(args: &Args, with_map: bool) -> Result<(), Box<dyn Error>> {
+/// The open and chain models' scenario, from the command line.
+fn open_scenario(args: &Args) -> Result<Open, Box<dyn Error>> {
     if !(0.0..=10.0).contains(&args.ratio) {
         return Err(format!("--ratio {} is not in 0.0..=10.0", args.ratio).into());
     }
-    let scenario = Open {
+    Ok(Open {
         rate: args.rate.max(1e-3),
         capacity: args.capacity.max(1),
         outage: Duration::from_secs_f64(args.outage_secs.max(0.0)),
@@ -204,7 +218,135 @@ fn run_open(args: &Args, with_map: bool) -> Result<(), Box<dyn Error>> {
         ratio: args.ratio,
         seed: args.seed,
         ..Open::default()
+    })
+}
+
+/// A CSV row's calls per call (empty when none) and recovery (`never` when none).
+fn csv_cells(calls_per_call: Option<f64>, recovery: Option<f64>) -> (String, String) {
+    let cpc = calls_per_call
+        .map(|c| format!("{c:.3}"))
+        .unwrap_or_default();
+    let rec = recovery.map_or("never".to_owned(), |s| format!("{s:.1}"));
+    (cpc, rec)
+}
+
+/// The chain model: every strategy at every depth up to `--depth`, its table or CSV rows, and
+/// its chart of bottom calls per call by depth.
+fn run_chain(args: &Args) -> Result<(), Box<dyn Error>> {
+    let scenario = open_scenario(args)?;
+    let depth = args.depth.clamp(1, 8);
+    let jobs: Vec<(ChainStrategy, u32)> = ChainStrategy::ALL
+        .iter()
+        .flat_map(|&s| (1..=depth).map(move |d| (s, d)))
+        .collect();
+    let started = Instant::now();
+    let results = parallel(&jobs, "chain", |&(s, d)| chain::run(&scenario, s, d));
+    let elapsed = started.elapsed();
+    let chart = args.out.join("chain.svg");
+    chain_chart(&chart, &scenario, &results)?;
+    if args.csv {
+        println!("model,strategy,depth,rate,capacity,outage_s,bottom_calls_per_call,recovery_s");
+        for r in &results {
+            let (cpc, rec) = csv_cells(r.bottom_calls_per_call(), r.run.recovery);
+            println!(
+                "chain,{},{},{},{},{},{cpc},{rec}",
+                r.run.strategy,
+                r.depth,
+                scenario.rate,
+                scenario.capacity,
+                scenario.outage.as_secs_f64()
+            );
+        }
+    } else {
+        print_chain(&scenario, depth, &results, elapsed);
+    }
+    eprintln!("chart: {}", chart.display());
+    Ok(())
+}
+
+fn print_chain(o: &Open, depth: u32, results: &[ChainResult], elapsed: Duration) {
+    println!(
+        "Chain: calls arrive at {}/s (Poisson) at the top of a chain of services; each tier \
+         retries the one below ({} attempts, full jitter, base {:?}, cap {:?}); the last calls \
+         the bottom service, {} attempts/s first come first served, timing out after {:?}, \
+         which from {:?} on serves nothing for {:?}; the ratio budgets {}, 10/s, 10 s, one per \
+         tier",
+        o.rate,
+        o.attempts,
+        o.base,
+        o.cap,
+        o.capacity,
+        o.timeout,
+        open::OUTAGE_START,
+        o.outage,
+        o.ratio
+    );
+    println!();
+    println!(
+        "Calls at the bottom per call at the top, over the calls that arrived while it was \
+         down (recovered after the outage), by the tiers that retry:"
+    );
+    print!("{:<20}", "strategy");
+    for d in 1..=depth {
+        print!("{:>18}", format!("depth {d}"));
+    }
+    println!();
+    for s in ChainStrategy::ALL {
+        print!("{:<20}", s.name());
+        for r in results.iter().filter(|r| r.run.strategy == s) {
+            let cpc = r
+                .bottom_calls_per_call()
+                .map_or("-".to_owned(), |c| format!("{c:.2}"));
+            print!("{:>18}", format!("{cpc} ({})", recovery(r.run.recovery)));
+        }
+        println!();
+    }
+    println!(
+        "({} runs of the chain model simulated in {:.2} s)\n",
+        results.len(),
+        elapsed.as_secs_f64()
+    );
+}
+
+fn chain_chart(path: &Path, o: &Open, results: &[ChainResult]) -> Result<(), Box<dyn Error>> {
+    let series: Vec<Series> = ChainStrategy::ALL
+        .iter()
+        .map(|&s| Series {
+            name: s.name().to_owned(),
+            points: results
+                .iter()
+                .filter(|r| r.run.strategy == s)
+                .filter_map(|r| Some((f64::from(r.depth), r.bottom_calls_per_call()?)))
+                .collect(),
+        })
+        .collect();
+    let title = format!(
+        "The bottom down {:.0} s, {}/s calls, {} attempts per tier: bottom calls per call",
+        o.outage.as_secs_f64(),
+        o.rate,
+        o.attempts
+    );
+    let axes = chart::Axes {
+        log_y: true,
+        x_max: None,
+        whole_x: true,
     };
+    chart::line_chart(
+        path,
+        &title,
+        (
+            "tiers that retry (depth)",
+            "calls at the bottom per call (log scale)",
+        ),
+        &series,
+        axes,
+    )
+}
+
+/// The open model: the scenario strategy by strategy, its chart, the anchor, and (with
+/// `with_map`) the sweep over load and outage length.
+fn run_open(args: &Args, with_map: bool) -> Result<(), Box<dyn Error>> {
+    let scenario = open_scenario(args)?;
     let started = Instant::now();
     let results = parallel(&OpenStrategy::ALL, "open", |&s| scenario.run(s));
     let loads: &[f64] = if with_map { &open::LOADS } else { &[] };
@@ -231,11 +373,7 @@ fn run_open(args: &Args, with_map: bool) -> Result<(), Box<dyn Error>> {
     if args.csv {
         println!("model,strategy,rate,capacity,outage_s,calls_per_call,recovery_s");
         let row = |o: &Open, r: &OpenResult| {
-            let cpc = r
-                .calls_per_call
-                .map(|c| format!("{c:.3}"))
-                .unwrap_or_default();
-            let rec = r.recovery.map_or("never".to_owned(), |s| format!("{s:.1}"));
+            let (cpc, rec) = csv_cells(r.calls_per_call, r.recovery);
             println!(
                 "open,{},{},{},{},{cpc},{rec}",
                 r.strategy,
@@ -389,7 +527,8 @@ fn open_chart(path: &Path, o: &Open, results: &[OpenResult]) -> Result<(), Box<d
             ("goodput (answers in time per s)", series(|r| &r.goodput)),
             ("offered load (attempts per s)", series(|r| &r.offered)),
         ],
-        o.end().as_secs_f64(),
+        // To the last event: the calls on their way go on after arrivals stop.
+        results.iter().map(|r| r.offered.len()).max().unwrap_or(0) as f64,
     )
 }
 
@@ -548,6 +687,7 @@ fn outage_chart(path: &Path, o: &Outage, results: &[OutageResult]) -> Result<(),
     let axes = chart::Axes {
         log_y: true,
         x_max: Some(o.down.as_secs_f64() + 25.0),
+        whole_x: false,
     };
     chart::line_chart(
         path,

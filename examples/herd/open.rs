@@ -125,11 +125,12 @@ impl Default for Open {
     }
 }
 
-/// What one strategy did.
+/// What one strategy did (`S`: the model's strategies, the open model's or the chain's).
 #[derive(Clone, Debug, PartialEq)]
-pub struct OpenResult {
-    pub strategy: OpenStrategy,
-    /// Calls that arrived, and attempts they made in all.
+pub struct OpenResult<S = OpenStrategy> {
+    pub strategy: S,
+    /// Calls that arrived, and attempts they made in all at the service (for a chain, the
+    /// attempts its bottom tier made).
     pub calls: u64,
     pub attempts: u64,
     /// Attempts the throttle rejected or calls the breaker refused: in all, and before the
@@ -139,19 +140,23 @@ pub struct OpenResult {
     /// Attempts per call over the calls that arrived and ended within the outage (none
     /// ended within a short one).
     pub calls_per_call: Option<f64>,
+    /// Attempts at the service per call over the calls that arrived while it was down, each
+    /// counted to its end, however long after the outage (a chain's calls outlive it).
+    pub calls_per_call_down: Option<f64>,
     /// Seconds from the end of the outage to the first second from which at least 95% of the
     /// calls arriving each second succeed, to the end of the run; `None`: never.
     pub recovery: Option<f64>,
-    /// Per second of the run: calls arriving, attempts arriving at the service (the offered
-    /// load), attempts answered to a client still waiting (goodput), and calls arriving in
-    /// that second that eventually succeeded.
+    /// Per second, from the start to the last event (calls stop arriving at `Open::end`, the
+    /// calls on their way go on): calls arriving, attempts arriving at the service (the
+    /// offered load), calls answered in time (goodput), and calls arriving in that second that
+    /// eventually succeeded. All four are as long.
     pub arrivals: Vec<u32>,
     pub offered: Vec<u32>,
     pub goodput: Vec<u32>,
     pub succeeded: Vec<u32>,
 }
 
-/// A budget shared by a run's calls.
+/// A budget shared by the calls one tier makes.
 enum Shared {
     None,
     Bucket(RetryBudget),
@@ -194,18 +199,373 @@ fn virtual_now() -> Instant {
     BASE.with(|b| *b + Duration::from_nanos(ns))
 }
 
-/// One attempt on its way, or its outcome: the call's arrival time, its attempts so far
-/// (this one included once it arrived) and its previous wait.
+/// The budget each tier's retries take from: one of its own per tier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Budget {
+    None,
+    /// A `RetryBudget` (the AWS SDKs' bucket).
+    Bucket,
+    /// A `RatioBudget` of the scenario's `ratio`, 10 a second, over 10 s.
+    Ratio,
+}
+
+/// How the calls of a run retry: `depth` tiers in a chain, each retrying the one below with
+/// `attempts` and a budget of its own; the open model is a chain of one tier, the clients.
+/// Only the top tier asks the throttle and the breaker (the open model's guards).
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// The seed of the run's random draws.
+    pub seed: u64,
+    /// Tiers that retry: the top one is the clients, the last one calls the service.
+    pub depth: u32,
+    pub attempts: u32,
+    pub budget: Budget,
+    pub throttle: bool,
+    pub breaker: bool,
+    /// Whether a tier whose loop gave up (attempts, budget, or its downstream's "don't
+    /// retry") answers "don't retry" upstream, as `ChainLayer` does: the tier above does not
+    /// retry it.
+    pub pushback: bool,
+}
+
+/// A call of a tier above the last one (or, at depth 1, the top call's record), on its way:
+/// its tier (0 at the top), the call of the tier above whose attempt it is, its attempts so
+/// far (this one included once made) and its previous wait; the top call's arrival; and the
+/// attempts made at the service on its behalf by the calls below it that have ended.
+#[derive(Clone, Copy, Debug)]
+struct Frame {
+    tier: u32,
+    parent: u32,
+    made: u32,
+    prev: u64,
+    arrived: u64,
+    bottom: u32,
+}
+
+/// A call of the last tier, the one that calls the service: the frame it answers (at depth
+/// 1, its own top call's), its attempts so far and its previous wait. It travels in its
+/// events rather than in `Sim::frames`: most calls of a deep chain are the last tier's, and
+/// looking each one up in a table of hundreds of thousands was most of a run's time.
+#[derive(Clone, Copy, Debug)]
+struct Leg {
+    frame: u32,
+    made: u32,
+    prev: u64,
+}
+
+/// An event of the run.
 #[derive(Clone, Copy, Debug)]
 enum Event {
     /// The next call arrives (its successor is drawn then).
     Call,
-    /// A retry's attempt reaches the service.
-    Retry { arrived: u64, made: u32, prev: u64 },
-    /// An attempt's answer reaches its client in time.
-    Answered { arrived: u64, made: u32 },
-    /// The client's timeout: it decides whether to retry.
-    TimedOut { arrived: u64, made: u32, prev: u64 },
+    /// The last tier's retry: its attempt reaches the service.
+    Retry(Leg),
+    /// The service's answer reaches the last tier in time.
+    Answered(Leg),
+    /// The last tier's timeout: it decides whether to retry.
+    TimedOut(Leg),
+    /// A retry of the call of a tier above the last (its frame): a call of the tier below.
+    Resume(u32),
+}
+
+/// How a tier's attempt, or its call, ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Outcome {
+    Ok,
+    /// A failure; `true`: answered "don't retry".
+    Failed(bool),
+}
+
+/// One run in progress.
+struct Sim<'a, S> {
+    open: &'a Open,
+    plan: Plan,
+    backoff: Backoff,
+    /// One per tier.
+    budgets: Vec<Shared>,
+    throttle: Option<Box<AdaptiveThrottle>>,
+    breaker: Option<Box<CircuitBreaker>>,
+    frames: Vec<Frame>,
+    unused: Vec<u32>,
+    queue: Queue<Event>,
+    result: OpenResult<S>,
+    /// Refused in all, and while healthy.
+    refused: (u64, u64),
+    /// The time the service is done with every attempt it has accepted.
+    free: u64,
+    /// Calls that arrived and ended within the outage, and their attempts; calls that
+    /// arrived within it, and theirs.
+    ended_down: (u64, u64),
+    arrived_down: (u64, u64),
+    down: (u64, u64),
+    timeout: u64,
+    service: u64,
+}
+
+/// Count one in `per_second`'s second of `t`, growing it to reach it.
+fn count(per_second: &mut Vec<u32>, t: u64) {
+    let s = (t / 1_000_000_000) as usize;
+    if per_second.len() <= s {
+        per_second.resize(s + 1, 0);
+    }
+    per_second[s] += 1;
+}
+
+impl<S> Sim<'_, S> {
+    fn frame(&mut self, f: Frame) -> u32 {
+        match self.unused.pop() {
+            Some(i) => {
+                self.frames[i as usize] = f;
+                i
+            }
+            None => {
+                self.frames.push(f);
+                (self.frames.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Asked before each attempt of the top tier: whether the throttle lets it go.
+    fn admitted(&mut self, t: u64) -> bool {
+        let ok = self
+            .throttle
+            .as_ref()
+            .is_none_or(|th| th.admit(virtual_now));
+        if !ok {
+            self.refused.0 += 1;
+            self.refused.1 += u64::from(t < self.down.0);
+        }
+        ok
+    }
+
+    /// A call of `tier` begins: its tier's budget counts it.
+    fn begin(&mut self, tier: u32) -> u64 {
+        self.budgets[tier as usize].begin();
+        nanos(self.open.base)
+    }
+
+    /// The attempt of frame `f`'s call starts at `t`: a call of the tier below, which makes
+    /// its first attempt at once, down to the last tier's, which reaches the service.
+    fn descend(&mut self, mut f: u32, t: u64) {
+        let last = self.plan.depth - 1;
+        loop {
+            let tier = self.frames[f as usize].tier + 1;
+            let prev = self.begin(tier);
+            if tier == last {
+                return self.send(
+                    Leg {
+                        frame: f,
+                        made: 1,
+                        prev,
+                    },
+                    t,
+                );
+            }
+            f = self.frame(Frame {
+                tier,
+                parent: f,
+                made: 1,
+                prev,
+                arrived: 0,
+                bottom: 0,
+            });
+        }
+    }
+
+    /// The last tier's attempt reaches the service at `t`: when is it answered, and in time?
+    fn send(&mut self, leg: Leg, t: u64) {
+        self.result.attempts += 1;
+        count(&mut self.result.offered, t);
+        let (down_from, down_to) = self.down;
+        let mut start = self.free.max(t);
+        if (down_from..down_to).contains(&start) {
+            start = down_to;
+        }
+        self.free = start + self.service;
+        if self.free - t <= self.timeout {
+            self.queue.push(self.free, Event::Answered(leg));
+        } else {
+            self.queue.push(t + self.timeout, Event::TimedOut(leg));
+        }
+    }
+
+    /// An attempt of a call of `tier`, its `made`th after a wait of `prev`, ended with
+    /// `outcome`: the wait before its retry, or how the call ends.
+    fn decide(
+        &mut self,
+        tier: u32,
+        made: u32,
+        prev: u64,
+        outcome: Outcome,
+    ) -> Result<u64, Outcome> {
+        if tier == 0 {
+            if let Some(th) = &self.throttle {
+                th.answered(virtual_now, outcome == Outcome::Ok);
+            }
+        }
+        let budget = &self.budgets[tier as usize];
+        match outcome {
+            Outcome::Ok => {
+                budget.succeeded_after(made - 1);
+                Err(Outcome::Ok)
+            }
+            Outcome::Failed(dont_retry) => {
+                if dont_retry || made >= self.plan.attempts {
+                    return Err(Outcome::Failed(self.plan.pushback));
+                }
+                // As the runtime does: the wait is drawn, then the budget asked.
+                let wait = nanos(self.backoff.delay(made, Duration::from_nanos(prev)));
+                if budget.try_retry() {
+                    Ok(wait)
+                } else {
+                    Err(Outcome::Failed(self.plan.pushback))
+                }
+            }
+        }
+    }
+
+    /// The last tier's attempt ended at `t` with `outcome`: it retries, or its call ends and
+    /// answers the frame above.
+    fn leg_answered(&mut self, leg: Leg, outcome: Outcome, t: u64) {
+        let tier = self.plan.depth - 1;
+        match self.decide(tier, leg.made, leg.prev, outcome) {
+            Ok(wait) => {
+                let retry = Leg {
+                    made: leg.made + 1,
+                    prev: wait,
+                    ..leg
+                };
+                self.queue.push(t + wait, Event::Retry(retry));
+            }
+            Err(outcome) => {
+                self.frames[leg.frame as usize].bottom += leg.made;
+                if tier == 0 {
+                    self.ended(leg.frame, outcome == Outcome::Ok, t);
+                } else {
+                    self.answered(leg.frame, outcome, t);
+                }
+            }
+        }
+    }
+
+    /// The attempt of frame `f`'s call ended at `t` with `outcome`: the call retries, or ends
+    /// and answers the frame above it, which does the same, up to the top.
+    fn answered(&mut self, mut f: u32, mut outcome: Outcome, t: u64) {
+        loop {
+            let Frame {
+                tier,
+                parent,
+                made,
+                prev,
+                bottom,
+                ..
+            } = self.frames[f as usize];
+            match self.decide(tier, made, prev, outcome) {
+                Ok(wait) => {
+                    let frame = &mut self.frames[f as usize];
+                    frame.made += 1;
+                    frame.prev = wait;
+                    self.queue.push(t + wait, Event::Resume(f));
+                    return;
+                }
+                Err(ended) => outcome = ended,
+            }
+            if tier == 0 {
+                return self.ended(f, outcome == Outcome::Ok, t);
+            }
+            self.unused.push(f);
+            self.frames[parent as usize].bottom += bottom;
+            f = parent;
+        }
+    }
+
+    /// The top call `f` ended at `t`: the breaker counts it.
+    fn ended(&mut self, f: u32, ok: bool, t: u64) {
+        if let Some(b) = &self.breaker {
+            b.ended(virtual_now, ok);
+        }
+        self.tally(f, ok, t);
+    }
+
+    /// The top call `f` ended at `t`: the run's counts.
+    fn tally(&mut self, f: u32, ok: bool, t: u64) {
+        self.unused.push(f);
+        let Frame {
+            arrived, bottom, ..
+        } = self.frames[f as usize];
+        if ok {
+            count(&mut self.result.goodput, t);
+            count(&mut self.result.succeeded, arrived);
+        }
+        let (down_from, down_to) = self.down;
+        if (down_from..down_to).contains(&arrived) {
+            self.arrived_down.0 += 1;
+            self.arrived_down.1 += u64::from(bottom);
+            if t < down_to {
+                self.ended_down.0 += 1;
+                self.ended_down.1 += u64::from(bottom);
+            }
+        }
+    }
+
+    /// A call arrives at `t`.
+    fn call(&mut self, t: u64) {
+        self.result.calls += 1;
+        count(&mut self.result.arrivals, t);
+        let f = self.frame(Frame {
+            tier: 0,
+            parent: u32::MAX,
+            made: 1,
+            prev: nanos(self.open.base),
+            arrived: t,
+            bottom: 0,
+        });
+        if let Some(b) = &self.breaker {
+            if b.admit(virtual_now) == Admission::Refuse {
+                self.refused.0 += 1;
+                self.refused.1 += u64::from(t < self.down.0);
+                return self.tally(f, false, t);
+            }
+        }
+        if !self.admitted(t) {
+            return self.ended(f, false, t);
+        }
+        let prev = self.begin(0);
+        if self.plan.depth == 1 {
+            self.send(
+                Leg {
+                    frame: f,
+                    made: 1,
+                    prev,
+                },
+                t,
+            );
+        } else {
+            self.descend(f, t);
+        }
+    }
+
+    fn event(&mut self, event: Event, t: u64) {
+        match event {
+            Event::Call => self.call(t),
+            Event::Retry(leg) => {
+                if self.plan.depth == 1 && !self.admitted(t) {
+                    // The attempts it made are the ones before this one.
+                    self.frames[leg.frame as usize].bottom += leg.made - 1;
+                    return self.ended(leg.frame, false, t);
+                }
+                self.send(leg, t);
+            }
+            Event::Answered(leg) => self.leg_answered(leg, Outcome::Ok, t),
+            Event::TimedOut(leg) => self.leg_answered(leg, Outcome::Failed(false), t),
+            Event::Resume(f) => {
+                if self.frames[f as usize].tier == 0 && !self.admitted(t) {
+                    return self.ended(f, false, t);
+                }
+                self.descend(f, t);
+            }
+        }
+    }
 }
 
 impl Open {
@@ -227,197 +587,137 @@ impl Open {
         self.rate / f64::from(self.capacity.max(1))
     }
 
-    /// Run the scenario under one strategy.
-    pub fn run(&self, strategy: OpenStrategy) -> OpenResult {
-        let seed = seed_for(&[
-            self.seed,
-            4,
-            strategy as u64,
+    /// The seed of a run: the scenario's, the model's `tag` and `parts`.
+    pub fn seed_of(&self, parts: &[u64]) -> u64 {
+        let mut all = vec![self.seed];
+        all.extend_from_slice(parts);
+        all.extend([
             self.rate.to_bits(),
             u64::from(self.capacity),
             nanos(self.outage),
         ]);
-        retry_jitter::testing::seed_jitter(seed);
-        let mut rng = SmallRng::seed_from_u64(seed);
-        let backoff = Backoff::new(self.base, self.cap).with_jitter(self.jitter);
-        let attempts = match strategy {
-            OpenStrategy::NoRetry => 1,
-            _ => self.attempts.max(1),
+        seed_for(&all)
+    }
+
+    /// Run the scenario under one strategy.
+    pub fn run(&self, strategy: OpenStrategy) -> OpenResult {
+        let plan = Plan {
+            seed: self.seed_of(&[4, strategy as u64]),
+            depth: 1,
+            attempts: match strategy {
+                OpenStrategy::NoRetry => 1,
+                _ => self.attempts.max(1),
+            },
+            budget: match strategy {
+                OpenStrategy::FullJitterBudget => Budget::Bucket,
+                OpenStrategy::FullJitterRatio => Budget::Ratio,
+                _ => Budget::None,
+            },
+            throttle: strategy == OpenStrategy::FullJitterThrottle,
+            breaker: strategy == OpenStrategy::FullJitterBreaker,
+            pushback: false,
         };
-        let budget = match strategy {
-            OpenStrategy::FullJitterBudget => Shared::Bucket(RetryBudget::default()),
-            OpenStrategy::FullJitterRatio => Shared::Ratio(Box::new(RatioBudget::new(
-                self.ratio,
-                10,
-                Duration::from_secs(10),
-            ))),
-            _ => Shared::None,
+        self.simulate(strategy, plan)
+    }
+
+    /// Run the scenario with the calls retrying as `plan` says, under the name `strategy`.
+    pub fn simulate<S>(&self, strategy: S, plan: Plan) -> OpenResult<S> {
+        retry_jitter::testing::seed_jitter(plan.seed);
+        let mut rng = SmallRng::seed_from_u64(plan.seed);
+        let plan = Plan {
+            depth: plan.depth.max(1),
+            attempts: plan.attempts.max(1),
+            ..plan
         };
-        let throttle = (strategy == OpenStrategy::FullJitterThrottle)
-            .then(|| Box::new(AdaptiveThrottle::new(2.0, Duration::from_secs(60))));
-        let breaker = (strategy == OpenStrategy::FullJitterBreaker).then(|| {
-            Box::new(CircuitBreaker::new(
-                0.5,
-                20,
-                Duration::from_secs(10),
-                Duration::from_secs(5),
-            ))
-        });
-        // Asked before each attempt: whether the throttle lets it go.
-        let admitted = |t: u64, refused: &mut (u64, u64)| {
-            let ok = throttle.as_ref().is_none_or(|th| th.admit(virtual_now));
-            if !ok {
-                refused.0 += 1;
-                refused.1 += u64::from(t < nanos(OUTAGE_START));
-            }
-            ok
-        };
-        let mut refused = (0u64, 0u64);
-        let answered = |ok: bool| {
-            if let Some(th) = &throttle {
-                th.answered(virtual_now, ok);
-            }
-        };
-        let call_ended = |ok: bool| {
-            if let Some(b) = &breaker {
-                b.ended(virtual_now, ok);
-            }
-        };
-        let (down_from, down_to) = (nanos(OUTAGE_START), nanos(OUTAGE_START + self.outage));
+        let budgets = (0..plan.depth)
+            .map(|_| match plan.budget {
+                Budget::None => Shared::None,
+                Budget::Bucket => Shared::Bucket(RetryBudget::default()),
+                Budget::Ratio => Shared::Ratio(Box::new(RatioBudget::new(
+                    self.ratio,
+                    10,
+                    Duration::from_secs(10),
+                ))),
+            })
+            .collect();
         let end = nanos(self.end());
-        let timeout = nanos(self.timeout);
-        let service = (1e9 / f64::from(self.capacity.max(1))) as u64;
         let seconds = end.div_ceil(1_000_000_000) as usize;
+        let mut sim = Sim {
+            open: self,
+            plan,
+            backoff: Backoff::new(self.base, self.cap).with_jitter(self.jitter),
+            budgets,
+            throttle: plan
+                .throttle
+                .then(|| Box::new(AdaptiveThrottle::new(2.0, Duration::from_secs(60)))),
+            breaker: plan.breaker.then(|| {
+                Box::new(CircuitBreaker::new(
+                    0.5,
+                    20,
+                    Duration::from_secs(10),
+                    Duration::from_secs(5),
+                ))
+            }),
+            frames: Vec::new(),
+            unused: Vec::new(),
+            queue: Queue::new(),
+            result: OpenResult {
+                strategy,
+                calls: 0,
+                attempts: 0,
+                refused: 0,
+                refused_healthy: 0,
+                calls_per_call: None,
+                calls_per_call_down: None,
+                recovery: None,
+                arrivals: vec![0; seconds],
+                offered: vec![0; seconds],
+                goodput: vec![0; seconds],
+                succeeded: vec![0; seconds],
+            },
+            refused: (0, 0),
+            free: 0,
+            ended_down: (0, 0),
+            arrived_down: (0, 0),
+            down: (nanos(OUTAGE_START), nanos(OUTAGE_START + self.outage)),
+            timeout: nanos(self.timeout),
+            service: (1e9 / f64::from(self.capacity.max(1))) as u64,
+        };
         let gap = |rng: &mut SmallRng| -> u64 {
             let u: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
             (-u.ln() / self.rate.max(1e-9) * 1e9) as u64
         };
-        let mut result = OpenResult {
-            strategy,
-            calls: 0,
-            attempts: 0,
-            refused: 0,
-            refused_healthy: 0,
-            calls_per_call: None,
-            recovery: None,
-            arrivals: vec![0; seconds],
-            offered: vec![0; seconds],
-            goodput: vec![0; seconds],
-            succeeded: vec![0; seconds],
-        };
-        let sec = |t: u64| ((t / 1_000_000_000) as usize).min(seconds - 1);
-        // Calls that arrived and ended within the outage: how many, and their attempts.
-        let (mut ended_down, mut attempts_down) = (0u64, 0u64);
-        let mut ended = |arrived: u64, made: u32, t: u64| {
-            if arrived >= down_from && t < down_to {
-                ended_down += 1;
-                attempts_down += u64::from(made);
-            }
-        };
-        // The time the service is done with every attempt it has accepted.
-        let mut free = 0u64;
-        let mut queue = Queue::new();
-        queue.push(gap(&mut rng), Event::Call);
-        while let Some((t, event)) = queue.pop() {
+        sim.queue.push(gap(&mut rng), Event::Call);
+        while let Some((t, event)) = sim.queue.pop() {
             NOW.with(|n| n.set(t));
-            // An attempt reaches the service: when is it answered, and in time?
-            let mut attempt = |arrived: u64, made: u32, prev: u64, queue: &mut Queue<Event>| {
-                result.attempts += 1;
-                result.offered[sec(t)] += 1;
-                let mut start = free.max(t);
-                if (down_from..down_to).contains(&start) {
-                    start = down_to;
-                }
-                free = start + service;
-                if free - t <= timeout {
-                    queue.push(free, Event::Answered { arrived, made });
-                } else {
-                    queue.push(
-                        t + timeout,
-                        Event::TimedOut {
-                            arrived,
-                            made,
-                            prev,
-                        },
-                    );
-                }
-            };
-            match event {
-                Event::Call => {
-                    let next = t + gap(&mut rng);
-                    if next < end {
-                        queue.push(next, Event::Call);
-                    }
-                    result.calls += 1;
-                    result.arrivals[sec(t)] += 1;
-                    if let Some(b) = &breaker {
-                        if b.admit(virtual_now) == Admission::Refuse {
-                            refused.0 += 1;
-                            refused.1 += u64::from(t < down_from);
-                            ended(t, 0, t);
-                            continue;
-                        }
-                    }
-                    if !admitted(t, &mut refused) {
-                        call_ended(false);
-                        ended(t, 0, t);
-                        continue;
-                    }
-                    budget.begin();
-                    attempt(t, 1, nanos(self.base), &mut queue);
-                }
-                Event::Retry {
-                    arrived,
-                    made,
-                    prev,
-                } => {
-                    if !admitted(t, &mut refused) {
-                        call_ended(false);
-                        ended(arrived, made - 1, t);
-                        continue;
-                    }
-                    attempt(arrived, made, prev, &mut queue)
-                }
-                Event::Answered { arrived, made } => {
-                    result.goodput[sec(t)] += 1;
-                    result.succeeded[sec(arrived)] += 1;
-                    budget.succeeded_after(made - 1);
-                    answered(true);
-                    call_ended(true);
-                    ended(arrived, made, t);
-                }
-                Event::TimedOut {
-                    arrived,
-                    made,
-                    prev,
-                } => {
-                    answered(false);
-                    if made >= attempts {
-                        call_ended(false);
-                        ended(arrived, made, t);
-                        continue;
-                    }
-                    // As the runtime does: the wait is drawn, then the budget asked.
-                    let wait = nanos(backoff.delay(made, Duration::from_nanos(prev)));
-                    if !budget.try_retry() {
-                        call_ended(false);
-                        ended(arrived, made, t);
-                        continue;
-                    }
-                    queue.push(
-                        t + wait,
-                        Event::Retry {
-                            arrived,
-                            made: made + 1,
-                            prev: wait,
-                        },
-                    );
+            if let Event::Call = event {
+                let next = t + gap(&mut rng);
+                if next < end {
+                    sim.queue.push(next, Event::Call);
                 }
             }
+            sim.event(event, t);
         }
-        (result.refused, result.refused_healthy) = refused;
-        result.calls_per_call = (ended_down > 0).then(|| attempts_down as f64 / ended_down as f64);
-        result.recovery = recovery(&result, down_to, end);
+        let mut result = sim.result;
+        (result.refused, result.refused_healthy) = sim.refused;
+        let per_call =
+            |(calls, attempts): (u64, u64)| (calls > 0).then(|| attempts as f64 / calls as f64);
+        result.calls_per_call = per_call(sim.ended_down);
+        result.calls_per_call_down = per_call(sim.arrived_down);
+        let seconds = [&result.offered, &result.goodput]
+            .iter()
+            .map(|v| v.len())
+            .max()
+            .unwrap_or(seconds);
+        for v in [
+            &mut result.arrivals,
+            &mut result.offered,
+            &mut result.goodput,
+            &mut result.succeeded,
+        ] {
+            v.resize(seconds, 0);
+        }
+        result.recovery = recovery(&result, sim.down.1, end);
         result
     }
 
@@ -430,7 +730,7 @@ impl Open {
 
 /// Seconds from `down_to` to the first whole second of the run from which every second's
 /// arrivals succeed at 95% or more, to the run's last whole second.
-fn recovery(r: &OpenResult, down_to: u64, end: u64) -> Option<f64> {
+fn recovery<S>(r: &OpenResult<S>, down_to: u64, end: u64) -> Option<f64> {
     let first = down_to.div_ceil(1_000_000_000) as usize;
     let last = (end / 1_000_000_000) as usize; // seconds [first, last) are whole and in the run
     let ok = |s: usize| f64::from(r.succeeded[s]) >= RECOVERED * f64::from(r.arrivals[s]);
@@ -561,6 +861,21 @@ mod tests {
             assert!((calls - 4.0).abs() <= 0.08, "{jitter:?}: {calls}");
         }
         assert!((ratio - 1.31).abs() <= 1.31 * 0.02, "ratio budget: {ratio}");
+    }
+
+    #[test]
+    fn the_series_run_to_the_last_event_and_each_second_counts_its_own() {
+        let o = Open::default();
+        let r = o.run(OpenStrategy::FullJitter);
+        let end = o.end().as_secs_f64().ceil() as usize;
+        // Retries still on their way when calls stop arriving count in their own seconds,
+        // after the run's end, not all in its last one.
+        assert!(r.offered.len() > end, "{} seconds", r.offered.len());
+        assert!(r.arrivals[end..].iter().all(|&a| a == 0));
+        assert_ne!(r.offered.last(), Some(&0));
+        for v in [&r.arrivals, &r.goodput, &r.succeeded] {
+            assert_eq!(v.len(), r.offered.len());
+        }
     }
 
     #[test]
