@@ -153,31 +153,21 @@ async fn a_full_body_over_the_limit_is_sent_once() {
     assert_eq!(seen.calls().len(), 1);
     assert_eq!(seen.calls()[0].1, body, "sent whole, once");
 
-    // A lower limit, and a `String` body one byte over it.
-    let (addr, seen) = server(&[503, 503]).await;
-    let client: Client<HttpConnector, String> = Client::builder(TokioExecutor::new()).build_http();
-    let svc = tower::ServiceBuilder::new()
-        .layer(RetryLayer::new(policy()).with_body_limit(16))
-        .service(client);
-    let req = http::Request::post(format!("http://{addr}/notes"))
-        .body("seventeen bytes!!".to_string())
-        .unwrap();
-    let resp = svc.oneshot(req).await.unwrap();
-    assert_eq!(resp.status(), 503);
-    assert_eq!(seen.calls().len(), 1);
-
-    // At the limit exactly: replayed.
-    let (addr, seen) = server(&[503, 503]).await;
-    let client: Client<HttpConnector, String> = Client::builder(TokioExecutor::new()).build_http();
-    let svc = tower::ServiceBuilder::new()
-        .layer(RetryLayer::new(policy()).with_body_limit(16))
-        .service(client);
-    let req = http::Request::post(format!("http://{addr}/notes"))
-        .body("sixteen bytes!!!".to_string())
-        .unwrap();
-    let resp = svc.oneshot(req).await.unwrap();
-    assert_eq!(resp.status(), 200);
-    assert_eq!(seen.calls().len(), 3);
+    // A lower limit: a `String` body one byte over it is sent once; one at it exactly, replayed.
+    for (body, status, calls) in [("seventeen bytes!!", 503, 1), ("sixteen bytes!!!", 200, 3)] {
+        let (addr, seen) = server(&[503, 503]).await;
+        let client: Client<HttpConnector, String> =
+            Client::builder(TokioExecutor::new()).build_http();
+        let svc = tower::ServiceBuilder::new()
+            .layer(RetryLayer::new(policy()).with_body_limit(16))
+            .service(client);
+        let req = http::Request::post(format!("http://{addr}/notes"))
+            .body(body.to_string())
+            .unwrap();
+        let resp = svc.oneshot(req).await.unwrap();
+        assert_eq!(resp.status(), status, "{body}");
+        assert_eq!(seen.calls().len(), calls, "{body}");
+    }
 }
 
 /// A `Full<Bytes>` is cloned for each attempt, not recorded: every attempt's body hands out

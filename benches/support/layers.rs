@@ -38,11 +38,11 @@ impl Service<u64> for Double {
 
 pub type Body = UnsyncBoxBody<Bytes, Infallible>;
 
-/// The inner HTTP service: answers 200 with an empty body.
+/// The inner HTTP service: answers 200 with an empty body, whatever the request's body.
 #[derive(Clone, Copy)]
 pub struct Answer;
 
-impl Service<http::Request<Body>> for Answer {
+impl<B> Service<http::Request<B>> for Answer {
     type Response = http::Response<()>;
     type Error = Infallible;
     type Future = Ready<Result<http::Response<()>, Infallible>>;
@@ -52,7 +52,7 @@ impl Service<http::Request<Body>> for Answer {
     ) -> std::task::Poll<Result<(), Infallible>> {
         std::task::Poll::Ready(Ok(()))
     }
-    fn call(&mut self, req: http::Request<Body>) -> Self::Future {
+    fn call(&mut self, req: http::Request<B>) -> Self::Future {
         drop(black_box(req));
         ready(Ok(http::Response::new(())))
     }
@@ -95,26 +95,6 @@ impl<Res, E> tower::retry::Policy<http::Request<Full<Bytes>>, Res, E> for NeverC
     }
 }
 
-/// The inner HTTP service of the `Full<Bytes>` rows: answers 200 with an empty body.
-#[derive(Clone, Copy)]
-pub struct AnswerFull;
-
-impl Service<http::Request<Full<Bytes>>> for AnswerFull {
-    type Response = http::Response<()>;
-    type Error = Infallible;
-    type Future = Ready<Result<http::Response<()>, Infallible>>;
-    fn poll_ready(
-        &mut self,
-        _: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Result<(), Infallible>> {
-        std::task::Poll::Ready(Ok(()))
-    }
-    fn call(&mut self, req: http::Request<Full<Bytes>>) -> Self::Future {
-        drop(black_box(req));
-        ready(Ok(http::Response::new(())))
-    }
-}
-
 /// A `POST` with a small JSON body in a `Full<Bytes>` (static bytes: cloning them is no
 /// allocation), made per call in the three `Full` rows.
 pub fn request_full() -> http::Request<Full<Bytes>> {
@@ -123,17 +103,17 @@ pub fn request_full() -> http::Request<Full<Bytes>> {
     req
 }
 
-pub fn layer_full_plain() -> AnswerFull {
-    AnswerFull
+pub fn layer_full_plain() -> Answer {
+    Answer
 }
 
-pub fn layer_full_tower_retry() -> tower::retry::Retry<NeverCloned, AnswerFull> {
-    tower::retry::RetryLayer::new(NeverCloned).layer(AnswerFull)
+pub fn layer_full_tower_retry() -> tower::retry::Retry<NeverCloned, Answer> {
+    tower::retry::RetryLayer::new(NeverCloned).layer(Answer)
 }
 
 pub fn layer_full_ours() -> impl Service<http::Request<Full<Bytes>>, Response = http::Response<()>>
 {
-    RetryLayer::new(Policy::default()).layer(AnswerFull)
+    RetryLayer::new(Policy::default()).layer(Answer)
 }
 
 /// A request with an empty body, made per call in both HTTP rows.
