@@ -23,7 +23,7 @@ use retry_jitter::reqwest_middleware::RetryMiddleware;
 use retry_jitter::tower::RetryLayer;
 use retry_jitter::Policy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tower::ServiceExt;
+use tower::{Layer, ServiceExt};
 
 type Body = BoxBody<Bytes, std::io::Error>;
 
@@ -393,4 +393,55 @@ async fn the_server_s_word_wins_over_the_method_rule() {
         Ok(503)
     );
     assert_eq!(hy.calls(), 1);
+}
+
+/// An HTTP/2 server (prior knowledge, no TLS) that refuses every stream before processing it
+/// (`RST_STREAM` with `REFUSED_STREAM`), counting them.
+async fn refuses_streams() -> (SocketAddr, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let counted = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            let seen = counted.clone();
+            tokio::spawn(async move {
+                let Ok(mut conn) = h2::server::handshake(socket).await else {
+                    return;
+                };
+                while let Some(Ok((_, mut respond))) = conn.accept().await {
+                    seen.calls.fetch_add(1, Ordering::SeqCst);
+                    respond.send_reset(h2::Reason::REFUSED_STREAM);
+                }
+            });
+        }
+    });
+    (addr, seen)
+}
+
+#[tokio::test]
+async fn a_write_whose_stream_was_refused_is_retried_through_the_layer() {
+    for method in [Method::POST, Method::GET] {
+        let (addr, seen) = refuses_streams().await;
+        let client = Client::builder(TokioExecutor::new())
+            .http2_only(true)
+            .build_http::<Body>();
+        let svc = RetryLayer::new(four()).layer(client);
+        let body = Full::from("one order")
+            .map_err(|never| match never {})
+            .boxed();
+        let req = http::Request::builder()
+            .method(method.clone())
+            .uri(format!("http://{addr}/orders"))
+            .body(body)
+            .unwrap();
+        let got = svc.oneshot(req).await;
+        assert!(got.is_err(), "{method}");
+        assert_eq!(
+            seen.calls(),
+            4,
+            "{method}: refused before processing, so retried"
+        );
+    }
 }

@@ -231,16 +231,21 @@ pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
                 return true;
             }
         }
-        let message = e.to_string();
-        // hyper-util's legacy client; h2's `Reason::REFUSED_STREAM`, as hyper shows it.
-        if message == "client error (Connect)"
-            || message.contains("refused stream before processing any application logic")
-        {
+        // hyper-util's legacy client.
+        if is_refused_stream(e) || e.to_string() == "client error (Connect)" {
             return true;
         }
         cause = e.source();
     }
     false
+}
+
+/// Whether `error` itself (not its sources) is an HTTP/2 stream the server reset with
+/// `REFUSED_STREAM`, which RFC 9113 §8.7 says was not processed and may be retried: h2's error
+/// as hyper passes it on (h2 is not a dependency of ours, so by its message).
+pub(crate) fn is_refused_stream(error: &(dyn std::error::Error + 'static)) -> bool {
+    error.to_string()
+        == "stream error received: refused stream before processing any application logic"
 }
 
 /// What the server said of retrying its failed response, if it said anything: the server's

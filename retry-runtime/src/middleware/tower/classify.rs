@@ -12,8 +12,8 @@ use crate::{Classify, ClassifyOk, Decision, TimedOut, Transient};
 /// - an `std::io::Error`: by its [`Transient`] table (a refused or reset connection is
 ///   retried);
 /// - with feature `tonic`, a `tonic::Status`: by [`tonic::classify`](crate::tonic::classify);
-/// - hyper's client errors by their message: a failed connect, or a connection closed before
-///   the response: retry;
+/// - hyper's client errors by their message: a failed connect, a connection closed before
+///   the response, or an HTTP/2 stream the server refused (`REFUSED_STREAM`): retry;
 /// - anything else: stop.
 ///
 /// ```
@@ -53,9 +53,11 @@ impl Classify<BoxError> for TransportErrors {
                 return status.decision();
             }
             let message = e.to_string();
-            // hyper-util's legacy client (`client error (Connect)`), hyper's closed connection.
+            // hyper-util's legacy client (`client error (Connect)`), hyper's closed connection,
+            // an HTTP/2 stream the server refused before processing it.
             if message == "client error (Connect)"
                 || message == "connection closed before message completed"
+                || crate::http::is_refused_stream(e)
             {
                 return Decision::Retry;
             }
