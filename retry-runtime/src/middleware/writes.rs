@@ -90,6 +90,25 @@ mod tests {
     }
 
     #[test]
+    fn keys_do_not_repeat_when_the_jitter_is_seeded() {
+        // Two processes (or tests) seeding the jitter alike must not share keys: the server
+        // would drop the second call as a duplicate.
+        crate::testing::seed_jitter(7);
+        let a = new_key();
+        crate::testing::seed_jitter(7);
+        assert_ne!(a, new_key());
+    }
+
+    #[test]
+    fn x_idempotency_key_counts_as_a_key() {
+        let mut h = HeaderMap::new();
+        h.insert("x-idempotency-key", HeaderValue::from_static("k"));
+        assert_eq!(resend(Writes::ByMethod, &Method::PATCH, &h), Resend::Any);
+        add_key(Writes::Keyed, &Method::PATCH, &mut h);
+        assert!(!h.contains_key("idempotency-key"), "the caller's key is kept, none added");
+    }
+
+    #[test]
     fn a_write_is_resent_only_when_vouched_for_or_keyed() {
         let mut h = HeaderMap::new();
         let keyed = |method: &Method, h: &mut HeaderMap| {
