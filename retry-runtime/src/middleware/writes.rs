@@ -105,7 +105,10 @@ mod tests {
         h.insert("x-idempotency-key", HeaderValue::from_static("k"));
         assert_eq!(resend(Writes::ByMethod, &Method::PATCH, &h), Resend::Any);
         add_key(Writes::Keyed, &Method::PATCH, &mut h);
-        assert!(!h.contains_key("idempotency-key"), "the caller's key is kept, none added");
+        assert!(
+            !h.contains_key("idempotency-key"),
+            "the caller's key is kept, none added"
+        );
     }
 
     #[test]
