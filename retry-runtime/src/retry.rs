@@ -698,6 +698,16 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (NoGuard, NoGuard)> {
             && self.policy.max_elapsed().is_none()
     }
 
+    /// The limits of a call beginning now, for the headers its attempts carry across a hop.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn hop_limits<E>(&self) -> crate::middleware::HopLimits
+    where
+        L: AttemptTimeout<E>,
+    {
+        let timeout = self.timeout.limit().map(|(timeout, _)| timeout);
+        crate::middleware::HopLimits::start(timeout, self.policy.max_elapsed())
+    }
+
     /// What the loop does when a first attempt succeeds (the budget's due), for a face that
     /// ran that attempt itself ([`first_attempt_alone`](Retry::first_attempt_alone)).
     #[cfg(feature = "tower")]

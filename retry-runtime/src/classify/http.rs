@@ -155,6 +155,12 @@ fn classify_response_at(
         return Decision::Stop;
     }
     let retried = match server_says_retry(headers) {
+        Some(false) if classify_status(status) == Decision::Retry => {
+            // A failure the table retries, which the server (a tier that already retried, an
+            // overloaded proxy) says not to: inside a chain's scope, the tier passes that on.
+            crate::run::chain::mark_gave_up();
+            false
+        }
         Some(said) => said,
         None => {
             classify_status(status) == Decision::Retry

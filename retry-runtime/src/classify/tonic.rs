@@ -99,7 +99,12 @@ pub fn classify(code: Code, headers: &HeaderMap) -> Decision {
             None => decision,
             Some(value) => match value.to_str().ok().and_then(pushback) {
                 Some(wait) => Decision::RetryAfter(wait),
-                None => Decision::Stop,
+                None => {
+                    // The server (a tier that already retried) says not to: inside a chain's
+                    // scope, the tier passes that on.
+                    crate::run::chain::mark_gave_up();
+                    Decision::Stop
+                }
             },
         },
     }

@@ -5,6 +5,11 @@
 
 use core::time::Duration;
 
+use std::sync::Arc;
+
+use http::HeaderName;
+
+use super::hops::Hops;
 use super::writes::Writes;
 use crate::fleet::SharedBudget;
 use crate::hedge::Hedge;
@@ -31,7 +36,7 @@ use crate::{NoGiveUp, NoNotify, NoTrace, Policy, Retry, RetryAll};
 /// # let _ = layer;
 /// # }
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
 pub struct RetryBuilder<F, On, OnOk, B, L, D> {
     /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
@@ -226,6 +231,63 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// ```
     pub fn with_name(mut self, name: &'static str) -> Self {
         self.retry = self.retry.with_name(name);
+        self
+    }
+}
+
+/// A face whose requests carry headers across the hop ([`RetryLayer`](crate::tower::RetryLayer)
+/// over `http::Request`s, and [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware)):
+/// where it keeps their names. Not a trait to implement.
+#[doc(hidden)]
+pub trait FaceHops {
+    /// The header names, made the face's own to change.
+    fn hops_mut(&mut self) -> &mut Hops;
+}
+
+/// The names a face keeps, behind one pointer (none until a setter names one): what the face
+/// adds to the future of every request is one word.
+pub(crate) fn hops_mut(hops: &mut Option<Arc<Hops>>) -> &mut Hops {
+    Arc::make_mut(hops.get_or_insert_with(Arc::default))
+}
+
+impl<F: FaceHops, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
+    /// Send the time each attempt has left, in milliseconds, in the header `name` instead of
+    /// Envoy's `x-envoy-expected-rq-timeout-ms`. An attempt made inside a
+    /// [`ChainLayer`](crate::tower::ChainLayer)'s scope sends the smallest of its `timeout`,
+    /// its loop's deadline and its caller's; a gRPC request sends `grpc-timeout` instead
+    /// (lowering a larger value it carries). Outside a scope nothing is sent.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use http::HeaderName;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
+    /// let layer = RetryLayer::new(Policy::default())
+    ///     .deadline_header(HeaderName::from_static("x-request-timeout-ms"));
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn deadline_header(mut self, name: HeaderName) -> Self {
+        self.face.hops_mut().deadline = Some(name);
+        self
+    }
+
+    /// Send each attempt's number (1 on the first, 2 on the first retry, …) in the header
+    /// `name`, so that the server sees which attempt of one logical request it answers. A gRPC
+    /// request sent again carries `grpc-previous-rpc-attempts` (gRPC's A6) with or without it.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use http::HeaderName;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
+    /// let layer = RetryLayer::new(Policy::default())
+    ///     .attempt_header(HeaderName::from_static("x-attempt"));
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn attempt_header(mut self, name: HeaderName) -> Self {
+        self.face.hops_mut().attempt = Some(name);
         self
     }
 }

@@ -4,6 +4,8 @@
 //! responses with [`Retry::on_ok`](crate::Retry::on_ok).
 
 mod builder;
+mod hops;
+pub(crate) use hops::HopLimits;
 #[cfg(feature = "reqwest-middleware")]
 pub mod reqwest_middleware;
 #[cfg(feature = "tower")]

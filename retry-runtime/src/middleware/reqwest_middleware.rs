@@ -43,6 +43,10 @@ use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next};
 
+use std::sync::Arc;
+
+use super::builder::{hops_mut, FaceHops};
+use super::hops::{self, Hops};
 use super::writes;
 use crate::fleet::{Budget, NoBudget};
 use crate::hedge::{HedgeWith, NoHedge};
@@ -73,8 +77,9 @@ pub type RetryMiddleware<
     D = NoHedge,
 > = RetryBuilder<MiddlewareFace, On, OnOk, B, L, D>;
 
-/// What a [`RetryMiddleware`] has that a [`RetryLayer`](crate::tower::RetryLayer) has not:
-/// nothing yet.
+/// What a [`RetryMiddleware`] keeps of its own: the names of the headers its attempts carry
+/// across the hop ([`deadline_header`](RetryBuilder::deadline_header),
+/// [`attempt_header`](RetryBuilder::attempt_header)).
 ///
 /// ```
 /// use retry_jitter::reqwest_middleware::{MiddlewareFace, RetryMiddleware};
@@ -83,8 +88,17 @@ pub type RetryMiddleware<
 /// let m: RetryMiddleware = RetryMiddleware::new(Policy::default());
 /// let _ = (m, MiddlewareFace::default());
 /// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct MiddlewareFace;
+#[derive(Clone, Debug, Default)]
+pub struct MiddlewareFace {
+    /// The hop's header names, when a setter named one.
+    hops: Option<Arc<Hops>>,
+}
+
+impl FaceHops for MiddlewareFace {
+    fn hops_mut(&mut self) -> &mut Hops {
+        hops_mut(&mut self.hops)
+    }
+}
 
 impl RetryMiddleware {
     /// Retry under `policy`: errors by [`TransportErrors`], responses by [`ByStatus`].
@@ -96,7 +110,8 @@ impl RetryMiddleware {
     /// # let _ = m;
     /// ```
     pub fn new(policy: Policy) -> Self {
-        RetryBuilder::start(policy, "reqwest", TransportErrors, ByStatus, MiddlewareFace)
+        let face = MiddlewareFace::default();
+        RetryBuilder::start(policy, "reqwest", TransportErrors, ByStatus, face)
     }
 }
 
@@ -183,6 +198,8 @@ where
         writes::add_key(self.writes, &method, req.headers_mut());
         let resend = writes::resend(self.writes, &method, req.headers());
         let extensions = &*extensions;
+        let limits = self.retry.hop_limits::<Error>();
+        let hops = self.face.hops.as_deref();
         let Some(copy) = req.try_clone() else {
             // A streaming body: sent once (with the timeout), its answer is the answer.
             let once = self.retry.clone().once();
@@ -191,7 +208,8 @@ where
                 .call_async(move || {
                     let (req, next, mut ext) = (req.take(), next.clone(), extensions.clone());
                     async move {
-                        let req = req.expect("a request sent once is not retried");
+                        let mut req = req.expect("a request sent once is not retried");
+                        hops::stamp(hops, req.headers_mut(), 1, limits.left());
                         next.run(req, &mut ext).await
                     }
                 })
@@ -208,8 +226,10 @@ where
                 let req = first.take().or_else(|| req.try_clone());
                 let (next, mut ext) = (next.clone(), extensions.clone());
                 sent += 1;
+                let attempt_number = sent;
                 let attempt = async move {
-                    let req = req.expect("a request that cloned once clones again");
+                    let mut req = req.expect("a request that cloned once clones again");
+                    hops::stamp(hops, req.headers_mut(), attempt_number, limits.left());
                     next.run(req, &mut ext).await
                 };
                 super::attempt(attempt, sent - 1)

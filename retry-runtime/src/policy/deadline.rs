@@ -10,22 +10,35 @@ use std::time::Instant;
 
 use crate::policy::{Clock, Policy};
 
-/// A call's deadline: `max` after its `start`, on `clock`.
+/// A call's deadline on `clock`: `max_elapsed` after its start, or the caller's (inside a
+/// [`ChainLayer`](crate::tower::ChainLayer)'s scope), whichever is earlier.
 #[derive(Clone, Copy)]
 pub(crate) struct Deadline {
-    max: Duration,
-    start: Instant,
+    at: Instant,
     clock: Clock,
 }
 
 impl Deadline {
     /// The deadline of a call under `max_elapsed` that began at `start` (kept only when it
-    /// has a `max_elapsed`), if it has one.
+    /// has a `max_elapsed`), if it has one; a deadline past the clock's range is none.
     #[inline(always)]
     pub(crate) fn of(max: Option<Duration>, start: Option<Instant>, clock: Clock) -> Option<Self> {
         match (max, start) {
-            (Some(max), Some(start)) => Some(Deadline { max, start, clock }),
+            (Some(max), Some(start)) => Some(Deadline {
+                at: start.checked_add(max)?,
+                clock,
+            }),
             _ => None,
+        }
+    }
+
+    /// The earlier of `own` and the caller's deadline `caller` (on the same clock).
+    #[inline(always)]
+    fn earliest(own: Option<Self>, caller: Option<Instant>, clock: Clock) -> Option<Self> {
+        match (own, caller) {
+            (Some(own), Some(at)) if at < own.at => Some(Deadline { at, clock }),
+            (None, Some(at)) => Some(Deadline { at, clock }),
+            (own, _) => own,
         }
     }
 
@@ -33,16 +46,14 @@ impl Deadline {
     #[inline(always)]
     pub(crate) fn passed_after(&self, wait: Duration) -> bool {
         (self.clock)()
-            .saturating_duration_since(self.start)
-            .saturating_add(wait)
-            > self.max
+            .checked_add(wait)
+            .is_none_or(|end| end > self.at)
     }
 
     /// The time left before it, now.
     #[inline(always)]
     pub(crate) fn left(&self) -> Duration {
-        self.max
-            .saturating_sub((self.clock)().saturating_duration_since(self.start))
+        self.at.saturating_duration_since((self.clock)())
     }
 }
 
@@ -82,10 +93,12 @@ impl<P: Borrow<Policy>> Started<P> {
         }
     }
 
-    /// The call's deadline, if it has one (a `max_elapsed`, and the start kept for it).
+    /// The call's deadline, if it has one: its `max_elapsed` after the start kept for it, or
+    /// inside a chain's scope the caller's, whichever is earlier.
     #[inline(always)]
     pub(crate) fn deadline(&self) -> Option<Deadline> {
-        Deadline::of(self.policy.borrow().max_elapsed(), self.start, self.clock)
+        let own = Deadline::of(self.policy.borrow().max_elapsed(), self.start, self.clock);
+        Deadline::earliest(own, crate::run::chain::caller_deadline(), self.clock)
     }
 
     /// The time left before the deadline, now, if there is one.

@@ -45,7 +45,7 @@ pub type RetryLayer<
 /// let _: fn(LayerFace<HttpRequests>) = |_| ();
 /// # let _ = layer;
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct LayerFace<M> {
     /// A `u32`, beside the builder's one-byte settings: the response future that carries the
     /// layer stays small enough to be moved inline (a body buffered past 4 GiB is not
@@ -67,7 +67,7 @@ impl RetryLayer {
     pub fn new(policy: Policy) -> Self {
         let face = LayerFace {
             limit: DEFAULT_BODY_LIMIT as u32,
-            mode: HttpRequests,
+            mode: HttpRequests::default(),
         };
         RetryBuilder::start(policy, "tower", TransportErrors, ByStatus, face)
     }

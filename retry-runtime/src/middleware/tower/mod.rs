@@ -68,6 +68,7 @@
 //! ```
 
 mod body;
+mod chain;
 mod classify;
 mod future;
 mod layer;
@@ -80,6 +81,7 @@ pub use tower_service::Service;
 pub use crate::middleware::builder::RetryBuilder;
 pub use crate::AcceptOk;
 pub use body::{Cloned, KeepBody, ReplayBody, Replayer, WrapBody};
+pub use chain::{in_chain, ChainBody, ChainFuture, ChainLayer, ChainService, InChain};
 pub use classify::{ByStatus, TransportErrors};
 pub use future::{BoxFuture, ResponseFuture};
 pub use layer::{LayerFace, RetryLayer, RetryService};

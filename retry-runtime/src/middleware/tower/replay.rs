@@ -5,11 +5,32 @@ use super::body::{KeepBody, ReplayBody};
 use crate::middleware::writes::{self, Writes};
 use crate::policy::Resend;
 use core::future::{ready, Future};
+use std::sync::Arc;
+
+use crate::middleware::builder::{hops_mut, FaceHops};
+use crate::middleware::hops::{self, Hops};
+use core::time::Duration;
 
 /// The request mode of [`RetryLayer::new`](super::RetryLayer::new): `http::Request<B>`, its
-/// body replayed.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct HttpRequests;
+/// body replayed, each attempt carrying the headers of the hop
+/// ([`deadline_header`](super::RetryLayer::deadline_header),
+/// [`attempt_header`](super::RetryLayer::attempt_header)).
+///
+/// ```
+/// use retry_jitter::tower::HttpRequests;
+/// let _ = HttpRequests::default();
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct HttpRequests {
+    /// The hop's header names, when a setter named one.
+    hops: Option<Arc<Hops>>,
+}
+
+impl FaceHops for super::LayerFace<HttpRequests> {
+    fn hops_mut(&mut self) -> &mut Hops {
+        hops_mut(&mut self.mode.hops)
+    }
+}
 
 /// The request mode of [`RetryLayer::clone_requests`](super::RetryLayer::clone_requests): any
 /// `Req: Clone`, cloned per attempt.
@@ -59,6 +80,12 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         shared: &Self::Shared,
         owned: Self::Owned,
     ) -> impl Future<Output = Req> + Send + '_;
+
+    /// Write what crosses the hop into the request of attempt number `attempt` (1-based), which
+    /// has `left` of time ([`HopLimits::left`], asked only by a mode that sends it): nothing,
+    /// but for an HTTP request.
+    #[inline(always)]
+    fn stamp(&self, _req: &mut Req, _attempt: u32, _left: impl FnOnce() -> Option<Duration>) {}
 }
 
 impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
@@ -94,6 +121,16 @@ impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
 
     async fn clone_request(kept: &Rb::Kept, (parts, body): Self::Owned) -> http::Request<Rb> {
         http::Request::from_parts(parts, kept.replay(body).await)
+    }
+
+    #[inline]
+    fn stamp(
+        &self,
+        req: &mut http::Request<Rb>,
+        attempt: u32,
+        left: impl FnOnce() -> Option<Duration>,
+    ) {
+        hops::stamp(self.hops.as_deref(), req.headers_mut(), attempt, left());
     }
 }
 

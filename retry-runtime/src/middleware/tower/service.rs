@@ -73,11 +73,13 @@ where
     }
 
     fn start(&mut self, req: Req) -> ResponseFuture<Self, Req> {
-        let (first, kept) = self.layer.face.mode.keep(
+        let (mut first, kept) = self.layer.face.mode.keep(
             req,
             usize::try_from(self.layer.face.limit).unwrap_or(usize::MAX),
             self.layer.writes,
         );
+        let retry = &self.layer.retry;
+        (self.layer.face.mode).stamp(&mut first, 1, || retry.hop_limits::<BoxError>().left());
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(first);
         // The clone is made in place, inside the future: a first-attempt success copies no
@@ -112,6 +114,7 @@ where
             layer,
         } = self;
         Box::pin(async move {
+            let limits = layer.retry.hop_limits::<BoxError>();
             let retry = match kept {
                 Some(_) => layer.retry,
                 None => layer.retry.once(),
@@ -156,14 +159,17 @@ where
                         let (shared, owned) = shared
                             .zip(owned.clone())
                             .expect("a request sent once is not retried");
-                        (template.clone(), M::clone_request(shared, owned))
+                        let mode = layer.face.mode.clone();
+                        (template.clone(), M::clone_request(shared, owned), mode)
                     });
+                    let attempt_number = sent;
                     let attempt = async move {
                         match (first, next) {
                             (Some(FirstAttempt::Sent(first)), _) => first.await.map_err(Into::into),
                             (Some(FirstAttempt::Answered(outcome)), _) => outcome,
-                            (None, Some((mut svc, req))) => {
-                                let req = req.await;
+                            (None, Some((mut svc, req, mode))) => {
+                                let mut req = req.await;
+                                mode.stamp(&mut req, attempt_number, || limits.left());
                                 poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
                                 svc.call(req).await.map_err(Into::into)
                             }

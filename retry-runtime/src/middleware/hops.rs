@@ -1,0 +1,274 @@
+//! What a request carries across a hop of a chain of services: the time its caller has left
+//! (`grpc-timeout`, or an HTTP header, Envoy's `x-envoy-expected-rq-timeout-ms` by default),
+//! and its attempt number (`grpc-previous-rpc-attempts`, gRPC's A6, or a header the builder
+//! names). Written by both faces' attempts, and read by
+//! [`ChainLayer`](crate::tower::ChainLayer) at the other end.
+
+use core::time::Duration;
+use std::time::Instant;
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+/// The HTTP header that carries the time a request has left, in milliseconds, unless a
+/// builder's `.deadline_header` names another: Envoy's.
+pub(crate) const DEADLINE_HEADER: &str = "x-envoy-expected-rq-timeout-ms";
+/// gRPC's deadline, in its own format (up to 8 digits and a unit).
+pub(crate) const GRPC_TIMEOUT: &str = "grpc-timeout";
+/// gRPC's attempt count on a retry (A6): the attempts made before this one.
+pub(crate) const GRPC_PREVIOUS_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
+
+/// The header names a builder sends across the hop: the deadline's (`None`: the default,
+/// [`DEADLINE_HEADER`]) and the attempt number's (`None`: not sent). Public only as what a
+/// face's builder keeps.
+#[doc(hidden)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Hops {
+    pub(crate) deadline: Option<HeaderName>,
+    pub(crate) attempt: Option<HeaderName>,
+}
+
+/// What an attempt of a face's call may take, for the hop headers: its `timeout`, and its
+/// call's own deadline (`max_elapsed` after the loop began).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HopLimits {
+    timeout: Option<Duration>,
+    deadline: Option<Instant>,
+}
+
+impl HopLimits {
+    /// The limits of a call beginning now (the clock is read only for a `max_elapsed`).
+    #[inline]
+    pub(crate) fn start(timeout: Option<Duration>, max_elapsed: Option<Duration>) -> Self {
+        HopLimits {
+            timeout,
+            deadline: max_elapsed.and_then(|max| crate::sleep::tokio_now().checked_add(max)),
+        }
+    }
+
+    /// The time an attempt starting now has: the smallest of its timeout, its call's deadline
+    /// and the caller's. `None` outside a chain's scope (nothing is sent there), or inside one
+    /// where none of the three is set.
+    #[inline]
+    pub(crate) fn left(&self) -> Option<Duration> {
+        let caller = crate::run::chain::scope_deadline()?;
+        let now = || crate::sleep::tokio_now();
+        let until = |at: Option<Instant>| at.map(|at| at.saturating_duration_since(now()));
+        [self.timeout, until(self.deadline), until(caller)]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}
+
+/// Whether a request (or a response) with these headers is gRPC: its `content-type` is
+/// `application/grpc` or one of its `+proto`, `+json`, … forms.
+pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"))
+}
+
+/// Write an attempt's hop headers into its request's `headers`: `attempt` is its 1-based
+/// number, `left` the time it has (the smallest of its timeout, its loop's deadline and its
+/// caller's; `None` outside a chain's scope). A first attempt with nothing to say reads no
+/// header.
+pub(crate) fn stamp(
+    hops: Option<&Hops>,
+    headers: &mut HeaderMap,
+    attempt: u32,
+    left: Option<Duration>,
+) {
+    let named = hops.and_then(|h| h.attempt.as_ref());
+    if left.is_none() && attempt <= 1 && named.is_none() {
+        return;
+    }
+    let grpc = is_grpc(headers);
+    if let Some(left) = left {
+        if grpc {
+            // Lower a larger deadline the request carries (tonic's `set_timeout`), never
+            // raise a smaller one.
+            let theirs = headers
+                .get(GRPC_TIMEOUT)
+                .and_then(|v| parse_grpc_timeout(v.as_bytes()));
+            if theirs.is_none_or(|theirs| left < theirs) {
+                headers.insert(GRPC_TIMEOUT, grpc_timeout(left));
+            }
+        } else {
+            let name = hops
+                .and_then(|h| h.deadline.clone())
+                .unwrap_or(HeaderName::from_static(DEADLINE_HEADER));
+            headers.insert(name, number(left.as_millis()));
+        }
+    }
+    if grpc && attempt > 1 {
+        headers.insert(GRPC_PREVIOUS_ATTEMPTS, number(u128::from(attempt - 1)));
+    }
+    if let Some(name) = named {
+        headers.insert(name.clone(), number(u128::from(attempt)));
+    }
+}
+
+/// A number as a header value.
+fn number(n: u128) -> HeaderValue {
+    HeaderValue::from_str(&n.to_string()).expect("digits are a valid header value")
+}
+
+/// `left` in gRPC's `grpc-timeout` format: at most 8 digits and the finest unit that holds it
+/// (`n`, `u`, `m`, `S`, `M`, `H`), rounded down (a deadline is never sent later than it is).
+pub(crate) fn grpc_timeout(left: Duration) -> HeaderValue {
+    const MAX: u128 = 99_999_999;
+    let nanos = left.as_nanos();
+    let units: [(u128, char); 6] = [
+        (1, 'n'),
+        (1_000, 'u'),
+        (1_000_000, 'm'),
+        (1_000_000_000, 'S'),
+        (60_000_000_000, 'M'),
+        (3_600_000_000_000, 'H'),
+    ];
+    let (value, unit) = units
+        .iter()
+        .map(|&(per, unit)| (nanos / per, unit))
+        .find(|&(value, _)| value <= MAX)
+        .unwrap_or((MAX, 'H'));
+    HeaderValue::from_str(&format!("{value}{unit}")).expect("digits and a letter")
+}
+
+/// A `grpc-timeout` value: 1 to 8 ASCII digits and a unit (`H`, `M`, `S`, `m`, `u`, `n`);
+/// `None` for anything else.
+pub(crate) fn parse_grpc_timeout(value: &[u8]) -> Option<Duration> {
+    let (&unit, digits) = value.split_last()?;
+    let n = digits_value(digits, 8)?;
+    Some(match unit {
+        b'H' => Duration::from_secs(n * 3600),
+        b'M' => Duration::from_secs(n * 60),
+        b'S' => Duration::from_secs(n),
+        b'm' => Duration::from_millis(n),
+        b'u' => Duration::from_micros(n),
+        b'n' => Duration::from_nanos(n),
+        _ => return None,
+    })
+}
+
+/// A milliseconds header value (Envoy's): ASCII digits only, at most 19 of them.
+pub(crate) fn parse_millis(value: &[u8]) -> Option<Duration> {
+    digits_value(value, 19).map(Duration::from_millis)
+}
+
+/// 1 to `most` ASCII digits as a number (`most` ≤ 19 always fits a `u64`).
+fn digits_value(digits: &[u8], most: usize) -> Option<u64> {
+    if digits.is_empty() || digits.len() > most || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        digits
+            .iter()
+            .fold(0u64, |n, d| n * 10 + u64::from(d - b'0')),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeouts_parse_in_every_unit_and_refuse_the_rest() {
+        let ok = [
+            ("1H", Duration::from_secs(3600)),
+            ("2M", Duration::from_secs(120)),
+            ("3S", Duration::from_secs(3)),
+            ("300m", Duration::from_millis(300)),
+            ("99999999u", Duration::from_micros(99_999_999)),
+            ("7n", Duration::from_nanos(7)),
+            ("0m", Duration::ZERO),
+        ];
+        for (value, want) in ok {
+            assert_eq!(parse_grpc_timeout(value.as_bytes()), Some(want), "{value}");
+        }
+        for bad in [
+            "",
+            "m",
+            "100",
+            "123456789m",
+            "-1m",
+            "1.5S",
+            "10s",
+            "10 m",
+            "1D",
+        ] {
+            assert_eq!(parse_grpc_timeout(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_grpc_timeout_is_sent_in_the_finest_unit_that_fits_rounded_down() {
+        let cases = [
+            (Duration::from_nanos(5), "5n"),
+            (Duration::from_millis(300), "300000u"),
+            (Duration::from_secs(2), "2000000u"),
+            (Duration::from_secs(100), "100000m"),
+            (Duration::from_secs(200_000), "200000S"),
+            (Duration::MAX, "99999999H"),
+        ];
+        for (left, want) in cases {
+            assert_eq!(grpc_timeout(left), want, "{left:?}");
+            let back = parse_grpc_timeout(want.as_bytes()).unwrap();
+            assert!(back <= left, "{left:?} sent as {want}, later");
+        }
+        // 1.5 s in microseconds is exact; past 8 digits of them, milliseconds.
+        assert_eq!(grpc_timeout(Duration::from_micros(1_500_000)), "1500000u");
+        assert_eq!(grpc_timeout(Duration::from_micros(123_456_789)), "123456m");
+    }
+
+    #[test]
+    fn millis_parse_digits_only() {
+        assert_eq!(parse_millis(b"300"), Some(Duration::from_millis(300)));
+        assert_eq!(parse_millis(b"0"), Some(Duration::ZERO));
+        for bad in ["", "-5", "1.5", " 300", "3e2", "99999999999999999999"] {
+            assert_eq!(parse_millis(bad.as_bytes()), None, "{bad:?}");
+        }
+    }
+
+    fn headers(pairs: &[(&'static str, &'static str)]) -> HeaderMap {
+        pairs
+            .iter()
+            .map(|&(k, v)| (HeaderName::from_static(k), HeaderValue::from_static(v)))
+            .collect()
+    }
+
+    #[test]
+    fn an_http_attempt_carries_its_time_left_and_a_named_attempt_number() {
+        let hops = Hops {
+            deadline: None,
+            attempt: Some(HeaderName::from_static("x-attempt")),
+        };
+        let mut h = headers(&[]);
+        stamp(Some(&hops), &mut h, 3, Some(Duration::from_millis(250)));
+        assert_eq!(h[DEADLINE_HEADER], "250");
+        assert_eq!(h["x-attempt"], "3");
+        assert!(!h.contains_key(GRPC_PREVIOUS_ATTEMPTS));
+        // A first attempt outside a scope, with no attempt header: nothing written.
+        let mut h = headers(&[("content-type", "application/grpc")]);
+        stamp(None, &mut h, 1, None);
+        assert_eq!(h.len(), 1);
+    }
+
+    #[test]
+    fn a_grpc_retry_counts_previous_attempts_and_only_lowers_grpc_timeout() {
+        let mut h = headers(&[
+            ("content-type", "application/grpc+proto"),
+            ("grpc-timeout", "1S"),
+        ]);
+        stamp(None, &mut h, 3, Some(Duration::from_millis(200)));
+        assert_eq!(h[GRPC_TIMEOUT], "200000u");
+        assert_eq!(h[GRPC_PREVIOUS_ATTEMPTS], "2");
+        assert!(!h.contains_key(DEADLINE_HEADER));
+        let mut h = headers(&[
+            ("content-type", "application/grpc"),
+            ("grpc-timeout", "100m"),
+        ]);
+        stamp(None, &mut h, 1, Some(Duration::from_secs(5)));
+        assert_eq!(h[GRPC_TIMEOUT], "100m");
+        assert!(!h.contains_key(GRPC_PREVIOUS_ATTEMPTS));
+    }
+}

@@ -1,0 +1,137 @@
+//! The scope a server's request runs in when it is one hop of a chain of services
+//! ([`ChainLayer`](crate::tower::ChainLayer)): the caller's deadline, which every retry loop
+//! polled inside the scope keeps to, and whether one of them gave up on a failure it would
+//! have retried but for a limit (so the tier answers its caller "don't retry").
+//!
+//! The scope is a thread-local set while the request's future is polled: a loop polled outside
+//! every scope reads one thread-local `bool` where it reads its deadline, and nothing else.
+
+#[cfg(feature = "tower")]
+pub(crate) use scoped::*;
+
+#[cfg(feature = "tower")]
+mod scoped {
+    use core::cell::{Cell, RefCell};
+    use core::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    use std::time::Instant;
+
+    /// One request's scope: its caller's deadline (on tokio's clock), and whether a loop
+    /// inside it gave up on what it would have retried.
+    #[derive(Debug)]
+    pub(crate) struct Scope {
+        pub(crate) deadline: Option<Instant>,
+        pub(crate) gave_up: AtomicBool,
+    }
+
+    impl Scope {
+        pub(crate) fn new(deadline: Option<Instant>) -> Arc<Self> {
+            Arc::new(Scope {
+                deadline,
+                gave_up: AtomicBool::new(false),
+            })
+        }
+
+        /// Whether a loop inside it gave up on what it would have retried.
+        pub(crate) fn gave_up(&self) -> bool {
+            self.gave_up.load(Ordering::Relaxed)
+        }
+    }
+
+    std::thread_local! {
+        /// Whether a scope is being polled on this thread: what a loop outside every scope
+        /// reads, a `bool` with no destructor (the cheapest thread-local there is).
+        static IN_SCOPE: Cell<bool> = const { Cell::new(false) };
+        /// The scope being polled on this thread, moved in by [`enter`] for the poll.
+        static CURRENT: RefCell<Option<Arc<Scope>>> = const { RefCell::new(None) };
+    }
+
+    /// Run `poll` inside the scope `slot` holds, moved into the thread's for the poll and back
+    /// after it, the previous one restored (scopes nest: a tier serving a request another
+    /// layer already scoped), even if it unwinds. An empty `slot` runs `poll` as it is.
+    pub(crate) fn enter<O>(slot: &mut Option<Arc<Scope>>, poll: impl FnOnce() -> O) -> O {
+        struct Restore<'a> {
+            slot: &'a mut Option<Arc<Scope>>,
+            previous: Option<Arc<Scope>>,
+        }
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                let previous = self.previous.take();
+                IN_SCOPE.with(|cell| cell.set(previous.is_some()));
+                *self.slot = CURRENT.with(|cell| cell.replace(previous));
+            }
+        }
+        if slot.is_none() {
+            return poll();
+        }
+        let previous = CURRENT.with(|cell| cell.replace(slot.take()));
+        IN_SCOPE.with(|cell| cell.set(true));
+        let _restore = Restore { slot, previous };
+        poll()
+    }
+
+    /// What `f` reads of the scope being polled, if there is one.
+    #[inline(always)]
+    fn with_current<O>(f: impl FnOnce(&Scope) -> O) -> Option<O> {
+        if !IN_SCOPE.with(Cell::get) {
+            return None;
+        }
+        CURRENT.with(|cell| cell.borrow().as_deref().map(f))
+    }
+
+    /// The scope being polled, shared (to hand to a task the request spawns).
+    pub(crate) fn current() -> Option<Arc<Scope>> {
+        if !IN_SCOPE.with(Cell::get) {
+            return None;
+        }
+        CURRENT.with(|cell| cell.borrow().clone())
+    }
+
+    /// The caller's deadline, inside a scope that has one.
+    #[inline(always)]
+    pub(crate) fn caller_deadline() -> Option<Instant> {
+        scope_deadline().flatten()
+    }
+
+    /// Inside a scope, its caller's deadline (`Some(None)`: a caller that sent none); `None`
+    /// outside every scope.
+    #[inline(always)]
+    pub(crate) fn scope_deadline() -> Option<Option<Instant>> {
+        with_current(|scope| scope.deadline)
+    }
+
+    /// A loop inside the scope (if any) gave up on a failure it would have retried but for a
+    /// limit, or its downstream said "don't retry": the tier's answer says so to its caller.
+    #[cold]
+    pub(crate) fn mark_gave_up() {
+        with_current(|scope| scope.gave_up.store(true, Ordering::Relaxed));
+    }
+}
+
+/// Without feature `tower` there is no scope: every loop is outside one.
+#[cfg(not(feature = "tower"))]
+#[inline(always)]
+pub(crate) fn caller_deadline() -> Option<std::time::Instant> {
+    None
+}
+
+/// Without feature `tower` every loop is outside a scope.
+#[cfg(not(feature = "tower"))]
+#[inline(always)]
+pub(crate) fn scope_deadline() -> Option<Option<std::time::Instant>> {
+    None
+}
+
+/// Without feature `tower` there is no scope to tell.
+#[cfg(not(feature = "tower"))]
+#[inline(always)]
+pub(crate) fn mark_gave_up() {}
+
+/// A loop ended for `reason`: inside a scope, a reason other than the classifier's `Stop` (a
+/// limit: attempts, time, budget, throttle, breaker, a wait beyond the cap) marks it.
+#[inline(always)]
+pub(crate) fn gave_up(reason: crate::GiveUpReason) {
+    if reason != crate::GiveUpReason::Stopped {
+        mark_gave_up();
+    }
+}
