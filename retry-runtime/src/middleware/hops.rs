@@ -151,6 +151,7 @@ pub(crate) fn parse_grpc_timeout(value: &[u8]) -> Option<Duration> {
 }
 
 /// A milliseconds header value (Envoy's): ASCII digits only, at most 19 of them.
+#[cfg(feature = "tower")]
 pub(crate) fn parse_millis(value: &[u8]) -> Option<Duration> {
     digits_value(value, 19).map(Duration::from_millis)
 }
@@ -221,6 +222,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "tower")]
     fn millis_parse_digits_only() {
         assert_eq!(parse_millis(b"300"), Some(Duration::from_millis(300)));
         assert_eq!(parse_millis(b"0"), Some(Duration::ZERO));

@@ -4,7 +4,8 @@
 //! have retried but for a limit (so the tier answers its caller "don't retry").
 //!
 //! The scope is a thread-local set while the request's future is polled: a loop polled outside
-//! every scope reads one thread-local `bool` where it reads its deadline, and nothing else.
+//! every scope reads one thread-local `bool` where it reads its deadline, and in a process that
+//! never made a scope, one atomic `bool`.
 
 #[cfg(feature = "tower")]
 pub(crate) use scoped::*;
@@ -26,6 +27,7 @@ mod scoped {
 
     impl Scope {
         pub(crate) fn new(deadline: Option<Instant>) -> Arc<Self> {
+            SCOPES.store(true, Ordering::Relaxed);
             Arc::new(Scope {
                 deadline,
                 gave_up: AtomicBool::new(false),
@@ -37,6 +39,13 @@ mod scoped {
             self.gave_up.load(Ordering::Relaxed)
         }
     }
+
+    /// Whether this process ever made a scope: until it has, no loop reads a thread-local.
+    /// A loop reads its deadline on every attempt that has a `timeout`, and a `RetryLayer`
+    /// asks at every request whether it is in a scope; a thread-local costs a call into the
+    /// dynamic loader's TLS lookup in a position-independent build (tens of instructions),
+    /// an atomic load one.
+    static SCOPES: AtomicBool = AtomicBool::new(false);
 
     std::thread_local! {
         /// Whether a scope is being polled on this thread: what a loop outside every scope
@@ -73,15 +82,21 @@ mod scoped {
     /// What `f` reads of the scope being polled, if there is one.
     #[inline(always)]
     fn with_current<O>(f: impl FnOnce(&Scope) -> O) -> Option<O> {
-        if !IN_SCOPE.with(Cell::get) {
+        if !in_scope() {
             return None;
         }
         CURRENT.with(|cell| cell.borrow().as_deref().map(f))
     }
 
+    /// Whether a scope is being polled on this thread.
+    #[inline(always)]
+    pub(crate) fn in_scope() -> bool {
+        SCOPES.load(Ordering::Relaxed) && IN_SCOPE.with(Cell::get)
+    }
+
     /// The scope being polled, shared (to hand to a task the request spawns).
     pub(crate) fn current() -> Option<Arc<Scope>> {
-        if !IN_SCOPE.with(Cell::get) {
+        if !in_scope() {
             return None;
         }
         CURRENT.with(|cell| cell.borrow().clone())
@@ -116,7 +131,7 @@ pub(crate) fn caller_deadline() -> Option<std::time::Instant> {
 }
 
 /// Without feature `tower` every loop is outside a scope.
-#[cfg(not(feature = "tower"))]
+#[cfg(all(not(feature = "tower"), feature = "reqwest-middleware"))]
 #[inline(always)]
 pub(crate) fn scope_deadline() -> Option<Option<std::time::Instant>> {
     None

@@ -64,7 +64,16 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// cannot be sent again (it is sent once). `limit` is the layer's body limit; `writes`,
     /// what the builder was told of the requests (an HTTP request may be given its
     /// `Idempotency-Key` here).
-    fn keep(&self, req: Req, limit: usize, writes: Writes) -> (Req, Option<Kept<Self, Req>>);
+    ///
+    /// The first attempt's request carries what crosses the hop
+    /// ([`stamp`](Replay::stamp)), `left` asked only by a mode that sends it.
+    fn keep(
+        &self,
+        req: Req,
+        limit: usize,
+        writes: Writes,
+        left: impl FnOnce() -> Option<Duration>,
+    ) -> (Req, Option<Kept<Self, Req>>);
 
     /// Whether a next attempt can be sent; if not, the call ends on the outcome in hand.
     fn replayable(shared: &Self::Shared) -> bool;
@@ -99,9 +108,12 @@ impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
         req: http::Request<Rb>,
         limit: usize,
         writes: Writes,
+        left: impl FnOnce() -> Option<Duration>,
     ) -> (http::Request<Rb>, Option<Kept<Self, http::Request<Rb>>>) {
         let (mut parts, body) = req.into_parts();
         writes::add_key(writes, &parts.method, &mut parts.headers);
+        // Kept with the head too: each next attempt writes its own over it.
+        self.stamp_headers(&mut parts.headers, 1, left);
         match Rb::Kept::keep(body, limit) {
             (first, Some((shared, body))) => {
                 let first = http::Request::from_parts(parts.clone(), first);
@@ -130,7 +142,24 @@ impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
         attempt: u32,
         left: impl FnOnce() -> Option<Duration>,
     ) {
-        hops::stamp(self.hops.as_deref(), req.headers_mut(), attempt, left());
+        self.stamp_headers(req.headers_mut(), attempt, left);
+    }
+}
+
+impl HttpRequests {
+    /// [`Replay::stamp`] on a request's headers.
+    #[inline]
+    fn stamp_headers(
+        &self,
+        headers: &mut http::HeaderMap,
+        attempt: u32,
+        left: impl FnOnce() -> Option<Duration>,
+    ) {
+        // A first attempt outside every scope, nothing named: nothing to say, nothing read.
+        if attempt <= 1 && self.hops.is_none() && !crate::run::chain::in_scope() {
+            return;
+        }
+        hops::stamp(self.hops.as_deref(), headers, attempt, left());
     }
 }
 
@@ -140,7 +169,13 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
     /// The request, cloned for each attempt.
     type Owned = Req;
 
-    fn keep(&self, req: Req, _: usize, _: Writes) -> (Req, Option<((), Req)>) {
+    fn keep(
+        &self,
+        req: Req,
+        _: usize,
+        _: Writes,
+        _: impl FnOnce() -> Option<Duration>,
+    ) -> (Req, Option<((), Req)>) {
         (req.clone(), Some(((), req)))
     }
 

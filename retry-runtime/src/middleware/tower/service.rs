@@ -73,13 +73,13 @@ where
     }
 
     fn start(&mut self, req: Req) -> ResponseFuture<Self, Req> {
-        let (mut first, kept) = self.layer.face.mode.keep(
+        let retry = &self.layer.retry;
+        let (first, kept) = self.layer.face.mode.keep(
             req,
             usize::try_from(self.layer.face.limit).unwrap_or(usize::MAX),
             self.layer.writes,
+            || retry.hop_limits::<BoxError>().left(),
         );
-        let retry = &self.layer.retry;
-        (self.layer.face.mode).stamp(&mut first, 1, || retry.hop_limits::<BoxError>().left());
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(first);
         // The clone is made in place, inside the future: a first-attempt success copies no
