@@ -103,3 +103,173 @@ async fn a_tiers_own_error_is_left_unmarked_and_its_caller_retries_it() {
     assert!(!answer.contains_key("x-should-retry"));
     assert_eq!(calls.load(Ordering::SeqCst), 4);
 }
+
+/// A handler under `ChainLayer` (no sockets: `tower::service_fn`, tokio's paused clock) that
+/// runs `Retry` against an attempt taking `attempt_takes` and failing, and reports how it
+/// ended: the give-up reason, the calls made, and when each began.
+mod in_scope {
+    use super::*;
+    use retry_jitter::tower::in_chain;
+    use retry_jitter::{GiveUp, GiveUpReason, Policy, Retry, TimedOut};
+    use std::sync::Mutex;
+    use tower::{Service, ServiceExt};
+
+    #[derive(Debug)]
+    struct Failed;
+    impl From<TimedOut> for Failed {
+        fn from(_: TimedOut) -> Self {
+            Failed
+        }
+    }
+
+    #[derive(Default)]
+    struct Ended {
+        reason: Mutex<Option<GiveUpReason>>,
+        starts: Mutex<Vec<tokio::time::Instant>>,
+    }
+
+    /// The handler's loop: 10 attempts, waits of 20 ms to 40 ms (no jitter), each attempt cut at
+    /// 1 s, failing after `takes`.
+    async fn the_loop(ended: Arc<Ended>, takes: Duration) -> Result<(), Failed> {
+        let policy = Policy::new()
+            .with_attempts(10)
+            .with_base(Duration::from_millis(20))
+            .with_cap(Duration::from_millis(40))
+            .with_jitter(retry_jitter::Jitter::None);
+        let give_up = ended.clone();
+        Retry::new(policy)
+            .timeout(Duration::from_secs(1))
+            .give_up(move |_: &Failed, g: &GiveUp| {
+                *give_up.reason.lock().unwrap() = Some(g.reason);
+            })
+            .call_async(|| {
+                ended
+                    .starts
+                    .lock()
+                    .unwrap()
+                    .push(tokio::time::Instant::now());
+                async move {
+                    tokio::time::sleep(takes).await;
+                    Err::<(), _>(Failed)
+                }
+            })
+            .await
+    }
+
+    /// One request with `headers` through `ChainLayer` to a handler running [`the_loop`]
+    /// (on a spawned task when `spawned`, handed the scope with `in_chain` when `handed`).
+    async fn serve(
+        headers: &[(&'static str, &'static str)],
+        takes: Duration,
+        spawned: Option<bool>,
+    ) -> (
+        http::Response<retry_jitter::tower::ChainBody<String>>,
+        Arc<Ended>,
+    ) {
+        let ended = Arc::new(Ended::default());
+        let seen = ended.clone();
+        let handler = tower::service_fn(move |_: http::Request<String>| {
+            let ended = seen.clone();
+            async move {
+                let out = match spawned {
+                    None => the_loop(ended, takes).await,
+                    Some(handed) => {
+                        let work = the_loop(ended, takes);
+                        let task = if handed {
+                            tokio::spawn(in_chain(work))
+                        } else {
+                            tokio::spawn(work)
+                        };
+                        task.await.unwrap()
+                    }
+                };
+                let status = if out.is_ok() { 200 } else { 503 };
+                let resp = http::Response::builder().status(status).body(String::new());
+                Ok::<_, std::convert::Infallible>(resp.unwrap())
+            }
+        });
+        let mut svc = tower::ServiceBuilder::new()
+            .layer(ChainLayer::new())
+            .service(handler);
+        let mut req = http::Request::new(String::new());
+        for (name, value) in headers {
+            req.headers_mut()
+                .insert(*name, HeaderValue::from_static(value));
+        }
+        let resp = svc.ready().await.unwrap().call(req).await.unwrap();
+        (resp, ended)
+    }
+
+    fn reason(ended: &Ended) -> Option<GiveUpReason> {
+        *ended.reason.lock().unwrap()
+    }
+
+    fn starts(ended: &Ended, from: tokio::time::Instant) -> Vec<u128> {
+        let starts = ended.starts.lock().unwrap();
+        starts.iter().map(|s| (*s - from).as_millis()).collect()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_attempt_starts_after_the_callers_deadline() {
+        let t0 = tokio::time::Instant::now();
+        let header = [("x-envoy-expected-rq-timeout-ms", "100")];
+        let (resp, ended) = serve(&header, Duration::from_millis(10), None).await;
+        // Attempts at 0, 30, 80 (10 ms each, waits 20 then 40); the next would begin at 130.
+        assert_eq!(starts(&ended, t0), [0, 30, 80]);
+        assert_eq!(reason(&ended), Some(GiveUpReason::Elapsed));
+        assert_eq!(resp.headers()["x-should-retry"], "false");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_attempts_timeout_is_cut_to_what_the_caller_has_left() {
+        let t0 = tokio::time::Instant::now();
+        let header = [("x-envoy-expected-rq-timeout-ms", "100")];
+        let (resp, ended) = serve(&header, Duration::from_secs(60), None).await;
+        // The one attempt is cut at 100 ms, not at its own 1 s timeout.
+        assert_eq!(starts(&ended, t0), [0]);
+        assert_eq!(t0.elapsed(), Duration::from_millis(100));
+        assert_eq!(reason(&ended), Some(GiveUpReason::Elapsed));
+        assert_eq!(resp.status(), 503);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_grpc_timeout_is_the_callers_deadline_and_a_malformed_one_is_none() {
+        let t0 = tokio::time::Instant::now();
+        let grpc = [
+            ("content-type", "application/grpc"),
+            ("grpc-timeout", "100000u"),
+        ];
+        let (_, ended) = serve(&grpc, Duration::from_millis(10), None).await;
+        assert_eq!(starts(&ended, t0), [0, 30, 80]);
+        // Malformed: no deadline from the caller, the loop makes its 10 attempts.
+        let t0 = tokio::time::Instant::now();
+        let bad = [("x-envoy-expected-rq-timeout-ms", "100ms")];
+        let (resp, ended) = serve(&bad, Duration::from_millis(10), None).await;
+        assert_eq!(starts(&ended, t0).len(), 10);
+        assert_eq!(reason(&ended), Some(GiveUpReason::Attempts));
+        assert_eq!(resp.headers()["x-should-retry"], "false");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_spawned_task_is_in_the_scope_only_when_handed_it() {
+        let header = [("x-envoy-expected-rq-timeout-ms", "100")];
+        let t0 = tokio::time::Instant::now();
+        let (resp, ended) = serve(&header, Duration::from_millis(10), Some(true)).await;
+        assert_eq!(starts(&ended, t0), [0, 30, 80]);
+        assert_eq!(resp.headers()["x-should-retry"], "false");
+        // Not handed: no deadline, and its give-up is not the tier's.
+        let t0 = tokio::time::Instant::now();
+        let (resp, ended) = serve(&header, Duration::from_millis(10), Some(false)).await;
+        assert_eq!(starts(&ended, t0).len(), 10);
+        assert!(!resp.headers().contains_key("x-should-retry"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn outside_a_scope_a_loop_keeps_its_own_limits() {
+        let ended = Arc::new(Ended::default());
+        let t0 = tokio::time::Instant::now();
+        let _ = the_loop(ended.clone(), Duration::from_millis(10)).await;
+        assert_eq!(starts(&ended, t0).len(), 10);
+        assert_eq!(reason(&ended), Some(GiveUpReason::Attempts));
+    }
+}
