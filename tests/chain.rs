@@ -265,6 +265,26 @@ mod in_scope {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_tier_that_fails_fast_leaves_the_retry_to_its_caller() {
+        // `attempts = 1` at this tier (the README's advice for the tiers below the one that
+        // retries): its failure is not "already retried", whatever limit ended it.
+        let handler = tower::service_fn(|_: http::Request<String>| async {
+            let once = Policy::new().with_attempts(1);
+            let out: Result<(), &str> = Retry::new(once).call_async(|| async { Err("down") }).await;
+            let status = if out.is_ok() { 200 } else { 503 };
+            let resp = http::Response::builder().status(status).body(String::new());
+            Ok::<_, std::convert::Infallible>(resp.unwrap())
+        });
+        let mut svc = tower::ServiceBuilder::new()
+            .layer(ChainLayer::new())
+            .service(handler);
+        let req = http::Request::new(String::new());
+        let resp = svc.ready().await.unwrap().call(req).await.unwrap();
+        assert_eq!(resp.status(), 503);
+        assert!(!resp.headers().contains_key("x-should-retry"));
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn outside_a_scope_a_loop_keeps_its_own_limits() {
         let ended = Arc::new(Ended::default());
         let t0 = tokio::time::Instant::now();

@@ -142,11 +142,16 @@ pub(crate) fn scope_deadline() -> Option<Option<std::time::Instant>> {
 #[inline(always)]
 pub(crate) fn mark_gave_up() {}
 
-/// A loop ended for `reason`: inside a scope, a reason other than the classifier's `Stop` (a
-/// limit: attempts, time, budget, throttle, breaker, a wait beyond the cap) marks it.
+/// A loop ended for `reason` after `calls` calls: inside a scope, a limit that kept it from
+/// retrying (time, budget, throttle, breaker, a wait beyond the cap; its attempts, once it
+/// retried) marks the scope. Neither the classifier's `Stop` nor a loop of one attempt (a
+/// tier told to fail fast, `attempts = 1`, leaving the retries to its caller) does.
 #[inline(always)]
-pub(crate) fn gave_up(reason: crate::GiveUpReason) {
-    if reason != crate::GiveUpReason::Stopped {
-        mark_gave_up();
+pub(crate) fn gave_up(reason: crate::GiveUpReason, calls: u32) {
+    use crate::GiveUpReason::{Attempts, Stopped};
+    match reason {
+        Stopped => {}
+        Attempts if calls <= 1 => {}
+        _ => mark_gave_up(),
     }
 }

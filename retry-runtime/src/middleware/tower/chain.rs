@@ -34,12 +34,14 @@ const SHOULD_RETRY: &str = "x-should-retry";
 ///   attempt a `RetryLayer` or `RetryMiddleware` sends from inside the scope carries the time
 ///   it has left in the same header (gRPC: `grpc-timeout`).
 /// - **Up: "already retried".** When a loop inside the scope gave up on a failure it would
-///   have retried but for a limit (attempts, time, budget, throttle, breaker), or because its
-///   downstream said "don't retry", and the handler's answer is one its caller would retry
+///   have retried but for a limit (its attempts, once it retried; time, budget, throttle,
+///   breaker), or because its downstream said "don't retry", and the handler's answer is one
+///   its caller would retry
 ///   (HTTP `5xx` or `429`; gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED`), the answer gets
 ///   `x-should-retry: false` (gRPC: `grpc-retry-pushback-ms: -1`, in the trailers or the
 ///   headers of a trailers-only answer). The retries of a chain then happen at the one tier
-///   next to the failure. A failure no loop gave up on is left as it is.
+///   next to the failure. A failure no loop gave up on is left as it is, and so is one a loop
+///   of a single attempt ended on (a tier told to fail fast leaves the retry to its caller).
 ///
 /// The scope follows the handler's future, not the tasks it spawns: wrap a spawned future in
 /// [`in_chain`] to keep it inside.
