@@ -18,7 +18,7 @@ use axum::routing::any;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use retry_jitter::tower::RetryLayer;
+use retry_jitter::tower::{AcceptOk, RetryLayer};
 use retry_jitter::Policy;
 use tower::ServiceExt;
 
@@ -485,7 +485,10 @@ mod layer_keys {
     async fn an_empty_budget_sends_once() {
         static EMPTY: RetryBudget = RetryBudget::new(0);
         let (calls, svc) = sleepy(|_| Duration::ZERO);
-        let layer = RetryLayer::new(quick()).clone_requests().budget(&EMPTY);
+        let layer = RetryLayer::new(quick())
+            .clone_requests()
+            .on_ok(AcceptOk)
+            .budget(&EMPTY);
         let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
         assert!(svc.oneshot(1).await.is_err());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -495,7 +498,10 @@ mod layer_keys {
     async fn a_budget_with_tokens_retries() {
         static BUDGET: RetryBudget = RetryBudget::new(500);
         let (calls, svc) = sleepy(|_| Duration::ZERO);
-        let layer = RetryLayer::new(quick()).clone_requests().budget(&BUDGET);
+        let layer = RetryLayer::new(quick())
+            .clone_requests()
+            .on_ok(AcceptOk)
+            .budget(&BUDGET);
         let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
         assert_eq!(svc.oneshot(1).await.unwrap(), 1);
         assert_eq!(calls.load(Ordering::SeqCst), 2);
@@ -513,6 +519,7 @@ mod layer_keys {
         });
         let layer = RetryLayer::new(quick())
             .clone_requests()
+            .on_ok(AcceptOk)
             .timeout(Duration::from_millis(100));
         let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
         let started = tokio::time::Instant::now();
@@ -532,6 +539,7 @@ mod layer_keys {
         });
         let layer = RetryLayer::new(quick())
             .clone_requests()
+            .on_ok(AcceptOk)
             .hedge(Hedge::After(Duration::from_millis(50)));
         let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
         let started = tokio::time::Instant::now();
@@ -590,4 +598,32 @@ async fn a_hedge_replays_the_recorded_body() {
     assert_eq!(resp.body().as_ref(), b"hedged");
     assert_eq!(started.elapsed(), Duration::from_millis(60));
     assert_eq!(*seen.lock().unwrap(), vec![Bytes::from("hedged"); 2]);
+}
+
+/// `.clone_requests()` classifies an `http::Response` by its status, as `RetryLayer::new` does
+/// (issue 29 point 5): a `503` is retried, not returned after one call.
+#[tokio::test(start_paused = true)]
+async fn clone_requests_classifies_http_responses_by_status() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use std::sync::Arc;
+    use tower::ServiceExt;
+
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let upstream = tower::service_fn(move |_: http::Request<String>| {
+        let n = counted.fetch_add(1, Ordering::SeqCst);
+        async move {
+            let status = if n == 0 { 503 } else { 200 };
+            let resp = http::Response::builder().status(status).body(String::new());
+            Ok::<_, std::convert::Infallible>(resp.unwrap())
+        }
+    });
+    let layer = RetryLayer::new(Policy::new().with_attempts(3)).clone_requests();
+    let svc = tower::ServiceBuilder::new().layer(layer).service(upstream);
+    let resp = svc
+        .oneshot(http::Request::new(String::new()))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
 }

@@ -94,6 +94,12 @@ impl<E> Classify<E> for RetryAll {
 /// assert_eq!(pending.classify_ok(&Job::Pending), Decision::Retry);
 /// assert_eq!(pending.classify_ok(&Job::Done), Decision::Stop);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot classify a `{T}`, the `Ok` value it is handed",
+    label = "each `Ok` is a `{T}`",
+    note = "`on_ok` takes a `Fn(&{T}) -> D` where `D: Into<Decision>` (a `bool`: `true` = try again), or `AcceptOk`, which takes every value",
+    note = "`RetryLayer`'s default, `retry_jitter::tower::ByStatus`, classifies `http::Response`s: over a service that answers with anything else, add `.on_ok(AcceptOk)` or `.on_ok(|r: &{T}| …)`"
+)]
 pub trait ClassifyOk<T> {
     /// What to do about `value`: [`Decision::Stop`] takes it.
     fn classify_ok(&self, value: &T) -> Decision;
@@ -117,6 +123,9 @@ pub trait ClassifyOk<T> {
     }
 }
 
+// Not recommended: a classifier of the wrong type is reported as this trait's message, not as
+// "expected a `Fn(&T)` closure".
+#[diagnostic::do_not_recommend]
 impl<T, D: Into<Decision>, F: Fn(&T) -> D> ClassifyOk<T> for F {
     #[inline]
     fn classify_ok(&self, value: &T) -> Decision {

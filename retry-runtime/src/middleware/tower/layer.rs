@@ -5,7 +5,7 @@ use crate::fleet::NoBudget;
 use crate::hedge::NoHedge;
 use crate::middleware::builder::RetryBuilder;
 use crate::timeout::NoTimeout;
-use crate::{AcceptOk, Policy};
+use crate::Policy;
 
 /// The retry loop as a tower [`Layer`]: see the [module](super). Its setters of the loop
 /// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `with_name`) are [`RetryBuilder`]'s, shared
@@ -90,12 +90,14 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     }
 
     /// Take any `Req: Clone` and clone it for each attempt, instead of replaying an
-    /// `http::Request`'s body; every `Ok` response is the answer unless
-    /// [`on_ok`](RetryLayer::on_ok) says otherwise (set it after this).
+    /// `http::Request`'s body. Responses are classified as before, by the layer's
+    /// [`on_ok`](RetryLayer::on_ok): by default [`ByStatus`], so an `http::Response` is
+    /// classified by its status in this mode too. A service that answers with anything else
+    /// needs its own: `.on_ok(AcceptOk)` takes every `Ok`, `.on_ok(|r: &Resp| …)` decides.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_jitter::tower::{BoxError, RetryLayer};
+    /// use retry_jitter::tower::{AcceptOk, BoxError, RetryLayer};
     /// use retry_jitter::Policy;
     /// use tower::{Service, ServiceExt};
     ///
@@ -104,12 +106,13 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// });
     /// let layer = RetryLayer::new(Policy::new().with_attempts(2))
     ///     .clone_requests()
-    ///     .on(|_: &BoxError| true);
+    ///     .on(|_: &BoxError| true)
+    ///     .on_ok(AcceptOk); // a `u32` answer: every `Ok` is the answer
     /// let mut svc = tower::ServiceBuilder::new().layer(layer).service(flaky);
     /// assert_eq!(svc.ready().await.unwrap().call(7).await.unwrap(), 7);
     /// # }
     /// ```
-    pub fn clone_requests(self) -> RetryLayer<On, AcceptOk, B, L, D, CloneRequests> {
+    pub fn clone_requests(self) -> RetryLayer<On, OnOk, B, L, D, CloneRequests> {
         let face = LayerFace {
             limit: self.face.limit,
             mode: CloneRequests,
@@ -117,7 +120,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
         RetryBuilder {
             retry: self.retry,
             on: self.on,
-            on_ok: AcceptOk,
+            on_ok: self.on_ok,
             writes: self.writes,
             face,
         }
