@@ -25,6 +25,9 @@ use retry_jitter::Policy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::{Layer, ServiceExt};
 
+#[path = "support/h2_frames.rs"]
+mod h2_frames;
+
 type Body = BoxBody<Bytes, std::io::Error>;
 
 /// Four attempts, short waits.
@@ -466,17 +469,6 @@ impl GoneAway {
     }
 }
 
-/// One HTTP/2 frame's header: its type, its flags and its stream, having read its payload.
-async fn read_frame(conn: &mut tokio::net::TcpStream) -> std::io::Result<(u8, u8, u32)> {
-    let mut head = [0u8; 9];
-    conn.read_exact(&mut head).await?;
-    let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
-    let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
-    let mut payload = vec![0u8; len];
-    conn.read_exact(&mut payload).await?;
-    Ok((head[3], head[4], stream))
-}
-
 /// An HTTP/2 server (prior knowledge) whose first `go_away` connections each read one request
 /// whole (to its `END_STREAM`), then send `GOAWAY` with `last_stream_id` and `reason` (and
 /// `debug` data) and close; later connections answer every request `200` (h2's server).
@@ -509,31 +501,11 @@ async fn goes_away(
                 continue;
             }
             tokio::spawn(async move {
-                // The server's preface: an empty SETTINGS frame.
-                conn.write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0]).await.unwrap();
-                let mut preface = [0u8; 24];
-                conn.read_exact(&mut preface).await.unwrap();
-                assert_eq!(&preface, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
-                // Frames until a request's HEADERS or DATA ends its stream.
-                loop {
-                    let (kind, flags, stream) = read_frame(&mut conn).await.unwrap();
-                    if matches!(kind, 0 | 1) && flags & 0x1 != 0 && stream != 0 {
-                        break;
-                    }
-                }
+                h2_frames::read_request(&mut conn).await.unwrap();
                 seen.read_then_gone_away.fetch_add(1, Ordering::SeqCst);
-                let len = 8 + debug.len() as u32;
-                let mut frame = len.to_be_bytes()[1..].to_vec();
-                frame.extend_from_slice(&[7, 0, 0, 0, 0, 0]);
-                frame.extend_from_slice(&last_stream_id.to_be_bytes());
-                frame.extend_from_slice(&u32::from(reason).to_be_bytes());
-                frame.extend_from_slice(debug);
+                let frame = h2_frames::go_away(last_stream_id, reason.into(), debug);
                 conn.write_all(&frame).await.unwrap();
-                // Close our side, and read what the client still sends until it closes its
-                // own (closing with unread bytes would reset the connection instead).
-                let _ = conn.shutdown().await;
-                let mut rest = [0u8; 1024];
-                while let Ok(1..) = conn.read(&mut rest).await {}
+                h2_frames::close(conn).await;
             });
         }
     });
