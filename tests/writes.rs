@@ -25,6 +25,9 @@ use retry_jitter::Policy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::{Layer, ServiceExt};
 
+#[path = "support/h2_frames.rs"]
+mod h2_frames;
+
 type Body = BoxBody<Bytes, std::io::Error>;
 
 /// Four attempts, short waits.
@@ -443,5 +446,125 @@ async fn a_write_whose_stream_was_refused_is_retried_through_the_layer() {
             4,
             "{method}: refused before processing, so retried"
         );
+    }
+}
+
+/// What a server that sends `GOAWAY` got: connections, streams it read on a connection it sent
+/// `GOAWAY` on, and streams it answered.
+#[derive(Default)]
+struct GoneAway {
+    connections: AtomicU32,
+    read_then_gone_away: AtomicU32,
+    answered: AtomicU32,
+}
+
+impl GoneAway {
+    /// `(connections, streams read then gone away from, streams answered)`.
+    fn counts(&self) -> (u32, u32, u32) {
+        (
+            self.connections.load(Ordering::SeqCst),
+            self.read_then_gone_away.load(Ordering::SeqCst),
+            self.answered.load(Ordering::SeqCst),
+        )
+    }
+}
+
+/// An HTTP/2 server (prior knowledge) whose first `go_away` connections each read one request
+/// whole (to its `END_STREAM`), then send `GOAWAY` with `last_stream_id` and `reason` (and
+/// `debug` data) and close; later connections answer every request `200` (h2's server).
+/// Written frame by frame, as h2's server sends `GOAWAY` only with the last stream it read.
+async fn goes_away(
+    go_away: u32,
+    last_stream_id: u32,
+    reason: h2::Reason,
+    debug: &'static [u8],
+) -> (SocketAddr, Arc<GoneAway>) {
+    let seen = Arc::new(GoneAway::default());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let counted = seen.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let seen = counted.clone();
+            let nth = seen.connections.fetch_add(1, Ordering::SeqCst);
+            if nth >= go_away {
+                tokio::spawn(async move {
+                    let Ok(mut h2) = h2::server::handshake(conn).await else {
+                        return;
+                    };
+                    while let Some(Ok((_, mut respond))) = h2.accept().await {
+                        seen.answered.fetch_add(1, Ordering::SeqCst);
+                        let _ = respond.send_response(http::Response::new(()), true);
+                    }
+                });
+                continue;
+            }
+            tokio::spawn(async move {
+                h2_frames::read_request(&mut conn).await.unwrap();
+                seen.read_then_gone_away.fetch_add(1, Ordering::SeqCst);
+                let frame = h2_frames::go_away(last_stream_id, reason.into(), debug);
+                conn.write_all(&frame).await.unwrap();
+                h2_frames::close(conn).await;
+            });
+        }
+    });
+    (addr, seen)
+}
+
+/// A request of `method` through `RetryLayer` over hyper's HTTP/2 client; its status, or the
+/// error down its source chain.
+async fn via_hyper_h2(method: Method, addr: SocketAddr) -> Result<u16, String> {
+    let client = Client::builder(TokioExecutor::new())
+        .http2_only(true)
+        .build_http::<Body>();
+    let svc = RetryLayer::new(four()).layer(client);
+    let body = Full::from("one order")
+        .map_err(|never| match never {})
+        .boxed();
+    let req = http::Request::builder()
+        .method(method)
+        .uri(format!("http://{addr}/orders"))
+        .body(body)
+        .unwrap();
+    match svc.oneshot(req).await {
+        Ok(resp) => Ok(resp.status().as_u16()),
+        Err(e) => {
+            let mut chain = vec![e.to_string()];
+            let mut cause = e.source();
+            while let Some(c) = cause {
+                chain.push(c.to_string());
+                cause = c.source();
+            }
+            Err(chain.join(": "))
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_write_on_a_stream_beyond_a_goaway_is_retried_on_a_new_connection() {
+    for (reason, debug) in [
+        (h2::Reason::NO_ERROR, &b""[..]),
+        (h2::Reason::ENHANCE_YOUR_CALM, &b"shedding load"[..]),
+    ] {
+        for method in [Method::POST, Method::GET] {
+            // GOAWAY with last stream 0: the client's stream 1 was never processed.
+            let (addr, seen) = goes_away(1, 0, reason, debug).await;
+            let got = via_hyper_h2(method.clone(), addr).await;
+            assert_eq!(got, Ok(200), "{method} {reason:?}");
+            assert_eq!(seen.counts(), (2, 1, 1), "{method} {reason:?}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_write_at_or_below_a_goaway_s_last_stream_id_is_sent_once() {
+    // GOAWAY with last stream 1, then the connection closes: the server may have processed
+    // the client's stream 1. Every connection does so.
+    for (method, expected) in [(Method::POST, 1), (Method::GET, 4)] {
+        let (addr, seen) = goes_away(u32::MAX, 1, h2::Reason::INTERNAL_ERROR, b"").await;
+        let got = via_hyper_h2(method.clone(), addr).await;
+        assert!(got.is_err(), "{method}: {got:?}");
+        assert_eq!(seen.counts(), (expected, expected, 0), "{method}: {got:?}");
     }
 }

@@ -218,9 +218,10 @@ pub fn refused_before_processing(status: StatusCode) -> bool {
 /// Whether a failed attempt's error proves that its request was never sent, so that even a
 /// request that is not [repeatable](is_repeatable) may be sent again: down its source chain, a
 /// refused connection (`std::io::ErrorKind::ConnectionRefused`), hyper-util's failed connect
-/// (`client error (Connect)`), or an HTTP/2 stream the server refused before processing
-/// (`REFUSED_STREAM`). A timeout, a reset or a connection closed after the request was
-/// written proves nothing: the server may have applied it.
+/// (`client error (Connect)`), or an HTTP/2 stream the server did not process: one it refused
+/// (`REFUSED_STREAM`), or one above the last stream id of the server's `GOAWAY`. A timeout, a
+/// reset, a connection closed after the request was written, or a stream at or below a
+/// `GOAWAY`'s last stream id proves nothing: the server may have applied it.
 ///
 /// ```
 /// use retry_jitter::http::never_sent;
@@ -238,7 +239,7 @@ pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
             }
         }
         // hyper-util's legacy client.
-        if is_refused_stream(e) || e.to_string() == "client error (Connect)" {
+        if is_unprocessed_stream(e) || e.to_string() == "client error (Connect)" {
             return true;
         }
         cause = e.source();
@@ -246,12 +247,22 @@ pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
     false
 }
 
-/// Whether `error` itself (not its sources) is an HTTP/2 stream the server reset with
-/// `REFUSED_STREAM`, which RFC 9113 §8.7 says was not processed and may be retried: h2's error
-/// as hyper passes it on (h2 is not a dependency of ours, so by its message).
-pub(crate) fn is_refused_stream(error: &(dyn std::error::Error + 'static)) -> bool {
-    error.to_string()
-        == "stream error received: refused stream before processing any application logic"
+/// Whether `error` itself (not its sources) is h2's error for an HTTP/2 stream the server did
+/// not process, which RFC 9113 says may be retried whatever the request: h2's error as hyper
+/// passes it on (h2 is not a dependency of ours, so by its message, as h2 0.4 writes it).
+///
+/// - A stream the server reset with `REFUSED_STREAM` (§8.7): `stream error received: refused
+///   stream before processing any application logic`.
+/// - A stream above the last stream id of a `GOAWAY` the server sent (§6.8: "not processed";
+///   the client may retry it on a new connection): h2 fails each such stream, and a stream
+///   opened after the `GOAWAY` arrived, with the `GOAWAY` itself, `connection error received:
+///   <reason>` (with ` (<debug data>)` when the server sent some), whatever its error code. A
+///   stream at or below the last stream id is never failed with it: it runs on, and fails, if
+///   the connection then closes, as a reset or a broken pipe, which prove nothing.
+pub(crate) fn is_unprocessed_stream(error: &(dyn std::error::Error + 'static)) -> bool {
+    let message = error.to_string();
+    message == "stream error received: refused stream before processing any application logic"
+        || message.starts_with("connection error received: ")
 }
 
 /// What the server said of retrying its failed response, if it said anything: the server's
@@ -521,6 +532,58 @@ mod rfc850 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An error with `message`, caused by `cause`: hyper's chain, as h2's messages read.
+    #[derive(Debug)]
+    struct Chain(&'static str, Option<Box<Chain>>);
+
+    impl std::fmt::Display for Chain {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Chain {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|c| c as _)
+        }
+    }
+
+    /// hyper-util's error over hyper's over h2's `message`.
+    fn through_hyper(message: &'static str) -> Chain {
+        let h2 = Chain(message, None);
+        let hyper = Chain("http2 error", Some(Box::new(h2)));
+        Chain("client error (SendRequest)", Some(Box::new(hyper)))
+    }
+
+    #[test]
+    fn a_stream_the_server_did_not_process_was_never_sent() {
+        // h2 0.4's messages for a stream above a GOAWAY's last stream id (any error code, with
+        // or without debug data), and for one refused with REFUSED_STREAM.
+        for unprocessed in [
+            "connection error received: not a result of an error",
+            "connection error received: detected excessive load generating behavior (b\"shed\")",
+            "connection error received: unexpected internal error encountered",
+            "stream error received: refused stream before processing any application logic",
+        ] {
+            assert!(never_sent(&through_hyper(unprocessed)), "{unprocessed}");
+        }
+        // A stream at or below the last stream id fails as a broken pipe or a reset; a GOAWAY
+        // the client sent itself (h2 found the server at fault, or its user closed) says
+        // nothing of what the server did.
+        for maybe_applied in [
+            "stream closed because of a broken pipe",
+            "stream error received: unexpected internal error encountered",
+            "connection error detected: unspecific protocol error detected",
+            "connection error sent by user: not a result of an error",
+            "connection closed before message completed",
+        ] {
+            assert!(
+                !never_sent(&through_hyper(maybe_applied)),
+                "{maybe_applied}"
+            );
+        }
+    }
 
     #[test]
     fn status_codes_follow_the_documented_table() {

@@ -11,8 +11,9 @@
 //!   [`on_ok`](RetryMiddleware::on_ok) and [`on`](RetryMiddleware::on) replace them;
 //! - a request whose method is not idempotent (`POST`, `PATCH`, …) and which carries no
 //!   `Idempotency-Key` (nor `X-Idempotency-Key`) is retried by the default classifiers only on
-//!   what proves it was not applied: a failed connect, a refused stream, `408`, `425`, `429`,
-//!   `503`, or the server's `x-should-retry: true`; never on a `500`, `502`, `504` or the
+//!   what proves it was not applied: a failed connect, an HTTP/2 stream refused or above a
+//!   `GOAWAY`'s last stream id, `408`, `425`, `429`, `503`, or the server's
+//!   `x-should-retry: true`; never on a `500`, `502`, `504` or the
 //!   middleware's own `timeout`. [`RetryMiddleware::idempotent`](RetryBuilder::idempotent)
 //!   vouches for every request, [`RetryMiddleware::idempotency_key`](RetryBuilder::idempotency_key)
 //!   keys each one;
@@ -134,8 +135,8 @@ pub struct TransportErrors;
 impl Classify<Error> for TransportErrors {
     /// For a request that may be sent again only if it was not applied
     /// ([`Resend::IfNotApplied`](crate::hooks::Resend): a `POST` without a key), only a
-    /// failed connect or a stream the server refused ([`never_sent`](crate::http::never_sent))
-    /// is classified; any other error stops, the middleware's own timeout included.
+    /// failed connect or an HTTP/2 stream the server refused or went away before processing
+    /// ([`never_sent`](crate::http::never_sent)) is classified; any other error stops, the middleware's own timeout included.
     fn classify_for(&self, error: &Error, resend: Resend) -> Decision {
         match error {
             _ if resend == Resend::Any => self.classify(error),

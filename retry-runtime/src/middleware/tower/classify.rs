@@ -13,7 +13,8 @@ use crate::{Classify, ClassifyOk, Decision, TimedOut, Transient};
 ///   retried);
 /// - with feature `tonic`, a `tonic::Status`: by [`tonic::classify`](crate::tonic::classify);
 /// - hyper's client errors by their message: a failed connect, a connection closed before
-///   the response, or an HTTP/2 stream the server refused (`REFUSED_STREAM`): retry;
+///   the response, or an HTTP/2 stream the server did not process (`REFUSED_STREAM`, or
+///   above a `GOAWAY`'s last stream id): retry;
 /// - anything else: stop.
 ///
 /// ```
@@ -54,10 +55,10 @@ impl Classify<BoxError> for TransportErrors {
             }
             let message = e.to_string();
             // hyper-util's legacy client (`client error (Connect)`), hyper's closed connection,
-            // an HTTP/2 stream the server refused before processing it.
+            // an HTTP/2 stream the server refused or went away before processing.
             if message == "client error (Connect)"
                 || message == "connection closed before message completed"
-                || crate::http::is_refused_stream(e)
+                || crate::http::is_unprocessed_stream(e)
             {
                 return Decision::Retry;
             }

@@ -1,0 +1,217 @@
+//! gRPC calls through `RetryLayer` (issue 29): every gRPC call is a `POST` on the wire, yet it
+//! keeps the gRPC status table (`UNAVAILABLE` and `RESOURCE_EXHAUSTED` retried), while a
+//! transport error after the call was sent — the server may have run it — is retried only with
+//! `.idempotent()`. A tonic client over a real `Channel`, against a real tonic server (a
+//! hand-written service and codec: no protoc) and a raw HTTP/2 server on loopback, both
+//! counting what they get.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use bytes::Bytes;
+use retry_jitter::tower::RetryLayer;
+use retry_jitter::Policy;
+use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
+use tonic::server::NamedService;
+use tonic::transport::{Channel, Server};
+use tonic::{Code, Status};
+
+#[path = "support/h2_frames.rs"]
+mod h2_frames;
+
+/// Four attempts, tiny waits.
+fn four() -> Policy {
+    Policy::new()
+        .with_attempts(4)
+        .with_base(Duration::from_millis(2))
+        .with_cap(Duration::from_millis(10))
+}
+
+/// Messages are raw bytes: no protobuf.
+#[derive(Clone, Copy, Default)]
+struct Raw;
+
+impl Codec for Raw {
+    type Encode = Bytes;
+    type Decode = Bytes;
+    type Encoder = Raw;
+    type Decoder = Raw;
+    fn encoder(&mut self) -> Raw {
+        Raw
+    }
+    fn decoder(&mut self) -> Raw {
+        Raw
+    }
+}
+
+impl Encoder for Raw {
+    type Item = Bytes;
+    type Error = Status;
+    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
+        bytes::BufMut::put(dst, item);
+        Ok(())
+    }
+}
+
+impl Decoder for Raw {
+    type Item = Bytes;
+    type Error = Status;
+    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
+        let n = bytes::Buf::remaining(src);
+        Ok(Some(bytes::Buf::copy_to_bytes(src, n)))
+    }
+}
+
+/// A unary service `test.Orders/Place` answering every call with one status, counting calls.
+#[derive(Clone)]
+struct Failing {
+    calls: Arc<AtomicU32>,
+    code: Code,
+}
+
+impl NamedService for Failing {
+    const NAME: &'static str = "test.Orders";
+}
+
+impl tower::Service<http::Request<tonic::body::Body>> for Failing {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future =
+        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Infallible>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
+        let this = self.clone();
+        Box::pin(async move {
+            let place = tower::service_fn(move |_: tonic::Request<Bytes>| {
+                this.calls.fetch_add(1, Ordering::SeqCst);
+                let status = Status::new(this.code, "not now");
+                async move { Err::<tonic::Response<Bytes>, _>(status) }
+            });
+            Ok(tonic::server::Grpc::new(Raw).unary(place, req).await)
+        })
+    }
+}
+
+/// A tonic server answering every call with `code`; its address and its count of calls.
+async fn answering(code: Code) -> (SocketAddr, Arc<AtomicU32>) {
+    let calls = Arc::new(AtomicU32::new(0));
+    let svc = Failing {
+        calls: calls.clone(),
+        code,
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    tokio::spawn(
+        Server::builder()
+            .add_service(svc)
+            .serve_with_incoming(incoming),
+    );
+    (addr, calls)
+}
+
+/// A raw HTTP/2 server that reads each call whole (to its `END_STREAM`), counts it, and closes
+/// the connection without answering: the server may have run it.
+async fn closes_after_reading() -> (SocketAddr, Arc<AtomicU32>) {
+    let calls = Arc::new(AtomicU32::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let counted = calls.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let calls = counted.clone();
+            tokio::spawn(async move {
+                if h2_frames::read_request(&mut conn).await.is_ok() {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                }
+                h2_frames::close(conn).await;
+            });
+        }
+    });
+    (addr, calls)
+}
+
+/// A raw HTTP/2 server that reads each call whole, counts it, then sends `GOAWAY` with last
+/// stream id 0 (it processed none of the connection's streams) and closes.
+async fn goes_away() -> (SocketAddr, Arc<AtomicU32>) {
+    let calls = Arc::new(AtomicU32::new(0));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let counted = calls.clone();
+    tokio::spawn(async move {
+        loop {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            let calls = counted.clone();
+            tokio::spawn(async move {
+                if h2_frames::read_request(&mut conn).await.is_ok() {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    let frame = h2_frames::go_away(0, 0, b"");
+                    let _ = tokio::io::AsyncWriteExt::write_all(&mut conn, &frame).await;
+                }
+                h2_frames::close(conn).await;
+            });
+        }
+    });
+    (addr, calls)
+}
+
+/// One unary call to `test.Orders/Place` through `layer` over a `Channel` to `addr`.
+async fn place(addr: SocketAddr, layer: RetryLayer) -> Result<Bytes, Status> {
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    let svc = tower::ServiceBuilder::new().layer(layer).service(channel);
+    let mut client = tonic::client::Grpc::new(svc);
+    client.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static("/test.Orders/Place");
+    let resp = client
+        .unary(tonic::Request::new(Bytes::from("one order")), path, Raw)
+        .await?;
+    Ok(resp.into_inner())
+}
+
+#[tokio::test]
+async fn a_grpc_call_keeps_the_grpc_table() {
+    for (code, expected) in [
+        (Code::Unavailable, 4),
+        (Code::ResourceExhausted, 4),
+        (Code::Internal, 1),
+        (Code::InvalidArgument, 1),
+    ] {
+        let (addr, calls) = answering(code).await;
+        let got = place(addr, RetryLayer::new(four())).await;
+        assert_eq!(got.unwrap_err().code(), code);
+        assert_eq!(calls.load(Ordering::SeqCst), expected, "{code:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_grpc_call_whose_connection_closed_after_it_was_read_is_sent_once_unless_idempotent() {
+    for (layer, expected) in [
+        (RetryLayer::new(four()), 1),
+        (RetryLayer::new(four()).idempotent(), 4),
+    ] {
+        let (addr, calls) = closes_after_reading().await;
+        let got = place(addr, layer).await;
+        assert!(got.is_err(), "{got:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), expected, "{got:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_grpc_call_on_a_stream_beyond_a_goaway_is_retried_without_idempotent() {
+    let (addr, calls) = goes_away().await;
+    let got = place(addr, RetryLayer::new(four())).await;
+    assert!(got.is_err(), "{got:?}");
+    assert_eq!(calls.load(Ordering::SeqCst), 4, "never processed: {got:?}");
+}
