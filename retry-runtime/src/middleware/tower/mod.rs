@@ -27,7 +27,8 @@
 //! - **Writes are sent once** unless proven safe: an HTTP request whose method is not
 //!   idempotent (`POST`, `PATCH`, …) and which carries no `Idempotency-Key` (nor
 //!   `X-Idempotency-Key`) is retried by the default classifiers only on what proves it was not
-//!   applied — a failed connect, a refused HTTP/2 stream, `408`, `425`, `429`, `503`, or the
+//!   applied — a failed connect, an HTTP/2 stream the server refused or never processed (above
+//!   a `GOAWAY`'s last stream id), `408`, `425`, `429`, `503`, or the
 //!   server's `x-should-retry: true` — never on a `500`, `502`, `504`, the layer's own
 //!   `timeout` or a connection closed after it was sent. [`RetryLayer::idempotent`] vouches for
 //!   every request; [`RetryLayer::idempotency_key`] gives each such request a key (the same on
