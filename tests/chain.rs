@@ -162,10 +162,7 @@ mod in_scope {
         headers: &[(&'static str, &'static str)],
         takes: Duration,
         spawned: Option<bool>,
-    ) -> (
-        http::Response<retry_jitter::tower::ChainBody<String>>,
-        Arc<Ended>,
-    ) {
+    ) -> (Answer, Arc<Ended>) {
         let ended = Arc::new(Ended::default());
         let seen = ended.clone();
         let handler = tower::service_fn(move |_: http::Request<String>| {
@@ -183,21 +180,42 @@ mod in_scope {
                         task.await.unwrap()
                     }
                 };
-                let status = if out.is_ok() { 200 } else { 503 };
-                let resp = http::Response::builder().status(status).body(String::new());
-                Ok::<_, std::convert::Infallible>(resp.unwrap())
+                answered(out.is_ok())
             }
         });
-        let mut svc = tower::ServiceBuilder::new()
-            .layer(ChainLayer::new())
-            .service(handler);
         let mut req = http::Request::new(String::new());
         for (name, value) in headers {
             req.headers_mut()
                 .insert(*name, HeaderValue::from_static(value));
         }
-        let resp = svc.ready().await.unwrap().call(req).await.unwrap();
-        (resp, ended)
+        (through_chain(handler, req).await, ended)
+    }
+
+    /// A handler's answer: `200` when its work succeeded, else `503`.
+    fn answered(ok: bool) -> Result<http::Response<String>, std::convert::Infallible> {
+        let status = if ok { 200 } else { 503 };
+        Ok(http::Response::builder()
+            .status(status)
+            .body(String::new())
+            .unwrap())
+    }
+
+    /// The answer of a handler served with `ChainLayer`.
+    type Answer = http::Response<retry_jitter::tower::ChainBody<String>>;
+
+    /// `req` through `ChainLayer` to `handler`.
+    async fn through_chain<H>(handler: H, req: http::Request<String>) -> Answer
+    where
+        H: Service<
+            http::Request<String>,
+            Response = http::Response<String>,
+            Error = std::convert::Infallible,
+        >,
+    {
+        let mut svc = tower::ServiceBuilder::new()
+            .layer(ChainLayer::new())
+            .service(handler);
+        svc.ready().await.unwrap().call(req).await.unwrap()
     }
 
     fn reason(ended: &Ended) -> Option<GiveUpReason> {
@@ -271,15 +289,9 @@ mod in_scope {
         let handler = tower::service_fn(|_: http::Request<String>| async {
             let once = Policy::new().with_attempts(1);
             let out: Result<(), &str> = Retry::new(once).call_async(|| async { Err("down") }).await;
-            let status = if out.is_ok() { 200 } else { 503 };
-            let resp = http::Response::builder().status(status).body(String::new());
-            Ok::<_, std::convert::Infallible>(resp.unwrap())
+            answered(out.is_ok())
         });
-        let mut svc = tower::ServiceBuilder::new()
-            .layer(ChainLayer::new())
-            .service(handler);
-        let req = http::Request::new(String::new());
-        let resp = svc.ready().await.unwrap().call(req).await.unwrap();
+        let resp = through_chain(handler, http::Request::new(String::new())).await;
         assert_eq!(resp.status(), 503);
         assert!(!resp.headers().contains_key("x-should-retry"));
     }

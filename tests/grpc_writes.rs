@@ -16,13 +16,16 @@ use std::time::Duration;
 use bytes::Bytes;
 use retry_jitter::tower::RetryLayer;
 use retry_jitter::Policy;
-use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
 use tonic::server::NamedService;
 use tonic::transport::{Channel, Server};
 use tonic::{Code, Status};
 
+#[path = "support/grpc_raw.rs"]
+mod grpc_raw;
 #[path = "support/h2_frames.rs"]
 mod h2_frames;
+
+use grpc_raw::Raw;
 
 /// Four attempts, tiny waits.
 fn four() -> Policy {
@@ -30,41 +33,6 @@ fn four() -> Policy {
         .with_attempts(4)
         .with_base(Duration::from_millis(2))
         .with_cap(Duration::from_millis(10))
-}
-
-/// Messages are raw bytes: no protobuf.
-#[derive(Clone, Copy, Default)]
-struct Raw;
-
-impl Codec for Raw {
-    type Encode = Bytes;
-    type Decode = Bytes;
-    type Encoder = Raw;
-    type Decoder = Raw;
-    fn encoder(&mut self) -> Raw {
-        Raw
-    }
-    fn decoder(&mut self) -> Raw {
-        Raw
-    }
-}
-
-impl Encoder for Raw {
-    type Item = Bytes;
-    type Error = Status;
-    fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-        bytes::BufMut::put(dst, item);
-        Ok(())
-    }
-}
-
-impl Decoder for Raw {
-    type Item = Bytes;
-    type Error = Status;
-    fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
-        let n = bytes::Buf::remaining(src);
-        Ok(Some(bytes::Buf::copy_to_bytes(src, n)))
-    }
 }
 
 /// A unary service `test.Orders/Place` answering every call with one status, counting calls.
