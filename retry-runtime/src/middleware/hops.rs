@@ -150,7 +150,9 @@ pub(crate) fn parse_grpc_timeout(value: &[u8]) -> Option<Duration> {
     })
 }
 
-/// A milliseconds header value (Envoy's): ASCII digits only, at most 19 of them.
+/// A milliseconds header value (Envoy's): ASCII digits only, at most 19 of them. Read only
+/// by `ChainLayer` (feature `tower`).
+#[cfg_attr(not(feature = "tower"), allow(dead_code))]
 pub(crate) fn parse_millis(value: &[u8]) -> Option<Duration> {
     digits_value(value, 19).map(Duration::from_millis)
 }

@@ -115,8 +115,9 @@ pub(crate) fn caller_deadline() -> Option<std::time::Instant> {
     None
 }
 
-/// Without feature `tower` every loop is outside a scope.
-#[cfg(not(feature = "tower"))]
+/// Without feature `tower` every loop is outside a scope (asked only by the hop headers of
+/// `RetryMiddleware`, so compiled only with it: a build with neither has no caller).
+#[cfg(all(not(feature = "tower"), feature = "reqwest-middleware"))]
 #[inline(always)]
 pub(crate) fn scope_deadline() -> Option<Option<std::time::Instant>> {
     None
