@@ -6,8 +6,6 @@
 //! `.deadline_header` gives) by `RetryLayer` over a tonic `Channel` and `RetryMiddleware` over
 //! reqwest, inside the scope `ChainLayer` opens for a tonic or axum handler.
 
-#![cfg(all(feature = "tower", feature = "tonic", feature = "reqwest-middleware"))]
-
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -72,12 +70,15 @@ fn owned(values: &[Option<&str>]) -> Vec<Option<String>> {
     values.iter().map(|v| v.map(str::to_owned)).collect()
 }
 
-/// The times left the calls carried: the first in `(0, at_most]`, and none later than the one
-/// before (each attempt of one loop has as much time as the one before it, or less). A later
-/// one may be 0: an attempt started less than a millisecond before the deadline sends `0` in
-/// milliseconds, rounded down.
+/// The times left the calls carried: each in `(0, at_most]` (less than a millisecond left is
+/// sent as 1, never 0, which Envoy reads as "no timeout"), and none later than the one before
+/// (each attempt of one loop has as much time as the one before it, or less).
 fn shrinking(lefts: &[Duration], at_most: Duration) {
     assert!(!lefts.is_empty());
+    assert!(
+        lefts.iter().all(|left| *left > Duration::ZERO),
+        "a call was sent no time at all: {lefts:?}"
+    );
     assert!(
         lefts[0] > Duration::ZERO && lefts[0] <= at_most,
         "the first call had {:?}, not in (0, {at_most:?}]: {lefts:?}",
@@ -89,54 +90,22 @@ fn shrinking(lefts: &[Duration], at_most: Duration) {
     );
 }
 
+#[path = "support/grpc_raw.rs"]
+mod grpc_raw;
+
 mod grpc {
     use super::*;
     use std::convert::Infallible;
     use std::pin::Pin;
     use std::task::{Context, Poll};
 
+    use super::grpc_raw::Raw;
     use retry_jitter::Retry;
-    use tonic::codec::{Codec, DecodeBuf, Decoder, EncodeBuf, Encoder};
     use tonic::server::NamedService;
     use tonic::transport::{Channel, Server};
     use tonic::{Code, Request, Status};
 
     const PUSHBACK: &str = "grpc-retry-pushback-ms";
-
-    /// Messages are raw bytes: no protobuf.
-    #[derive(Clone, Copy, Default)]
-    struct Raw;
-
-    impl Codec for Raw {
-        type Encode = Bytes;
-        type Decode = Bytes;
-        type Encoder = Raw;
-        type Decoder = Raw;
-        fn encoder(&mut self) -> Raw {
-            Raw
-        }
-        fn decoder(&mut self) -> Raw {
-            Raw
-        }
-    }
-
-    impl Encoder for Raw {
-        type Item = Bytes;
-        type Error = Status;
-        fn encode(&mut self, item: Bytes, dst: &mut EncodeBuf<'_>) -> Result<(), Status> {
-            bytes::BufMut::put(dst, item);
-            Ok(())
-        }
-    }
-
-    impl Decoder for Raw {
-        type Item = Bytes;
-        type Error = Status;
-        fn decode(&mut self, src: &mut DecodeBuf<'_>) -> Result<Option<Bytes>, Status> {
-            let n = bytes::Buf::remaining(src);
-            Ok(Some(bytes::Buf::copy_to_bytes(src, n)))
-        }
-    }
 
     type Answer = Pin<Box<dyn Future<Output = Result<Bytes, Status>> + Send>>;
     /// A unary handler: the request's message in, the answer out.

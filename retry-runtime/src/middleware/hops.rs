@@ -97,7 +97,9 @@ pub(crate) fn stamp(
             let name = hops
                 .and_then(|h| h.deadline.clone())
                 .unwrap_or(HeaderName::from_static(DEADLINE_HEADER));
-            headers.insert(name, number(left.as_millis()));
+            // Rounded down, but never to 0, which Envoy's timeout headers read as "no
+            // timeout": less than a millisecond left is sent as 1.
+            headers.insert(name, number(left.as_millis().max(1)));
         }
     }
     if grpc && attempt > 1 {
@@ -248,6 +250,8 @@ mod tests {
         stamp(Some(&hops), &mut h, 3, Some(Duration::from_millis(250)));
         assert_eq!(h[DEADLINE_HEADER], "250");
         assert_eq!(h["x-attempt"], "3");
+        stamp(Some(&hops), &mut h, 4, Some(Duration::from_micros(300)));
+        assert_eq!(h[DEADLINE_HEADER], "1", "never 0, Envoy's \"no timeout\"");
         assert!(!h.contains_key(GRPC_PREVIOUS_ATTEMPTS));
         // A first attempt outside a scope, with no attempt header: nothing written.
         let mut h = headers(&[("content-type", "application/grpc")]);
