@@ -91,8 +91,8 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ) -> impl Future<Output = Req> + Send + '_;
 
     /// Write what crosses the hop into the request of attempt number `attempt` (1-based), which
-    /// has `left` of time ([`HopLimits::left`], asked only by a mode that sends it): nothing,
-    /// but for an HTTP request.
+    /// has `left` of time (the smallest of its timeout, its loop's deadline and its caller's;
+    /// asked only by a mode that sends it): nothing, but for an HTTP request.
     #[inline(always)]
     fn stamp(&self, _req: &mut Req, _attempt: u32, _left: impl FnOnce() -> Option<Duration>) {}
 }
