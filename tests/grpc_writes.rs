@@ -91,21 +91,17 @@ async fn answering(code: Code) -> (SocketAddr, Arc<AtomicU32>) {
 /// the connection without answering: the server may have run it.
 async fn closes_after_reading() -> (SocketAddr, Arc<AtomicU32>) {
     let calls = Arc::new(AtomicU32::new(0));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let counted = calls.clone();
-    tokio::spawn(async move {
-        loop {
-            let (mut conn, _) = listener.accept().await.unwrap();
-            let calls = counted.clone();
-            tokio::spawn(async move {
-                if h2_frames::read_request(&mut conn).await.is_ok() {
-                    calls.fetch_add(1, Ordering::SeqCst);
-                }
-                h2_frames::close(conn).await;
-            });
+    let addr = h2_frames::serve_each(move |mut conn| {
+        let calls = counted.clone();
+        async move {
+            if h2_frames::read_request(&mut conn).await.is_ok() {
+                calls.fetch_add(1, Ordering::SeqCst);
+            }
+            h2_frames::close(conn).await;
         }
-    });
+    })
+    .await;
     (addr, calls)
 }
 
@@ -113,23 +109,19 @@ async fn closes_after_reading() -> (SocketAddr, Arc<AtomicU32>) {
 /// stream id 0 (it processed none of the connection's streams) and closes.
 async fn goes_away() -> (SocketAddr, Arc<AtomicU32>) {
     let calls = Arc::new(AtomicU32::new(0));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let counted = calls.clone();
-    tokio::spawn(async move {
-        loop {
-            let (mut conn, _) = listener.accept().await.unwrap();
-            let calls = counted.clone();
-            tokio::spawn(async move {
-                if h2_frames::read_request(&mut conn).await.is_ok() {
-                    calls.fetch_add(1, Ordering::SeqCst);
-                    let frame = h2_frames::go_away(0, 0, b"");
-                    let _ = tokio::io::AsyncWriteExt::write_all(&mut conn, &frame).await;
-                }
-                h2_frames::close(conn).await;
-            });
+    let addr = h2_frames::serve_each(move |mut conn| {
+        let calls = counted.clone();
+        async move {
+            if h2_frames::read_request(&mut conn).await.is_ok() {
+                calls.fetch_add(1, Ordering::SeqCst);
+                let frame = h2_frames::go_away(0, 0, b"");
+                let _ = tokio::io::AsyncWriteExt::write_all(&mut conn, &frame).await;
+            }
+            h2_frames::close(conn).await;
         }
-    });
+    })
+    .await;
     (addr, calls)
 }
 

@@ -93,27 +93,23 @@ async fn server_saying(
 /// without answering: the request may have been applied.
 async fn closes_after_reading() -> (SocketAddr, Arc<Seen>) {
     let seen = Arc::new(Seen::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let counted = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let (mut conn, _) = listener.accept().await.unwrap();
-            let seen = counted.clone();
-            tokio::spawn(async move {
-                let mut got = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !got.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match conn.read(&mut buf).await {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => got.extend_from_slice(&buf[..n]),
-                    }
+    let addr = h2_frames::serve_each(move |mut conn| {
+        let seen = counted.clone();
+        async move {
+            let mut got = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !got.windows(4).any(|w| w == b"\r\n\r\n") {
+                match conn.read(&mut buf).await {
+                    Ok(0) | Err(_) => return,
+                    Ok(n) => got.extend_from_slice(&buf[..n]),
                 }
-                seen.calls.fetch_add(1, Ordering::SeqCst);
-                let _ = conn.shutdown().await;
-            });
+            }
+            seen.calls.fetch_add(1, Ordering::SeqCst);
+            let _ = conn.shutdown().await;
         }
-    });
+    })
+    .await;
     (addr, seen)
 }
 
@@ -402,24 +398,20 @@ async fn the_server_s_word_wins_over_the_method_rule() {
 /// (`RST_STREAM` with `REFUSED_STREAM`), counting them.
 async fn refuses_streams() -> (SocketAddr, Arc<Seen>) {
     let seen = Arc::new(Seen::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let counted = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let (socket, _) = listener.accept().await.unwrap();
-            let seen = counted.clone();
-            tokio::spawn(async move {
-                let Ok(mut conn) = h2::server::handshake(socket).await else {
-                    return;
-                };
-                while let Some(Ok((_, mut respond))) = conn.accept().await {
-                    seen.calls.fetch_add(1, Ordering::SeqCst);
-                    respond.send_reset(h2::Reason::REFUSED_STREAM);
-                }
-            });
+    let addr = h2_frames::serve_each(move |socket| {
+        let seen = counted.clone();
+        async move {
+            let Ok(mut conn) = h2::server::handshake(socket).await else {
+                return;
+            };
+            while let Some(Ok((_, mut respond))) = conn.accept().await {
+                seen.calls.fetch_add(1, Ordering::SeqCst);
+                respond.send_reset(h2::Reason::REFUSED_STREAM);
+            }
         }
-    });
+    })
+    .await;
     (addr, seen)
 }
 
@@ -480,35 +472,30 @@ async fn goes_away(
     debug: &'static [u8],
 ) -> (SocketAddr, Arc<GoneAway>) {
     let seen = Arc::new(GoneAway::default());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let counted = seen.clone();
-    tokio::spawn(async move {
-        loop {
-            let (mut conn, _) = listener.accept().await.unwrap();
-            let seen = counted.clone();
-            let nth = seen.connections.fetch_add(1, Ordering::SeqCst);
+    let addr = h2_frames::serve_each(move |mut conn| {
+        let seen = counted.clone();
+        // Counted as it is accepted, in order: the first `go_away` connections go away.
+        let nth = seen.connections.fetch_add(1, Ordering::SeqCst);
+        async move {
             if nth >= go_away {
-                tokio::spawn(async move {
-                    let Ok(mut h2) = h2::server::handshake(conn).await else {
-                        return;
-                    };
-                    while let Some(Ok((_, mut respond))) = h2.accept().await {
-                        seen.answered.fetch_add(1, Ordering::SeqCst);
-                        let _ = respond.send_response(http::Response::new(()), true);
-                    }
-                });
-                continue;
+                let Ok(mut h2) = h2::server::handshake(conn).await else {
+                    return;
+                };
+                while let Some(Ok((_, mut respond))) = h2.accept().await {
+                    seen.answered.fetch_add(1, Ordering::SeqCst);
+                    let _ = respond.send_response(http::Response::new(()), true);
+                }
+                return;
             }
-            tokio::spawn(async move {
-                h2_frames::read_request(&mut conn).await.unwrap();
-                seen.read_then_gone_away.fetch_add(1, Ordering::SeqCst);
-                let frame = h2_frames::go_away(last_stream_id, reason.into(), debug);
-                conn.write_all(&frame).await.unwrap();
-                h2_frames::close(conn).await;
-            });
+            h2_frames::read_request(&mut conn).await.unwrap();
+            seen.read_then_gone_away.fetch_add(1, Ordering::SeqCst);
+            let frame = h2_frames::go_away(last_stream_id, reason.into(), debug);
+            conn.write_all(&frame).await.unwrap();
+            h2_frames::close(conn).await;
         }
-    });
+    })
+    .await;
     (addr, seen)
 }
 

@@ -45,3 +45,21 @@ pub async fn close(mut conn: TcpStream) {
     let mut rest = [0u8; 1024];
     while let Ok(1..) = conn.read(&mut rest).await {}
 }
+
+/// A loopback listener that runs `each` on every connection it accepts, in a task of its own:
+/// the raw servers' accept loop, written once.
+pub async fn serve_each<F, Fut>(each: F) -> std::net::SocketAddr
+where
+    F: Fn(TcpStream) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        loop {
+            let (conn, _) = listener.accept().await.unwrap();
+            tokio::spawn(each(conn));
+        }
+    });
+    addr
+}
