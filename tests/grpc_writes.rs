@@ -5,19 +5,15 @@
 //! hand-written service and codec: no protoc) and a raw HTTP/2 server on loopback, both
 //! counting what they get.
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
 use retry_jitter::tower::RetryLayer;
 use retry_jitter::Policy;
-use tonic::server::NamedService;
-use tonic::transport::{Channel, Server};
+use tonic::transport::Channel;
 use tonic::{Code, Status};
 
 #[path = "support/grpc_raw.rs"]
@@ -35,55 +31,15 @@ fn four() -> Policy {
         .with_cap(Duration::from_millis(10))
 }
 
-/// A unary service `test.Orders/Place` answering every call with one status, counting calls.
-#[derive(Clone)]
-struct Failing {
-    calls: Arc<AtomicU32>,
-    code: Code,
-}
-
-impl NamedService for Failing {
-    const NAME: &'static str = "test.Orders";
-}
-
-impl tower::Service<http::Request<tonic::body::Body>> for Failing {
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future =
-        Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Infallible>> + Send>>;
-
-    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-        Poll::Ready(Ok(()))
-    }
-
-    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
-        let this = self.clone();
-        Box::pin(async move {
-            let place = tower::service_fn(move |_: tonic::Request<Bytes>| {
-                this.calls.fetch_add(1, Ordering::SeqCst);
-                let status = Status::new(this.code, "not now");
-                async move { Err::<tonic::Response<Bytes>, _>(status) }
-            });
-            Ok(tonic::server::Grpc::new(Raw).unary(place, req).await)
-        })
-    }
-}
-
 /// A tonic server answering every call with `code`; its address and its count of calls.
 async fn answering(code: Code) -> (SocketAddr, Arc<AtomicU32>) {
     let calls = Arc::new(AtomicU32::new(0));
-    let svc = Failing {
-        calls: calls.clone(),
-        code,
-    };
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let incoming = tonic::transport::server::TcpIncoming::from(listener);
-    tokio::spawn(
-        Server::builder()
-            .add_service(svc)
-            .serve_with_incoming(incoming),
-    );
+    let counted = calls.clone();
+    let addr = grpc_raw::serve(move |_| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        async move { Err(Status::new(code, "not now")) }
+    })
+    .await;
     (addr, calls)
 }
 
@@ -125,7 +81,7 @@ async fn goes_away() -> (SocketAddr, Arc<AtomicU32>) {
     (addr, calls)
 }
 
-/// One unary call to `test.Orders/Place` through `layer` over a `Channel` to `addr`.
+/// One unary call to `test.Svc/Place` through `layer` over a `Channel` to `addr`.
 async fn place(addr: SocketAddr, layer: RetryLayer) -> Result<Bytes, Status> {
     let channel = Channel::from_shared(format!("http://{addr}"))
         .unwrap()
@@ -133,7 +89,7 @@ async fn place(addr: SocketAddr, layer: RetryLayer) -> Result<Bytes, Status> {
     let svc = tower::ServiceBuilder::new().layer(layer).service(channel);
     let mut client = tonic::client::Grpc::new(svc);
     client.ready().await.unwrap();
-    let path = http::uri::PathAndQuery::from_static("/test.Orders/Place");
+    let path = http::uri::PathAndQuery::from_static("/test.Svc/Place");
     let resp = client
         .unary(tonic::Request::new(Bytes::from("one order")), path, Raw)
         .await?;

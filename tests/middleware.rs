@@ -218,63 +218,26 @@ mod grpc_raw;
 mod grpc {
     use super::grpc_raw::Raw;
     use super::*;
-    use tonic::server::NamedService;
-    use tonic::transport::{Channel, Server};
+    use tonic::transport::Channel;
     use tonic::{Code, Status};
 
-    /// A unary service `test.Flaky/Echo` failing with the scripted statuses, then echoing.
-    #[derive(Clone)]
-    struct Flaky {
-        calls: Arc<AtomicU32>,
-        script: Arc<Mutex<VecDeque<Status>>>,
-    }
-
-    impl NamedService for Flaky {
-        const NAME: &'static str = "test.Flaky";
-    }
-
-    impl tower::Service<http::Request<tonic::body::Body>> for Flaky {
-        type Response = http::Response<tonic::body::Body>;
-        type Error = Infallible;
-        type Future =
-            Pin<Box<dyn std::future::Future<Output = Result<Self::Response, Infallible>> + Send>>;
-
-        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
-            Poll::Ready(Ok(()))
-        }
-
-        fn call(&mut self, req: http::Request<tonic::body::Body>) -> Self::Future {
-            let this = self.clone();
-            Box::pin(async move {
-                let echo = tower::service_fn(move |req: tonic::Request<Bytes>| {
-                    this.calls.fetch_add(1, Ordering::SeqCst);
-                    let next = this.script.lock().unwrap().pop_front();
-                    async move {
-                        match next {
-                            Some(status) => Err(status),
-                            None => Ok(tonic::Response::new(req.into_inner())),
-                        }
-                    }
-                });
-                Ok(tonic::server::Grpc::new(Raw).unary(echo, req).await)
-            })
-        }
-    }
-
+    /// A tonic server failing with the scripted statuses, then echoing: its address and its
+    /// count of calls.
     async fn server(script: Vec<Status>) -> (SocketAddr, Arc<AtomicU32>) {
         let calls = Arc::new(AtomicU32::new(0));
-        let svc = Flaky {
-            calls: calls.clone(),
-            script: Arc::new(Mutex::new(script.into())),
-        };
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let incoming = tonic::transport::server::TcpIncoming::from(listener);
-        tokio::spawn(
-            Server::builder()
-                .add_service(svc)
-                .serve_with_incoming(incoming),
-        );
+        let counted = calls.clone();
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let addr = super::grpc_raw::serve(move |req: tonic::Request<Bytes>| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            let next = script.lock().unwrap().pop_front();
+            async move {
+                match next {
+                    Some(status) => Err(status),
+                    None => Ok(tonic::Response::new(req.into_inner())),
+                }
+            }
+        })
+        .await;
         (addr, calls)
     }
 
@@ -289,7 +252,7 @@ mod grpc {
             .service(channel);
         let mut client = tonic::client::Grpc::new(svc);
         client.ready().await.unwrap();
-        let path = http::uri::PathAndQuery::from_static("/test.Flaky/Echo");
+        let path = http::uri::PathAndQuery::from_static("/test.Svc/Echo");
         let resp = client
             .unary(tonic::Request::new(Bytes::from(message)), path, Raw)
             .await?;
