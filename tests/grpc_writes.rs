@@ -43,9 +43,11 @@ async fn answering(code: Code) -> (SocketAddr, Arc<AtomicU32>) {
     (addr, calls)
 }
 
-/// A raw HTTP/2 server that reads each call whole (to its `END_STREAM`), counts it, and closes
-/// the connection without answering: the server may have run it.
-async fn closes_after_reading() -> (SocketAddr, Arc<AtomicU32>) {
+/// A raw HTTP/2 server that reads each call whole (to its `END_STREAM`), counts it, then
+/// closes the connection without answering (the server may have run it) or, when
+/// `go_away`, first sends `GOAWAY` with last stream id 0 (it processed none of the
+/// connection's streams).
+async fn reads_then_closes(go_away: bool) -> (SocketAddr, Arc<AtomicU32>) {
     let calls = Arc::new(AtomicU32::new(0));
     let counted = calls.clone();
     let addr = h2_frames::serve_each(move |mut conn| {
@@ -53,26 +55,10 @@ async fn closes_after_reading() -> (SocketAddr, Arc<AtomicU32>) {
         async move {
             if h2_frames::read_request(&mut conn).await.is_ok() {
                 calls.fetch_add(1, Ordering::SeqCst);
-            }
-            h2_frames::close(conn).await;
-        }
-    })
-    .await;
-    (addr, calls)
-}
-
-/// A raw HTTP/2 server that reads each call whole, counts it, then sends `GOAWAY` with last
-/// stream id 0 (it processed none of the connection's streams) and closes.
-async fn goes_away() -> (SocketAddr, Arc<AtomicU32>) {
-    let calls = Arc::new(AtomicU32::new(0));
-    let counted = calls.clone();
-    let addr = h2_frames::serve_each(move |mut conn| {
-        let calls = counted.clone();
-        async move {
-            if h2_frames::read_request(&mut conn).await.is_ok() {
-                calls.fetch_add(1, Ordering::SeqCst);
-                let frame = h2_frames::go_away(0, 0, b"");
-                let _ = tokio::io::AsyncWriteExt::write_all(&mut conn, &frame).await;
+                if go_away {
+                    let frame = h2_frames::go_away(0, 0, b"");
+                    let _ = tokio::io::AsyncWriteExt::write_all(&mut conn, &frame).await;
+                }
             }
             h2_frames::close(conn).await;
         }
@@ -117,7 +103,7 @@ async fn a_grpc_call_whose_connection_closed_after_it_was_read_is_sent_once_unle
         (RetryLayer::new(four()), 1),
         (RetryLayer::new(four()).idempotent(), 4),
     ] {
-        let (addr, calls) = closes_after_reading().await;
+        let (addr, calls) = reads_then_closes(false).await;
         let got = place(addr, layer).await;
         assert!(got.is_err(), "{got:?}");
         assert_eq!(calls.load(Ordering::SeqCst), expected, "{got:?}");
@@ -126,7 +112,7 @@ async fn a_grpc_call_whose_connection_closed_after_it_was_read_is_sent_once_unle
 
 #[tokio::test]
 async fn a_grpc_call_on_a_stream_beyond_a_goaway_is_retried_without_idempotent() {
-    let (addr, calls) = goes_away().await;
+    let (addr, calls) = reads_then_closes(true).await;
     let got = place(addr, RetryLayer::new(four())).await;
     assert!(got.is_err(), "{got:?}");
     assert_eq!(calls.load(Ordering::SeqCst), 4, "never processed: {got:?}");

@@ -419,19 +419,7 @@ async fn refuses_streams() -> (SocketAddr, Arc<Seen>) {
 async fn a_write_whose_stream_was_refused_is_retried_through_the_layer() {
     for method in [Method::POST, Method::GET] {
         let (addr, seen) = refuses_streams().await;
-        let client = Client::builder(TokioExecutor::new())
-            .http2_only(true)
-            .build_http::<Body>();
-        let svc = RetryLayer::new(four()).layer(client);
-        let body = Full::from("one order")
-            .map_err(|never| match never {})
-            .boxed();
-        let req = http::Request::builder()
-            .method(method.clone())
-            .uri(format!("http://{addr}/orders"))
-            .body(body)
-            .unwrap();
-        let got = svc.oneshot(req).await;
+        let got = via_hyper_h2(method.clone(), addr).await;
         assert!(got.is_err(), "{method}");
         assert_eq!(
             seen.calls(),
