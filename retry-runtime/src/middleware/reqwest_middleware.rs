@@ -136,7 +136,8 @@ impl Classify<Error> for TransportErrors {
     /// For a request that may be sent again only if it was not applied
     /// ([`Resend::IfNotApplied`](crate::hooks::Resend): a `POST` without a key), only a
     /// failed connect or an HTTP/2 stream the server refused or went away before processing
-    /// ([`never_sent`](crate::http::never_sent)) is classified; any other error stops, the middleware's own timeout included.
+    /// ([`never_sent`](crate::http::never_sent)) is classified; any other error stops, the
+    /// middleware's own timeout included.
     fn classify_for(&self, error: &Error, resend: Resend) -> Decision {
         match error {
             _ if resend == Resend::Any => self.classify(error),

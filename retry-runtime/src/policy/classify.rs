@@ -54,8 +54,9 @@ pub enum Resend {
     #[default]
     Any,
     /// Only when the failure proves it was not applied: it was never sent (a failed connect,
-    /// an HTTP/2 stream the server refused or went away before processing), or the server refused it before processing it (`408`,
-    /// `425`, `429`, `503`), or the server says it may be retried.
+    /// an HTTP/2 stream the server refused or went away before processing), or the server
+    /// refused it before processing it (`408`, `425`, `429`, `503`), or the server says it may
+    /// be retried.
     IfNotApplied,
 }
 

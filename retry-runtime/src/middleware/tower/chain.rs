@@ -58,7 +58,8 @@ const SHOULD_RETRY: &str = "x-should-retry";
 ///     let policy = Policy::new().with_attempts(3).with_base(Duration::from_millis(10));
 ///     let out: Result<(), &str> = Retry::new(policy).call_async(|| async { Err("down") }).await;
 ///     let status = if out.is_ok() { 200 } else { 503 };
-///     Ok::<_, std::convert::Infallible>(http::Response::builder().status(status).body(String::new()).unwrap())
+///     let resp = http::Response::builder().status(status).body(String::new());
+///     Ok::<_, std::convert::Infallible>(resp.unwrap())
 /// });
 /// let mut svc = tower::ServiceBuilder::new().layer(ChainLayer::new()).service(handler);
 /// let resp = svc.ready().await.unwrap().call(http::Request::new(String::new())).await.unwrap();
@@ -95,7 +96,8 @@ impl ChainLayer {
     /// ```
     /// use http::HeaderName;
     /// use retry_jitter::tower::ChainLayer;
-    /// let layer = ChainLayer::new().deadline_header(HeaderName::from_static("x-request-timeout-ms"));
+    /// let name = HeaderName::from_static("x-request-timeout-ms");
+    /// let layer = ChainLayer::new().deadline_header(name);
     /// # let _ = layer;
     /// ```
     pub fn deadline_header(mut self, name: HeaderName) -> Self {
