@@ -148,7 +148,7 @@ impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
 
 impl HttpRequests {
     /// [`Replay::stamp`] on a request's headers.
-    #[inline]
+    #[inline(always)]
     fn stamp_headers(
         &self,
         headers: &mut http::HeaderMap,
