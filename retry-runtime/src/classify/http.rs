@@ -133,7 +133,23 @@ pub fn classify_response_to(
 /// is retried: a final answer (a success, a 404) costs neither. The middleware's `ByStatus`,
 /// for a request that may be sent again as `resend` says.
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+#[inline(always)]
 pub(crate) fn classify_response_now(
+    status: StatusCode,
+    headers: &HeaderMap,
+    resend: crate::policy::Resend,
+) -> Decision {
+    // A success is the answer: decided inline, in the face's own code, without a call.
+    if status.is_success() {
+        return Decision::Stop;
+    }
+    classify_failure_now(status, headers, resend)
+}
+
+/// [`classify_response_now`] of a status that is not a success, out of line.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+#[inline(never)]
+fn classify_failure_now(
     status: StatusCode,
     headers: &HeaderMap,
     resend: crate::policy::Resend,
