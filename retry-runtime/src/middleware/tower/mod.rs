@@ -3,6 +3,9 @@
 //!
 //! [`RetryLayer`] is built like the closure API [`Retry`](crate::Retry), and its service runs
 //! the same loop `#[retry]` runs: full jitter, budgets, `timeout`, hedging, `Retry-After`.
+//! [`ChainLayer`] is the server end of a hop in a chain of services: the caller's deadline
+//! bounds every retry loop its handlers run, and a tier that already retried tells its caller
+//! not to retry again.
 //!
 //! - **Requests.** An `http::Request<B>` is made replayable by its body type ([`ReplayBody`]),
 //!   up to a limit ([`DEFAULT_BODY_LIMIT`], 64 KiB; [`RetryLayer::with_body_limit`]): each
