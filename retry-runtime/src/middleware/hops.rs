@@ -36,13 +36,15 @@ pub(crate) struct HopLimits {
 }
 
 impl HopLimits {
-    /// The limits of a call beginning now (the clock is read only for a `max_elapsed`).
+    /// The limits of a call beginning now. The clock is read only for a `max_elapsed` inside a
+    /// chain's scope: outside one nothing is sent, and the loop has read its own start.
     #[inline]
     pub(crate) fn start(timeout: Option<Duration>, max_elapsed: Option<Duration>) -> Self {
-        HopLimits {
-            timeout,
-            deadline: max_elapsed.and_then(|max| crate::sleep::tokio_now().checked_add(max)),
-        }
+        let deadline = match (max_elapsed, crate::run::chain::scope_deadline()) {
+            (Some(max), Some(_)) => crate::sleep::tokio_now().checked_add(max),
+            _ => None,
+        };
+        HopLimits { timeout, deadline }
     }
 
     /// The time an attempt starting now has: the smallest of its timeout, its call's deadline
@@ -51,8 +53,8 @@ impl HopLimits {
     #[inline]
     pub(crate) fn left(&self) -> Option<Duration> {
         let caller = crate::run::chain::scope_deadline()?;
-        let now = || crate::sleep::tokio_now();
-        let until = |at: Option<Instant>| at.map(|at| at.saturating_duration_since(now()));
+        let now = crate::sleep::tokio_now();
+        let until = |at: Option<Instant>| at.map(|at| at.saturating_duration_since(now));
         [self.timeout, until(self.deadline), until(caller)]
             .into_iter()
             .flatten()

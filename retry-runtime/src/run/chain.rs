@@ -27,7 +27,10 @@ mod scoped {
 
     impl Scope {
         pub(crate) fn new(deadline: Option<Instant>) -> Arc<Self> {
-            SCOPES.store(true, Ordering::Relaxed);
+            // Written once: a store on every request would bounce the line between cores.
+            if !SCOPES.load(Ordering::Relaxed) {
+                SCOPES.store(true, Ordering::Relaxed);
+            }
             Arc::new(Scope {
                 deadline,
                 gave_up: AtomicBool::new(false),
