@@ -63,31 +63,40 @@ impl<T: Serve<Req>, Req> Future for ResponseFuture<T, Req> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        loop {
-            let outcome = match this.state.as_mut().project() {
-                StateProj::Looping { future } => return future.as_mut().poll(cx),
-                StateProj::First { future } => match future.poll(cx) {
-                    Poll::Pending => return Poll::Pending,
-                    Poll::Ready(outcome) => outcome,
-                },
+        if let StateProj::First { future } = this.state.as_mut().project() {
+            let outcome = match future.poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(outcome) => outcome,
             };
-            // Asked in place: a first success drops what was kept where it is, without
-            // moving it out of the future first.
+            // Asked in place: an accepted response is moved once, into the output, and what
+            // was kept is dropped where it is.
             let (service, _) = this
                 .resume
                 .as_ref()
                 .expect("a ResponseFuture polled after it ended");
-            match service.accept_first(outcome) {
-                Ok(response) => {
-                    *this.resume = None;
-                    return Poll::Ready(Ok(response));
-                }
-                Err(outcome) => {
-                    let (service, kept) = this.resume.take().expect("taken only here");
-                    let future = service.looping(kept, FirstAttempt::Answered(outcome));
-                    this.state.set(State::Looping { future });
-                }
+            if matches!(&outcome, Ok(response) if service.accepts_first(response)) {
+                *this.resume = None;
+                return Poll::Ready(outcome.map_err(Into::into));
             }
+            to_loop::<T, Req>(this.state.as_mut(), this.resume, outcome);
+        }
+        match this.state.project() {
+            StateProj::Looping { future } => future.as_mut().poll(cx),
+            StateProj::First { .. } => unreachable!("the first attempt's state is left above"),
         }
     }
+}
+
+/// A first attempt that is not the answer: the loop takes over, that outcome its first.
+/// Out of the poll's way: a first success neither runs nor carries this.
+#[cold]
+#[inline(never)]
+fn to_loop<T: Serve<Req>, Req>(
+    mut state: Pin<&mut State<T::Attempt, T::Response>>,
+    resume: &mut Option<(T, Option<T::Kept>)>,
+    outcome: Result<T::Response, T::Error>,
+) {
+    let (service, kept) = resume.take().expect("taken only here");
+    let future = service.looping(kept, FirstAttempt::Answered(outcome.map_err(Into::into)));
+    state.set(State::Looping { future });
 }

@@ -18,7 +18,7 @@ pub trait Serve<Req>: Sized {
     /// The inner service's response.
     type Response;
     /// The inner service's error.
-    type Error;
+    type Error: Into<BoxError>;
     /// The inner service's future: a call's first attempt.
     type Attempt: Future<Output = Result<Self::Response, Self::Error>>;
     /// What the request mode keeps of a request for the next attempts: what the
@@ -32,13 +32,10 @@ pub trait Serve<Req>: Sized {
     /// when it acts during the first attempt (a timeout, a hedge, a `max_elapsed`).
     fn start(&mut self, req: Req) -> ResponseFuture<Self, Req>;
 
-    /// A first attempt's outcome, taken when `on_ok` accepts it (with the loop's bookkeeping
-    /// of a first success); otherwise handed back, boxed as the loop's error type, for the
-    /// loop.
-    fn accept_first(
-        &self,
-        outcome: Result<Self::Response, Self::Error>,
-    ) -> Result<Self::Response, Result<Self::Response, BoxError>>;
+    /// Whether a first attempt's response is the call's answer: `on_ok` accepts it (and the
+    /// loop's bookkeeping of a first success is done). Asked of the response in place, so
+    /// that an accepted one is moved once, into the call's output.
+    fn accepts_first(&self, response: &Self::Response) -> bool;
 
     /// The loop, its first attempt `first`; the next ones sent to clones of the service, each
     /// with the request the mode replays from `kept` (`None`: the request is sent once).
@@ -91,17 +88,13 @@ where
         }
     }
 
-    fn accept_first(
-        &self,
-        outcome: Result<S::Response, S::Error>,
-    ) -> Result<S::Response, Result<S::Response, BoxError>> {
-        match outcome {
-            Ok(response) if self.layer.on_ok.classify_ok(&response) == Decision::Stop => {
-                self.layer.retry.first_succeeded::<S::Response, BoxError>();
-                Ok(response)
-            }
-            outcome => Err(outcome.map_err(Into::into)),
+    #[inline]
+    fn accepts_first(&self, response: &S::Response) -> bool {
+        let accepted = self.layer.on_ok.classify_ok(response) == Decision::Stop;
+        if accepted {
+            self.layer.retry.first_succeeded::<S::Response, BoxError>();
         }
+        accepted
     }
 
     fn looping(
