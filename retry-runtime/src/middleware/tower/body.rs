@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex};
 use bytes::Bytes;
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
+use http_body_util::BodyExt;
 
 /// A request body type [`RetryLayer::new`](super::RetryLayer::new) can send again. The body
 /// type says how a call keeps it for its next attempts ([`Kept`](ReplayBody::Kept)):
@@ -55,13 +56,16 @@ pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
 /// use retry_jitter::tower::{Cloned, KeepBody};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-/// let (first, kept) = Cloned::keep(Full::new(Bytes::from("one order")), 64);
-/// let (cloned, body) = kept.expect("within the limit");
+/// let mut req = http::Request::post("/orders")
+///     .body(Full::new(Bytes::from("one order")))
+///     .unwrap();
+/// let (cloned, kept) = Cloned::keep(&mut req, 64).expect("within the limit");
 /// assert!(KeepBody::<Full<Bytes>>::replayable(&cloned)); // a cloned body always is
+/// let (head, body) = kept.into_parts();
+/// assert_eq!(head.method, http::Method::POST);
 /// let _again: Full<Bytes> = cloned.replay(body).await;
-/// # let _ = first;
 /// // Over the limit: sent once, nothing kept.
-/// assert!(Cloned::keep(Full::new(Bytes::from("one order")), 4).1.is_none());
+/// assert!(Cloned::keep(&mut req, 4).is_none());
 /// # }
 /// ```
 pub trait KeepBody<B>: Send + Sync + Sized + 'static {
@@ -69,9 +73,12 @@ pub trait KeepBody<B>: Send + Sync + Sized + 'static {
     /// (the bytes are in the recorder), the body itself for [`Cloned`].
     type Owned: Clone + Send + 'static;
 
-    /// The first attempt's body, and what is kept for the next ones: `None` when the body
-    /// cannot be sent again (it is known to be over `limit` bytes: it is sent once).
-    fn keep(body: B, limit: usize) -> (B, Option<(Self, Self::Owned)>);
+    /// What is kept of the first attempt's request `req` for the next ones: this, and the
+    /// request's head with what their bodies are made from; `None` when the body cannot be
+    /// sent again (it is known to be over `limit` bytes: it is sent once). Done in place: the
+    /// recorder puts its recording body in `req`; [`Cloned`] clones `req` whole.
+    fn keep(req: &mut http::Request<B>, limit: usize)
+        -> Option<(Self, http::Request<Self::Owned>)>;
 
     /// Whether a next attempt's body can be made.
     fn replayable(&self) -> bool;
@@ -100,11 +107,13 @@ pub struct Cloned;
 impl<B: Body<Data = Bytes> + Clone + Send + 'static> KeepBody<B> for Cloned {
     type Owned = B;
 
-    fn keep(body: B, limit: usize) -> (B, Option<(Cloned, B)>) {
-        if body.size_hint().lower() > limit as u64 {
-            return (body, None);
+    /// The request cloned whole, as tower's own `Retry` policies do.
+    #[inline(always)]
+    fn keep(req: &mut http::Request<B>, limit: usize) -> Option<(Cloned, http::Request<B>)> {
+        if req.body().size_hint().lower() > limit as u64 {
+            return None;
         }
-        (body.clone(), Some((Cloned, body)))
+        Some((Cloned, req.clone()))
     }
 
     fn replayable(&self) -> bool {
@@ -361,6 +370,17 @@ impl<B: Body> Drop for AttemptBody<B> {
     }
 }
 
+/// A copy of `req`'s head: what a [`Replayer`] keeps beside its recording.
+fn head<B>(req: &http::Request<B>) -> http::Request<()> {
+    let mut head = http::Request::new(());
+    *head.method_mut() = req.method().clone();
+    *head.uri_mut() = req.uri().clone();
+    *head.version_mut() = req.version();
+    *head.headers_mut() = req.headers().clone();
+    *head.extensions_mut() = req.extensions().clone();
+    head
+}
+
 /// The [`KeepBody`] of bodies that are not `Clone` (a boxed body, a stream): the body is
 /// recorded as the first attempt sends it, within the layer's limit, and each next attempt
 /// sends the recorded bytes again, wrapped in the body type ([`WrapBody`]). A body still being
@@ -381,12 +401,8 @@ pub struct Replayer<B> {
 }
 
 impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
-    /// The first attempt's body, and the replayer; or the body given back when it is known to
-    /// be over the limit (it is sent as it is, once).
-    pub(super) fn start(body: B, limit: usize) -> Result<(AttemptBody<B>, Self), B> {
-        if body.size_hint().lower() > limit as u64 {
-            return Err(body);
-        }
+    /// The first attempt's body, and the replayer.
+    fn start(body: B, limit: usize) -> (AttemptBody<B>, Self) {
         let shared = Arc::new(Mutex::new(Recorded {
             chunks: Vec::new(),
             len: 0,
@@ -403,7 +419,7 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
             shared: shared.clone(),
             limit,
         };
-        Ok((first, Replayer { shared, limit }))
+        (first, Replayer { shared, limit })
     }
 
     /// The next attempt's body, once the body is complete or given back (a hedge may start
@@ -446,11 +462,16 @@ where
     /// Nothing: the bytes are in the recorder.
     type Owned = ();
 
-    fn keep(body: B, limit: usize) -> (B, Option<(Self, ())>) {
-        match Replayer::start(body, limit) {
-            Ok((first, replayer)) => (B::from_replay(first), Some((replayer, ()))),
-            Err(body) => (body, None),
+    fn keep(req: &mut http::Request<B>, limit: usize) -> Option<(Self, http::Request<()>)> {
+        if req.body().size_hint().lower() > limit as u64 {
+            return None;
         }
+        // The body is taken out for the recorder, an empty one in its place until then (a
+        // boxed zero-sized body: no allocation).
+        let empty = B::from_replay(http_body_util::Empty::new().map_err(|never| match never {}));
+        let (first, replayer) = Replayer::start(core::mem::replace(req.body_mut(), empty), limit);
+        *req.body_mut() = B::from_replay(first);
+        Some((replayer, head(req)))
     }
 
     /// The body went over the limit, or was still being sent when its attempt ended: no.

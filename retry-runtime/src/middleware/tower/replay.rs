@@ -60,20 +60,20 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// What the attempts alone keep of it, cloned for each next request.
     type Owned: Clone + Send + 'static;
 
-    /// The first attempt's request, and what is kept for the others: `None` when the request
-    /// cannot be sent again (it is sent once). `limit` is the layer's body limit; `writes`,
-    /// what the builder was told of the requests (an HTTP request may be given its
-    /// `Idempotency-Key` here).
+    /// What is kept of the first attempt's request `req` for the others: `None` when the
+    /// request cannot be sent again (it is sent once). `limit` is the layer's body limit;
+    /// `writes`, what the builder was told of the requests (an HTTP request may be given its
+    /// `Idempotency-Key` here). Done in place: `req` is then sent as it is.
     ///
     /// The first attempt's request carries what crosses the hop
     /// ([`stamp`](Replay::stamp)), `left` asked only by a mode that sends it.
     fn keep(
         &self,
-        req: Req,
+        req: &mut Req,
         limit: usize,
         writes: Writes,
         left: impl FnOnce() -> Option<Duration>,
-    ) -> (Req, Option<Kept<Self, Req>>);
+    ) -> Option<Kept<Self, Req>>;
 
     /// Whether a next attempt can be sent; if not, the call ends on the outcome in hand.
     fn replayable(shared: &Self::Shared) -> bool;
@@ -100,38 +100,36 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
 impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
     /// How the body type keeps its body ([`ReplayBody::Kept`]): a recorder, or nothing.
     type Shared = Rb::Kept;
-    /// The request's head, and what the body is made from (nothing, or the body).
-    type Owned = (http::request::Parts, <Rb::Kept as KeepBody<Rb>>::Owned);
+    /// The request's head, with what the body is made from (nothing, or the body).
+    type Owned = http::Request<<Rb::Kept as KeepBody<Rb>>::Owned>;
 
+    #[inline(always)]
     fn keep(
         &self,
-        req: http::Request<Rb>,
+        req: &mut http::Request<Rb>,
         limit: usize,
         writes: Writes,
         left: impl FnOnce() -> Option<Duration>,
-    ) -> (http::Request<Rb>, Option<Kept<Self, http::Request<Rb>>>) {
-        let (mut parts, body) = req.into_parts();
-        writes::add_key(writes, &parts.method, &mut parts.headers);
-        // Kept with the head too: each next attempt writes its own over it.
-        self.stamp_headers(&mut parts.headers, 1, left);
-        match Rb::Kept::keep(body, limit) {
-            (first, Some((shared, body))) => {
-                let first = http::Request::from_parts(parts.clone(), first);
-                (first, Some((shared, (parts, body))))
-            }
-            (body, None) => (http::Request::from_parts(parts, body), None),
+    ) -> Option<Kept<Self, http::Request<Rb>>> {
+        if writes == Writes::Keyed {
+            let method = req.method().clone();
+            writes::add_key(writes, &method, req.headers_mut());
         }
+        // Kept with the head too: each next attempt writes its own over it.
+        self.stamp_headers(req.headers_mut(), 1, left);
+        Rb::Kept::keep(req, limit)
     }
 
     fn replayable(kept: &Rb::Kept) -> bool {
         kept.replayable()
     }
 
-    fn resend((_, (parts, _)): &Kept<Self, http::Request<Rb>>, writes: Writes) -> Resend {
-        writes::resend(writes, &parts.method, &parts.headers)
+    fn resend((_, head): &Kept<Self, http::Request<Rb>>, writes: Writes) -> Resend {
+        writes::resend(writes, head.method(), head.headers())
     }
 
-    async fn clone_request(kept: &Rb::Kept, (parts, body): Self::Owned) -> http::Request<Rb> {
+    async fn clone_request(kept: &Rb::Kept, head: Self::Owned) -> http::Request<Rb> {
+        let (parts, body) = head.into_parts();
         http::Request::from_parts(parts, kept.replay(body).await)
     }
 
@@ -169,14 +167,15 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
     /// The request, cloned for each attempt.
     type Owned = Req;
 
+    #[inline(always)]
     fn keep(
         &self,
-        req: Req,
+        req: &mut Req,
         _: usize,
         _: Writes,
         _: impl FnOnce() -> Option<Duration>,
-    ) -> (Req, Option<((), Req)>) {
-        (req.clone(), Some(((), req)))
+    ) -> Option<((), Req)> {
+        Some(((), req.clone()))
     }
 
     fn replayable(_: &()) -> bool {

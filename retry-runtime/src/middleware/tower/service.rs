@@ -69,16 +69,16 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn start(&mut self, req: Req) -> ResponseFuture<Self, Req> {
+    fn start(&mut self, mut req: Req) -> ResponseFuture<Self, Req> {
         let retry = &self.layer.retry;
-        let (first, kept) = self.layer.face.mode.keep(
-            req,
+        let kept = self.layer.face.mode.keep(
+            &mut req,
             usize::try_from(self.layer.face.limit).unwrap_or(usize::MAX),
             self.layer.writes,
             || retry.hop_limits::<BoxError>().left(),
         );
         // The first attempt goes to the service made ready; the others to clones of it.
-        let first = self.inner.call(first);
+        let first = self.inner.call(req);
         // The clone is made in place, inside the future: a first-attempt success copies no
         // more than it must.
         if self.layer.retry.first_attempt_alone::<BoxError>() {
