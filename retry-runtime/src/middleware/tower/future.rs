@@ -61,6 +61,7 @@ impl<T: Serve<Req>, Req> ResponseFuture<T, Req> {
 impl<T: Serve<Req>, Req> Future for ResponseFuture<T, Req> {
     type Output = Result<T::Response, BoxError>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         if let StateProj::First { future } = this.state.as_mut().project() {

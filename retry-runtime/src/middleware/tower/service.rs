@@ -97,6 +97,9 @@ where
         accepted
     }
 
+    // Out of line: the loop's future is built once per call that needs it, and kept out of
+    // `call`'s frame (a first success's path).
+    #[inline(never)]
     fn looping(
         self,
         kept: Option<Kept<M, Req>>,
