@@ -110,10 +110,11 @@ where
             layer,
         } = self;
         Box::pin(async move {
+            let layer = &*layer;
             let limits = layer.retry.hop_limits::<BoxError>();
             let retry = match kept {
-                Some(_) => layer.retry,
-                None => layer.retry.once(),
+                Some(_) => layer.retry.clone(),
+                None => layer.retry.clone().once(),
             };
             let resend = kept
                 .as_ref()
