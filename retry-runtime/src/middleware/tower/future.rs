@@ -70,13 +70,9 @@ impl<T: Serve<Req>, Req> Future for ResponseFuture<T, Req> {
                 Poll::Ready(outcome) => outcome,
             };
             // Asked in place: an accepted response is moved once, into the output, and what
-            // was kept is dropped where it is.
-            let (service, _) = this
-                .resume
-                .as_ref()
-                .expect("a ResponseFuture polled after it ended");
+            // was kept is dropped with the future, where it is.
+            let (service, _) = this.resume.as_ref().expect("kept until the loop takes it");
             if matches!(&outcome, Ok(response) if service.accepts_first(response)) {
-                *this.resume = None;
                 return Poll::Ready(outcome.map_err(Into::into));
             }
             to_loop::<T, Req>(this.state.as_mut(), this.resume, outcome);
