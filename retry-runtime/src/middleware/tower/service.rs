@@ -79,8 +79,8 @@ where
         );
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(req);
-        // The clone is made in place, inside the future: a first-attempt success copies no
-        // more than it must.
+        // The clone (the inner service's, and the layer's `Arc`) is made in place, inside the
+        // future: a first-attempt success copies no more than it must.
         if self.layer.retry.first_attempt_alone::<BoxError>() {
             ResponseFuture::first(first, self.clone(), kept)
         } else {
