@@ -135,7 +135,7 @@ impl<S, On: Clone, OnOk: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
             inner,
-            layer: std::sync::Arc::new(self.clone()),
+            layer: self.clone(),
         }
     }
 }
@@ -144,5 +144,5 @@ impl<S, On: Clone, OnOk: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
 #[derive(Clone, Debug)]
 pub struct RetryService<S, On, OnOk, B, L, D, M> {
     pub(super) inner: S,
-    pub(super) layer: std::sync::Arc<RetryLayer<On, OnOk, B, L, D, M>>,
+    pub(super) layer: RetryLayer<On, OnOk, B, L, D, M>,
 }

@@ -79,8 +79,9 @@ where
         );
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(req);
-        // The clone (the inner service's, and the layer's `Arc`) is made in place, inside the
-        // future: a first-attempt success copies no more than it must.
+        // The clone is made in place, inside the future: a first-attempt success copies no
+        // more than it must. (The layer's settings are copied, not shared behind an `Arc`: its
+        // count would be one shared cache line written by every request on every core.)
         if self.layer.retry.first_attempt_alone::<BoxError>() {
             ResponseFuture::first(first, self.clone(), kept)
         } else {
@@ -110,11 +111,10 @@ where
             layer,
         } = self;
         Box::pin(async move {
-            let layer = &*layer;
             let limits = layer.retry.hop_limits::<BoxError>();
             let retry = match kept {
-                Some(_) => layer.retry.clone(),
-                None => layer.retry.clone().once(),
+                Some(_) => layer.retry,
+                None => layer.retry.once(),
             };
             let resend = kept
                 .as_ref()
