@@ -110,7 +110,7 @@ impl<B: Body<Data = Bytes> + Clone + Send + 'static> KeepBody<B> for Cloned {
     /// The request cloned whole, as tower's own `Retry` policies do.
     #[inline(always)]
     fn keep(req: &mut http::Request<B>, limit: usize) -> Option<(Cloned, http::Request<B>)> {
-        if req.body().size_hint().lower() > limit as u64 {
+        if known_over(req.body(), limit) {
             return None;
         }
         Some((Cloned, req.clone()))
@@ -370,6 +370,12 @@ impl<B: Body> Drop for AttemptBody<B> {
     }
 }
 
+/// Whether `body` is known, before it is sent, to be over `limit` bytes: it is sent once, as
+/// it is, whatever keeps bodies.
+fn known_over(body: &impl Body, limit: usize) -> bool {
+    body.size_hint().lower() > limit as u64
+}
+
 /// A copy of `req`'s head: what a [`Replayer`] keeps beside its recording.
 fn head<B>(req: &http::Request<B>) -> http::Request<()> {
     let mut head = http::Request::new(());
@@ -463,7 +469,7 @@ where
     type Owned = ();
 
     fn keep(req: &mut http::Request<B>, limit: usize) -> Option<(Self, http::Request<()>)> {
-        if req.body().size_hint().lower() > limit as u64 {
+        if known_over(req.body(), limit) {
             return None;
         }
         // The body is taken out for the recorder, an empty one in its place until then (a
