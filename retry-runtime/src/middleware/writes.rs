@@ -23,9 +23,21 @@ pub enum Writes {
 /// called before its first attempt, so that every attempt sends the same key.
 #[inline]
 pub(crate) fn add_key(writes: Writes, method: &Method, headers: &mut HeaderMap) {
-    if writes == Writes::Keyed && !is_repeatable(method, headers) {
-        headers.insert("idempotency-key", new_key());
+    if needs_key(writes, method, headers) {
+        give_key(headers);
     }
+}
+
+/// Whether [`add_key`] gives a request of `method` with `headers` a key: for a face whose
+/// request lends its method and its headers only one at a time (`http::Request`).
+#[inline]
+pub(crate) fn needs_key(writes: Writes, method: &Method, headers: &HeaderMap) -> bool {
+    writes == Writes::Keyed && !is_repeatable(method, headers)
+}
+
+/// The key [`add_key`] gives.
+pub(crate) fn give_key(headers: &mut HeaderMap) {
+    headers.insert("idempotency-key", new_key());
 }
 
 /// How a request of `method` with `headers` (its key added by [`add_key`]) may be sent again.

@@ -111,9 +111,8 @@ impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
         writes: Writes,
         left: impl FnOnce() -> Option<Duration>,
     ) -> Option<Kept<Self, http::Request<Rb>>> {
-        if writes == Writes::Keyed {
-            let method = req.method().clone();
-            writes::add_key(writes, &method, req.headers_mut());
+        if writes::needs_key(writes, req.method(), req.headers()) {
+            writes::give_key(req.headers_mut());
         }
         // Kept with the head too: each next attempt writes its own over it.
         self.stamp_headers(req.headers_mut(), 1, left);
