@@ -3,7 +3,8 @@
 //! by `RetryLayer::new` as it is, against a real axum server on loopback that answers `503`
 //! twice, then `200`: the server receives the body byte-exact on every attempt, and a body
 //! over the limit is sent once. A `Full<Bytes>` is not copied for its retries: each attempt
-//! sends the same bytes, shared.
+//! sends the same bytes, shared. And every attempt carries the first attempt's whole head,
+//! whichever way its body is kept (an in-process inner service, which sees the extensions).
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -202,5 +203,84 @@ async fn a_full_body_is_shared_not_copied() {
     assert_eq!(seen.len(), 3);
     for &(ptr, len) in seen.iter() {
         assert_eq!((ptr, len), (body.as_ptr() as usize, body.len()));
+    }
+}
+
+/// What an in-process inner service saw of one attempt: the whole head (an extension never
+/// crosses the wire, so no server could report it) and the body's bytes.
+type Head = (
+    http::Method,
+    http::Uri,
+    http::Version,
+    http::HeaderMap,
+    Option<&'static str>,
+    Bytes,
+);
+
+/// `req` through `RetryLayer::new` around a service that records each attempt's head and body
+/// and answers `503` twice, then `200`: what each of the three attempts carried.
+async fn heads_of<B>(req: http::Request<B>) -> Vec<Head>
+where
+    B: retry_jitter::tower::ReplayBody,
+    B::Error: std::fmt::Debug,
+{
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let inner = tower::service_fn(move |req: http::Request<B>| {
+        let log = log.clone();
+        async move {
+            let (head, body) = req.into_parts();
+            let bytes = body.collect().await.unwrap().to_bytes();
+            let ext = head.extensions.get::<&'static str>().copied();
+            let mut log = log.lock().unwrap();
+            log.push((
+                head.method,
+                head.uri,
+                head.version,
+                head.headers,
+                ext,
+                bytes,
+            ));
+            let status = if log.len() < 3 { 503 } else { 200 };
+            Ok::<_, std::convert::Infallible>(
+                http::Response::builder().status(status).body(()).unwrap(),
+            )
+        }
+    });
+    let svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(policy()).idempotent())
+        .service(inner);
+    assert_eq!(svc.oneshot(req).await.unwrap().status(), 200);
+    let heads = seen.lock().unwrap().clone();
+    heads
+}
+
+/// A request with every part of its head set to something other than its default.
+fn full_head<B>(body: B) -> http::Request<B> {
+    let mut req = http::Request::put("http://orders.internal/orders/7?dry=no")
+        .version(http::Version::HTTP_2)
+        .header("x-trace", "a1")
+        .header("content-type", "application/json")
+        .body(body)
+        .unwrap();
+    req.extensions_mut().insert("tenant-9");
+    req
+}
+
+#[tokio::test]
+async fn every_attempt_carries_the_first_attempts_whole_head_for_both_ways_of_keeping_a_body() {
+    let body = payload(3_000);
+    let cloned = heads_of(full_head(Full::new(body.clone()))).await;
+    let recorded = heads_of(full_head(Full::new(body.clone()).boxed_unsync())).await;
+    for heads in [cloned, recorded] {
+        assert_eq!(heads.len(), 3, "503 twice, then 200");
+        let (method, uri, version, headers, ext, bytes) = &heads[0];
+        assert_eq!(method, http::Method::PUT);
+        assert_eq!(uri, "http://orders.internal/orders/7?dry=no");
+        assert_eq!(*version, http::Version::HTTP_2);
+        assert_eq!(headers["x-trace"], "a1");
+        assert_eq!(*ext, Some("tenant-9"), "extensions are kept");
+        assert_eq!(bytes, &body);
+        assert!(heads.iter().all(|h| h == &heads[0]), "{heads:?}");
     }
 }
