@@ -27,8 +27,10 @@ pin_project_lite::pin_project! {
         #[pin]
         state: State<T::Attempt, T::Response>,
         // The service (a clone, with its layer) and what the request mode kept: what the loop
-        // needs if the first attempt is not the answer.
-        resume: Option<(T, Option<T::Kept>)>,
+        // needs if the first attempt is not the answer. Two fields, so that what was kept is
+        // moved once, into its place in the future.
+        service: Option<T>,
+        kept: Option<T::Kept>,
     }
 }
 
@@ -45,7 +47,8 @@ impl<T: Serve<Req>, Req> ResponseFuture<T, Req> {
     pub(super) fn first(future: T::Attempt, service: T, kept: Option<T::Kept>) -> Self {
         ResponseFuture {
             state: State::First { future },
-            resume: Some((service, kept)),
+            service: Some(service),
+            kept,
         }
     }
 
@@ -53,7 +56,8 @@ impl<T: Serve<Req>, Req> ResponseFuture<T, Req> {
     pub(super) fn looping(future: BoxFuture<T::Response>) -> Self {
         ResponseFuture {
             state: State::Looping { future },
-            resume: None,
+            service: None,
+            kept: None,
         }
     }
 }
@@ -71,11 +75,11 @@ impl<T: Serve<Req>, Req> Future for ResponseFuture<T, Req> {
             };
             // Asked in place: an accepted response is moved once, into the output, and what
             // was kept is dropped with the future, where it is.
-            let (service, _) = this.resume.as_ref().expect("kept until the loop takes it");
+            let service = this.service.as_ref().expect("kept until the loop takes it");
             if matches!(&outcome, Ok(response) if service.accepts_first(response)) {
                 return Poll::Ready(outcome.map_err(Into::into));
             }
-            to_loop::<T, Req>(this.state.as_mut(), this.resume, outcome);
+            to_loop::<T, Req>(this.state.as_mut(), this.service, this.kept, outcome);
         }
         match this.state.project() {
             StateProj::Looping { future } => future.as_mut().poll(cx),
@@ -90,10 +94,11 @@ impl<T: Serve<Req>, Req> Future for ResponseFuture<T, Req> {
 #[inline(never)]
 fn to_loop<T: Serve<Req>, Req>(
     mut state: Pin<&mut State<T::Attempt, T::Response>>,
-    resume: &mut Option<(T, Option<T::Kept>)>,
+    service: &mut Option<T>,
+    kept: &mut Option<T::Kept>,
     outcome: Result<T::Response, T::Error>,
 ) {
-    let (service, kept) = resume.take().expect("taken only here");
+    let (service, kept) = (service.take().expect("taken only here"), kept.take());
     let future = service.looping(kept, FirstAttempt::Answered(outcome.map_err(Into::into)));
     state.set(State::Looping { future });
 }
