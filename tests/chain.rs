@@ -304,4 +304,52 @@ mod in_scope {
         assert_eq!(starts(&ended, t0).len(), 10);
         assert_eq!(reason(&ended), Some(GiveUpReason::Attempts));
     }
+
+    /// The README's "Blocking work on `spawn_blocking` has no scope": a blocking loop (each
+    /// attempt blocks its thread 5 ms, no wait between them) under a caller that has 1 ms, run in
+    /// the handler or on `spawn_blocking`; the calls it made, and the tier's answer. On tokio's
+    /// real clock: what blocks a thread does not move a paused one.
+    async fn a_blocking_loop(on_spawn_blocking: bool) -> (Answer, u32) {
+        let calls = Arc::new(AtomicU32::new(0));
+        let seen = calls.clone();
+        let handler = tower::service_fn(move |_: http::Request<String>| {
+            let calls = seen.clone();
+            async move {
+                let work = move || {
+                    let policy = Policy::new().with_attempts(3).with_base(Duration::ZERO);
+                    Retry::new(policy).call(|| {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        std::thread::sleep(Duration::from_millis(5));
+                        Err::<(), _>("down")
+                    })
+                };
+                let out = if on_spawn_blocking {
+                    tokio::task::spawn_blocking(work).await.unwrap()
+                } else {
+                    work()
+                };
+                answered(out.is_ok())
+            }
+        });
+        let mut req = http::Request::new(String::new());
+        req.headers_mut().insert(
+            "x-envoy-expected-rq-timeout-ms",
+            HeaderValue::from_static("1"),
+        );
+        let resp = through_chain(handler, req).await;
+        (resp, calls.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn blocking_work_on_spawn_blocking_has_no_scope() {
+        // Run in the handler's poll, the loop keeps to the caller's deadline: no attempt after
+        // the first, and its give-up is the tier's.
+        let (resp, calls) = a_blocking_loop(false).await;
+        assert_eq!(calls, 1);
+        assert_eq!(resp.headers()["x-should-retry"], "false");
+        // On `spawn_blocking`: its own 3 attempts, and its give-up is not the tier's.
+        let (resp, calls) = a_blocking_loop(true).await;
+        assert_eq!(calls, 3);
+        assert!(!resp.headers().contains_key("x-should-retry"));
+    }
 }
