@@ -10,6 +10,9 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
+#[path = "support/loopback.rs"]
+mod loopback;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::any;
@@ -54,9 +57,7 @@ async fn server(script: &[u16]) -> (SocketAddr, Arc<Seen>) {
     let app = axum::Router::new()
         .route("/{*path}", any(handle))
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = loopback::serve(app).await;
     (addr, seen)
 }
 

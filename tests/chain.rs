@@ -6,6 +6,9 @@
 #[path = "../examples/chain/tiers.rs"]
 mod tiers;
 
+#[path = "support/loopback.rs"]
+mod loopback;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -92,9 +95,7 @@ async fn a_tiers_own_error_is_left_unmarked_and_its_caller_retries_it() {
             }),
         )
         .layer(ChainLayer::new());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = loopback::serve(app).await;
     let client = tiers::hop_client();
     let (status, answer) = tiers::get(&client, &format!("http://{addr}/"), &HeaderMap::new())
         .await

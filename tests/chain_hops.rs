@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "support/loopback.rs"]
+mod loopback;
+
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName};
 use retry_jitter::tower::{ChainLayer, RetryLayer};
@@ -517,9 +520,7 @@ mod http_hops {
         let app = axum::Router::new()
             .route("/{*path}", any(answer))
             .with_state(seen.clone());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let addr = loopback::serve(app).await;
         (format!("http://{addr}/down"), seen)
     }
 
@@ -544,9 +545,7 @@ mod http_hops {
             .route("/{*path}", any(call_down))
             .with_state((client, url, seen.clone()))
             .layer(layer);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let addr = loopback::serve(app).await;
         (format!("http://{addr}/tier"), seen)
     }
 
@@ -697,9 +696,7 @@ mod http_hops {
             .route("/{*path}", any(call_down))
             .with_state((retry, url))
             .layer(layer);
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let addr = loopback::serve(app).await;
         format!("http://{addr}/tier")
     }
 
@@ -834,9 +831,7 @@ mod give_up {
                 }),
             )
             .layer(ChainLayer::new());
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        tokio::spawn(async move { axum::serve(listener, app).await });
+        let addr = loopback::serve(app).await;
         format!("http://{addr}")
     }
 

@@ -12,6 +12,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
+#[path = "support/loopback.rs"]
+mod loopback;
+
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::any;
@@ -63,9 +66,7 @@ async fn upstream(script: &[(u16, Option<&'static str>)]) -> (SocketAddr, Arc<Up
     let app = axum::Router::new()
         .route("/{*path}", any(handle))
         .with_state(state.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = loopback::serve(app).await;
     (addr, state)
 }
 

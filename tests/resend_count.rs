@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+#[path = "support/loopback.rs"]
+mod loopback;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::any;
@@ -66,9 +69,7 @@ async fn server() -> SocketAddr {
     let app = axum::Router::new()
         .route("/{*path}", any(answer))
         .with_state(calls);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = loopback::serve(app).await;
     addr
 }
 

@@ -9,6 +9,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+#[path = "support/loopback.rs"]
+mod loopback;
+
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use axum::routing::any;
@@ -48,9 +51,7 @@ async fn server(
     let app = axum::Router::new()
         .route("/{*path}", any(answer))
         .with_state(calls.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = loopback::serve(app).await;
     (addr, calls)
 }
 

@@ -5,6 +5,9 @@
 #[path = "support/upstream.rs"]
 mod upstream;
 
+#[path = "support/loopback.rs"]
+mod loopback;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -142,9 +145,7 @@ async fn a_service_handler_calling_the_upstream_retries_inside_the_request() {
             }),
         )
         .with_state(upstream_url);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
+    let addr = loopback::serve(app).await;
 
     let resp = client()
         .get(format!("http://{addr}/user"))
