@@ -298,6 +298,106 @@ async fn a_write_cut_by_the_timeout_is_not_sent_again() {
 }
 
 #[tokio::test]
+async fn an_idempotent_request_cut_by_the_timeout_is_sent_again() {
+    // The README's error column: each face's own `timeout` is retried, where the method
+    // allows it.
+    let slow = Duration::from_millis(300);
+    let cut = Duration::from_millis(40);
+    let (addr, hy) = server(200, slow).await;
+    let url = format!("http://{addr}/stock");
+    let layer = RetryLayer::new(four()).timeout(cut);
+    assert!(via_hyper(layer, Method::GET, url, None).await.is_err());
+    let (addr, rq) = server(200, slow).await;
+    let url = format!("http://{addr}/stock");
+    let middleware = RetryMiddleware::new(four()).timeout(cut);
+    assert!(via_reqwest(middleware, Method::GET, url, None)
+        .await
+        .is_err());
+    assert_eq!((hy.calls(), rq.calls()), (4, 4));
+}
+
+/// A middleware after the retry one that fails every request it is handed, counting them.
+struct Refuses(Arc<AtomicU32>);
+
+#[derive(Debug)]
+struct NotAllowed;
+
+impl std::fmt::Display for NotAllowed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("not allowed")
+    }
+}
+
+impl std::error::Error for NotAllowed {}
+
+#[async_trait::async_trait]
+impl reqwest_middleware::Middleware for Refuses {
+    async fn handle(
+        &self,
+        _: reqwest::Request,
+        _: &mut http::Extensions,
+        _: reqwest_middleware::Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Err(reqwest_middleware::Error::middleware(NotAllowed))
+    }
+}
+
+#[tokio::test]
+async fn another_middleware_s_error_is_not_retried() {
+    let (addr, seen) = server(200, Duration::ZERO).await;
+    let handed = Arc::new(AtomicU32::new(0));
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(RetryMiddleware::new(four()))
+        .with(Refuses(handed.clone()))
+        .build();
+    let got = client.get(format!("http://{addr}/stock")).send().await;
+    assert!(got.is_err(), "{got:?}");
+    assert_eq!(
+        handed.load(Ordering::SeqCst),
+        1,
+        "a GET, and still sent once"
+    );
+    assert_eq!(seen.calls(), 0);
+}
+
+#[tokio::test]
+async fn a_classifier_of_your_own_decides_for_every_method() {
+    // A POST answered 500, which the default rule sends once, retried because `on_ok` says so.
+    let (addr, hy) = server(500, Duration::ZERO).await;
+    let layer = RetryLayer::new(four())
+        .on_ok(|r: &http::Response<hyper::body::Incoming>| r.status() == 500);
+    let got = via_hyper(layer, Method::POST, format!("http://{addr}/orders"), None).await;
+    assert_eq!(got, Ok(500));
+    let (addr, rq) = server(500, Duration::ZERO).await;
+    let middleware = RetryMiddleware::new(four()).on_ok(|r: &reqwest::Response| r.status() == 500);
+    let got = via_reqwest(
+        middleware,
+        Method::POST,
+        format!("http://{addr}/orders"),
+        None,
+    )
+    .await;
+    assert_eq!(got, Ok(500));
+    assert_eq!((hy.calls(), rq.calls()), (4, 4));
+    // `AcceptOk` takes every answer: a GET answered 503 is the answer, sent once.
+    let (calls, _) = calls!(503, Method::GET, |b| b.on_ok(retry_jitter::AcceptOk));
+    assert_eq!(calls, (1, 1));
+}
+
+#[tokio::test]
+async fn idempotency_key_gives_a_patch_its_key_too() {
+    let (calls, (hy, rq)) = calls!(502, Method::PATCH, |b| b.idempotency_key());
+    assert_eq!(calls, (4, 4));
+    for seen in [hy, rq] {
+        let keys = seen.keys();
+        let key = keys[0].clone().expect("a PATCH gets a key");
+        assert_eq!(key.len(), 36, "a hyphenated UUID: {key}");
+        assert_eq!(keys, vec![Some(key); 4], "the same key on every attempt");
+    }
+}
+
+#[tokio::test]
 async fn a_write_whose_connection_closed_after_it_was_read_is_sent_once() {
     for (method, expected) in [(Method::POST, 1), (Method::GET, 4)] {
         let (addr, hy) = closes_after_reading().await;
