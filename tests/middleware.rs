@@ -180,6 +180,20 @@ mod tower_hyper {
     }
 
     #[tokio::test]
+    async fn a_retry_after_beyond_the_cap_stops_at_once() {
+        // `Retry-After: 3600` against a cap of 5 s: no wait that long, no retry, no sleep.
+        let (addr, up) = upstream(&[(503, Some("3600"))]).await;
+        let started = Instant::now();
+        let resp = send(addr, RetryLayer::new(quick()), full("x")).await;
+        assert_eq!((resp.status().as_u16(), up.calls()), (503, 1));
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
     async fn a_404_is_the_answer() {
         let (addr, up) = upstream(&[(404, None)]).await;
         let resp = send(addr, RetryLayer::new(quick()), full("x")).await;
@@ -349,6 +363,23 @@ mod reqwest_mw {
         assert_eq!((resp.status().as_u16(), up.calls()), (200, 2));
         assert!(
             started.elapsed() >= Duration::from_secs(1),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_retry_after_beyond_the_cap_stops_at_once() {
+        let (addr, up) = upstream(&[(503, Some("3600"))]).await;
+        let started = Instant::now();
+        let resp = client(RetryMiddleware::new(quick()))
+            .get(format!("http://{addr}/stock"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!((resp.status().as_u16(), up.calls()), (503, 1));
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
             "{:?}",
             started.elapsed()
         );
