@@ -111,7 +111,7 @@ async fn a_tiers_own_error_is_left_unmarked_and_its_caller_retries_it() {
 mod in_scope {
     use super::*;
     use retry_jitter::tower::in_chain;
-    use retry_jitter::{GiveUp, GiveUpReason, Policy, Retry, TimedOut};
+    use retry_jitter::{GiveUp, GiveUpReason, Policy, Retry, RetryBudget, TimedOut};
     use std::sync::Mutex;
     use tower::{Service, ServiceExt};
 
@@ -304,6 +304,66 @@ mod in_scope {
         let _ = the_loop(ended.clone(), Duration::from_millis(10)).await;
         assert_eq!(starts(&ended, t0).len(), 10);
         assert_eq!(reason(&ended), Some(GiveUpReason::Attempts));
+    }
+
+    /// A tier whose handler's loop (3 attempts, no waits, every one failing, under `budget`
+    /// when given) gave up, and which then answers `status`: its answer through `ChainLayer`,
+    /// and the attempts the loop made.
+    async fn after_a_give_up(status: u16, budget: Option<&'static RetryBudget>) -> (Answer, u32) {
+        let calls = Arc::new(AtomicU32::new(0));
+        let seen = calls.clone();
+        let handler = tower::service_fn(move |_: http::Request<String>| {
+            let calls = seen.clone();
+            async move {
+                let policy = Policy::new().with_attempts(3).with_base(Duration::ZERO);
+                let fail = || {
+                    calls.fetch_add(1, Ordering::SeqCst);
+                    async { Err::<(), _>("down") }
+                };
+                let _ = match budget {
+                    Some(budget) => Retry::new(policy).budget(budget).call_async(fail).await,
+                    None => Retry::new(policy).call_async(fail).await,
+                };
+                Ok::<_, std::convert::Infallible>(
+                    http::Response::builder()
+                        .status(status)
+                        .body(String::new())
+                        .unwrap(),
+                )
+            }
+        });
+        let resp = through_chain(handler, http::Request::new(String::new())).await;
+        (resp, calls.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn only_an_answer_its_caller_would_retry_is_marked() {
+        // After a loop that gave up on its attempts: a 5xx or a 429 is marked "don't retry",
+        // an answer the caller would not retry anyway is left as it is.
+        for (status, marked) in [
+            (503, true),
+            (500, true),
+            (429, true),
+            (404, false),
+            (400, false),
+            (200, false),
+        ] {
+            let (resp, calls) = after_a_give_up(status, None).await;
+            assert_eq!((resp.status().as_u16(), calls), (status, 3));
+            let said = resp.headers().get("x-should-retry");
+            assert_eq!(said.is_some_and(|v| v == "false"), marked, "{status}");
+            assert_eq!(said.is_some(), marked, "{status}: nothing else is said");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_loop_its_budget_stopped_marks_the_tier() {
+        // An empty budget refuses the first retry: the loop stopped on a limit, not on its
+        // classifier, and the tier's 503 says so.
+        static EMPTY: RetryBudget = RetryBudget::new(0);
+        let (resp, calls) = after_a_give_up(503, Some(&EMPTY)).await;
+        assert_eq!(calls, 1);
+        assert_eq!(resp.headers()["x-should-retry"], "false");
     }
 
     /// The README's "Blocking work on `spawn_blocking` has no scope": a blocking loop (each
