@@ -594,6 +594,26 @@ mod http_hops {
         shrinking(&seen.all(ENVOY, millis), Duration::from_millis(300));
     }
 
+    /// The time an attempt carries is the smallest of its caller's, its loop's deadline and
+    /// its own `timeout`: under a caller with 300 ms, a loop with a `max_elapsed` of 100 ms
+    /// sends no more than 100, and one whose attempts have 60 ms each no more than 60.
+    #[tokio::test]
+    async fn an_http_attempt_carries_the_least_of_the_callers_time_its_deadline_and_its_timeout() {
+        let (down, seen) = downstream().await;
+        let own = RetryMiddleware::new(quick(4).with_max_elapsed(Duration::from_millis(100)));
+        let (bounded, _) = tier(ChainLayer::new(), client(own), down).await;
+        call_tier(&bounded, &[(ENVOY, "300")]).await;
+        shrinking(&seen.all(ENVOY, millis), Duration::from_millis(100));
+
+        let (down, seen) = downstream().await;
+        let cut = RetryMiddleware::new(quick(4)).timeout(Duration::from_millis(60));
+        let (cut_short, _) = tier(ChainLayer::new(), client(cut), down).await;
+        call_tier(&cut_short, &[(ENVOY, "300")]).await;
+        let lefts = seen.all(ENVOY, millis);
+        assert_eq!(lefts.len(), 4);
+        shrinking(&lefts, Duration::from_millis(60));
+    }
+
     /// Points 2 and 3 across two hops: client → top → middle → downstream (`503`), each calling
     /// the next through a `RetryMiddleware` of 4 attempts, the client's request carrying
     /// Envoy's 300 ms. Only the middle tier retries (4 calls downstream, not 64), and the
