@@ -285,3 +285,67 @@ async fn every_attempt_carries_the_first_attempts_whole_head_for_both_ways_of_ke
         assert!(heads.iter().all(|h| h == &heads[0]), "{heads:?}");
     }
 }
+
+/// A body of frames with no known end (`is_end_stream` is the default, `false`), as a stream's
+/// is.
+struct Frames(VecDeque<http_body::Frame<Bytes>>);
+
+impl http_body::Body for Frames {
+    type Data = Bytes;
+    type Error = std::io::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Bytes>, std::io::Error>>> {
+        std::task::Poll::Ready(self.0.pop_front().map(Ok))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_carries_the_trailers_of_a_body_its_first_attempt_sent_whole() {
+    // The first attempt's transport reads the body through its trailers and drops it without
+    // polling for its end (as HTTP/2 does: the trailers carry END_STREAM), then its connection
+    // resets. The retry sends the same data and the same trailers.
+    type Body = http_body_util::combinators::UnsyncBoxBody<Bytes, std::io::Error>;
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let seen = received.clone();
+    let sent = Arc::new(std::sync::atomic::AtomicU32::new(0));
+    let upstream = tower::service_fn(move |req: http::Request<Body>| {
+        let first = sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        let seen = seen.clone();
+        async move {
+            let mut body = req.into_body();
+            if first {
+                while let Some(frame) = body.frame().await {
+                    if frame.unwrap().is_trailers() {
+                        break;
+                    }
+                }
+                drop(body);
+                let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+                return Err::<http::Response<()>, retry_jitter::tower::BoxError>(reset.into());
+            }
+            let whole = body.collect().await.unwrap();
+            let trailers = whole.trailers().cloned();
+            seen.lock().unwrap().push((whole.to_bytes(), trailers));
+            Ok(http::Response::new(()))
+        }
+    });
+    let svc = tower::ServiceBuilder::new()
+        .layer(RetryLayer::new(Policy::new().with_attempts(3)))
+        .service(upstream);
+    let mut trailers = http::HeaderMap::new();
+    trailers.insert("x-checksum", http::HeaderValue::from_static("abc"));
+    let frames = VecDeque::from([
+        http_body::Frame::data(Bytes::from("abc")),
+        http_body::Frame::trailers(trailers.clone()),
+    ]);
+    let req = http::Request::put("/orders/7")
+        .body(Body::new(Frames(frames)))
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    let received = received.lock().unwrap();
+    assert_eq!(*received, [(Bytes::from("abc"), Some(trailers))]);
+}

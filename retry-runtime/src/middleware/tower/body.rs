@@ -360,7 +360,9 @@ impl<B: Body> Drop for AttemptBody<B> {
     fn drop(&mut self) {
         if let Some(rest) = self.rest().take() {
             let mut r = lock(&self.shared);
-            if rest.is_end_stream() {
+            // At its end, or past its trailers (a body's last frame: a transport that sent them
+            // need not poll for the end), it is whole; what is recorded is the body.
+            if rest.is_end_stream() || r.trailers.is_some() {
                 r.complete = true;
             } else if !r.over {
                 r.source = Source::Returned(rest);
