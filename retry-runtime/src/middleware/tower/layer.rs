@@ -95,6 +95,12 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// classified by its status in this mode too. A service that answers with anything else
     /// needs its own: `.on_ok(AcceptOk)` takes every `Ok`, `.on_ok(|r: &Resp| …)` decides.
     ///
+    /// This mode does not read the request: the method rule (a `POST` without a key sent once
+    /// on a `500`), [`idempotency_key`](RetryLayer::idempotency_key) and the hop headers are
+    /// [`HttpRequests`]'s, and here the classifiers decide for every request. An
+    /// `http::Request` keeps them when its body is one the layer replays (box it:
+    /// `BodyExt::boxed`).
+    ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use retry_jitter::tower::{AcceptOk, BoxError, RetryLayer};
