@@ -22,8 +22,10 @@ use http_body_util::BodyExt;
 ///   wrapped in the body type again ([`WrapBody`]): http-body-util's `BoxBody` and
 ///   `UnsyncBoxBody`, and with feature `tonic`, `tonic::body::Body` (a `Channel`'s).
 ///
-/// Either way a body of more than the layer's
-/// [`with_body_limit`](super::RetryLayer::with_body_limit) bytes is sent once.
+/// Either way a body known, by its size hint, to be of more than the layer's
+/// [`with_body_limit`](super::RetryLayer::with_body_limit) bytes is sent once, and a recorded
+/// body that turns out larger as it is sent is not replayed. (A cloned body of no known size is
+/// cloned whole: cloning buffers nothing. The three above know theirs.)
 ///
 /// ```
 /// use bytes::Bytes;
