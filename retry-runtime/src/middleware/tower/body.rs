@@ -42,7 +42,7 @@ use http_body_util::BodyExt;
     message = "`RetryLayer` cannot send a request body of type `{Self}` again",
     label = "a request with this body cannot be retried",
     note = "send `Full<Bytes>`, `Empty<Bytes>` or `String`, or box the body (`BodyExt::boxed`, `BodyExt::boxed_unsync`), or implement `retry_jitter::tower::ReplayBody` for `{Self}`",
-    note = "a request type that is `Clone` can be cloned for each attempt instead: `RetryLayer::new(policy).clone_requests()`"
+    note = "a `Clone` request can be cloned for each attempt instead (`RetryLayer::new(policy).clone_requests()`), but that mode does not read it: no method rule, `Idempotency-Key` or hop header, so a `POST` is retried like a `GET`; a boxed body keeps them"
 )]
 pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
     /// How a call keeps this body for its next attempts: [`Cloned`] or [`Replayer<Self>`].
