@@ -527,6 +527,50 @@ mod layer_keys {
         let resp = client.get(format!("http://{addr}/b")).send().await.unwrap();
         assert_eq!((resp.status().as_u16(), up.calls()), (503, 1));
     }
+
+    #[tokio::test]
+    async fn reqwest_middleware_hedges_a_slow_first_attempt() {
+        use retry_jitter::reqwest_middleware::RetryMiddleware;
+        // A server whose first call takes 5 s and the others none, echoing the body; the
+        // middleware hedges after 50 ms: a second call, with the body, answered long before the
+        // first would have been.
+        let calls = Arc::new(AtomicU32::new(0));
+        let bodies = Arc::new(Mutex::new(Vec::new()));
+        let state = (calls.clone(), bodies.clone());
+        type Seen = (Arc<AtomicU32>, Arc<Mutex<Vec<Bytes>>>);
+        let echo = |State((calls, bodies)): State<Seen>, body: Bytes| async move {
+            bodies.lock().unwrap().push(body.clone());
+            if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+            body
+        };
+        let app = axum::Router::new()
+            .route("/{*path}", any(echo))
+            .with_state(state);
+        let addr = loopback::serve(app).await;
+        let started = Instant::now();
+        let hedged = RetryMiddleware::new(quick()).hedge(Hedge::After(Duration::from_millis(50)));
+        let resp = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+            .with(hedged)
+            .build()
+            .put(format!("http://{addr}/orders/7"))
+            .body("one order")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        assert_eq!(resp.text().await.unwrap(), "one order");
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            started.elapsed()
+        );
+        // The hedge, and on a slow machine perhaps one more of the 3 attempts.
+        let calls = calls.load(Ordering::SeqCst);
+        assert!((2..=3).contains(&calls), "{calls} calls");
+        assert!(bodies.lock().unwrap().iter().all(|b| b == "one order"));
+    }
 }
 
 /// A hedge of an `http::Request` sends the recorded body, byte-exact, beside the first attempt.
