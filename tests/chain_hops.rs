@@ -288,17 +288,23 @@ mod grpc {
     /// A tier served under `ChainLayer` whose handler answers `UNAVAILABLE` after what its
     /// message says: `layer`, a `RetryLayer` loop of 3 attempts against `bottom` (which answers
     /// `UNAVAILABLE`) that gives up; `closure`, a `Retry` loop of 3 attempts that gives up;
+    /// `exhausted` and `not found`, that loop, then `RESOURCE_EXHAUSTED` or `NOT_FOUND`;
     /// anything else, nothing (the tier's own failure).
     async fn tier_after_a_loop(bottom: SocketAddr) -> (SocketAddr, Arc<Seen>) {
         let down = channel(bottom);
         let tier = handler(move |m: Bytes| {
             let down = down.clone();
             async move {
+                let answer = match &m[..] {
+                    b"exhausted" => Status::resource_exhausted("this tier is out of capacity"),
+                    b"not found" => Status::not_found("no such order"),
+                    _ => Status::unavailable("this tier failed"),
+                };
                 match &m[..] {
                     b"layer" => {
                         let _ = call(retrying(down, 3), Request::new(m)).await;
                     }
-                    b"closure" => {
+                    b"closure" | b"exhausted" | b"not found" => {
                         let out: Result<(), &str> = Retry::new(quick(3))
                             .call_async(|| async { Err("down") })
                             .await;
@@ -306,7 +312,7 @@ mod grpc {
                     }
                     _ => {}
                 }
-                Err(Status::unavailable("this tier failed"))
+                Err(answer)
             }
         });
         serve(tier, true).await
@@ -332,6 +338,27 @@ mod grpc {
             assert_eq!(at_tier.calls() - before, 1, "{mode}: the client retried");
             assert_eq!(at_bottom.calls(), bottom_calls, "{mode}");
         }
+    }
+
+    /// After a loop gave up, a tier marks only an answer its caller would retry: a
+    /// `RESOURCE_EXHAUSTED` gets pushback `-1` and is not retried, a `NOT_FOUND` is left as it
+    /// is (and not retried either: the gRPC table does not retry it).
+    #[tokio::test]
+    async fn a_grpc_tier_marks_only_what_its_caller_would_retry() {
+        let (bottom, _) = serve(unavailable(), false).await;
+        let (tier, at_tier) = tier_after_a_loop(bottom).await;
+        let err = call(retrying(channel(tier), 4), message("exhausted"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::ResourceExhausted);
+        assert_eq!(pushback(&err), Some("-1"));
+        assert_eq!(at_tier.calls(), 1, "the client retried");
+        let err = call(retrying(channel(tier), 4), message("not found"))
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), Code::NotFound);
+        assert_eq!(pushback(&err), None);
+        assert_eq!(at_tier.calls(), 2);
     }
 
     /// Point 3: the same tier failing on its own (no loop gave up) leaves its answer as it is,
