@@ -111,7 +111,9 @@ async fn a_tiers_own_error_is_left_unmarked_and_its_caller_retries_it() {
 mod in_scope {
     use super::*;
     use retry_jitter::tower::in_chain;
-    use retry_jitter::{GiveUp, GiveUpReason, Policy, Retry, RetryBudget, TimedOut};
+    use retry_jitter::{
+        CircuitBreaker, GiveUp, GiveUpReason, Policy, Retry, RetryBudget, TimedOut,
+    };
     use std::sync::Mutex;
     use tower::{Service, ServiceExt};
 
@@ -363,6 +365,45 @@ mod in_scope {
         static EMPTY: RetryBudget = RetryBudget::new(0);
         let (resp, calls) = after_a_give_up(503, Some(&EMPTY)).await;
         assert_eq!(calls, 1);
+        assert_eq!(resp.headers()["x-should-retry"], "false");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_loop_its_open_breaker_refused_marks_the_tier() {
+        // A breaker opened by one failed call (outside any scope): the handler's loop is
+        // refused before its body runs, a limit and not its classifier, and the tier's 503
+        // says so.
+        static BREAKER: CircuitBreaker =
+            CircuitBreaker::new(1.0, 1, Duration::from_secs(60), Duration::from_secs(60));
+        let down = || async { Err::<(), _>(std::io::Error::other("down")) };
+        let once = Policy::new().with_attempts(1);
+        assert!(Retry::new(once)
+            .breaker(&BREAKER)
+            .call_async(down)
+            .await
+            .is_err());
+        let calls = Arc::new(AtomicU32::new(0));
+        let seen = calls.clone();
+        let handler = tower::service_fn(move |_: http::Request<String>| {
+            let calls = seen.clone();
+            async move {
+                let out = Retry::new(Policy::new().with_attempts(3))
+                    .breaker(&BREAKER)
+                    .call_async(|| {
+                        calls.fetch_add(1, Ordering::SeqCst);
+                        async { Err::<(), _>(std::io::Error::other("down")) }
+                    })
+                    .await;
+                answered(out.is_ok())
+            }
+        });
+        let resp = through_chain(handler, http::Request::new(String::new())).await;
+        assert_eq!(
+            calls.load(Ordering::SeqCst),
+            0,
+            "the open breaker let the body run"
+        );
+        assert_eq!(resp.status(), 503);
         assert_eq!(resp.headers()["x-should-retry"], "false");
     }
 
