@@ -263,36 +263,31 @@ async fn idempotency_key_gives_one_key_per_call_the_same_on_each_attempt() {
     assert_eq!(rq.keys(), vec![None; 4]);
 }
 
+/// How slow the servers of the timeout tests are, and the faces' `timeout`.
+const SLOW: Duration = Duration::from_millis(300);
+const CUT: Duration = Duration::from_millis(40);
+
+/// The calls a server answering after [`SLOW`] got from one `method` request through each face
+/// with a `timeout` of [`CUT`], each request ending in the timeout's error: `(hyper, reqwest)`.
+async fn calls_cut_by_the_timeout(method: Method) -> (u32, u32) {
+    let (addr, hy) = server(200, SLOW).await;
+    let layer = RetryLayer::new(four()).timeout(CUT);
+    let got = via_hyper(layer, method.clone(), format!("http://{addr}/orders"), None).await;
+    assert!(got.is_err(), "{got:?}");
+    let (addr, rq) = server(200, SLOW).await;
+    let middleware = RetryMiddleware::new(four()).timeout(CUT);
+    let got = via_reqwest(middleware, method, format!("http://{addr}/orders"), None).await;
+    assert!(got.is_err(), "{got:?}");
+    (hy.calls(), rq.calls())
+}
+
 #[tokio::test]
 async fn a_write_cut_by_the_timeout_is_not_sent_again() {
-    let slow = Duration::from_millis(300);
-    let cut = Duration::from_millis(40);
-    let (addr, hy) = server(200, slow).await;
-    let url = format!("http://{addr}/orders");
-    let got = via_hyper(
-        RetryLayer::new(four()).timeout(cut),
-        Method::POST,
-        url,
-        None,
-    )
-    .await;
-    assert!(got.is_err(), "{got:?}");
-    let (addr, rq) = server(200, slow).await;
-    let url = format!("http://{addr}/orders");
-    let got = via_reqwest(
-        RetryMiddleware::new(four()).timeout(cut),
-        Method::POST,
-        url,
-        None,
-    )
-    .await;
-    assert!(got.is_err(), "{got:?}");
-    assert_eq!((hy.calls(), rq.calls()), (1, 1));
-
+    assert_eq!(calls_cut_by_the_timeout(Method::POST).await, (1, 1));
     // Vouched for, it is.
-    let (addr, hy) = server(200, slow).await;
+    let (addr, hy) = server(200, SLOW).await;
     let url = format!("http://{addr}/orders");
-    let layer = RetryLayer::new(four()).timeout(cut).idempotent();
+    let layer = RetryLayer::new(four()).timeout(CUT).idempotent();
     assert!(via_hyper(layer, Method::POST, url, None).await.is_err());
     assert_eq!(hy.calls(), 4);
 }
@@ -301,19 +296,7 @@ async fn a_write_cut_by_the_timeout_is_not_sent_again() {
 async fn an_idempotent_request_cut_by_the_timeout_is_sent_again() {
     // The README's error column: each face's own `timeout` is retried, where the method
     // allows it.
-    let slow = Duration::from_millis(300);
-    let cut = Duration::from_millis(40);
-    let (addr, hy) = server(200, slow).await;
-    let url = format!("http://{addr}/stock");
-    let layer = RetryLayer::new(four()).timeout(cut);
-    assert!(via_hyper(layer, Method::GET, url, None).await.is_err());
-    let (addr, rq) = server(200, slow).await;
-    let url = format!("http://{addr}/stock");
-    let middleware = RetryMiddleware::new(four()).timeout(cut);
-    assert!(via_reqwest(middleware, Method::GET, url, None)
-        .await
-        .is_err());
-    assert_eq!((hy.calls(), rq.calls()), (4, 4));
+    assert_eq!(calls_cut_by_the_timeout(Method::GET).await, (4, 4));
 }
 
 /// A middleware after the retry one that fails every request it is handed, counting them.
