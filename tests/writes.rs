@@ -22,6 +22,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use retry_jitter::hedge::Hedge;
 use retry_jitter::reqwest_middleware::RetryMiddleware;
 use retry_jitter::tower::RetryLayer;
 use retry_jitter::Policy;
@@ -297,6 +298,52 @@ async fn an_idempotent_request_cut_by_the_timeout_is_sent_again() {
     // The README's error column: each face's own `timeout` is retried, where the method
     // allows it.
     assert_eq!(calls_cut_by_the_timeout(Method::GET).await, (4, 4));
+}
+
+/// The calls a server answering `200` after [`SLOW`] got from one `method` request (with
+/// `key`) through each face hedged after [`CUT`]: `(hyper, reqwest)`.
+async fn calls_hedged(method: Method, key: Option<&str>) -> (u32, u32) {
+    let hedge = Hedge::After(CUT);
+    let (addr, hy) = server(200, SLOW).await;
+    let layer = RetryLayer::new(four()).hedge(hedge);
+    let got = via_hyper(layer, method.clone(), format!("http://{addr}/orders"), key).await;
+    assert_eq!(got, Ok(200), "hyper");
+    let (addr, rq) = server(200, SLOW).await;
+    let middleware = RetryMiddleware::new(four()).hedge(hedge);
+    let got = via_reqwest(middleware, method, format!("http://{addr}/orders"), key).await;
+    assert_eq!(got, Ok(200), "reqwest");
+    (hy.calls(), rq.calls())
+}
+
+#[tokio::test]
+async fn a_write_without_a_key_is_never_hedged() {
+    // The server is still working on the first when the hedge delay passes: a hedge would be
+    // a second order.
+    assert_eq!(calls_hedged(Method::POST, None).await, (1, 1));
+    assert_eq!(calls_hedged(Method::PATCH, None).await, (1, 1));
+    // With a key, or a method safe to repeat, hedged as before: a hedge after each delay.
+    assert_eq!(calls_hedged(Method::POST, Some("order-9")).await, (4, 4));
+    assert_eq!(calls_hedged(Method::GET, None).await, (4, 4));
+    // Vouched for, or keyed by the layer, a write is hedged too.
+    let (addr, seen) = server(200, SLOW).await;
+    let url = format!("http://{addr}/orders");
+    let layer = RetryLayer::new(four())
+        .hedge(Hedge::After(CUT))
+        .idempotent();
+    assert_eq!(via_hyper(layer, Method::POST, url, None).await, Ok(200));
+    assert_eq!(seen.calls(), 4);
+    let (addr, seen) = server(200, SLOW).await;
+    let url = format!("http://{addr}/orders");
+    let keyed = RetryMiddleware::new(four())
+        .hedge(Hedge::After(CUT))
+        .idempotency_key();
+    assert_eq!(via_reqwest(keyed, Method::POST, url, None).await, Ok(200));
+    assert_eq!(seen.calls(), 4);
+    let keys = seen.keys();
+    assert!(
+        keys[0].is_some() && keys.iter().all(|k| *k == keys[0]),
+        "{keys:?}"
+    );
 }
 
 /// A middleware after the retry one that fails every request it is handed, counting them.

@@ -683,6 +683,18 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (NoGuard, NoGuard)> {
         self
     }
 
+    /// The same retry, hedged only where `hedge` holds: a face's request that may not be sent
+    /// twice (a write without a key) is never hedged.
+    pub(crate) fn hedge_if(self, hedge: bool) -> Retry<C, N, G, B, T, L, Option<D>, O> {
+        Retry {
+            policy: self.policy,
+            hooks: self.hooks,
+            name: self.name,
+            timeout: self.timeout,
+            hedge: hedge.then_some(self.hedge),
+        }
+    }
+
     /// Whether a face may run the first attempt itself and enter
     /// [`call_async`](Retry::call_async) only once it failed: nothing of the loop's acts before
     /// or during a first attempt (no timeout races it, no hedge starts beside it, no

@@ -153,9 +153,11 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
         }
     }
 
-    /// Hedge each request (see [`Retry::hedge`]). A request that cannot be sent again is not
-    /// hedged; a hedge of a request whose body is still being sent waits for the body to be
-    /// buffered.
+    /// Hedge each request (see [`Retry::hedge`]). A hedge is a second send: a request the
+    /// write rule does not let send twice (a `POST` or `PATCH` without a key, unless
+    /// [`idempotent`](RetryBuilder::idempotent)) and one whose body cannot be sent again are
+    /// never hedged; a hedge of a request whose body is still being sent waits for the body to
+    /// be buffered.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {

@@ -220,6 +220,7 @@ where
         let retry = self
             .retry
             .clone()
+            .hedge_if(resend == Resend::Any)
             .on(move |e: &Error| on.classify_for(e, resend))
             .on_ok(move |r: &Response| on_ok.classify_ok_for(r, resend));
         let (mut first, req, mut sent) = (Some(copy), &req, 0);

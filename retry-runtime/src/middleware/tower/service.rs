@@ -112,13 +112,14 @@ where
         } = self;
         Box::pin(async move {
             let limits = layer.retry.hop_limits::<BoxError>();
-            let retry = match kept {
-                Some(_) => layer.retry,
-                None => layer.retry.once(),
-            };
             let resend = kept
                 .as_ref()
                 .map_or(Resend::Any, |kept| M::resend(kept, layer.writes));
+            // A hedge is a second send: only of a request that may be sent again.
+            let retry = match kept {
+                Some(_) => layer.retry.hedge_if(resend == Resend::Any),
+                None => layer.retry.once().hedge_if(false),
+            };
             let (shared, owned) = match kept {
                 Some((shared, owned)) => (Some(shared), Some(owned)),
                 None => (None, None),

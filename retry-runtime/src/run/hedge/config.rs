@@ -79,3 +79,20 @@ impl HedgeWith for Hedge {
         Some(*self)
     }
 }
+
+/// A hedge decided per call: `None` does not hedge (the middleware faces' writes that may not
+/// be sent twice).
+///
+/// ```
+/// use retry_jitter::hedge::{Hedge, HedgeWith};
+/// use std::time::Duration;
+/// let hedge = Hedge::After(Duration::from_millis(5));
+/// assert!(Some(hedge).hedge().is_some());
+/// assert!(None::<Hedge>.hedge().is_none());
+/// ```
+impl<D: HedgeWith> HedgeWith for Option<D> {
+    #[inline]
+    fn hedge(&self) -> Option<Hedge> {
+        self.as_ref().and_then(HedgeWith::hedge)
+    }
+}
