@@ -16,6 +16,8 @@ use crate::policy::{Clock, Policy};
 pub(crate) struct Deadline {
     at: Instant,
     clock: Clock,
+    /// It is the caller's: reaching it says nothing of the service called.
+    pub(crate) callers: bool,
 }
 
 impl Deadline {
@@ -27,6 +29,7 @@ impl Deadline {
             (Some(max), Some(start)) => Some(Deadline {
                 at: start.checked_add(max)?,
                 clock,
+                callers: false,
             }),
             _ => None,
         }
@@ -35,9 +38,16 @@ impl Deadline {
     /// The earlier of `own` and the caller's deadline `caller` (on the same clock).
     #[inline(always)]
     fn earliest(own: Option<Self>, caller: Option<Instant>, clock: Clock) -> Option<Self> {
+        let callers = |at| {
+            Some(Deadline {
+                at,
+                clock,
+                callers: true,
+            })
+        };
         match (own, caller) {
-            (Some(own), Some(at)) if at < own.at => Some(Deadline { at, clock }),
-            (None, Some(at)) => Some(Deadline { at, clock }),
+            (Some(own), Some(at)) if at < own.at => callers(at),
+            (None, Some(at)) => callers(at),
             (own, _) => own,
         }
     }

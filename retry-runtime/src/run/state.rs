@@ -280,6 +280,11 @@ impl RetryState {
     }
 
     /// Whether the deadline has passed: no attempt may start now.
+    /// Whether the deadline this call keeps to is its caller's (a chain's scope), not its own.
+    pub(crate) fn deadline_is_callers(&self) -> bool {
+        self.call.deadline().is_some_and(|d| d.callers)
+    }
+
     pub(crate) fn past_deadline(&self) -> bool {
         self.call.passed_after(Duration::ZERO)
     }

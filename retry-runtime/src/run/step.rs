@@ -218,7 +218,10 @@ where
         // The breaker counts the call: a success if the service answered (an `Ok`, a
         // `Decision::Stop`), else a failure.
         let answered = reason == GiveUpReason::Stopped || outcome.as_err().is_none();
-        self.guard.ended(answered, state.clock(), function);
+        // Ended by the caller's deadline, the call counts as a drop: not at all.
+        if reason != GiveUpReason::Elapsed || !state.deadline_is_callers() {
+            self.guard.ended(answered, state.clock(), function);
+        }
         reported(self, Some(state), outcome, reason, function)
     }
 
@@ -313,7 +316,10 @@ where
     // The throttle hears whether the service answered: an `Ok`, or an error it stopped on.
     let step = match (verdict, outcome.as_err()) {
         _ if cut => {
-            hooks.guard.answered(false, state.clock());
+            // Cut by the caller's deadline, the attempt says nothing of the service.
+            if !state.deadline_is_callers() {
+                hooks.guard.answered(false, state.clock());
+            }
             Err(state.end(GiveUpReason::Elapsed))
         }
         (Verdict::RetryOk(decision), _) => {
