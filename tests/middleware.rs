@@ -586,7 +586,8 @@ async fn a_hedge_replays_the_recorded_body() {
     let layer = RetryLayer::new(quick()).hedge(Hedge::After(Duration::from_millis(50)));
     let svc = tower::ServiceBuilder::new().layer(layer).service(upstream);
     let started = tokio::time::Instant::now();
-    let req = http::Request::post("/")
+    // A PUT: a POST without a key is never hedged.
+    let req = http::Request::put("/")
         .body(Full::from("hedged").boxed())
         .unwrap();
     let resp = svc.oneshot(req).await.unwrap();
