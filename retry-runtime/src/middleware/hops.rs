@@ -92,6 +92,8 @@ pub(crate) fn stamp(
             let theirs = headers
                 .get(GRPC_TIMEOUT)
                 .and_then(|v| parse_grpc_timeout(v.as_bytes()));
+            // Never 0, which a `ChainLayer` reads as "no deadline": 1 ns at least.
+            let left = left.max(Duration::from_nanos(1));
             if theirs.is_none_or(|theirs| left < theirs) {
                 headers.insert(GRPC_TIMEOUT, grpc_timeout(left));
             }

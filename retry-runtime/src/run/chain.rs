@@ -62,6 +62,23 @@ mod scoped {
     /// after it, the previous one restored (scopes nest: a tier serving a request another
     /// layer already scoped), even if it unwinds. An empty `slot` runs `poll` as it is.
     pub(crate) fn enter<O>(slot: &mut Option<Arc<Scope>>, poll: impl FnOnce() -> O) -> O {
+        if slot.is_none() {
+            return poll();
+        }
+        swap(slot, poll)
+    }
+
+    /// Run `poll` outside every scope, the one being polled (if any) restored after it.
+    pub(crate) fn outside<O>(poll: impl FnOnce() -> O) -> O {
+        if !in_scope() {
+            return poll();
+        }
+        swap(&mut None, poll)
+    }
+
+    /// Run `poll` with the thread's scope that of `slot` (none for an empty one), moved in for
+    /// the poll and back after it, the previous one restored even if it unwinds.
+    fn swap<O>(slot: &mut Option<Arc<Scope>>, poll: impl FnOnce() -> O) -> O {
         struct Restore<'a> {
             slot: &'a mut Option<Arc<Scope>>,
             previous: Option<Arc<Scope>>,
@@ -73,11 +90,9 @@ mod scoped {
                 *self.slot = CURRENT.with(|cell| cell.replace(previous));
             }
         }
-        if slot.is_none() {
-            return poll();
-        }
+        let entered = slot.is_some();
         let previous = CURRENT.with(|cell| cell.replace(slot.take()));
-        IN_SCOPE.with(|cell| cell.set(true));
+        IN_SCOPE.with(|cell| cell.set(entered));
         let _restore = Restore { slot, previous };
         poll()
     }

@@ -5,6 +5,7 @@
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
+use core::time::Duration;
 use std::sync::Arc;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -25,14 +26,18 @@ const SHOULD_RETRY: &str = "x-should-retry";
 /// [`RetryLayer`](super::RetryLayer),
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware)).
 ///
-/// - **Down: the caller's deadline.** The request's deadline is read from `grpc-timeout` for
-///   a gRPC request, from `x-envoy-expected-rq-timeout-ms` (milliseconds; another name with
-///   [`deadline_header`](ChainLayer::deadline_header)) for an HTTP one; a malformed or absent
-///   header is no deadline. Inside the scope every loop's deadline is the earlier of its own
-///   `max_elapsed` and the caller's: an attempt's `timeout` is cut to what is left, and no
-///   attempt starts once it has passed ([`GiveUpReason::Elapsed`](crate::GiveUpReason)). Each
-///   attempt a `RetryLayer` or `RetryMiddleware` sends from inside the scope carries the time
-///   it has left in the same header (gRPC: `grpc-timeout`).
+/// - **Down: the caller's deadline.** [`ChainLayer::new`] reads the request's deadline from
+///   `x-envoy-expected-rq-timeout-ms` (milliseconds; another name with
+///   [`deadline_header`](ChainLayer::deadline_header)), or from `grpc-timeout` for a gRPC
+///   request (see [`grpc`](ChainLayer::grpc)); `0` is no deadline (as Envoy reads it), of
+///   several values the smallest counts, and a malformed or absent header is no deadline.
+///   [`deadline`](ChainLayer::deadline) sets one of the service's own. Inside the scope every
+///   loop's deadline is the earlier of its own `max_elapsed` and the request's: an attempt's
+///   `timeout` is cut to what is left, and no attempt starts once it has passed
+///   ([`GiveUpReason::Elapsed`](crate::GiveUpReason)). An attempt cut, or a call ended, by the
+///   request's deadline counts for nothing in a shared circuit breaker or throttle: it says
+///   nothing of the downstream. Each attempt a `RetryLayer` or `RetryMiddleware` sends from
+///   inside the scope carries the time it has left in the same header (gRPC: `grpc-timeout`).
 /// - **Up: "already retried".** When a loop inside the scope gave up on a failure it would
 ///   have retried but for a limit (its attempts, once it retried; time, budget, throttle,
 ///   breaker), or because its downstream said "don't retry", and the handler's answer is one
@@ -42,9 +47,19 @@ const SHOULD_RETRY: &str = "x-should-retry";
 ///   headers of a trailers-only answer). The retries of a chain then happen at the one tier
 ///   next to the failure. A failure no loop gave up on is left as it is, and so is one a loop
 ///   of a single attempt ended on (a tier told to fail fast leaves the retry to its caller).
+///   An answer is gRPC by its own `content-type` (or [`grpc`](ChainLayer::grpc)), never by
+///   the request's.
+///
+/// **Trust.** A request's headers are whatever its sender wrote. [`ChainLayer::new`] believes
+/// the deadline a request carries: use it behind your own proxies and for calls from your own
+/// services, where a deadline header is one of yours (Envoy strips its own from requests that
+/// come from outside). A service outside clients reach takes [`ChainLayer::edge`], which reads
+/// no deadline from the request: a client that sends `1` cannot cut your retries short.
+/// Either way, what one request carries bounds that request's loops alone.
 ///
 /// The scope follows the handler's future, not the tasks it spawns: wrap a spawned future in
-/// [`in_chain`] to keep it inside.
+/// [`in_chain`] to keep it inside, and work shared between requests in [`out_of_chain`] to
+/// keep it out.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -69,13 +84,27 @@ const SHOULD_RETRY: &str = "x-should-retry";
 /// ```
 #[derive(Clone, Debug, Default)]
 pub struct ChainLayer {
+    /// Where a request's deadline comes from.
+    deadlines: Deadlines,
+}
+
+/// What a [`ChainLayer`] reads a request's deadline from, and what it adds of its own.
+#[derive(Clone, Debug, Default)]
+struct Deadlines {
+    /// `false` at the edge: nothing the request carries is read.
+    trusted: bool,
     /// The HTTP deadline header's name (`None`: Envoy's).
-    deadline_header: Option<HeaderName>,
+    header: Option<HeaderName>,
+    /// Every request is gRPC: its deadline is `grpc-timeout`, its answers marked as gRPC's.
+    grpc: bool,
+    /// The service's own deadline for each request.
+    own: Option<Duration>,
 }
 
 impl ChainLayer {
-    /// A layer reading the caller's deadline from `grpc-timeout` (gRPC) or
-    /// `x-envoy-expected-rq-timeout-ms` (HTTP).
+    /// A layer for a service behind your own proxies: it reads the caller's deadline from
+    /// `x-envoy-expected-rq-timeout-ms` (HTTP) or `grpc-timeout` (a gRPC request, by its
+    /// `content-type`, while the HTTP header keeps its default name). See "Trust" above.
     ///
     /// ```
     /// use retry_jitter::tower::ChainLayer;
@@ -86,12 +115,73 @@ impl ChainLayer {
     /// # let _ = svc;
     /// ```
     pub fn new() -> Self {
+        ChainLayer {
+            deadlines: Deadlines {
+                trusted: true,
+                ..Deadlines::default()
+            },
+        }
+    }
+
+    /// A layer for a service outside clients reach: it reads no deadline from the request
+    /// (whatever its headers and its `content-type` say), still scopes each request and
+    /// marks a give-up "don't retry"; its only deadline is the service's own
+    /// ([`deadline`](ChainLayer::deadline)). See "Trust" above.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_jitter::tower::ChainLayer;
+    /// use retry_jitter::timeout::attempt_time_left;
+    /// use std::time::Duration;
+    /// use tower::{Service, ServiceExt};
+    ///
+    /// // The handler reports how long its loops have: the service's own 2 s, not the client's 1 ms.
+    /// let handler = tower::service_fn(|_: http::Request<String>| async {
+    ///     let policy = retry_jitter::Policy::new().with_attempts(1);
+    ///     let left = retry_jitter::Retry::new(policy)
+    ///         .timeout(Duration::from_secs(60))
+    ///         .call_async(|| async {
+    ///             tokio::task::yield_now().await;
+    ///             Ok::<_, std::io::Error>(attempt_time_left())
+    ///         })
+    ///         .await
+    ///         .unwrap();
+    ///     Ok::<_, std::convert::Infallible>(http::Response::new(format!("{left:?}")))
+    /// });
+    /// let layer = ChainLayer::edge().deadline(Duration::from_secs(2));
+    /// let mut svc = tower::ServiceBuilder::new().layer(layer).service(handler);
+    /// let req = http::Request::builder()
+    ///     .header("x-envoy-expected-rq-timeout-ms", "1")
+    ///     .body(String::new())
+    ///     .unwrap();
+    /// let resp = svc.ready().await.unwrap().call(req).await.unwrap();
+    /// assert_eq!(resp.body(), "Some(2s)");
+    /// # }
+    /// ```
+    pub fn edge() -> Self {
         Self::default()
+    }
+
+    /// Give every request a deadline of the service's own, `deadline` from its arrival: the
+    /// deadline of its loops is then the earliest of their own `max_elapsed`, this, and (for
+    /// [`ChainLayer::new`]) the caller's.
+    ///
+    /// ```
+    /// use retry_jitter::tower::ChainLayer;
+    /// use std::time::Duration;
+    /// let layer = ChainLayer::edge().deadline(Duration::from_secs(5));
+    /// # let _ = layer;
+    /// ```
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadlines.own = Some(deadline);
+        self
     }
 
     /// Read an HTTP request's deadline, in milliseconds, from the header `name` instead of
     /// `x-envoy-expected-rq-timeout-ms` (give the callers' `RetryLayer`/`RetryMiddleware`
-    /// the same [`deadline_header`](super::RetryLayer::deadline_header)).
+    /// the same [`deadline_header`](super::RetryLayer::deadline_header)). The request's
+    /// `content-type` then no longer decides: `grpc-timeout` is read only with
+    /// [`grpc`](ChainLayer::grpc).
     ///
     /// ```
     /// use http::HeaderName;
@@ -101,9 +191,63 @@ impl ChainLayer {
     /// # let _ = layer;
     /// ```
     pub fn deadline_header(mut self, name: HeaderName) -> Self {
-        self.deadline_header = Some(name);
+        self.deadlines.header = Some(name);
         self
     }
+
+    /// The service is gRPC (a tonic `Server`, or the gRPC routes of a mixed one): every
+    /// request's deadline is read from `grpc-timeout` (by [`ChainLayer::new`]; never at the
+    /// [`edge`](ChainLayer::edge)), and every answer is marked as gRPC's.
+    ///
+    /// ```
+    /// use retry_jitter::tower::ChainLayer;
+    /// let layer = ChainLayer::new().grpc();
+    /// # let _ = layer;
+    /// ```
+    pub fn grpc(mut self) -> Self {
+        self.deadlines.grpc = true;
+        self
+    }
+}
+
+impl Deadlines {
+    /// A request's deadline, on tokio's clock, from what it carries (where trusted) and the
+    /// service's own; `None` when neither gives one.
+    fn of(&self, headers: &HeaderMap) -> Option<std::time::Instant> {
+        let carried = if !self.trusted {
+            None
+        } else if self.grpc || (self.header.is_none() && hops::is_grpc(headers)) {
+            least(headers, GRPC_TIMEOUT, hops::parse_grpc_timeout)
+        } else {
+            let name = self
+                .header
+                .as_ref()
+                .map_or(hops::DEADLINE_HEADER, |n| n.as_str());
+            least(headers, name, hops::parse_millis)
+        };
+        let left = match (carried, self.own) {
+            (Some(a), Some(b)) => a.min(b),
+            (a, b) => a.or(b)?,
+        };
+        crate::sleep::tokio_now().checked_add(left)
+    }
+}
+
+/// The smallest deadline of every value of the header `name`, each field line and each
+/// comma-separated value of one read; `0` (Envoy's "no timeout") and malformed values are
+/// none.
+fn least(
+    headers: &HeaderMap,
+    name: &str,
+    parse: fn(&[u8]) -> Option<Duration>,
+) -> Option<Duration> {
+    headers
+        .get_all(name)
+        .iter()
+        .flat_map(|line| line.as_bytes().split(|&b| b == b','))
+        .filter_map(|value| parse(value.trim_ascii()))
+        .filter(|left| !left.is_zero())
+        .min()
 }
 
 impl<S> Layer<S> for ChainLayer {
@@ -112,7 +256,7 @@ impl<S> Layer<S> for ChainLayer {
     fn layer(&self, inner: S) -> ChainService<S> {
         ChainService {
             inner,
-            deadline_header: self.deadline_header.clone(),
+            deadlines: self.deadlines.clone(),
         }
     }
 }
@@ -127,24 +271,7 @@ impl<S> Layer<S> for ChainLayer {
 #[derive(Clone, Debug)]
 pub struct ChainService<S> {
     inner: S,
-    deadline_header: Option<HeaderName>,
-}
-
-impl<S> ChainService<S> {
-    /// The caller's deadline in `headers`, on tokio's clock: `None` when absent or malformed.
-    fn deadline(&self, headers: &HeaderMap, grpc: bool) -> Option<std::time::Instant> {
-        let left = if grpc {
-            hops::parse_grpc_timeout(headers.get(GRPC_TIMEOUT)?.as_bytes())
-        } else {
-            let name = self.deadline_header.as_ref();
-            let value = match name {
-                Some(name) => headers.get(name),
-                None => headers.get(hops::DEADLINE_HEADER),
-            };
-            hops::parse_millis(value?.as_bytes())
-        }?;
-        crate::sleep::tokio_now().checked_add(left)
-    }
+    deadlines: Deadlines,
 }
 
 impl<S, B, Rb> Service<http::Request<B>> for ChainService<S>
@@ -160,14 +287,13 @@ where
     }
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
-        let grpc = hops::is_grpc(req.headers());
-        let mut scope = Some(Scope::new(self.deadline(req.headers(), grpc)));
+        let mut scope = Some(Scope::new(self.deadlines.of(req.headers())));
         // The handler's future may start its work when it is made: made in the scope too.
         let future = chain::enter(&mut scope, || self.inner.call(req));
         ChainFuture {
             future,
             scope,
-            grpc,
+            grpc: self.deadlines.grpc,
         }
     }
 }
@@ -190,7 +316,7 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
-        let (future, grpc) = (this.future, *this.grpc);
+        let future = this.future;
         let response = match chain::enter(this.scope, || future.poll(cx)) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
@@ -201,6 +327,8 @@ where
             .take()
             .expect("a ChainFuture polled after it ended");
         let (mut parts, body) = response.into_parts();
+        // The answer's own `content-type`: what the client sent decides nothing here.
+        let grpc = *this.grpc || hops::is_grpc(&parts.headers);
         if scope.gave_up() {
             mark(&mut parts.headers, Some(parts.status), grpc);
         }
@@ -324,5 +452,49 @@ impl<F: Future> Future for InChain<F> {
         let this = self.project();
         let future = this.future;
         chain::enter(this.scope, || future.poll(cx))
+    }
+}
+
+/// Run `future` outside every chain's scope, wherever it is polled: for work shared between
+/// requests (a fetch several requests await, a cache's loader), whose retry loops must keep to
+/// no single caller's deadline and mark no single caller's answer. Polled inside a request's
+/// scope, such work would be cut by whichever request's deadline polls it, and a request that
+/// sent none would get the other's failure.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use retry_jitter::tower::out_of_chain;
+/// use tokio::sync::OnceCell;
+///
+/// static RATES: OnceCell<u32> = OnceCell::const_new();
+/// // In a handler served under `ChainLayer`: whichever request loads the rates first, the
+/// // load keeps to no request's deadline.
+/// let rates = RATES.get_or_init(|| out_of_chain(async { 42 })).await;
+/// assert_eq!(*rates, 42);
+/// # }
+/// ```
+pub fn out_of_chain<F: Future>(future: F) -> OutOfChain<F> {
+    OutOfChain { future }
+}
+
+pin_project_lite::pin_project! {
+    /// A future run outside every chain's scope: see [`out_of_chain`].
+    ///
+    /// ```
+    /// use retry_jitter::tower::{out_of_chain, OutOfChain};
+    /// let _: OutOfChain<_> = out_of_chain(async {});
+    /// ```
+    pub struct OutOfChain<F> {
+        #[pin]
+        future: F,
+    }
+}
+
+impl<F: Future> Future for OutOfChain<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let future = self.project().future;
+        chain::outside(|| future.poll(cx))
     }
 }

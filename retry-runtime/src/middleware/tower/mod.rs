@@ -85,7 +85,9 @@ pub use tower_service::Service;
 pub use crate::middleware::builder::RetryBuilder;
 pub use crate::AcceptOk;
 pub use body::{Cloned, KeepBody, ReplayBody, Replayer, WrapBody};
-pub use chain::{in_chain, ChainBody, ChainFuture, ChainLayer, ChainService, InChain};
+pub use chain::{
+    in_chain, out_of_chain, ChainBody, ChainFuture, ChainLayer, ChainService, InChain, OutOfChain,
+};
 pub use classify::{ByStatus, TransportErrors};
 pub use future::{BoxFuture, ResponseFuture};
 pub use layer::{LayerFace, RetryLayer, RetryService};
