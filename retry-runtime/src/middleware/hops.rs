@@ -280,5 +280,8 @@ mod tests {
         stamp(None, &mut h, 1, Some(Duration::from_secs(5)));
         assert_eq!(h[GRPC_TIMEOUT], "100m");
         assert!(!h.contains_key(GRPC_PREVIOUS_ATTEMPTS));
+        // Nothing left is sent as 1 ns, never as 0 (which a `ChainLayer` reads as none).
+        stamp(None, &mut h, 1, Some(Duration::ZERO));
+        assert_eq!(h[GRPC_TIMEOUT], "1n");
     }
 }
