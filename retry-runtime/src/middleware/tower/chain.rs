@@ -146,7 +146,8 @@ impl ChainLayer {
     ///         })
     ///         .await
     ///         .unwrap();
-    ///     Ok::<_, std::convert::Infallible>(http::Response::new(format!("{left:?}")))
+    ///     let resp = http::Response::builder().header("x-left", format!("{left:?}"));
+    ///     Ok::<_, std::convert::Infallible>(resp.body(String::new()).unwrap())
     /// });
     /// let layer = ChainLayer::edge().deadline(Duration::from_secs(2));
     /// let mut svc = tower::ServiceBuilder::new().layer(layer).service(handler);
@@ -155,7 +156,7 @@ impl ChainLayer {
     ///     .body(String::new())
     ///     .unwrap();
     /// let resp = svc.ready().await.unwrap().call(req).await.unwrap();
-    /// assert_eq!(resp.body(), "Some(2s)");
+    /// assert_eq!(resp.headers()["x-left"], "Some(2s)");
     /// # }
     /// ```
     pub fn edge() -> Self {
