@@ -82,7 +82,7 @@ const SHOULD_RETRY: &str = "x-should-retry";
 /// assert_eq!(resp.headers()["x-should-retry"], "false"); // this tier already retried
 /// # }
 /// ```
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ChainLayer {
     /// Where a request's deadline comes from.
     deadlines: Deadlines,
@@ -160,7 +160,9 @@ impl ChainLayer {
     /// # }
     /// ```
     pub fn edge() -> Self {
-        Self::default()
+        ChainLayer {
+            deadlines: Deadlines::default(),
+        }
     }
 
     /// Give every request a deadline of the service's own, `deadline` from its arrival: the
@@ -208,6 +210,19 @@ impl ChainLayer {
     pub fn grpc(mut self) -> Self {
         self.deadlines.grpc = true;
         self
+    }
+}
+
+/// [`ChainLayer::new`].
+///
+/// ```
+/// use retry_jitter::tower::ChainLayer;
+/// let layer = ChainLayer::default(); // behind your own proxies, as `ChainLayer::new()`
+/// # let _ = layer;
+/// ```
+impl Default for ChainLayer {
+    fn default() -> Self {
+        Self::new()
     }
 }
 
