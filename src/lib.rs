@@ -217,30 +217,30 @@
 /// assert!(started.elapsed() < std::time::Duration::from_secs(4)); // 3 × 1 s, and the waits
 /// # }
 /// ```
-pub use retry_macro::retry;
+pub use retry_jitter_macro::retry;
 
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
-pub use retry_runtime::http;
+pub use retry_jitter_runtime::http;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub use retry_runtime::metrics;
+pub use retry_jitter_runtime::metrics;
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
-pub use retry_runtime::reqwest;
+pub use retry_jitter_runtime::reqwest;
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
-pub use retry_runtime::reqwest_middleware;
+pub use retry_jitter_runtime::reqwest_middleware;
 #[cfg(feature = "sqlx")]
 #[cfg_attr(docsrs, doc(cfg(feature = "sqlx")))]
-pub use retry_runtime::sqlx;
+pub use retry_jitter_runtime::sqlx;
 #[cfg(feature = "tonic")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
-pub use retry_runtime::tonic;
+pub use retry_jitter_runtime::tonic;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub use retry_runtime::tower;
-pub use retry_runtime::{
+pub use retry_jitter_runtime::tower;
+pub use retry_jitter_runtime::{
     either, hedge, sleep, testing, timeout, transient, AdaptiveThrottle, Backoff, BreakerState,
     CircuitBreaker, CircuitOpen, Classify, ClassifyOk, Decision, GiveUp, GiveUpReason, Jitter,
     Notify, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, RetryTicket,
@@ -269,11 +269,11 @@ pub mod hooks {
     //! assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     //! # let _ = NoNotify;
     //! ```
-    pub use retry_runtime::hooks::Resend;
+    pub use retry_jitter_runtime::hooks::Resend;
     #[cfg(feature = "tracing")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
-    pub use retry_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};
-    pub use retry_runtime::{
+    pub use retry_jitter_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+    pub use retry_jitter_runtime::{
         AcceptOk, Admission, BreakerGuard, Budget, GiveUpHook, Guard, GuardPair, Hooks, IntoErr,
         NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll, Schedule, ThrottleGuard, Trace,
     };
@@ -305,5 +305,5 @@ pub struct ReadmeDoctests;
 
 #[doc(hidden)]
 pub mod __private {
-    pub use retry_runtime::__private::*;
+    pub use retry_jitter_runtime::__private::*;
 }

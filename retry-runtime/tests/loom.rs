@@ -2,7 +2,7 @@
 //! no retry is granted that the tokens did not pay for, no token is lost or made up, and the
 //! bucket never holds more than its capacity.
 //!
-//! `RUSTFLAGS="--cfg loom" cargo test -p retry-runtime --no-default-features --test loom --release`
+//! `RUSTFLAGS="--cfg loom" cargo test -p retry-jitter-runtime --no-default-features --test loom --release`
 #![cfg(loom)]
 
 use std::sync::atomic::AtomicBool;
@@ -10,7 +10,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 use loom::sync::Arc;
 use loom::thread;
-use retry_runtime::RetryBudget;
+use retry_jitter_runtime::RetryBudget;
 
 #[test]
 fn concurrent_takes_never_overdraw() {
@@ -206,7 +206,7 @@ fn frozen() -> std::time::Instant {
 /// retry held plus those left always make the calls' share.
 #[test]
 fn ratio_budget_grants_its_share_of_concurrent_calls_and_no_more() {
-    use retry_runtime::RatioBudget;
+    use retry_jitter_runtime::RatioBudget;
     static ONE_GRANTED: AtomicBool = AtomicBool::new(false);
     static NONE_GRANTED: AtomicBool = AtomicBool::new(false);
     loom::model(|| {
@@ -232,7 +232,7 @@ fn ratio_budget_grants_its_share_of_concurrent_calls_and_no_more() {
 /// one retry: never both held, and none lost.
 #[test]
 fn ratio_budget_refunds_race_takes_and_lose_nothing() {
-    use retry_runtime::RatioBudget;
+    use retry_jitter_runtime::RatioBudget;
     static TAKE_AFTER_REFUND: AtomicBool = AtomicBool::new(false);
     loom::model(|| {
         // The floor alone: 1 a second over 1 s.
@@ -276,7 +276,7 @@ fn late() -> std::time::Instant {
 /// interleaving, and nothing is left.
 #[test]
 fn ratio_budget_drops_a_refund_whose_slot_left_the_window() {
-    use retry_runtime::RatioBudget;
+    use retry_jitter_runtime::RatioBudget;
     static REFUND_FIRST: AtomicBool = AtomicBool::new(false);
     static REFUND_LATE: AtomicBool = AtomicBool::new(false);
     for late_refund in [false, true] {

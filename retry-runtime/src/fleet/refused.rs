@@ -25,7 +25,7 @@ macro_rules! refusal {
         /// Not retried: the refusal is local, and retrying it at once only spins.
         ///
         /// ```
-        #[doc = concat!("use retry_runtime::{transient, Decision, ", stringify!($name), "};")]
+        #[doc = concat!("use retry_jitter_runtime::{transient, Decision, ", stringify!($name), "};")]
         #[doc = concat!("assert_eq!(transient(&", stringify!($name), "), Decision::Stop);")]
         /// ```
         impl Transient for $name {
@@ -37,7 +37,7 @@ macro_rules! refusal {
         #[doc = $io_doc]
         ///
         /// ```
-        #[doc = concat!("use retry_runtime::{Decision, Transient, ", stringify!($name), "};")]
+        #[doc = concat!("use retry_jitter_runtime::{Decision, Transient, ", stringify!($name), "};")]
         #[doc = concat!("let e = std::io::Error::from(", stringify!($name), ");")]
         #[doc = concat!("assert!(e.get_ref().is_some_and(|inner| inner.is::<", stringify!($name), ">()));")]
         /// assert_eq!(e.decision(), Decision::Stop);
