@@ -21,6 +21,7 @@ pub enum Writes {
 
 /// Under [`Writes::Keyed`], a request of a non-idempotent method without a key is given one:
 /// called before its first attempt, so that every attempt sends the same key.
+#[cfg(any(test, feature = "reqwest-middleware"))]
 #[inline]
 pub(crate) fn add_key(writes: Writes, method: &Method, headers: &mut HeaderMap) {
     if needs_key(writes, method, headers) {
