@@ -199,6 +199,9 @@ fn classify_response_at(
 /// it failed (a `500`, a timeout, a connection closed after it was sent): sending it again may
 /// place a second order.
 ///
+/// A key is a value with something in it: an empty or all-blank (spaces, tabs) header is no
+/// key, as a server that de-duplicates by key has nothing to de-duplicate by.
+///
 /// ```
 /// use retry_jitter::http::is_repeatable;
 /// use http::{HeaderMap, Method};
@@ -206,14 +209,25 @@ fn classify_response_at(
 /// let mut headers = HeaderMap::new();
 /// assert!(is_repeatable(&Method::PUT, &headers));
 /// assert!(!is_repeatable(&Method::POST, &headers));
+/// headers.insert("idempotency-key", "  ".parse().unwrap());
+/// assert!(!is_repeatable(&Method::POST, &headers)); // blank: no key
 /// headers.insert("idempotency-key", "7c4a8d09-ca37-4e4b-9c3b-0b6c1d2f3e4a".parse().unwrap());
 /// assert!(is_repeatable(&Method::POST, &headers));
 /// ```
 pub fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
     // `is_idempotent`: RFC 9110's idempotent methods, the six above, by the method's tag.
-    method.is_idempotent()
-        || headers.contains_key("idempotency-key")
-        || headers.contains_key("x-idempotency-key")
+    method.is_idempotent() || KEYS.iter().any(|name| has_key(headers, name))
+}
+
+/// The headers that carry an idempotency key.
+pub(crate) const KEYS: [&str; 2] = ["idempotency-key", "x-idempotency-key"];
+
+/// Whether a line of header `name` holds a key: something other than spaces and tabs.
+fn has_key(headers: &HeaderMap, name: &str) -> bool {
+    headers
+        .get_all(name)
+        .iter()
+        .any(|value| !value.as_bytes().iter().all(|&b| b == b' ' || b == b'\t'))
 }
 
 /// Whether a failed response proves that the server did not apply the request: `408`, `425`,
@@ -675,6 +689,34 @@ mod tests {
         );
         assert_eq!(at(503, &[("x-should-retry", "maybe")]), Decision::Retry);
         assert_eq!(at(404, &[("x-should-retry", "1")]), Decision::Stop);
+    }
+
+    /// A response's headers with each `(name, value)` as a field line of its own, in order.
+    fn lines(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (name, value) in pairs {
+            h.append(*name, value.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn an_empty_or_blank_key_is_no_key() {
+        for name in ["idempotency-key", "x-idempotency-key"] {
+            for blank in ["", " ", "\t", " \t  "] {
+                let h = lines(&[(name, blank)]);
+                assert!(!is_repeatable(&Method::POST, &h), "{name}: {blank:?}");
+                assert!(is_repeatable(&Method::PUT, &h), "the method still decides");
+            }
+            // A blank line beside a key: a key.
+            let h = lines(&[(name, ""), (name, " k-1 ")]);
+            assert!(is_repeatable(&Method::PATCH, &h));
+        }
+        let (post, blank) = (Method::POST, lines(&[("idempotency-key", " ")]));
+        let status = StatusCode::INTERNAL_SERVER_ERROR;
+        let now = SystemTime::UNIX_EPOCH;
+        let none = HeaderMap::new();
+        assert_eq!(classify_response_to(&post, &blank, status, &none, now), Decision::Stop);
     }
 
     #[test]
