@@ -305,6 +305,10 @@ pub(crate) fn is_unprocessed_stream(error: &(dyn std::error::Error + 'static)) -
 ///   the table would stop on (a `409`), still within the attempts, the budget and the deadline;
 /// - `None`: no such header (or a value that is neither `true` nor `false`).
 ///
+/// Every field line of these headers is read, and every comma-separated value in a line (a
+/// proxy may fold lines into one): one "don't" anywhere wins over any number of "do"s. Values
+/// are read without regard to case or surrounding blanks.
+///
 /// Only a failure's headers are read: [`classify_response`] never retries a `2xx`.
 ///
 /// ```
@@ -315,28 +319,34 @@ pub(crate) fn is_unprocessed_stream(error: &(dyn std::error::Error + 'static)) -
 /// assert_eq!(server_says_retry(&h), None);
 /// h.insert("x-should-retry", "true".parse().unwrap());
 /// assert_eq!(server_says_retry(&h), Some(true));
-/// h.insert("x-envoy-overloaded", "true".parse().unwrap());
+/// h.append("x-should-retry", "false".parse().unwrap()); // a second line
 /// assert_eq!(server_says_retry(&h), Some(false)); // "don't" wins
+/// h.remove("x-should-retry");
+/// h.insert("x-envoy-overloaded", "true".parse().unwrap());
+/// assert_eq!(server_says_retry(&h), Some(false));
 /// ```
 pub fn server_says_retry(headers: &HeaderMap) -> Option<bool> {
     if headers.contains_key("x-envoy-overloaded") {
         return Some(false);
     }
-    let said = |name: &str| {
-        let value = headers.get(name)?.to_str().ok()?.trim();
-        if value.eq_ignore_ascii_case("true") {
-            Some(true)
-        } else if value.eq_ignore_ascii_case("false") {
-            Some(false)
-        } else {
-            None
+    let mut said = None;
+    for name in ["x-should-retry", "stripe-should-retry"] {
+        let words = headers
+            .get_all(name)
+            .iter()
+            .filter_map(|line| line.to_str().ok())
+            .flat_map(|line| line.split(','));
+        for word in words {
+            let word = word.trim_matches([' ', '\t']);
+            if word.eq_ignore_ascii_case("false") {
+                return Some(false);
+            }
+            if word.eq_ignore_ascii_case("true") {
+                said = Some(true);
+            }
         }
-    };
-    match (said("x-should-retry"), said("stripe-should-retry")) {
-        (Some(false), _) | (_, Some(false)) => Some(false),
-        (Some(true), _) | (_, Some(true)) => Some(true),
-        (None, None) => None,
     }
+    said
 }
 
 /// The status's decision, with `hint` (a parsed `Retry-After`) for a status that is retried.
@@ -698,6 +708,48 @@ mod tests {
             h.append(*name, value.parse().unwrap());
         }
         h
+    }
+
+    #[test]
+    fn every_line_of_the_server_s_word_is_heard_and_don_t_wins() {
+        let now = SystemTime::UNIX_EPOCH;
+        let none = HeaderMap::new();
+        let dont = [
+            &[("x-should-retry", "true"), ("x-should-retry", "false")][..],
+            &[("x-should-retry", "false"), ("x-should-retry", "true")],
+            &[("stripe-should-retry", "true"), ("stripe-should-retry", "false")],
+            &[("x-should-retry", "true"), ("stripe-should-retry", "TRUE"), ("stripe-should-retry", " false ")],
+            &[("x-should-retry", "true"), ("x-envoy-overloaded", "true"), ("x-envoy-overloaded", "true")],
+            &[("x-should-retry", "maybe"), ("x-should-retry", "false")],
+            // Lines a proxy folded into one.
+            &[("x-should-retry", "true, false")],
+            &[("x-should-retry", "true,\tfalse")],
+        ];
+        for said in dont {
+            let h = lines(said);
+            assert_eq!(server_says_retry(&h), Some(false), "{said:?}");
+            for code in [429, 500, 503, 409] {
+                let status = StatusCode::from_u16(code).unwrap();
+                assert_eq!(classify_response(status, &h, now), Decision::Stop, "{code} {said:?}");
+                let post = classify_response_to(&Method::POST, &none, status, &h, now);
+                assert_eq!(post, Decision::Stop, "POST {code} {said:?}");
+            }
+        }
+        // "Do" on every line, or beside lines that say nothing: a POST's 500 is retried.
+        for said in [
+            &[("x-should-retry", "true"), ("x-should-retry", "true")][..],
+            &[("x-should-retry", "maybe"), ("x-should-retry", "true")],
+            &[("x-should-retry", "1, true")],
+        ] {
+            let h = lines(said);
+            assert_eq!(server_says_retry(&h), Some(true), "{said:?}");
+            let post = classify_response_to(&Method::POST, &none, StatusCode::INTERNAL_SERVER_ERROR, &h, now);
+            assert_eq!(post, Decision::Retry, "{said:?}");
+        }
+        // Lines that say neither are no word: the table decides.
+        let h = lines(&[("x-should-retry", "maybe"), ("x-should-retry", "")]);
+        assert_eq!(server_says_retry(&h), None);
+        assert_eq!(classify_response(StatusCode::BAD_GATEWAY, &h, now), Decision::Retry);
     }
 
     #[test]
