@@ -166,11 +166,29 @@ fn classify_response_at(
     repeatable: bool,
     now: impl FnOnce() -> SystemTime,
 ) -> Decision {
+    decide_response(
+        status,
+        repeatable,
+        || server_says_retry(headers),
+        || retry_after(headers, now()),
+    )
+}
+
+/// The decision on a response of `status`, from what the server said of retrying it (`said`,
+/// as [`server_says_retry`] reads it) and its `Retry-After` (`hint`): each read only for a
+/// failure, the hint only for one that is retried. What [`classify_response`] and
+/// `reqwest::check`'s error decide by.
+pub(crate) fn decide_response(
+    status: StatusCode,
+    repeatable: bool,
+    said: impl FnOnce() -> Option<bool>,
+    hint: impl FnOnce() -> Option<Duration>,
+) -> Decision {
     // A success (or a redirect) is final whatever a header says, and reads none.
     if !(status.is_client_error() || status.is_server_error()) {
         return Decision::Stop;
     }
-    let retried = match server_says_retry(headers) {
+    let retried = match said() {
         Some(false) if classify_status(status) == Decision::Retry => {
             // A failure the table retries, which the server (a tier that already retried, an
             // overloaded proxy) says not to: inside a chain's scope, the tier passes that on.
@@ -186,7 +204,7 @@ fn classify_response_at(
     if !retried {
         return Decision::Stop;
     }
-    match retry_after(headers, now()) {
+    match hint() {
         Some(hint) => Decision::RetryAfter(hint),
         None => Decision::Retry,
     }
