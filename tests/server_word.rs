@@ -73,13 +73,19 @@ const CASES: [(&str, u16, Lines, u32); 13] = [
     (
         "POST",
         500,
-        &[("stripe-should-retry", "true"), ("stripe-should-retry", "false")],
+        &[
+            ("stripe-should-retry", "true"),
+            ("stripe-should-retry", "false"),
+        ],
         1,
     ),
     (
         "GET",
         503,
-        &[("stripe-should-retry", "true"), ("stripe-should-retry", "false")],
+        &[
+            ("stripe-should-retry", "true"),
+            ("stripe-should-retry", "false"),
+        ],
         1,
     ),
     (

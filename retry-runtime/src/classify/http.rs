@@ -12,10 +12,11 @@
 //! | every other 4xx (400, 401, 403, 404, 409, 422, …) | stop | the request itself is wrong: sending it again gets the same answer |
 //! | 1xx, 2xx, 3xx | stop | not a failure to retry |
 //!
-//! **The server's word wins** ([`server_says_retry`], read by [`classify_response`] and the
-//! middleware for a failure only): `x-should-retry: false`, `stripe-should-retry: false` and
-//! `x-envoy-overloaded` stop whatever the status; `x-should-retry: true` (or
-//! `stripe-should-retry: true`) retries a failure the table stops on.
+//! **The server's word wins** ([`server_says_retry`], read by [`classify_response`],
+//! `reqwest::check`'s error and the middleware, for a failure only): `x-should-retry: false`,
+//! `stripe-should-retry: false` and `x-envoy-overloaded` stop whatever the status;
+//! `x-should-retry: true` (or `stripe-should-retry: true`) retries a failure the table stops
+//! on. Every field line of each header is read, and one "don't" wins over any "do".
 //!
 //! **Idempotency.** Retrying resends the whole request. `GET`, `HEAD`, `PUT`, `DELETE` and
 //! `OPTIONS` are idempotent, so a retry cannot do twice what was meant once. A `POST` (or a
@@ -64,9 +65,10 @@ pub fn classify_status(status: StatusCode) -> Decision {
 
 /// The status's decision, with the `Retry-After` hint (if any) for a status that is retried:
 /// `Decision::RetryAfter(hint)` instead of `Decision::Retry`; and the server's word
-/// ([`server_says_retry`]) over the table for a failure: `x-should-retry: false`,
-/// `stripe-should-retry: false` and `x-envoy-overloaded` stop, `x-should-retry: true` retries.
-/// A success is never retried.
+/// ([`server_says_retry`], from every field line of each header, "don't" winning) over the
+/// table for a failure: `x-should-retry: false`, `stripe-should-retry: false` and
+/// `x-envoy-overloaded` stop, `x-should-retry: true` retries. A success is never retried, and
+/// its headers are not read.
 ///
 /// ```
 /// use retry_jitter::http::classify_response;
@@ -88,6 +90,10 @@ pub fn classify_status(status: StatusCode) -> Decision {
 /// again.insert("x-should-retry", "true".parse().unwrap());
 /// assert_eq!(classify_response(StatusCode::CONFLICT, &again, SystemTime::now()), Decision::Retry);
 /// assert_eq!(classify_response(StatusCode::OK, &again, SystemTime::now()), Decision::Stop);
+///
+/// // "Do" on one line, "don't" on the next: "don't" wins.
+/// again.append("x-should-retry", "false".parse().unwrap());
+/// assert_eq!(classify_response(StatusCode::CONFLICT, &again, SystemTime::now()), Decision::Stop);
 /// ```
 pub fn classify_response(status: StatusCode, headers: &HeaderMap, now: SystemTime) -> Decision {
     classify_response_at(status, headers, true, || now)
@@ -735,9 +741,20 @@ mod tests {
         let dont = [
             &[("x-should-retry", "true"), ("x-should-retry", "false")][..],
             &[("x-should-retry", "false"), ("x-should-retry", "true")],
-            &[("stripe-should-retry", "true"), ("stripe-should-retry", "false")],
-            &[("x-should-retry", "true"), ("stripe-should-retry", "TRUE"), ("stripe-should-retry", " false ")],
-            &[("x-should-retry", "true"), ("x-envoy-overloaded", "true"), ("x-envoy-overloaded", "true")],
+            &[
+                ("stripe-should-retry", "true"),
+                ("stripe-should-retry", "false"),
+            ],
+            &[
+                ("x-should-retry", "true"),
+                ("stripe-should-retry", "TRUE"),
+                ("stripe-should-retry", " false "),
+            ],
+            &[
+                ("x-should-retry", "true"),
+                ("x-envoy-overloaded", "true"),
+                ("x-envoy-overloaded", "true"),
+            ],
             &[("x-should-retry", "maybe"), ("x-should-retry", "false")],
             // Lines a proxy folded into one.
             &[("x-should-retry", "true, false")],
@@ -748,7 +765,11 @@ mod tests {
             assert_eq!(server_says_retry(&h), Some(false), "{said:?}");
             for code in [429, 500, 503, 409] {
                 let status = StatusCode::from_u16(code).unwrap();
-                assert_eq!(classify_response(status, &h, now), Decision::Stop, "{code} {said:?}");
+                assert_eq!(
+                    classify_response(status, &h, now),
+                    Decision::Stop,
+                    "{code} {said:?}"
+                );
                 let post = classify_response_to(&Method::POST, &none, status, &h, now);
                 assert_eq!(post, Decision::Stop, "POST {code} {said:?}");
             }
@@ -761,13 +782,22 @@ mod tests {
         ] {
             let h = lines(said);
             assert_eq!(server_says_retry(&h), Some(true), "{said:?}");
-            let post = classify_response_to(&Method::POST, &none, StatusCode::INTERNAL_SERVER_ERROR, &h, now);
+            let post = classify_response_to(
+                &Method::POST,
+                &none,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &h,
+                now,
+            );
             assert_eq!(post, Decision::Retry, "{said:?}");
         }
         // Lines that say neither are no word: the table decides.
         let h = lines(&[("x-should-retry", "maybe"), ("x-should-retry", "")]);
         assert_eq!(server_says_retry(&h), None);
-        assert_eq!(classify_response(StatusCode::BAD_GATEWAY, &h, now), Decision::Retry);
+        assert_eq!(
+            classify_response(StatusCode::BAD_GATEWAY, &h, now),
+            Decision::Retry
+        );
     }
 
     #[test]
@@ -786,7 +816,10 @@ mod tests {
         let status = StatusCode::INTERNAL_SERVER_ERROR;
         let now = SystemTime::UNIX_EPOCH;
         let none = HeaderMap::new();
-        assert_eq!(classify_response_to(&post, &blank, status, &none, now), Decision::Stop);
+        assert_eq!(
+            classify_response_to(&post, &blank, status, &none, now),
+            Decision::Stop
+        );
     }
 
     #[test]

@@ -40,9 +40,9 @@ use std::time::SystemTime;
 
 use http::StatusCode;
 
-use crate::classify::http::{classify_status, decide_response, retry_after, server_says_retry};
 #[cfg(doc)]
 use crate::classify::http::classify_response;
+use crate::classify::http::{classify_status, decide_response, retry_after, server_says_retry};
 use crate::fleet::{CircuitOpen, Throttled, TimedOut};
 use crate::policy::transient::Transient;
 use crate::policy::Decision;

@@ -141,9 +141,16 @@ mod tests {
             for blank in ["", "  ", "\t"] {
                 let mut h = HeaderMap::new();
                 h.insert(name, HeaderValue::from_static(blank));
-                assert_eq!(resend(Writes::ByMethod, &Method::POST, &h), Resend::IfNotApplied);
+                assert_eq!(
+                    resend(Writes::ByMethod, &Method::POST, &h),
+                    Resend::IfNotApplied
+                );
                 add_key(Writes::Keyed, &Method::POST, &mut h);
-                assert_eq!(h.len(), 1, "{name}: {blank:?} replaced, no second key: {h:?}");
+                assert_eq!(
+                    h.len(),
+                    1,
+                    "{name}: {blank:?} replaced, no second key: {h:?}"
+                );
                 assert_eq!(h[name].len(), 36, "a fresh key under {name}");
                 assert_eq!(resend(Writes::Keyed, &Method::POST, &h), Resend::Any);
             }
