@@ -973,19 +973,22 @@ mod check_in_a_chain {
         status.unwrap_or(StatusCode::BAD_GATEWAY)
     }
 
+    /// How a tier calls the tier below and its URL; `None` for the bottom.
+    type Below = Option<(Hop, String)>;
+
     /// A tier under `ChainLayer` counting its calls: it answers `503` (C), or what its call
-    /// of `down` through `hop` ended with (A and B).
-    async fn tier(calls: Arc<AtomicU32>, down: Option<(Hop, String)>) -> String {
-        let serve = |State((calls, down)): State<(Arc<AtomicU32>, Option<(Hop, String)>)>| async move {
+    /// of the tier below ended with (A and B).
+    async fn tier(calls: Arc<AtomicU32>, below: Below) -> String {
+        let serve = |State((calls, below)): State<(Arc<AtomicU32>, Below)>| async move {
             calls.fetch_add(1, Ordering::SeqCst);
-            match down {
+            match below {
                 Some((hop, url)) => through(hop, &url).await,
                 None => StatusCode::SERVICE_UNAVAILABLE,
             }
         };
         let app = axum::Router::new()
             .route("/", get(serve))
-            .with_state((calls, down))
+            .with_state((calls, below))
             .layer(ChainLayer::new());
         format!("http://{}/", loopback::serve(app).await)
     }
