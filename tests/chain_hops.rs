@@ -925,3 +925,99 @@ mod give_up {
         }
     }
 }
+
+/// The README's reqwest pattern as a chain: A → B → C on loopback, A and B each calling the
+/// tier below with a `#[retry(on = retry_jitter::transient)]` fn around `reqwest::check` (4
+/// attempts), C answering `503`, each tier under `ChainLayer`. B retries C and gives up; its
+/// `x-should-retry: false` reaches A through `check`'s error, and A does not retry B.
+mod check_in_a_chain {
+    use super::*;
+    use axum::extract::State;
+    use axum::http::StatusCode;
+    use axum::routing::get;
+    use reqwest_middleware::ClientBuilder;
+    use retry_jitter::reqwest::{check, Error};
+    use retry_jitter::reqwest_middleware::RetryMiddleware;
+    use retry_jitter::retry;
+
+    #[retry(attempts = 4, base = "2ms", cap = "10ms", on = retry_jitter::transient)]
+    async fn call_down(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+        let resp = client.get(url).send().await?;
+        Ok(check(resp).await?.text().await?)
+    }
+
+    /// How a tier calls the one below.
+    #[derive(Clone, Copy, Debug)]
+    enum Hop {
+        /// `call_down`: `#[retry]` around `check`.
+        RetryFn,
+        /// `RetryMiddleware` of 4 attempts.
+        Middleware,
+    }
+
+    /// The status the call of `url` through `hop` ended with (`502` when none came).
+    async fn through(hop: Hop, url: &str) -> StatusCode {
+        let client = reqwest::Client::new();
+        let status = match hop {
+            Hop::RetryFn => match call_down(&client, url).await {
+                Ok(_) => Some(StatusCode::OK),
+                Err(e) => e.status(),
+            },
+            Hop::Middleware => {
+                let client = ClientBuilder::new(client)
+                    .with(RetryMiddleware::new(quick(4)))
+                    .build();
+                client.get(url).send().await.ok().map(|r| r.status())
+            }
+        };
+        status.unwrap_or(StatusCode::BAD_GATEWAY)
+    }
+
+    /// How a tier calls the tier below and its URL; `None` for the bottom.
+    type Below = Option<(Hop, String)>;
+
+    /// A tier under `ChainLayer` counting its calls: it answers `503` (C), or what its call
+    /// of the tier below ended with (A and B).
+    async fn tier(calls: Arc<AtomicU32>, below: Below) -> String {
+        let serve = |State((calls, below)): State<(Arc<AtomicU32>, Below)>| async move {
+            calls.fetch_add(1, Ordering::SeqCst);
+            match below {
+                Some((hop, url)) => through(hop, &url).await,
+                None => StatusCode::SERVICE_UNAVAILABLE,
+            }
+        };
+        let app = axum::Router::new()
+            .route("/", get(serve))
+            .with_state((calls, below))
+            .layer(ChainLayer::new());
+        format!("http://{}/", loopback::serve(app).await)
+    }
+
+    /// One plain call of A, A calling B through `top`: A's status and `x-should-retry`, and
+    /// the calls each tier got.
+    async fn one_call(top: Hop) -> (u16, Option<String>, [u32; 3]) {
+        let calls: [Arc<AtomicU32>; 3] = Default::default();
+        let c = tier(calls[2].clone(), None).await;
+        let b = tier(calls[1].clone(), Some((Hop::RetryFn, c))).await;
+        let a = tier(calls[0].clone(), Some((top, b))).await;
+        let resp = reqwest::get(a).await.unwrap();
+        let said = resp
+            .headers()
+            .get("x-should-retry")
+            .map(|v| v.to_str().unwrap().to_owned());
+        let counts = calls.each_ref().map(|c| c.load(Ordering::SeqCst));
+        (resp.status().as_u16(), said, counts)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_retry_fn_around_check_hears_the_tier_below_and_c_gets_4_calls() {
+        for top in [Hop::RetryFn, Hop::Middleware] {
+            let (status, said, calls) = one_call(top).await;
+            // B retried C 4 times and said so; A heard it, as RetryMiddleware does.
+            assert_eq!(calls, [1, 1, 4], "A calling B through {top:?}");
+            assert_eq!(status, 503, "{top:?}");
+            // A stopped on B's word and passes it on.
+            assert_eq!(said.as_deref(), Some("false"), "{top:?}");
+        }
+    }
+}

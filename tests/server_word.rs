@@ -1,8 +1,8 @@
 //! The server's word on retrying wins (issue 29): `x-should-retry: false`,
 //! `stripe-should-retry: false` and `x-envoy-overloaded` stop a status the table retries;
-//! `x-should-retry: true` retries one it stops on — through `RetryLayer` over hyper's client
-//! and `RetryMiddleware` over reqwest, against a real axum server on loopback that counts the
-//! calls it gets.
+//! `x-should-retry: true` retries one it stops on; every field line of these headers is heard,
+//! "don't" winning — through `RetryLayer` over hyper's client and `RetryMiddleware` over
+//! reqwest, against a real axum server on loopback that counts the calls it gets.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -29,19 +29,17 @@ fn quick() -> Policy {
         .with_cap(Duration::from_millis(20))
 }
 
-/// A server answering every call with `status` and the one header `name: value` (none if
-/// `name` is empty); and the calls it got.
-async fn server(
-    status: u16,
-    name: &'static str,
-    value: &'static str,
-) -> (SocketAddr, Arc<AtomicU32>) {
+/// The header lines of an answer, each `(name, value)` a field line of its own, in order.
+type Lines = &'static [(&'static str, &'static str)];
+
+/// A server answering every call with `status` and the header `lines`; and the calls it got.
+async fn server(status: u16, lines: Lines) -> (SocketAddr, Arc<AtomicU32>) {
     let calls = Arc::new(AtomicU32::new(0));
     let answer = move |State(calls): State<Arc<AtomicU32>>| async move {
         calls.fetch_add(1, Ordering::Relaxed);
         let mut headers = HeaderMap::new();
-        if !name.is_empty() {
-            headers.insert(
+        for &(name, value) in lines {
+            headers.append(
                 HeaderName::from_static(name),
                 HeaderValue::from_static(value),
             );
@@ -55,14 +53,60 @@ async fn server(
     (addr, calls)
 }
 
-/// (status, header, value, calls expected of 3 attempts at most)
-const CASES: [(u16, &str, &str, u32); 6] = [
-    (503, "", "", 3),
-    (503, "x-should-retry", "false", 1),
-    (503, "stripe-should-retry", "false", 1),
-    (503, "x-envoy-overloaded", "true", 1),
-    (409, "x-should-retry", "true", 3),
-    (200, "x-should-retry", "true", 1),
+/// (method, status, the answer's header lines, calls expected of 3 attempts at most)
+const CASES: [(&str, u16, Lines, u32); 13] = [
+    ("GET", 503, &[], 3),
+    ("GET", 503, &[("x-should-retry", "false")], 1),
+    ("GET", 503, &[("stripe-should-retry", "false")], 1),
+    ("GET", 503, &[("x-envoy-overloaded", "true")], 1),
+    ("GET", 409, &[("x-should-retry", "true")], 3),
+    ("GET", 200, &[("x-should-retry", "true")], 1),
+    // A POST's 500, which the method rule sends once, marked safe by the server...
+    ("POST", 500, &[("x-should-retry", "true")], 3),
+    // ...unless another line says "don't": every line is heard, "don't" wins.
+    (
+        "POST",
+        500,
+        &[("x-should-retry", "true"), ("x-should-retry", "false")],
+        1,
+    ),
+    (
+        "POST",
+        500,
+        &[
+            ("stripe-should-retry", "true"),
+            ("stripe-should-retry", "false"),
+        ],
+        1,
+    ),
+    (
+        "GET",
+        503,
+        &[
+            ("stripe-should-retry", "true"),
+            ("stripe-should-retry", "false"),
+        ],
+        1,
+    ),
+    (
+        "POST",
+        500,
+        &[
+            ("x-should-retry", "true"),
+            ("x-envoy-overloaded", "true"),
+            ("x-envoy-overloaded", "true"),
+        ],
+        1,
+    ),
+    // Lines a proxy folded into one.
+    ("POST", 500, &[("x-should-retry", "true, false")], 1),
+    // A 409 marked "do" on one line and "don't" on the next.
+    (
+        "GET",
+        409,
+        &[("x-should-retry", "true"), ("x-should-retry", "false")],
+        1,
+    ),
 ];
 
 #[tokio::test]
@@ -72,13 +116,15 @@ async fn through_the_tower_layer_over_hyper() {
     use retry_jitter::tower::RetryLayer;
     type Body = BoxBody<Bytes, std::io::Error>;
 
-    for (status, name, value, expected) in CASES {
-        let (addr, calls) = server(status, name, value).await;
+    for (method, status, lines, expected) in CASES {
+        let (addr, calls) = server(status, lines).await;
         let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
         let svc = tower::ServiceBuilder::new()
             .layer(RetryLayer::new(quick()))
             .service(client);
-        let req = http::Request::get(format!("http://{addr}/items"))
+        let req = http::Request::builder()
+            .method(method)
+            .uri(format!("http://{addr}/items"))
             .body(Empty::new().map_err(|never| match never {}).boxed())
             .unwrap();
         let resp = svc.oneshot(req).await.unwrap();
@@ -86,7 +132,7 @@ async fn through_the_tower_layer_over_hyper() {
         assert_eq!(
             calls.load(Ordering::Relaxed),
             expected,
-            "{status} with {name}: {value}"
+            "{method} answered {status} with {lines:?}"
         );
     }
 }
@@ -96,13 +142,13 @@ async fn through_the_reqwest_middleware() {
     use reqwest_middleware::ClientBuilder;
     use retry_jitter::reqwest_middleware::RetryMiddleware;
 
-    for (status, name, value, expected) in CASES {
-        let (addr, calls) = server(status, name, value).await;
+    for (method, status, lines, expected) in CASES {
+        let (addr, calls) = server(status, lines).await;
         let client = ClientBuilder::new(reqwest::Client::new())
             .with(RetryMiddleware::new(quick()))
             .build();
         let resp = client
-            .get(format!("http://{addr}/items"))
+            .request(method.parse().unwrap(), format!("http://{addr}/items"))
             .send()
             .await
             .unwrap();
@@ -110,7 +156,7 @@ async fn through_the_reqwest_middleware() {
         assert_eq!(
             calls.load(Ordering::Relaxed),
             expected,
-            "{status} with {name}: {value}"
+            "{method} answered {status} with {lines:?}"
         );
     }
 }

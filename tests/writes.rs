@@ -264,6 +264,29 @@ async fn idempotency_key_gives_one_key_per_call_the_same_on_each_attempt() {
     assert_eq!(rq.keys(), vec![None; 4]);
 }
 
+#[tokio::test]
+async fn an_empty_or_blank_key_is_no_key() {
+    // The server has nothing to de-duplicate by: the POST's 500 may have been applied.
+    for blank in ["", "   ", "\t"] {
+        let (calls, _) = calls!(500, Method::POST, Some(blank), |b| b);
+        assert_eq!(calls, (1, 1), "a POST with key {blank:?}");
+    }
+}
+
+#[tokio::test]
+async fn idempotency_key_replaces_an_empty_or_blank_key() {
+    for blank in ["", "   "] {
+        let (calls, (hy, rq)) = calls!(500, Method::POST, Some(blank), |b| b.idempotency_key());
+        assert_eq!(calls, (4, 4), "{blank:?}");
+        for seen in [hy, rq] {
+            let keys = seen.keys();
+            let key = keys[0].clone().expect("a key");
+            assert_eq!(key.len(), 36, "a fresh UUID in place of {blank:?}: {key:?}");
+            assert_eq!(keys, vec![Some(key); 4], "the same key on every attempt");
+        }
+    }
+}
+
 /// How slow the servers of the timeout tests are, and the faces' `timeout`.
 const SLOW: Duration = Duration::from_millis(300);
 const CUT: Duration = Duration::from_millis(40);

@@ -12,10 +12,11 @@
 //! | every other 4xx (400, 401, 403, 404, 409, 422, …) | stop | the request itself is wrong: sending it again gets the same answer |
 //! | 1xx, 2xx, 3xx | stop | not a failure to retry |
 //!
-//! **The server's word wins** ([`server_says_retry`], read by [`classify_response`] and the
-//! middleware for a failure only): `x-should-retry: false`, `stripe-should-retry: false` and
-//! `x-envoy-overloaded` stop whatever the status; `x-should-retry: true` (or
-//! `stripe-should-retry: true`) retries a failure the table stops on.
+//! **The server's word wins** ([`server_says_retry`], read by [`classify_response`],
+//! `reqwest::check`'s error and the middleware, for a failure only): `x-should-retry: false`,
+//! `stripe-should-retry: false` and `x-envoy-overloaded` stop whatever the status;
+//! `x-should-retry: true` (or `stripe-should-retry: true`) retries a failure the table stops
+//! on. Every field line of each header is read, and one "don't" wins over any "do".
 //!
 //! **Idempotency.** Retrying resends the whole request. `GET`, `HEAD`, `PUT`, `DELETE` and
 //! `OPTIONS` are idempotent, so a retry cannot do twice what was meant once. A `POST` (or a
@@ -64,9 +65,10 @@ pub fn classify_status(status: StatusCode) -> Decision {
 
 /// The status's decision, with the `Retry-After` hint (if any) for a status that is retried:
 /// `Decision::RetryAfter(hint)` instead of `Decision::Retry`; and the server's word
-/// ([`server_says_retry`]) over the table for a failure: `x-should-retry: false`,
-/// `stripe-should-retry: false` and `x-envoy-overloaded` stop, `x-should-retry: true` retries.
-/// A success is never retried.
+/// ([`server_says_retry`], from every field line of each header, "don't" winning) over the
+/// table for a failure: `x-should-retry: false`, `stripe-should-retry: false` and
+/// `x-envoy-overloaded` stop, `x-should-retry: true` retries. A success is never retried, and
+/// its headers are not read.
 ///
 /// ```
 /// use retry_jitter::http::classify_response;
@@ -88,6 +90,10 @@ pub fn classify_status(status: StatusCode) -> Decision {
 /// again.insert("x-should-retry", "true".parse().unwrap());
 /// assert_eq!(classify_response(StatusCode::CONFLICT, &again, SystemTime::now()), Decision::Retry);
 /// assert_eq!(classify_response(StatusCode::OK, &again, SystemTime::now()), Decision::Stop);
+///
+/// // "Do" on one line, "don't" on the next: "don't" wins.
+/// again.append("x-should-retry", "false".parse().unwrap());
+/// assert_eq!(classify_response(StatusCode::CONFLICT, &again, SystemTime::now()), Decision::Stop);
 /// ```
 pub fn classify_response(status: StatusCode, headers: &HeaderMap, now: SystemTime) -> Decision {
     classify_response_at(status, headers, true, || now)
@@ -166,11 +172,29 @@ fn classify_response_at(
     repeatable: bool,
     now: impl FnOnce() -> SystemTime,
 ) -> Decision {
+    decide_response(
+        status,
+        repeatable,
+        || server_says_retry(headers),
+        || retry_after(headers, now()),
+    )
+}
+
+/// The decision on a response of `status`, from what the server said of retrying it (`said`,
+/// as [`server_says_retry`] reads it) and its `Retry-After` (`hint`): each read only for a
+/// failure, the hint only for one that is retried. What [`classify_response`] and
+/// `reqwest::check`'s error decide by.
+pub(crate) fn decide_response(
+    status: StatusCode,
+    repeatable: bool,
+    said: impl FnOnce() -> Option<bool>,
+    hint: impl FnOnce() -> Option<Duration>,
+) -> Decision {
     // A success (or a redirect) is final whatever a header says, and reads none.
     if !(status.is_client_error() || status.is_server_error()) {
         return Decision::Stop;
     }
-    let retried = match server_says_retry(headers) {
+    let retried = match said() {
         Some(false) if classify_status(status) == Decision::Retry => {
             // A failure the table retries, which the server (a tier that already retried, an
             // overloaded proxy) says not to: inside a chain's scope, the tier passes that on.
@@ -186,7 +210,7 @@ fn classify_response_at(
     if !retried {
         return Decision::Stop;
     }
-    match retry_after(headers, now()) {
+    match hint() {
         Some(hint) => Decision::RetryAfter(hint),
         None => Decision::Retry,
     }
@@ -199,6 +223,9 @@ fn classify_response_at(
 /// it failed (a `500`, a timeout, a connection closed after it was sent): sending it again may
 /// place a second order.
 ///
+/// A key is a value with something in it: an empty or all-blank (spaces, tabs) header is no
+/// key, as a server that de-duplicates by key has nothing to de-duplicate by.
+///
 /// ```
 /// use retry_jitter::http::is_repeatable;
 /// use http::{HeaderMap, Method};
@@ -206,14 +233,25 @@ fn classify_response_at(
 /// let mut headers = HeaderMap::new();
 /// assert!(is_repeatable(&Method::PUT, &headers));
 /// assert!(!is_repeatable(&Method::POST, &headers));
+/// headers.insert("idempotency-key", "  ".parse().unwrap());
+/// assert!(!is_repeatable(&Method::POST, &headers)); // blank: no key
 /// headers.insert("idempotency-key", "7c4a8d09-ca37-4e4b-9c3b-0b6c1d2f3e4a".parse().unwrap());
 /// assert!(is_repeatable(&Method::POST, &headers));
 /// ```
 pub fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
     // `is_idempotent`: RFC 9110's idempotent methods, the six above, by the method's tag.
-    method.is_idempotent()
-        || headers.contains_key("idempotency-key")
-        || headers.contains_key("x-idempotency-key")
+    method.is_idempotent() || KEYS.iter().any(|name| has_key(headers, name))
+}
+
+/// The headers that carry an idempotency key.
+pub(crate) const KEYS: [&str; 2] = ["idempotency-key", "x-idempotency-key"];
+
+/// Whether a line of header `name` holds a key: something other than spaces and tabs.
+fn has_key(headers: &HeaderMap, name: &str) -> bool {
+    headers
+        .get_all(name)
+        .iter()
+        .any(|value| !value.as_bytes().iter().all(|&b| b == b' ' || b == b'\t'))
 }
 
 /// Whether a failed response proves that the server did not apply the request: `408`, `425`,
@@ -291,6 +329,10 @@ pub(crate) fn is_unprocessed_stream(error: &(dyn std::error::Error + 'static)) -
 ///   the table would stop on (a `409`), still within the attempts, the budget and the deadline;
 /// - `None`: no such header (or a value that is neither `true` nor `false`).
 ///
+/// Every field line of these headers is read, and every comma-separated value in a line (a
+/// proxy may fold lines into one): one "don't" anywhere wins over any number of "do"s. Values
+/// are read without regard to case or surrounding blanks.
+///
 /// Only a failure's headers are read: [`classify_response`] never retries a `2xx`.
 ///
 /// ```
@@ -301,28 +343,34 @@ pub(crate) fn is_unprocessed_stream(error: &(dyn std::error::Error + 'static)) -
 /// assert_eq!(server_says_retry(&h), None);
 /// h.insert("x-should-retry", "true".parse().unwrap());
 /// assert_eq!(server_says_retry(&h), Some(true));
-/// h.insert("x-envoy-overloaded", "true".parse().unwrap());
+/// h.append("x-should-retry", "false".parse().unwrap()); // a second line
 /// assert_eq!(server_says_retry(&h), Some(false)); // "don't" wins
+/// h.remove("x-should-retry");
+/// h.insert("x-envoy-overloaded", "true".parse().unwrap());
+/// assert_eq!(server_says_retry(&h), Some(false));
 /// ```
 pub fn server_says_retry(headers: &HeaderMap) -> Option<bool> {
     if headers.contains_key("x-envoy-overloaded") {
         return Some(false);
     }
-    let said = |name: &str| {
-        let value = headers.get(name)?.to_str().ok()?.trim();
-        if value.eq_ignore_ascii_case("true") {
-            Some(true)
-        } else if value.eq_ignore_ascii_case("false") {
-            Some(false)
-        } else {
-            None
+    let mut said = None;
+    for name in ["x-should-retry", "stripe-should-retry"] {
+        let words = headers
+            .get_all(name)
+            .iter()
+            .filter_map(|line| line.to_str().ok())
+            .flat_map(|line| line.split(','));
+        for word in words {
+            let word = word.trim_matches([' ', '\t']);
+            if word.eq_ignore_ascii_case("false") {
+                return Some(false);
+            }
+            if word.eq_ignore_ascii_case("true") {
+                said = Some(true);
+            }
         }
-    };
-    match (said("x-should-retry"), said("stripe-should-retry")) {
-        (Some(false), _) | (_, Some(false)) => Some(false),
-        (Some(true), _) | (_, Some(true)) => Some(true),
-        (None, None) => None,
     }
+    said
 }
 
 /// The status's decision, with `hint` (a parsed `Retry-After`) for a status that is retried.
@@ -675,6 +723,103 @@ mod tests {
         );
         assert_eq!(at(503, &[("x-should-retry", "maybe")]), Decision::Retry);
         assert_eq!(at(404, &[("x-should-retry", "1")]), Decision::Stop);
+    }
+
+    /// A response's headers with each `(name, value)` as a field line of its own, in order.
+    fn lines(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (name, value) in pairs {
+            h.append(*name, value.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn every_line_of_the_server_s_word_is_heard_and_don_t_wins() {
+        let now = SystemTime::UNIX_EPOCH;
+        let none = HeaderMap::new();
+        let dont = [
+            &[("x-should-retry", "true"), ("x-should-retry", "false")][..],
+            &[("x-should-retry", "false"), ("x-should-retry", "true")],
+            &[
+                ("stripe-should-retry", "true"),
+                ("stripe-should-retry", "false"),
+            ],
+            &[
+                ("x-should-retry", "true"),
+                ("stripe-should-retry", "TRUE"),
+                ("stripe-should-retry", " false "),
+            ],
+            &[
+                ("x-should-retry", "true"),
+                ("x-envoy-overloaded", "true"),
+                ("x-envoy-overloaded", "true"),
+            ],
+            &[("x-should-retry", "maybe"), ("x-should-retry", "false")],
+            // Lines a proxy folded into one.
+            &[("x-should-retry", "true, false")],
+            &[("x-should-retry", "true,\tfalse")],
+        ];
+        for said in dont {
+            let h = lines(said);
+            assert_eq!(server_says_retry(&h), Some(false), "{said:?}");
+            for code in [429, 500, 503, 409] {
+                let status = StatusCode::from_u16(code).unwrap();
+                assert_eq!(
+                    classify_response(status, &h, now),
+                    Decision::Stop,
+                    "{code} {said:?}"
+                );
+                let post = classify_response_to(&Method::POST, &none, status, &h, now);
+                assert_eq!(post, Decision::Stop, "POST {code} {said:?}");
+            }
+        }
+        // "Do" on every line, or beside lines that say nothing: a POST's 500 is retried.
+        for said in [
+            &[("x-should-retry", "true"), ("x-should-retry", "true")][..],
+            &[("x-should-retry", "maybe"), ("x-should-retry", "true")],
+            &[("x-should-retry", "1, true")],
+        ] {
+            let h = lines(said);
+            assert_eq!(server_says_retry(&h), Some(true), "{said:?}");
+            let post = classify_response_to(
+                &Method::POST,
+                &none,
+                StatusCode::INTERNAL_SERVER_ERROR,
+                &h,
+                now,
+            );
+            assert_eq!(post, Decision::Retry, "{said:?}");
+        }
+        // Lines that say neither are no word: the table decides.
+        let h = lines(&[("x-should-retry", "maybe"), ("x-should-retry", "")]);
+        assert_eq!(server_says_retry(&h), None);
+        assert_eq!(
+            classify_response(StatusCode::BAD_GATEWAY, &h, now),
+            Decision::Retry
+        );
+    }
+
+    #[test]
+    fn an_empty_or_blank_key_is_no_key() {
+        for name in ["idempotency-key", "x-idempotency-key"] {
+            for blank in ["", " ", "\t", " \t  "] {
+                let h = lines(&[(name, blank)]);
+                assert!(!is_repeatable(&Method::POST, &h), "{name}: {blank:?}");
+                assert!(is_repeatable(&Method::PUT, &h), "the method still decides");
+            }
+            // A blank line beside a key: a key.
+            let h = lines(&[(name, ""), (name, " k-1 ")]);
+            assert!(is_repeatable(&Method::PATCH, &h));
+        }
+        let (post, blank) = (Method::POST, lines(&[("idempotency-key", " ")]));
+        let status = StatusCode::INTERNAL_SERVER_ERROR;
+        let now = SystemTime::UNIX_EPOCH;
+        let none = HeaderMap::new();
+        assert_eq!(
+            classify_response_to(&post, &blank, status, &none, now),
+            Decision::Stop
+        );
     }
 
     #[test]

@@ -1,14 +1,17 @@
 //! reqwest: `Transient` for its errors, and an error for non-success responses that carries the
-//! status, the `Retry-After` hint and the start of the body (feature `reqwest`).
+//! status, the `Retry-After` hint, the server's word on retrying and the start of the body
+//! (feature `reqwest`).
 //!
-//! [`check`] decides on the response's head: the status and `Retry-After` come from the headers.
+//! [`check`] decides on the response's head: the status, `Retry-After` and the server's word
+//! (`x-should-retry`, `stripe-should-retry`, `x-envoy-overloaded`) come from the headers.
 //! The body it keeps for the error message is bounded in size ([`MAX_ERROR_BODY`]) and in time
 //! ([`ERROR_BODY_IDLE_TIMEOUT`], [`ERROR_BODY_TIMEOUT`]): a huge or stalled error body neither
 //! fills memory nor holds the call.
 //!
 //! | error | decision |
 //! |---|---|
-//! | a non-success status ([`StatusError`], or reqwest's `error_for_status`) | by [`classify_status`], honouring `Retry-After` |
+//! | a non-success status from [`check`] ([`StatusError`]) | as [`classify_response`] decides: by [`classify_status`], the server's word winning, honouring `Retry-After` |
+//! | a non-success status from reqwest's `error_for_status` (it keeps no header) | by [`classify_status`] |
 //! | a timeout (connect, read, whole request, body) | retry |
 //! | a refused, reset or failed connection; a request that could not be sent | retry |
 //! | a connection cut mid-body (`Content-Length` not reached, a chunked body cut) | retry, as `io::ErrorKind::UnexpectedEof` |
@@ -37,7 +40,9 @@ use std::time::SystemTime;
 
 use http::StatusCode;
 
-use crate::classify::http::{classify_status, classify_status_with_hint, retry_after};
+#[cfg(doc)]
+use crate::classify::http::classify_response;
+use crate::classify::http::{classify_status, decide_response, retry_after, server_says_retry};
 use crate::fleet::{CircuitOpen, Throttled, TimedOut};
 use crate::policy::transient::Transient;
 use crate::policy::Decision;
@@ -82,6 +87,7 @@ pub enum Error {
 /// let e = StatusError {
 ///     status: http::StatusCode::TOO_MANY_REQUESTS,
 ///     retry_after: Some(Duration::from_secs(3)),
+///     server_says_retry: None,
 ///     body: "slow down".into(),
 /// };
 /// assert_eq!(e.to_string(), "HTTP 429 Too Many Requests (retry after 3s): slow down");
@@ -92,6 +98,13 @@ pub struct StatusError {
     pub status: StatusCode,
     /// The server's `Retry-After`, parsed when the response arrived.
     pub retry_after: Option<Duration>,
+    /// What the server said of retrying, read when the response arrived by
+    /// [`server_says_retry`](crate::http::server_says_retry) from every line of
+    /// `x-should-retry`, `stripe-should-retry` and `x-envoy-overloaded`: `Some(false)` stops
+    /// whatever the status (and, inside a `ChainLayer`'s scope,
+    /// has the tier answer "don't retry" in turn), `Some(true)` retries a failure the table
+    /// stops on, `None` leaves the status to decide.
+    pub server_says_retry: Option<bool>,
     /// The start of the body, as text (invalid UTF-8 replaced), at most [`MAX_ERROR_BODY`]
     /// bytes: what arrived before the read stopped at that size, at the body's end, at a stall,
     /// or at a transport error. Empty if nothing arrived.
@@ -138,6 +151,11 @@ impl fmt::Display for StatusError {
         write!(f, "HTTP {}", self.status)?;
         if let Some(hint) = self.retry_after {
             write!(f, " (retry after {hint:?})")?;
+        }
+        match self.server_says_retry {
+            Some(false) => f.write_str(" (the server says not to retry)")?,
+            Some(true) => f.write_str(" (the server says to retry)")?,
+            None => {}
         }
         if !self.body.is_empty() {
             write!(f, ": {}", self.body)?;
@@ -215,7 +233,7 @@ impl From<reqwest::Error> for Error {
 ///
 /// ```
 /// use retry_jitter::reqwest::{Error, StatusError};
-/// let e = Error::from(StatusError { status: http::StatusCode::NOT_FOUND, retry_after: None, body: String::new() });
+/// let e = Error::from(StatusError { status: http::StatusCode::NOT_FOUND, retry_after: None, server_says_retry: None, body: String::new() });
 /// assert_eq!(e.to_string(), "HTTP 404 Not Found");
 /// ```
 impl From<StatusError> for Error {
@@ -249,7 +267,7 @@ impl Error {
     /// use retry_jitter::TimedOut;
     /// use http::StatusCode;
     ///
-    /// let e = Error::from(StatusError { status: StatusCode::BAD_GATEWAY, retry_after: None, body: String::new() });
+    /// let e = Error::from(StatusError { status: StatusCode::BAD_GATEWAY, retry_after: None, server_says_retry: None, body: String::new() });
     /// assert_eq!(e.status(), Some(StatusCode::BAD_GATEWAY));
     /// assert_eq!(Error::from(TimedOut).status(), None);
     /// ```
@@ -263,10 +281,12 @@ impl Error {
 }
 
 /// The response if its status is a success; otherwise a [`StatusError`] with the status, the
-/// parsed `Retry-After` and the start of the body.
+/// parsed `Retry-After`, the server's word on retrying and the start of the body.
 ///
-/// The decision is made on the head: the status and `Retry-After` come from the headers, so
-/// a broken body cannot change it. The body is then read for the error message only, chunk by
+/// The decision is made on the head, as [`classify_response`] makes it: the status,
+/// `Retry-After` and the server's word (every line of `x-should-retry`,
+/// `stripe-should-retry` and `x-envoy-overloaded`, "don't" winning) come from the headers,
+/// so a broken body cannot change it. A success reads no header. The body is then read for the error message only, chunk by
 /// chunk, and the read stops — keeping what arrived — at the first of:
 ///
 /// - [`MAX_ERROR_BODY`] bytes (64 KiB); the rest is never read, the connection is dropped;
@@ -313,11 +333,13 @@ pub async fn check(mut resp: reqwest::Response) -> Result<reqwest::Response, Sta
         return Ok(resp);
     }
     let retry_after = retry_after(resp.headers(), SystemTime::now());
+    let server_says_retry = server_says_retry(resp.headers());
     let body = read_error_body(&mut resp).await;
     drop(resp);
     Err(StatusError {
         status,
         retry_after,
+        server_says_retry,
         body,
     })
 }
@@ -474,19 +496,33 @@ impl Transient for reqwest::Error {
     }
 }
 
-/// By status, honouring the server's `Retry-After` on a retried status.
+/// As [`classify_response`] decides on the response's head: by status, the server's word
+/// winning over the table for a failure (`Some(false)` stops, `Some(true)` retries), honouring
+/// `Retry-After` on a retried status. A "don't" on a status the table retries, inside a
+/// `ChainLayer`'s scope, has the tier answer "don't retry" too.
 ///
 /// ```
 /// use retry_jitter::reqwest::StatusError;
 /// use retry_jitter::{Decision, Transient};
 /// use std::time::Duration;
 ///
-/// let e = StatusError { status: http::StatusCode::SERVICE_UNAVAILABLE, retry_after: Some(Duration::from_secs(1)), body: String::new() };
+/// let e = StatusError { status: http::StatusCode::SERVICE_UNAVAILABLE, retry_after: Some(Duration::from_secs(1)), server_says_retry: None, body: String::new() };
 /// assert_eq!(e.decision(), Decision::RetryAfter(Duration::from_secs(1)));
+/// // A tier below that already retried: `x-should-retry: false`.
+/// let e = StatusError { server_says_retry: Some(false), ..e };
+/// assert_eq!(e.decision(), Decision::Stop);
+/// // A 409 the server marks `x-should-retry: true`.
+/// let e = StatusError { status: http::StatusCode::CONFLICT, retry_after: None, server_says_retry: Some(true), body: String::new() };
+/// assert_eq!(e.decision(), Decision::Retry);
 /// ```
 impl Transient for StatusError {
     fn decision(&self) -> Decision {
-        classify_status_with_hint(self.status, self.retry_after)
+        decide_response(
+            self.status,
+            true,
+            || self.server_says_retry,
+            || self.retry_after,
+        )
     }
 }
 
@@ -495,7 +531,7 @@ impl Transient for StatusError {
 /// ```
 /// use retry_jitter::reqwest::{Error, StatusError};
 /// use retry_jitter::{Decision, TimedOut, Transient};
-/// let e = Error::Status(StatusError { status: http::StatusCode::NOT_FOUND, retry_after: None, body: String::new() });
+/// let e = Error::Status(StatusError { status: http::StatusCode::NOT_FOUND, retry_after: None, server_says_retry: None, body: String::new() });
 /// assert_eq!(e.decision(), Decision::Stop);
 /// assert_eq!(Error::from(TimedOut).decision(), Decision::Retry);
 /// ```
@@ -598,6 +634,55 @@ mod tests {
         assert_eq!(err.decision(), Decision::Retry, "{err:?}");
     }
 
+    #[tokio::test]
+    async fn check_keeps_the_server_s_word_and_decides_as_classify_response() {
+        let cases: [(&'static [u8], Option<bool>, Decision); 5] = [
+            (
+                b"HTTP/1.1 503 Service Unavailable\r\nx-should-retry: true\r\nx-should-retry: false\r\nContent-Length: 0\r\n\r\n",
+                Some(false),
+                Decision::Stop,
+            ),
+            (
+                b"HTTP/1.1 503 Service Unavailable\r\nx-envoy-overloaded: true\r\nContent-Length: 0\r\n\r\n",
+                Some(false),
+                Decision::Stop,
+            ),
+            (
+                b"HTTP/1.1 409 Conflict\r\nstripe-should-retry: true\r\nRetry-After: 2\r\nContent-Length: 0\r\n\r\n",
+                Some(true),
+                Decision::RetryAfter(Duration::from_secs(2)),
+            ),
+            (
+                b"HTTP/1.1 500 Internal Server Error\r\nstripe-should-retry: true\r\nstripe-should-retry: false\r\nContent-Length: 0\r\n\r\n",
+                Some(false),
+                Decision::Stop,
+            ),
+            (
+                b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 4\r\n\r\nbusy",
+                None,
+                Decision::Retry,
+            ),
+        ];
+        for (response, said, decision) in cases {
+            let url = format!("http://{}/", answering(response));
+            let resp = reqwest::get(url).await.expect("a head");
+            let err = check(resp).await.expect_err("not a success");
+            assert_eq!(err.server_says_retry, said, "{err}");
+            assert_eq!(err.decision(), decision, "{err}");
+            assert_eq!(Error::from(err).decision(), decision);
+        }
+        let said = StatusError {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            retry_after: None,
+            server_says_retry: Some(false),
+            body: "down".into(),
+        };
+        assert_eq!(
+            said.to_string(),
+            "HTTP 503 Service Unavailable (the server says not to retry): down"
+        );
+    }
+
     #[derive(Debug)]
     struct Chain(&'static str, Option<Box<Chain>>);
     impl fmt::Display for Chain {
@@ -662,6 +747,7 @@ mod tests {
         let status = Error::from(StatusError {
             status: StatusCode::SERVICE_UNAVAILABLE,
             retry_after: None,
+            server_says_retry: None,
             body: "down".into(),
         });
         assert_eq!(messages(&status), ["HTTP 503 Service Unavailable: down"]);

@@ -182,9 +182,10 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// Vouch that every request through this middleware is safe to send again, whatever its
     /// method: a `POST` or a `PATCH` is retried on the whole table, like a `GET`. Without it
     /// (and without [`idempotency_key`](RetryBuilder::idempotency_key)), a request whose method
-    /// is not idempotent and which carries no `Idempotency-Key` (or `X-Idempotency-Key`) is
-    /// retried only on what proves it was not applied: a failed connect, a stream the server
-    /// refused, `408`, `425`, `429`, `503`, or the server's `x-should-retry: true`.
+    /// is not idempotent and which carries no `Idempotency-Key` (or `X-Idempotency-Key`; an
+    /// empty or blank one is none) is retried only on what proves it was not applied: a failed
+    /// connect, a stream the server refused, `408`, `425`, `429`, `503`, or the server's
+    /// `x-should-retry: true`.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -204,7 +205,8 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// `Idempotency-Key` (nor `X-Idempotency-Key`) one: a random version-4 UUID from the
     /// operating system's entropy, the same on every attempt of the call and new for each call;
     /// such a request is then retried on the whole table, as the server applies it once
-    /// however often it comes. A key the caller set is kept as it is; a `GET` gets none.
+    /// however often it comes. A key the caller set is kept as it is, but an empty or blank
+    /// one is no key and is replaced (under its own name); a `GET` gets none.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {

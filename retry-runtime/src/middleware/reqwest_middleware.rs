@@ -156,9 +156,9 @@ impl Classify<Error> for TransportErrors {
 }
 
 /// The default classifier of responses, by [`reqwest::check`](crate::reqwest::check)'s rules:
-/// a success is the answer; any other status by
-/// [`classify_status_with_hint`](crate::http::classify_status_with_hint) with the
-/// `Retry-After` it carries. The body is not read: a response retried is dropped, the last
+/// a success is the answer; any other status as
+/// [`classify_response`](crate::http::classify_response) decides, the server's word winning
+/// and `Retry-After` honoured. The body is not read: a response retried is dropped, the last
 /// one is returned whole.
 ///
 /// Its doc test needs a response; see `tests/middleware.rs` for one from a real server.

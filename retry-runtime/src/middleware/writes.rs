@@ -4,7 +4,7 @@
 
 use http::{HeaderMap, HeaderValue, Method};
 
-use crate::http::is_repeatable;
+use crate::http::{is_repeatable, KEYS};
 use crate::policy::Resend;
 
 /// What a builder was told of the requests it sends.
@@ -19,8 +19,9 @@ pub enum Writes {
     Keyed,
 }
 
-/// Under [`Writes::Keyed`], a request of a non-idempotent method without a key is given one:
-/// called before its first attempt, so that every attempt sends the same key.
+/// Under [`Writes::Keyed`], a request of a non-idempotent method without a key (an empty or
+/// blank one is none) is given one: called before its first attempt, so that every attempt
+/// sends the same key.
 #[cfg(any(test, feature = "reqwest-middleware"))]
 #[inline]
 pub(crate) fn add_key(writes: Writes, method: &Method, headers: &mut HeaderMap) {
@@ -36,9 +37,20 @@ pub(crate) fn needs_key(writes: Writes, method: &Method, headers: &HeaderMap) ->
     writes == Writes::Keyed && !is_repeatable(method, headers)
 }
 
-/// The key [`add_key`] gives.
+/// The key [`add_key`] gives a request that has none: in place of an empty or blank key the
+/// caller set, under that key's name (the one its server reads), else as `Idempotency-Key`.
 pub(crate) fn give_key(headers: &mut HeaderMap) {
-    headers.insert("idempotency-key", new_key());
+    let key = new_key();
+    let mut replaced = false;
+    for name in KEYS {
+        if headers.contains_key(name) {
+            headers.insert(name, key.clone());
+            replaced = true;
+        }
+    }
+    if !replaced {
+        headers.insert(KEYS[0], key);
+    }
 }
 
 /// How a request of `method` with `headers` (its key added by [`add_key`]) may be sent again.
@@ -122,6 +134,35 @@ mod tests {
             !h.contains_key("idempotency-key"),
             "the caller's key is kept, none added"
         );
+    }
+
+    #[test]
+    fn an_empty_or_blank_key_is_replaced_under_its_own_name() {
+        for name in ["idempotency-key", "x-idempotency-key"] {
+            for blank in ["", "  ", "\t"] {
+                let mut h = HeaderMap::new();
+                h.insert(name, HeaderValue::from_static(blank));
+                assert_eq!(
+                    resend(Writes::ByMethod, &Method::POST, &h),
+                    Resend::IfNotApplied
+                );
+                add_key(Writes::Keyed, &Method::POST, &mut h);
+                assert_eq!(
+                    h.len(),
+                    1,
+                    "{name}: {blank:?} replaced, no second key: {h:?}"
+                );
+                assert_eq!(h[name].len(), 36, "a fresh key under {name}");
+                assert_eq!(resend(Writes::Keyed, &Method::POST, &h), Resend::Any);
+            }
+        }
+        // Both names blank: both get the one fresh key.
+        let mut h = HeaderMap::new();
+        h.insert("idempotency-key", HeaderValue::from_static(""));
+        h.insert("x-idempotency-key", HeaderValue::from_static(" "));
+        add_key(Writes::Keyed, &Method::PATCH, &mut h);
+        assert_eq!(h["idempotency-key"], h["x-idempotency-key"]);
+        assert_eq!(h["idempotency-key"].len(), 36);
     }
 
     #[test]
