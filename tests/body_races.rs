@@ -142,7 +142,9 @@ impl Body for Trickle {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, io::Error>>> {
-        self.0.poll_recv(cx).map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
+        self.0
+            .poll_recv(cx)
+            .map(|chunk| chunk.map(|c| Ok(Frame::data(c))))
     }
 }
 
@@ -169,8 +171,8 @@ enum Plan {
     /// Its first connection is reset (TCP RST) once `RESET_AFTER` body bytes are in, `after`
     /// that; the others read each body whole and answer `200`.
     ResetFirst { after: Duration },
-    /// Answer `503` at once, before reading the body.
-    Refuse,
+    /// Answer `503` `after` the head, before reading the body.
+    Refuse { after: Duration },
 }
 
 /// An HTTP/1 server on loopback, raw, playing `plan`.
@@ -200,7 +202,8 @@ async fn h1_connection(mut conn: TcpStream, plan: Plan, seen: Arc<Seen>) {
         let head = String::from_utf8_lossy(&got[..head_end]).to_ascii_lowercase();
         got.drain(..head_end);
         match plan {
-            Plan::Refuse => {
+            Plan::Refuse { after } => {
+                tokio::time::sleep(after).await;
                 let answer = "HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
                 let _ = conn.write_all(answer.as_bytes()).await;
                 h2_frames::close(conn).await;
@@ -240,8 +243,8 @@ async fn h1_connection(mut conn: TcpStream, plan: Plan, seen: Arc<Seen>) {
 async fn h2(plan: Plan) -> (SocketAddr, Arc<Seen>) {
     let seen = Arc::new(Seen::default());
     let counted = seen.clone();
-    let addr = h2_frames::serve_each(move |socket| h2_connection(socket, plan, counted.clone()))
-        .await;
+    let addr =
+        h2_frames::serve_each(move |socket| h2_connection(socket, plan, counted.clone())).await;
     (addr, seen)
 }
 
@@ -272,7 +275,8 @@ async fn h2_connection(socket: TcpStream, plan: Plan, seen: Arc<Seen>) {
             let answer = |status: u16| http::Response::builder().status(status).body(()).unwrap();
             let mut body = req.into_body();
             let after = match plan {
-                Plan::Refuse => {
+                Plan::Refuse { after } => {
+                    tokio::time::sleep(after).await;
                     let _ = respond.send_response(answer(503), true);
                     return;
                 }
@@ -327,9 +331,17 @@ async fn reset_mid_body_is_retried(http2: bool, hedged: bool) {
     for round in 0..ROUNDS {
         // Hedged: the reset waits for the hedge to be started (it waits for the body), and
         // the upload's pause ends after the reset.
-        let (after, pause) = if hedged { (ms(20), ms(60)) } else { (ms(0), ms(30)) };
+        let (after, pause) = if hedged {
+            (ms(20), ms(60))
+        } else {
+            (ms(0), ms(30))
+        };
         let plan = Plan::ResetFirst { after };
-        let (addr, seen) = if http2 { h2(plan).await } else { h1(plan).await };
+        let (addr, seen) = if http2 {
+            h2(plan).await
+        } else {
+            h1(plan).await
+        };
         let layer = RetryLayer::new(four());
         let got = if hedged {
             // A client per attempt: a hedge is sent on a connection of its own, never on the
@@ -342,11 +354,21 @@ async fn reset_mid_body_is_retried(http2: bool, hedged: bool) {
         };
         let whole = seen.whole();
         if got != Ok(200) || whole.is_empty() {
-            failed.push(format!("round {round}: {got:?}, {} bodies whole", whole.len()));
+            failed.push(format!(
+                "round {round}: {got:?}, {} bodies whole",
+                whole.len()
+            ));
         }
-        assert!(whole.iter().all(|b| *b == payload(LEN)), "round {round}: byte-exact");
+        assert!(
+            whole.iter().all(|b| *b == payload(LEN)),
+            "round {round}: byte-exact"
+        );
     }
-    assert!(failed.is_empty(), "{} of {ROUNDS} rounds failed: {failed:#?}", failed.len());
+    assert!(
+        failed.is_empty(),
+        "{} of {ROUNDS} rounds failed: {failed:#?}",
+        failed.len()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -379,41 +401,133 @@ async fn a_put_reset_mid_body_is_retried_over_http2_current_thread() {
     reset_mid_body_is_retried(true, false).await;
 }
 
-/// A streaming upload answered `503` before it was read, `rounds` times: the `503` is the
-/// answer, and the server saw one request.
-async fn a_stream_answered_first_is_sent_once(http2: bool) {
+/// A streaming upload answered `503` before it was read, `ROUNDS` times: the `503` is the
+/// answer, and the server saw one request. Hedged, the answer comes once the hedge waits for
+/// the body: it never gets it.
+async fn a_stream_answered_first_is_sent_once(http2: bool, hedged: bool) {
     let mut failed = Vec::new();
     for round in 0..ROUNDS {
-        let (addr, seen) = if http2 {
-            h2(Plan::Refuse).await
-        } else {
-            h1(Plan::Refuse).await
+        let plan = Plan::Refuse {
+            after: if hedged { ms(20) } else { Duration::ZERO },
         };
-        let svc = RetryLayer::new(four()).layer(client(http2));
-        let got = put(svc, addr, trickle()).await;
+        let (addr, seen) = if http2 {
+            h2(plan).await
+        } else {
+            h1(plan).await
+        };
+        let layer = RetryLayer::new(four());
+        let got = if hedged {
+            let svc = layer.hedge(Hedge::After(ms(5))).layer(client(http2));
+            put(svc, addr, trickle()).await
+        } else {
+            put(layer.layer(client(http2)), addr, trickle()).await
+        };
         if got != Ok(503) || seen.heads() != 1 {
-            failed.push(format!("round {round}: {got:?}, sent {} times", seen.heads()));
+            failed.push(format!(
+                "round {round}: {got:?}, sent {} times",
+                seen.heads()
+            ));
         }
     }
-    assert!(failed.is_empty(), "{} of {ROUNDS} rounds failed: {failed:#?}", failed.len());
+    assert!(
+        failed.is_empty(),
+        "{} of {ROUNDS} rounds failed: {failed:#?}",
+        failed.len()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streaming_body_answered_503_first_is_sent_once_over_http1_multi_thread() {
-    a_stream_answered_first_is_sent_once(false).await;
+    a_stream_answered_first_is_sent_once(false, false).await;
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_streaming_body_answered_503_first_is_sent_once_over_http1_current_thread() {
-    a_stream_answered_first_is_sent_once(false).await;
+    a_stream_answered_first_is_sent_once(false, false).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_streaming_body_answered_503_first_is_sent_once_over_http2_multi_thread() {
-    a_stream_answered_first_is_sent_once(true).await;
+    a_stream_answered_first_is_sent_once(true, false).await;
 }
 
 #[tokio::test(flavor = "current_thread")]
 async fn a_streaming_body_answered_503_first_is_sent_once_over_http2_current_thread() {
-    a_stream_answered_first_is_sent_once(true).await;
+    a_stream_answered_first_is_sent_once(true, false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hedge_never_sends_a_streaming_body_answered_503_first_multi_thread() {
+    a_stream_answered_first_is_sent_once(false, true).await;
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_hedge_never_sends_a_streaming_body_answered_503_first_current_thread() {
+    a_stream_answered_first_is_sent_once(false, true).await;
+}
+
+/// An attempt cut by the layer's timeout before its service read the body: the body, given
+/// back when the cut attempt's request is dropped, is the retry's, whole.
+#[tokio::test(start_paused = true)]
+async fn a_body_given_back_by_an_attempt_cut_by_the_timeout_is_sent_by_the_retry() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let received = Arc::new(Mutex::new(Vec::new()));
+    let (counted, seen) = (calls.clone(), received.clone());
+    let upstream = tower::service_fn(move |req: http::Request<Body32>| {
+        let first = counted.fetch_add(1, Ordering::SeqCst) == 0;
+        let seen = seen.clone();
+        async move {
+            if first {
+                // Holds the request, unread, until the timeout drops it.
+                let _held = req;
+                return std::future::pending().await;
+            }
+            let body = req.into_body().collect().await.unwrap().to_bytes();
+            seen.lock().unwrap().push(body);
+            Ok::<_, BoxError>(http::Response::new(()))
+        }
+    });
+    let svc = RetryLayer::new(four()).timeout(ms(50)).layer(upstream);
+    let req = http::Request::put("/uploads/7")
+        .body(upload(Duration::ZERO))
+        .unwrap();
+    let resp = svc.oneshot(req).await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(
+        *received.lock().unwrap() == [payload(LEN)],
+        "sent whole by the retry"
+    );
+}
+
+/// A service that fails while it still holds the body (it goes on sending it elsewhere): the
+/// verdict waits a moment for the body, then takes it for still being sent — the call ends on
+/// that error, sent once, and is not held for as long as the body is.
+#[tokio::test(start_paused = true)]
+async fn a_body_held_after_its_attempt_failed_is_not_sent_again_and_does_not_hold_the_call() {
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let upstream = tower::service_fn(move |req: http::Request<Body32>| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        // The body outlives the attempt, unfinished, for a minute.
+        tokio::spawn(async move {
+            let _held = req;
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        });
+        let reset = io::Error::from(io::ErrorKind::ConnectionReset);
+        async move { Err::<http::Response<()>, BoxError>(reset.into()) }
+    });
+    let svc = RetryLayer::new(four()).layer(upstream);
+    let req = http::Request::put("/uploads/7")
+        .body(upload(Duration::ZERO))
+        .unwrap();
+    let started = tokio::time::Instant::now();
+    let err = svc.oneshot(req).await.unwrap_err();
+    assert!(err.to_string().contains("reset"), "{err}");
+    assert_eq!(calls.load(Ordering::SeqCst), 1, "sent once");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 }

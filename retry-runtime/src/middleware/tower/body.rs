@@ -83,7 +83,8 @@ pub trait KeepBody<B>: Send + Sync + Sized + 'static {
     fn keep(req: &mut http::Request<B>, limit: usize)
         -> Option<(Self, http::Request<Self::Owned>)>;
 
-    /// Whether a next attempt's body can be made.
+    /// Whether a next attempt's body can be made, as far as the body kept for the call says:
+    /// asked when the attempt that ended did not say it for its own body.
     fn replayable(&self) -> bool;
 
     /// The next attempt's body, once it can be made (a hedge may start while the first
@@ -495,9 +496,9 @@ impl<B: Body> Drop for AttemptBody<B> {
             return;
         };
         let mut r = lock(&self.shared);
-        // At its end, or past its last frame (a transport that sent it need not poll for the
-        // end), it is whole; what is recorded is the body.
-        if r.complete || rest.is_end_stream() {
+        // At its end, or past its last frame or byte (a transport that sent it need not poll
+        // for the end), it is whole; what is recorded is the body.
+        if r.complete || rest.is_end_stream() || rest.size_hint().exact() == Some(0) {
             r.whole(self.id);
             return;
         }
@@ -531,8 +532,10 @@ fn head<B>(req: &http::Request<B>) -> http::Request<()> {
 
 /// The [`KeepBody`] of bodies that are not `Clone` (a boxed body, a stream): the body is
 /// recorded as the first attempt sends it, within the layer's limit, and each next attempt
-/// sends the recorded bytes again, wrapped in the body type ([`WrapBody`]). A body still being
-/// sent when its attempt ended, or that went over the limit, is not replayed.
+/// sends the recorded bytes again, wrapped in the body type ([`WrapBody`]), then the rest of
+/// the body if a failed connection gave it back unfinished. Each attempt's body decides for
+/// its attempt alone: one the server answered before it was sent whole, or that went over
+/// the limit, is not replayed.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -634,7 +637,9 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
                 match tokio::time::timeout(SETTLING, settled).await {
                     Ok(verdict) => verdict,
                     // Judged as answered: what it gives back later is dropped too.
-                    Err(_) => lock(&self.shared).verdict(id, false).unwrap_or((false, None)),
+                    Err(_) => lock(&self.shared)
+                        .verdict(id, false)
+                        .unwrap_or((false, None)),
                 }
             }
         };
@@ -664,7 +669,8 @@ where
         Some((replayer, head(req)))
     }
 
-    /// The body went over the limit, or was still being sent when its attempt ended: no.
+    /// Asked only of an attempt that ended unjudged (cut by its timeout): the body is recorded
+    /// whole, or given back within the limit.
     fn replayable(&self) -> bool {
         lock(&self.shared).replayable()
     }

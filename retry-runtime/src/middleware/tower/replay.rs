@@ -45,8 +45,9 @@ pub type Kept<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 /// first attempt is sent, and the next attempt's request from that. Both modes go through it,
 /// so the `Service` impl and the loop are written once.
 ///
-/// What is kept has two parts: what the loop's classifiers read (they ask
-/// [`replayable`](Replay::replayable) before a retry), shared by every attempt, hence `Sync`;
+/// What is kept has two parts: what the attempts and the loop's classifiers read (each
+/// attempt is [judged](Replay::judge) by what became of its own request), shared by every
+/// attempt, hence `Sync`;
 /// and what the loop's attempts own, each next request made from it (only `Send`: a cloned
 /// request need not be `Sync`).
 #[diagnostic::on_unimplemented(
@@ -76,7 +77,8 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         left: impl FnOnce() -> Option<Duration>,
     ) -> Option<Kept<Self, Req>>;
 
-    /// Whether a next attempt can be sent; if not, the call ends on the outcome in hand.
+    /// Whether a next attempt can be sent, for an attempt that ended unjudged (see
+    /// [`judge`](Replay::judge)); if not, the call ends on the outcome in hand.
     fn replayable(shared: &Self::Shared) -> bool;
 
     /// Whether the request may be sent again whatever became of it (by its method and key,
@@ -290,7 +292,11 @@ impl<'a, M: Replay<Req>, Req> Attempt<'a, M, Req> {
             let verdict = M::judge(shared, self.sent, outcome.is_err()).await;
             self.shared = None;
             if let Some(replayable) = verdict {
-                let said = if replayable { Verdicts::YES } else { Verdicts::NO };
+                let said = if replayable {
+                    Verdicts::YES
+                } else {
+                    Verdicts::NO
+                };
                 verdicts.0.store(said, Ordering::Relaxed);
             }
         }

@@ -124,10 +124,10 @@ where
                 None => (None, None),
             };
             let shared = shared.as_ref();
-            // A request that cannot be sent again (an HTTP body that went over the limit, or
-            // was still being sent when its attempt ended) ends the call on that attempt's
-            // outcome: as its attempt judged it, from its own body; an attempt cut by its
-            // timeout judged nothing.
+            // A request that cannot be sent again (an HTTP body over the limit, or answered
+            // before it was sent whole) ends the call on that attempt's outcome. Each attempt
+            // judges its own request as it ends; for one cut by its timeout, which judged
+            // nothing, what the call kept says.
             let verdicts = &Verdicts::default();
             let again = move || {
                 verdicts
