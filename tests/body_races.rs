@@ -7,7 +7,10 @@
 //! - a body given back by a connection reset mid-body is sent again, whole, over HTTP/1 and
 //!   HTTP/2, with or without a hedge waiting for it;
 //! - a streaming body the server answered `503` before reading it is sent once, and the `503`
-//!   is the answer.
+//!   is the answer, with or without a hedge waiting for it.
+//!
+//! And, in process: a body given back by an attempt cut by the layer's timeout is the retry's;
+//! a body its service holds after failing is not waited for past a moment.
 
 use std::future::Future;
 use std::io;

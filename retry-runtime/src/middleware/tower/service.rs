@@ -176,8 +176,8 @@ where
                                 (Attempt::new(shared, 0), outcome)
                             }
                             (None, Some((mut svc, req, mode))) => {
-                                let (mut req, sent) = req.await;
-                                let attempt = Attempt::new(shared, sent);
+                                let (mut req, body) = req.await;
+                                let attempt = Attempt::new(shared, body);
                                 mode.stamp(&mut req, attempt_number, || limits.left());
                                 let outcome = async {
                                     poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
