@@ -39,7 +39,7 @@ use tower::{Layer, ServiceExt};
 #[allow(dead_code)] // its accept loop and its close are what these servers use
 mod h2_frames;
 
-type Body32 = BoxBody<Bytes, io::Error>;
+type Boxed = BoxBody<Bytes, io::Error>;
 
 /// Rounds per test and runtime.
 const ROUNDS: usize = 25;
@@ -73,7 +73,7 @@ struct Upload {
     pause_for: Duration,
 }
 
-fn upload(pause_for: Duration) -> Body32 {
+fn upload(pause_for: Duration) -> Boxed {
     Upload {
         data: payload(LEN),
         at: 0,
@@ -122,7 +122,7 @@ impl Body for Upload {
 
 /// A streaming upload (no size hint): a 1 KiB chunk every 10 ms from a task, until the body
 /// is dropped.
-fn trickle() -> Body32 {
+fn trickle() -> Boxed {
     let (tx, rx) = tokio::sync::mpsc::channel::<Bytes>(1);
     tokio::spawn(async move {
         for _ in 0..1000 {
@@ -307,9 +307,9 @@ type Response = http::Response<hyper::body::Incoming>;
 type BoxError = retry_jitter::tower::BoxError;
 
 /// One `PUT` of `body` through `svc`: its status, or the error's text.
-async fn put<S>(svc: S, addr: SocketAddr, body: Body32) -> Result<u16, String>
+async fn put<S>(svc: S, addr: SocketAddr, body: Boxed) -> Result<u16, String>
 where
-    S: tower::Service<http::Request<Body32>, Response = Response, Error = BoxError>,
+    S: tower::Service<http::Request<Boxed>, Response = Response, Error = BoxError>,
 {
     let req = http::Request::put(format!("http://{addr}/uploads/7"))
         .body(body)
@@ -321,7 +321,7 @@ where
 }
 
 /// hyper's client, HTTP/2 only if `http2`.
-fn client(http2: bool) -> Client<HttpConnector, Body32> {
+fn client(http2: bool) -> Client<HttpConnector, Boxed> {
     Client::builder(TokioExecutor::new())
         .http2_only(http2)
         .build_http()
@@ -476,7 +476,7 @@ async fn a_body_given_back_by_an_attempt_cut_by_the_timeout_is_sent_by_the_retry
     let calls = Arc::new(AtomicU32::new(0));
     let received = Arc::new(Mutex::new(Vec::new()));
     let (counted, seen) = (calls.clone(), received.clone());
-    let upstream = tower::service_fn(move |req: http::Request<Body32>| {
+    let upstream = tower::service_fn(move |req: http::Request<Boxed>| {
         let first = counted.fetch_add(1, Ordering::SeqCst) == 0;
         let seen = seen.clone();
         async move {
@@ -510,7 +510,7 @@ async fn a_body_given_back_by_an_attempt_cut_by_the_timeout_is_sent_by_the_retry
 async fn a_body_held_after_its_attempt_failed_is_not_sent_again_and_does_not_hold_the_call() {
     let calls = Arc::new(AtomicU32::new(0));
     let counted = calls.clone();
-    let upstream = tower::service_fn(move |req: http::Request<Body32>| {
+    let upstream = tower::service_fn(move |req: http::Request<Boxed>| {
         counted.fetch_add(1, Ordering::SeqCst);
         // The body outlives the attempt, unfinished, for a minute.
         tokio::spawn(async move {
