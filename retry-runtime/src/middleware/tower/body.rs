@@ -4,6 +4,7 @@
 use core::future::{poll_fn, Future};
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
+use core::time::Duration;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
@@ -82,12 +83,36 @@ pub trait KeepBody<B>: Send + Sync + Sized + 'static {
     fn keep(req: &mut http::Request<B>, limit: usize)
         -> Option<(Self, http::Request<Self::Owned>)>;
 
-    /// Whether a next attempt's body can be made.
+    /// Whether a next attempt's body can be made, as far as the body kept for the call says:
+    /// asked when the attempt that ended did not say it for its own body.
     fn replayable(&self) -> bool;
 
     /// The next attempt's body, once it can be made (a hedge may start while the first
     /// attempt still sends the body).
     fn replay(&self, owned: Self::Owned) -> impl Future<Output = B> + Send + '_;
+
+    /// [`replay`](KeepBody::replay), and which of the kept body's attempts it is (the first
+    /// attempt's is `0`): what [`judge`](KeepBody::judge) is asked of.
+    #[doc(hidden)]
+    fn replay_attempt(&self, owned: Self::Owned) -> impl Future<Output = (B, u32)> + Send + '_ {
+        async move { (self.replay(owned).await, 0) }
+    }
+
+    /// Once attempt `sent`'s call ended (`failed`: with an error, no answer), whether its
+    /// request can be sent again, from what became of that attempt's body alone; `None` when
+    /// nothing is kept per attempt (then [`replayable`](KeepBody::replayable) decides).
+    #[doc(hidden)]
+    fn judge(&self, sent: u32, failed: bool) -> impl Future<Output = Option<bool>> + Send + '_ {
+        let _ = (sent, failed);
+        core::future::ready(None)
+    }
+
+    /// Attempt `sent` ended without a verdict (cut by its timeout): the rest of the body it
+    /// gives back, if it gives one back, may be sent by the next attempt.
+    #[doc(hidden)]
+    fn release(&self, sent: u32) {
+        let _ = sent;
+    }
 }
 
 /// The [`KeepBody`] of `Clone` bodies: the body itself is kept and cloned for each attempt, no
@@ -213,12 +238,57 @@ impl ReplayBody for tonic::body::Body {
     type Kept = Replayer<Self>;
 }
 
+/// How long a failed attempt's verdict waits for its transport to let go of its body (hyper's
+/// connection task drops it as soon as it sees the failure): a body held past this is still
+/// being sent, and not sent again.
+const SETTLING: Duration = Duration::from_millis(500);
+
 /// Where the original body is, for the next attempt.
 enum Source<B> {
-    /// An attempt's body holds it (or held it: it reached its end, or went over the limit).
+    /// An attempt's body holds it (or held it: it reached its end, went over the limit, or was
+    /// dropped with an attempt the server answered).
     Sending,
-    /// Given back unfinished by an attempt's body dropped midway (a connection that failed).
-    Returned(B),
+    /// Given back unfinished by attempt `by`'s body, dropped midway (a connection that
+    /// failed): the next attempt takes it once `by` is judged to have failed.
+    Returned { rest: B, by: u32 },
+}
+
+/// What became of one attempt's body.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    /// Its transport holds it, unfinished.
+    Sending,
+    /// Sent to its end (its last frame, or its trailers), or made of recorded bytes alone.
+    Whole,
+    /// Dropped unfinished: the rest of the original given back.
+    GivenBack,
+}
+
+/// What may become of the rest an attempt's body gives back, by what its call came to.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Hand {
+    /// Its call runs: the rest waits for its verdict.
+    Open,
+    /// Its call failed with no answer, or was cut: the rest goes to the next attempt.
+    On,
+    /// The server answered while the body was unfinished: the rest is dropped, never sent.
+    Dropped,
+}
+
+/// One attempt's body, as its verdict reads it.
+#[derive(Clone, Copy)]
+struct Sent {
+    fate: Fate,
+    hand: Hand,
+}
+
+impl Sent {
+    const fn new(fate: Fate) -> Self {
+        Sent {
+            fate,
+            hand: Hand::Open,
+        }
+    }
 }
 
 /// The bytes sent so far, shared by a call's attempts.
@@ -228,22 +298,77 @@ struct Recorded<B> {
     trailers: Option<HeaderMap>,
     /// The whole body is recorded.
     complete: bool,
-    /// More than the limit was sent: nothing can be replayed.
+    /// More than the limit was sent, or the body failed: nothing can be replayed.
     over: bool,
     source: Source<B>,
-    /// A hedge waiting for the body to be complete or given back.
-    waiting: Option<Waker>,
+    /// The first attempt's body, and the later ones' (numbered from 1).
+    first: Sent,
+    later: Vec<Sent>,
+    /// Hedges waiting for the body to be complete or given back, verdicts waiting for their
+    /// body to settle: futures of the call's one loop.
+    waiting: Vec<Waker>,
 }
 
 impl<B> Recorded<B> {
     /// Whether a next attempt can be sent: the body is complete, or given back within the limit.
     fn replayable(&self) -> bool {
-        !self.over && (self.complete || matches!(self.source, Source::Returned(_)))
+        !self.over && (self.complete || matches!(self.source, Source::Returned { .. }))
+    }
+
+    fn sent(&mut self, id: u32) -> &mut Sent {
+        match id.checked_sub(1) {
+            None => &mut self.first,
+            Some(i) => &mut self.later[i as usize],
+        }
+    }
+
+    /// Attempt `id` sent the whole body: it is recorded.
+    fn whole(&mut self, id: u32) {
+        self.complete = true;
+        self.sent(id).fate = Fate::Whole;
+        self.wake();
+    }
+
+    fn wait(&mut self, waker: &Waker) {
+        if !self.waiting.iter().any(|w| w.will_wake(waker)) {
+            self.waiting.push(waker.clone());
+        }
     }
 
     fn wake(&mut self) {
-        if let Some(w) = self.waiting.take() {
+        for w in self.waiting.drain(..) {
             w.wake();
+        }
+    }
+
+    /// The verdict on attempt `id`'s request once its call ended (`failed`: with no answer):
+    /// `None` while its body is still being sent after a failure (its transport lets go of it
+    /// soon). A body given back is handed on only by a call that failed; one the server
+    /// answered before its end is not sent again, nor is its rest.
+    fn verdict(&mut self, id: u32, failed: bool) -> Option<(bool, Option<B>)> {
+        if self.over {
+            return Some((false, None));
+        }
+        let sent = self.sent(id);
+        match (sent.fate, failed) {
+            (Fate::Whole, _) => Some((true, None)),
+            (Fate::GivenBack, true) => {
+                sent.hand = Hand::On;
+                self.wake();
+                Some((true, None))
+            }
+            (Fate::GivenBack | Fate::Sending, false) => {
+                sent.hand = Hand::Dropped;
+                let dropped = match core::mem::replace(&mut self.source, Source::Sending) {
+                    Source::Returned { rest, by } if by == id => Some(rest),
+                    other => {
+                        self.source = other;
+                        None
+                    }
+                };
+                Some((false, dropped))
+            }
+            (Fate::Sending, true) => None,
         }
     }
 }
@@ -267,6 +392,8 @@ pub(super) struct AttemptBody<B: Body> {
     trailers: Option<HeaderMap>,
     shared: Shared<B>,
     limit: usize,
+    /// Which of the call's attempts sends it.
+    id: u32,
 }
 
 impl<B: Body> AttemptBody<B> {
@@ -274,7 +401,8 @@ impl<B: Body> AttemptBody<B> {
         self.rest.get_mut().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn record(&self, frame: &Frame<Bytes>) {
+    /// `frame` recorded; `end`: it is the body's last (its trailers, or the body says so).
+    fn record(&self, frame: &Frame<Bytes>, end: bool) {
         let mut r = lock(&self.shared);
         if r.over {
             return;
@@ -284,20 +412,23 @@ impl<B: Body> AttemptBody<B> {
                 r.over = true;
                 r.chunks = Vec::new();
                 r.wake();
-            } else {
-                r.len += data.len();
-                r.chunks.push(data.clone());
+                return;
             }
+            r.len += data.len();
+            r.chunks.push(data.clone());
         } else if let Some(trailers) = frame.trailers_ref() {
             r.trailers = Some(trailers.clone());
+        }
+        // Whole once its last frame is out, whether or not its transport polls for the end:
+        // a server that answers after reading it all answers a whole body.
+        if end {
+            r.whole(self.id);
         }
     }
 
     fn finish(&mut self) {
         *self.rest() = None;
-        let mut r = lock(&self.shared);
-        r.complete = true;
-        r.wake();
+        lock(&self.shared).whole(self.id);
     }
 }
 
@@ -314,11 +445,12 @@ impl<B: Body<Data = Bytes> + Unpin> Body for AttemptBody<B> {
             return Poll::Ready(Some(Ok(Frame::data(chunk))));
         }
         if let Some(rest) = this.rest().as_mut() {
-            let polled = Pin::new(rest).poll_frame(cx);
+            let polled = Pin::new(&mut *rest).poll_frame(cx);
             return match polled {
                 Poll::Pending => Poll::Pending,
                 Poll::Ready(Some(Ok(frame))) => {
-                    this.record(&frame);
+                    let end = frame.is_trailers() || rest.is_end_stream();
+                    this.record(&frame, end);
                     Poll::Ready(Some(Ok(frame)))
                 }
                 Poll::Ready(Some(Err(e))) => {
@@ -360,17 +492,24 @@ impl<B: Body<Data = Bytes> + Unpin> Body for AttemptBody<B> {
 
 impl<B: Body> Drop for AttemptBody<B> {
     fn drop(&mut self) {
-        if let Some(rest) = self.rest().take() {
-            let mut r = lock(&self.shared);
-            // At its end, or past its trailers (a body's last frame: a transport that sent them
-            // need not poll for the end), it is whole; what is recorded is the body.
-            if rest.is_end_stream() || r.trailers.is_some() {
-                r.complete = true;
-            } else if !r.over {
-                r.source = Source::Returned(rest);
-            }
-            r.wake();
+        let Some(rest) = self.rest().take() else {
+            return;
+        };
+        let mut r = lock(&self.shared);
+        // At its end, or past its last frame or byte (a transport that sent it need not poll
+        // for the end), it is whole; what is recorded is the body.
+        if r.complete || rest.is_end_stream() || rest.size_hint().exact() == Some(0) {
+            r.whole(self.id);
+            return;
         }
+        let id = self.id;
+        if r.over || r.sent(id).hand == Hand::Dropped {
+            drop(r);
+            return;
+        }
+        r.sent(id).fate = Fate::GivenBack;
+        r.source = Source::Returned { rest, by: id };
+        r.wake();
     }
 }
 
@@ -393,8 +532,10 @@ fn head<B>(req: &http::Request<B>) -> http::Request<()> {
 
 /// The [`KeepBody`] of bodies that are not `Clone` (a boxed body, a stream): the body is
 /// recorded as the first attempt sends it, within the layer's limit, and each next attempt
-/// sends the recorded bytes again, wrapped in the body type ([`WrapBody`]). A body still being
-/// sent when its attempt ended, or that went over the limit, is not replayed.
+/// sends the recorded bytes again, wrapped in the body type ([`WrapBody`]), then the rest of
+/// the body if a failed connection gave it back unfinished. Each attempt's body decides for
+/// its attempt alone: one the server answered before it was sent whole, or that went over
+/// the limit, is not replayed.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -420,7 +561,9 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
             complete: false,
             over: false,
             source: Source::Sending,
-            waiting: None,
+            first: Sent::new(Fate::Sending),
+            later: Vec::new(),
+            waiting: Vec::new(),
         }));
         let first = AttemptBody {
             prefix: VecDeque::new(),
@@ -428,27 +571,37 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
             trailers: None,
             shared: shared.clone(),
             limit,
+            id: 0,
         };
         (first, Replayer { shared, limit })
     }
 
-    /// The next attempt's body, once the body is complete or given back (a hedge may start
-    /// while the first attempt still sends it); never, when it went over the limit (the call
-    /// then ends on the first attempt's answer, which drops this).
+    /// The next attempt's body, once the body is complete, or given back by an attempt that
+    /// failed with no answer (a hedge may start while the first attempt still sends it); never,
+    /// when it went over the limit or its rest was dropped (the call then ends on the answer
+    /// that did it, which drops this).
     pub(super) fn next(&self) -> impl Future<Output = AttemptBody<B>> + '_ {
         poll_fn(move |cx| {
             let mut r = lock(&self.shared);
+            let r = &mut *r;
             if r.over {
                 return Poll::Pending;
             }
             let rest = match core::mem::replace(&mut r.source, Source::Sending) {
-                Source::Returned(rest) => Some(rest),
+                Source::Returned { rest, by } if r.sent(by).hand == Hand::On => Some(rest),
                 Source::Sending if r.complete => None,
-                Source::Sending => {
-                    r.waiting = Some(cx.waker().clone());
+                waiting => {
+                    r.source = waiting;
+                    r.wait(cx.waker());
                     return Poll::Pending;
                 }
             };
+            let fate = if rest.is_none() {
+                Fate::Whole
+            } else {
+                Fate::Sending
+            };
+            r.later.push(Sent::new(fate));
             Poll::Ready(AttemptBody {
                 prefix: r.chunks.iter().cloned().collect(),
                 trailers: if rest.is_none() {
@@ -459,8 +612,40 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
                 rest: Mutex::new(rest),
                 shared: self.shared.clone(),
                 limit: self.limit,
+                id: u32::try_from(r.later.len()).unwrap_or(u32::MAX),
             })
         })
+    }
+
+    /// [`KeepBody::judge`]: at once, unless the call failed while its body is still held; then
+    /// once its transport lets go of it, or [`SETTLING`] passes (still being sent: no).
+    async fn judged(&self, id: u32, failed: bool) -> bool {
+        let now = lock(&self.shared).verdict(id, failed);
+        let (replayable, dropped) = match now {
+            Some(verdict) => verdict,
+            None => {
+                let settled = poll_fn(|cx| {
+                    let mut r = lock(&self.shared);
+                    match r.verdict(id, failed) {
+                        Some(verdict) => Poll::Ready(verdict),
+                        None => {
+                            r.wait(cx.waker());
+                            Poll::Pending
+                        }
+                    }
+                });
+                match tokio::time::timeout(SETTLING, settled).await {
+                    Ok(verdict) => verdict,
+                    // Judged as answered: what it gives back later is dropped too.
+                    Err(_) => lock(&self.shared)
+                        .verdict(id, false)
+                        .unwrap_or((false, None)),
+                }
+            }
+        };
+        // The user's body is dropped outside the lock.
+        drop(dropped);
+        replayable
     }
 }
 
@@ -484,12 +669,32 @@ where
         Some((replayer, head(req)))
     }
 
-    /// The body went over the limit, or was still being sent when its attempt ended: no.
+    /// Asked only of an attempt that ended unjudged (cut by its timeout): the body is recorded
+    /// whole, or given back within the limit.
     fn replayable(&self) -> bool {
         lock(&self.shared).replayable()
     }
 
     async fn replay(&self, (): ()) -> B {
         B::from_replay(self.next().await)
+    }
+
+    async fn replay_attempt(&self, (): ()) -> (B, u32) {
+        let body = self.next().await;
+        let id = body.id;
+        (B::from_replay(body), id)
+    }
+
+    async fn judge(&self, sent: u32, failed: bool) -> Option<bool> {
+        Some(self.judged(sent, failed).await)
+    }
+
+    fn release(&self, sent: u32) {
+        let mut r = lock(&self.shared);
+        let sent = r.sent(sent);
+        if sent.hand == Hand::Open {
+            sent.hand = Hand::On;
+            r.wake();
+        }
     }
 }

@@ -16,9 +16,14 @@
 //!   while it is sent and replayed ([`Replayer`]), wrapped again in its type
 //!   ([`WrapBody`]): http-body-util's `BoxBody` and `UnsyncBoxBody`, and with feature
 //!   `tonic`, `tonic::body::Body` (a `Channel`'s). A body larger than the limit is sent once
-//!   and never retried — no error for that: the first answer is the answer. A body still being
-//!   sent when its attempt ends (a streaming upload) is not retried either. Other request
-//!   types: [`RetryLayer::clone_requests`] clones them.
+//!   and never retried — no error for that: the first answer is the answer. Whether a recorded
+//!   body can be sent again is decided per attempt, once its call ends, from that attempt's
+//!   body alone: sent whole, or given back unfinished by a connection that failed (the next
+//!   attempt sends the recorded bytes, then the rest), it can; answered by the server before
+//!   it was sent whole (a streaming upload answered early), it cannot, nor can one its
+//!   transport still holds half a second after its call failed. A hedge waits for the body:
+//!   recorded whole, or given back by an attempt that failed. Other request types:
+//!   [`RetryLayer::clone_requests`] clones them.
 //! - **Responses** are classified by [`classify_status`](crate::http::classify_status),
 //!   honouring `Retry-After` ([`ByStatus`]); with feature `tonic`, a response whose headers
 //!   carry `grpc-status` (a trailers-only gRPC error, as tonic servers send) by

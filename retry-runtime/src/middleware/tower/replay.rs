@@ -5,6 +5,7 @@ use super::body::{KeepBody, ReplayBody};
 use crate::middleware::writes::{self, Writes};
 use crate::policy::Resend;
 use core::future::{ready, Future};
+use core::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use crate::middleware::builder::{hops_mut, FaceHops};
@@ -44,8 +45,9 @@ pub type Kept<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 /// first attempt is sent, and the next attempt's request from that. Both modes go through it,
 /// so the `Service` impl and the loop are written once.
 ///
-/// What is kept has two parts: what the loop's classifiers read (they ask
-/// [`replayable`](Replay::replayable) before a retry), shared by every attempt, hence `Sync`;
+/// What is kept has two parts: what the attempts and the loop's classifiers read (each
+/// attempt is [judged](Replay::judge) by what became of its own request), shared by every
+/// attempt, hence `Sync`;
 /// and what the loop's attempts own, each next request made from it (only `Send`: a cloned
 /// request need not be `Sync`).
 #[diagnostic::on_unimplemented(
@@ -75,7 +77,8 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         left: impl FnOnce() -> Option<Duration>,
     ) -> Option<Kept<Self, Req>>;
 
-    /// Whether a next attempt can be sent; if not, the call ends on the outcome in hand.
+    /// Whether a next attempt can be sent, for an attempt that ended unjudged (see
+    /// [`judge`](Replay::judge)); if not, the call ends on the outcome in hand.
     fn replayable(shared: &Self::Shared) -> bool;
 
     /// Whether the request may be sent again whatever became of it (by its method and key,
@@ -89,6 +92,34 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         shared: &Self::Shared,
         owned: Self::Owned,
     ) -> impl Future<Output = Req> + Send + '_;
+
+    /// [`clone_request`](Replay::clone_request), and which of the kept request's attempts it is
+    /// (the first attempt's is `0`): what [`judge`](Replay::judge) is asked of.
+    fn clone_attempt(
+        shared: &Self::Shared,
+        owned: Self::Owned,
+    ) -> impl Future<Output = (Req, u32)> + Send + '_ {
+        async move { (Self::clone_request(shared, owned).await, 0) }
+    }
+
+    /// Once attempt `sent`'s call ended (`failed`: with an error, no answer), whether its request
+    /// can be sent again, from what became of that attempt's request alone; `None` when the
+    /// mode keeps nothing per attempt (then [`replayable`](Replay::replayable) decides).
+    fn judge(
+        shared: &Self::Shared,
+        sent: u32,
+        failed: bool,
+    ) -> impl Future<Output = Option<bool>> + Send + '_ {
+        let _ = (shared, sent, failed);
+        ready(None)
+    }
+
+    /// Attempt `sent` ended without a verdict (cut by its timeout): what it gives back of its
+    /// request may be sent by the next attempt.
+    #[inline(always)]
+    fn release(shared: &Self::Shared, sent: u32) {
+        let _ = (shared, sent);
+    }
 
     /// Write what crosses the hop into the request of attempt number `attempt` (1-based), which
     /// has `left` of time (the smallest of its timeout, its loop's deadline and its caller's;
@@ -128,8 +159,26 @@ impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
     }
 
     async fn clone_request(kept: &Rb::Kept, head: Self::Owned) -> http::Request<Rb> {
+        Self::clone_attempt(kept, head).await.0
+    }
+
+    async fn clone_attempt(kept: &Rb::Kept, head: Self::Owned) -> (http::Request<Rb>, u32) {
         let (parts, body) = head.into_parts();
-        http::Request::from_parts(parts, kept.replay(body).await)
+        let (body, sent) = kept.replay_attempt(body).await;
+        (http::Request::from_parts(parts, body), sent)
+    }
+
+    fn judge(
+        kept: &Rb::Kept,
+        sent: u32,
+        failed: bool,
+    ) -> impl Future<Output = Option<bool>> + Send + '_ {
+        kept.judge(sent, failed)
+    }
+
+    #[inline(always)]
+    fn release(kept: &Rb::Kept, sent: u32) {
+        kept.release(sent);
     }
 
     #[inline]
@@ -188,5 +237,78 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
 
     fn clone_request(_: &(), req: Req) -> impl Future<Output = Req> + Send + '_ {
         ready(req)
+    }
+}
+
+/// The verdict on the request of the attempt that just ended, handed by that attempt to the
+/// classifiers: the loop classifies an attempt's outcome as soon as its future returns it, no
+/// other attempt polled in between, so the one slot is never read for the wrong attempt.
+#[derive(Default)]
+pub(super) struct Verdicts(AtomicU8);
+
+impl Verdicts {
+    const NONE: u8 = 0;
+    const YES: u8 = 1;
+    const NO: u8 = 2;
+
+    /// Whether the request of the attempt just ended can be sent again, if its attempt said:
+    /// said once (an attempt cut by its timeout says nothing).
+    #[inline]
+    pub(super) fn take(&self) -> Option<bool> {
+        // A load and a store, no read-modify-write: only the call's own task touches it.
+        let said = self.0.load(Ordering::Relaxed);
+        if said == Self::NONE {
+            return None;
+        }
+        self.0.store(Self::NONE, Ordering::Relaxed);
+        Some(said == Self::YES)
+    }
+}
+
+/// An attempt of a kept request, until its outcome is judged: dropped unjudged (cut by its
+/// timeout), it releases what its request gave back to the next attempt.
+pub(super) struct Attempt<'a, M: Replay<Req>, Req> {
+    shared: Option<&'a M::Shared>,
+    sent: u32,
+}
+
+impl<'a, M: Replay<Req>, Req> Attempt<'a, M, Req> {
+    /// Attempt `sent` of the kept request (`shared`: `None` for a request sent once).
+    #[inline(always)]
+    pub(super) fn new(shared: Option<&'a M::Shared>, sent: u32) -> Self {
+        Attempt { shared, sent }
+    }
+
+    /// Its call ended with `outcome`: the verdict on its request told to `verdicts`, then the
+    /// outcome handed on.
+    #[inline(always)]
+    pub(super) async fn judged<R, E>(
+        mut self,
+        outcome: Result<R, E>,
+        verdicts: &Verdicts,
+    ) -> Result<R, E> {
+        if let Some(shared) = self.shared {
+            // Cut while it waits, it still releases what it gives back.
+            let verdict = M::judge(shared, self.sent, outcome.is_err()).await;
+            self.shared = None;
+            if let Some(replayable) = verdict {
+                let said = if replayable {
+                    Verdicts::YES
+                } else {
+                    Verdicts::NO
+                };
+                verdicts.0.store(said, Ordering::Relaxed);
+            }
+        }
+        outcome
+    }
+}
+
+impl<M: Replay<Req>, Req> Drop for Attempt<'_, M, Req> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        if let Some(shared) = self.shared {
+            M::release(shared, self.sent);
+        }
     }
 }

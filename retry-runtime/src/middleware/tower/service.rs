@@ -3,7 +3,7 @@
 use core::future::{poll_fn, Future};
 use core::task::{Context, Poll};
 
-use super::replay::Kept;
+use super::replay::{Attempt, Kept, Verdicts};
 use super::{BoxError, BoxFuture, FirstAttempt, Replay, ResponseFuture, RetryService, Service};
 use crate::fleet::Budget;
 use crate::hedge::HedgeWith;
@@ -125,10 +125,16 @@ where
                 None => (None, None),
             };
             let shared = shared.as_ref();
-            // A request that cannot be sent again (an HTTP body that went over the limit, or
-            // was still being sent when its attempt ended) ends the call on that attempt's
-            // outcome.
-            let again = move || shared.is_some_and(M::replayable);
+            // A request that cannot be sent again (an HTTP body over the limit, or answered
+            // before it was sent whole) ends the call on that attempt's outcome. Each attempt
+            // judges its own request as it ends; for one cut by its timeout, which judged
+            // nothing, what the call kept says.
+            let verdicts = &Verdicts::default();
+            let again = move || {
+                verdicts
+                    .take()
+                    .unwrap_or_else(|| shared.is_some_and(M::replayable))
+            };
             let (on, on_ok) = (&layer.on, &layer.on_ok);
             let retry = retry
                 .on(move |e: &BoxError| {
@@ -158,21 +164,31 @@ where
                             .zip(owned.clone())
                             .expect("a request sent once is not retried");
                         let mode = layer.face.mode.clone();
-                        (template.clone(), M::clone_request(shared, owned), mode)
+                        (template.clone(), M::clone_attempt(shared, owned), mode)
                     });
                     let attempt_number = sent;
                     let attempt = async move {
-                        match (first, next) {
-                            (Some(FirstAttempt::Sent(first)), _) => first.await.map_err(Into::into),
-                            (Some(FirstAttempt::Answered(outcome)), _) => outcome,
+                        let (attempt, outcome) = match (first, next) {
+                            (Some(FirstAttempt::Sent(first)), _) => {
+                                let attempt = Attempt::<M, Req>::new(shared, 0);
+                                (attempt, first.await.map_err(Into::into))
+                            }
+                            (Some(FirstAttempt::Answered(outcome)), _) => {
+                                (Attempt::new(shared, 0), outcome)
+                            }
                             (None, Some((mut svc, req, mode))) => {
-                                let mut req = req.await;
+                                let (mut req, body) = req.await;
+                                let attempt = Attempt::new(shared, body);
                                 mode.stamp(&mut req, attempt_number, || limits.left());
-                                poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
-                                svc.call(req).await.map_err(Into::into)
+                                let outcome = async {
+                                    poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
+                                    svc.call(req).await.map_err(Into::into)
+                                };
+                                (attempt, outcome.await)
                             }
                             (None, None) => unreachable!("each attempt has its service"),
-                        }
+                        };
+                        attempt.judged(outcome, verdicts).await
                     };
                     crate::middleware::attempt(attempt, sent - 1)
                 })
