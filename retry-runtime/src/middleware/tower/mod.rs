@@ -89,13 +89,15 @@ pub use chain::{in_chain, ChainBody, ChainFuture, ChainLayer, ChainService, InCh
 pub use classify::{ByStatus, TransportErrors};
 pub use future::{BoxFuture, ResponseFuture};
 pub use layer::{LayerFace, RetryLayer, RetryService};
-pub use replay::{CloneRequests, HttpRequests};
+pub use replay::{ByBodyType, CloneBodies, CloneRequests, HttpRequests};
 
 // The plumbing of the `Service` impl: public only because `ResponseFuture` names it.
 #[doc(hidden)]
 pub use future::FirstAttempt;
 #[doc(hidden)]
-pub use replay::Replay;
+pub use layer::OkBeforeCloneRequests;
+#[doc(hidden)]
+pub use replay::{BodyMode, Replay};
 #[doc(hidden)]
 pub use service::Serve;
 
