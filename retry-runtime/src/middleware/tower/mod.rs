@@ -17,8 +17,12 @@
 //!   ([`WrapBody`]): http-body-util's `BoxBody` and `UnsyncBoxBody`, and with feature
 //!   `tonic`, `tonic::body::Body` (a `Channel`'s). A body larger than the limit is sent once
 //!   and never retried — no error for that: the first answer is the answer. A body still being
-//!   sent when its attempt ends (a streaming upload) is not retried either. Other request
-//!   types: [`RetryLayer::clone_requests`] clones them.
+//!   sent when its attempt ends (a streaming upload) is not retried either. A `Clone` body
+//!   of another type (one of your own): [`RetryLayer::clone_bodies`] clones it for each
+//!   attempt, everything else as above. A request that is not HTTP:
+//!   [`RetryLayer::clone_requests`] clones any `Req: Clone`, as tower's own `Retry` does, and
+//!   takes every `Ok` as the answer; it does not read the request (no status table, method
+//!   rule, key or hop headers: the bullets below are the HTTP modes').
 //! - **Responses** are classified by [`classify_status`](crate::http::classify_status),
 //!   honouring `Retry-After` ([`ByStatus`]); with feature `tonic`, a response whose headers
 //!   carry `grpc-status` (a trailers-only gRPC error, as tonic servers send) by
