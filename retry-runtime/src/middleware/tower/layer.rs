@@ -168,7 +168,8 @@ impl<On, OnOk, B, L, D, K> RetryLayer<On, OnOk, B, L, D, HttpRequests<K>> {
 }
 
 /// The `on_ok` a layer may have when [`clone_requests`](RetryLayer::clone_requests) is
-/// called: the default, or [`AcceptOk`]. Not a trait to implement.
+/// called: the default, or [`AcceptOk`]. That mode sets [`AcceptOk`]; a classifier set before
+/// it would be dropped unseen, so it is a compile error instead. Not a trait to implement.
 ///
 /// ```
 /// use retry_jitter::tower::{AcceptOk, ByStatus, OkBeforeCloneRequests};
@@ -186,7 +187,7 @@ impl OkBeforeCloneRequests for ByStatus {}
 
 impl OkBeforeCloneRequests for AcceptOk {}
 
-impl<On, OnOk: OkBeforeCloneRequests, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
+impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// For a service that is not HTTP: take any `Req: Clone` and clone it for each attempt,
     /// as tower's own `Retry` does, and take every `Ok` as the answer ([`AcceptOk`]; set
     /// [`on_ok`](RetryLayer::on_ok) after this to classify them). Errors are classified by the
@@ -214,7 +215,12 @@ impl<On, OnOk: OkBeforeCloneRequests, B, L, D, M> RetryLayer<On, OnOk, B, L, D, 
     /// assert_eq!(svc.ready().await.unwrap().call(7).await.unwrap(), 7);
     /// # }
     /// ```
-    pub fn clone_requests(self) -> RetryLayer<On, AcceptOk, B, L, D, CloneRequests> {
+    // The bound on the method, not the impl: an `on_ok` set before is then the message
+    // below, not "the method exists but its trait bounds were not satisfied".
+    pub fn clone_requests(self) -> RetryLayer<On, AcceptOk, B, L, D, CloneRequests>
+    where
+        OnOk: OkBeforeCloneRequests,
+    {
         let face = LayerFace {
             limit: self.face.limit,
             mode: CloneRequests,

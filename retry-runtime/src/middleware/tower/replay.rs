@@ -56,6 +56,18 @@ pub struct ByBodyType;
 
 /// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses. Not a
 /// trait to implement: [`ByBodyType`] asks the body type, [`Cloned`] clones any `Clone` body.
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::combinators::BoxBody;
+/// use http_body_util::Full;
+/// use retry_jitter::tower::{BodyMode, ByBodyType, Cloned, Replayer};
+///
+/// fn kept_by<M: BodyMode<B, Kept = K>, B, K>() {}
+/// kept_by::<ByBodyType, Full<Bytes>, Cloned>();
+/// kept_by::<ByBodyType, BoxBody<Bytes, std::io::Error>, Replayer<_>>();
+/// kept_by::<Cloned, Full<Bytes>, Cloned>();
+/// ```
 pub trait BodyMode<B>: Clone + Send + Sync + 'static {
     /// The body's keeper.
     type Kept: KeepBody<B>;
