@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 #[path = "support/loopback.rs"]
 mod loopback;
 
+#[path = "support/my_body.rs"]
+mod my_body;
+
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName};
 use retry_jitter::tower::{ChainLayer, RetryLayer};
@@ -519,6 +522,11 @@ mod http_hops {
     use axum::extract::State;
     use axum::http::StatusCode;
     use axum::routing::any;
+    use hyper::body::Incoming;
+    use hyper_util::client::legacy::connect::HttpConnector;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+    use my_body::MyBody;
     use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
     use retry_jitter::reqwest_middleware::RetryMiddleware;
 
@@ -723,16 +731,34 @@ mod http_hops {
     /// A tier served under `layer` whose handler calls `url` through hyper's client under
     /// `retry`, and answers with the status it got.
     async fn hyper_tier(layer: ChainLayer, retry: RetryLayer, url: String) -> String {
-        use http_body_util::{BodyExt, Full};
-        use hyper_util::client::legacy::Client;
-        use hyper_util::rt::TokioExecutor;
+        use http_body_util::{combinators::BoxBody, BodyExt, Full};
+        fn empty() -> BoxBody<Bytes, std::io::Error> {
+            Full::new(Bytes::new())
+                .map_err(|never| match never {})
+                .boxed()
+        }
+        hyper_tier_sending(layer, retry, url, empty).await
+    }
+
+    /// [`hyper_tier`], its calls carrying the body `body` makes, under any `retry` layer.
+    async fn hyper_tier_sending<R, B>(
+        layer: ChainLayer,
+        retry: R,
+        url: String,
+        body: fn() -> B,
+    ) -> String
+    where
+        B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+        B::Error: Into<retry_jitter::tower::BoxError>,
+        R: tower::Layer<Client<HttpConnector, B>> + Clone + Send + Sync + 'static,
+        R::Service: tower::Service<http::Request<B>, Response = http::Response<Incoming>> + Send,
+        <R::Service as tower::Service<http::Request<B>>>::Future: Send,
+    {
         use tower::ServiceExt;
-        type Body = http_body_util::combinators::BoxBody<Bytes, std::io::Error>;
-        let call_down = |State((retry, url)): State<(RetryLayer, String)>| async move {
-            let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
-            let svc = tower::Layer::layer(&retry, client);
-            let body = Full::new(Bytes::new()).map_err(|never| match never {});
-            let req = http::Request::get(url).body(body.boxed()).unwrap();
+        let call_down = move |State((retry, url)): State<(R, String)>| async move {
+            let client = Client::builder(TokioExecutor::new()).build_http::<B>();
+            let svc = retry.layer(client);
+            let req = http::Request::get(url).body(body()).unwrap();
             match svc.oneshot(req).await {
                 Ok(resp) => resp.status(),
                 Err(_) => StatusCode::BAD_GATEWAY,
@@ -762,6 +788,23 @@ mod http_hops {
         assert_eq!(seen.values(ATTEMPT), one_to_four());
         assert_eq!(seen.values(ENVOY), owned(&[None; 4]));
         shrinking(&seen.all(RENAMED, millis), Duration::from_millis(300));
+    }
+
+    /// `.clone_bodies()` over a body of the user's own `Clone` type sends what crosses the hop
+    /// as the replayed bodies' mode does: each attempt from inside a scope carries its number
+    /// and the time left of the caller's 300 ms.
+    #[tokio::test]
+    async fn a_clone_bodies_attempt_carries_its_number_and_the_callers_time_left() {
+        let (down, seen) = downstream().await;
+        let retry = RetryLayer::new(quick(4))
+            .clone_bodies()
+            .attempt_header(HeaderName::from_static(ATTEMPT));
+        let body = || MyBody::new("one order");
+        let tier = hyper_tier_sending(ChainLayer::new(), retry, down, body).await;
+        let answer = call_tier(&tier, &[(ENVOY, "300")]).await;
+        assert_eq!(answer, (503, Some("false".to_owned())));
+        assert_eq!(seen.values(ATTEMPT), one_to_four());
+        shrinking(&seen.all(ENVOY, millis), Duration::from_millis(300));
     }
 
     /// Point 4 outside every scope: the same client called from the test numbers its

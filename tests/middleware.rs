@@ -21,7 +21,7 @@ use axum::routing::any;
 use bytes::Bytes;
 use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Full};
-use retry_jitter::tower::{AcceptOk, RetryLayer};
+use retry_jitter::tower::RetryLayer;
 use retry_jitter::Policy;
 use tower::ServiceExt;
 
@@ -436,10 +436,7 @@ mod layer_keys {
     async fn an_empty_budget_sends_once() {
         static EMPTY: RetryBudget = RetryBudget::new(0);
         let (calls, svc) = sleepy(|_| Duration::ZERO);
-        let layer = RetryLayer::new(quick())
-            .clone_requests()
-            .on_ok(AcceptOk)
-            .budget(&EMPTY);
+        let layer = RetryLayer::new(quick()).clone_requests().budget(&EMPTY);
         let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
         assert!(svc.oneshot(1).await.is_err());
         assert_eq!(calls.load(Ordering::SeqCst), 1);
@@ -449,10 +446,7 @@ mod layer_keys {
     async fn a_budget_with_tokens_retries() {
         static BUDGET: RetryBudget = RetryBudget::new(500);
         let (calls, svc) = sleepy(|_| Duration::ZERO);
-        let layer = RetryLayer::new(quick())
-            .clone_requests()
-            .on_ok(AcceptOk)
-            .budget(&BUDGET);
+        let layer = RetryLayer::new(quick()).clone_requests().budget(&BUDGET);
         let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
         assert_eq!(svc.oneshot(1).await.unwrap(), 1);
         assert_eq!(calls.load(Ordering::SeqCst), 2);
@@ -470,7 +464,6 @@ mod layer_keys {
         });
         let layer = RetryLayer::new(quick())
             .clone_requests()
-            .on_ok(AcceptOk)
             .timeout(Duration::from_millis(100));
         let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
         let started = tokio::time::Instant::now();
@@ -490,7 +483,6 @@ mod layer_keys {
         });
         let layer = RetryLayer::new(quick())
             .clone_requests()
-            .on_ok(AcceptOk)
             .hedge(Hedge::After(Duration::from_millis(50)));
         let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
         let started = tokio::time::Instant::now();
@@ -596,14 +588,172 @@ async fn a_hedge_replays_the_recorded_body() {
     assert_eq!(*seen.lock().unwrap(), vec![Bytes::from("hedged"); 2]);
 }
 
-/// `.clone_requests()` classifies an `http::Response` by its status, as `RetryLayer::new` does
-/// (issue 29 point 5): a `503` is retried, not returned after one call.
-#[tokio::test(start_paused = true)]
-async fn clone_requests_classifies_http_responses_by_status() {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    use std::sync::Arc;
-    use tower::ServiceExt;
+/// `.clone_requests()` is for services that are not HTTP: every `Ok` is the answer, as in
+/// tower's own `Retry`, so a service over any response type is wrapped with no other call, and
+/// its errors are retried by the layer's `on`.
+mod clone_requests {
+    use super::*;
+    use retry_jitter::hedge::Hedge;
+    use retry_jitter::tower::BoxError;
+    use retry_jitter::RetryBudget;
 
+    /// A service over `u32` whose first two calls fail with a reset connection (an error the
+    /// default `on` retries), then answer the request doubled.
+    fn fails_twice() -> (
+        Arc<AtomicU32>,
+        impl tower::Service<u32, Response = u32, Error = BoxError, Future: Send> + Clone + Send,
+    ) {
+        let calls = Arc::new(AtomicU32::new(0));
+        let seen = calls.clone();
+        let svc = tower::service_fn(move |n: u32| {
+            let call = seen.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if call < 2 {
+                    let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+                    Err::<u32, BoxError>(reset.into())
+                } else {
+                    Ok(n * 2)
+                }
+            }
+        });
+        (calls, svc)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_u32_service_is_retried_with_no_other_call() {
+        let (calls, svc) = fails_twice();
+        let layer = RetryLayer::new(Policy::default()).clone_requests();
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(svc.oneshot(21).await.unwrap(), 42);
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_budgeted_u32_service_is_retried_with_no_other_call() {
+        static BUDGET: RetryBudget = RetryBudget::new(500);
+        let (calls, svc) = fails_twice();
+        let layer = RetryLayer::new(Policy::default())
+            .clone_requests()
+            .budget(&BUDGET);
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(svc.oneshot(21).await.unwrap(), 42);
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedged_u32_service_is_retried_with_no_other_call() {
+        let (calls, svc) = fails_twice();
+        let layer = RetryLayer::new(Policy::default())
+            .clone_requests()
+            .hedge(Hedge::After(Duration::from_millis(50)));
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(svc.oneshot(21).await.unwrap(), 42);
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    }
+
+    /// tower's own retry tests (`tower/tests/retry`), ported: a service of `&str` requests and
+    /// `&str` responses (standing in for tower-test's `Mock<&str, &str>`) answering `script` in
+    /// order, each request it got recorded; tower's policy is the layer's `on` and attempts.
+    fn mock(
+        script: &[Result<&'static str, &'static str>],
+    ) -> (
+        Arc<Mutex<Vec<&'static str>>>,
+        impl tower::Service<&'static str, Response = &'static str, Error = BoxError, Future: Send>
+            + Clone
+            + Send,
+    ) {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let script = Arc::new(Mutex::new(script.iter().copied().collect::<VecDeque<_>>()));
+        let seen = got.clone();
+        let svc = tower::service_fn(move |req: &'static str| {
+            seen.lock().unwrap().push(req);
+            let answer = script
+                .lock()
+                .unwrap()
+                .pop_front()
+                .expect("a scripted answer");
+            async move { answer.map_err(BoxError::from) }
+        });
+        (got, svc)
+    }
+
+    /// Attempts as tower's `Limit(n)` counts retries: `n` retries, `n + 1` attempts.
+    fn limit(retries: u32) -> Policy {
+        Policy::default().with_attempts(retries + 1)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_errors() {
+        let (got, svc) = mock(&[Err("retry me"), Ok("world")]);
+        let layer = RetryLayer::new(limit(4))
+            .clone_requests()
+            .on(|_: &BoxError| true);
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(svc.oneshot("hello").await.unwrap(), "world");
+        assert_eq!(*got.lock().unwrap(), ["hello"; 2]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_limit() {
+        let (got, svc) = mock(&[Err("retry 1"), Err("retry 2"), Err("retry 3")]);
+        let layer = RetryLayer::new(limit(2))
+            .clone_requests()
+            .on(|_: &BoxError| true);
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(
+            svc.oneshot("hello").await.unwrap_err().to_string(),
+            "retry 3"
+        );
+        assert_eq!(*got.lock().unwrap(), ["hello"; 3]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn retry_error_inspection() {
+        let (got, svc) = mock(&[Err("retry 1"), Err("reject")]);
+        let layer = RetryLayer::new(limit(4))
+            .clone_requests()
+            .on(|e: &BoxError| e.to_string() != "reject");
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(
+            svc.oneshot("hello").await.unwrap_err().to_string(),
+            "reject"
+        );
+        assert_eq!(*got.lock().unwrap(), ["hello"; 2]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_success_is_the_answer() {
+        let (got, svc) = mock(&[Ok("world")]);
+        let layer = RetryLayer::new(limit(4)).clone_requests();
+        let svc = tower::ServiceBuilder::new().layer(layer).service(svc);
+        assert_eq!(svc.oneshot("hello").await.unwrap(), "world");
+        assert_eq!(*got.lock().unwrap(), ["hello"]);
+    }
+
+    /// An `http::Response` is an `Ok` like any other here: a `503` is the answer. (HTTP
+    /// services take `.clone_bodies()`, below, or the bodies the layer replays.)
+    #[tokio::test(start_paused = true)]
+    async fn an_http_answer_is_not_read() {
+        let (calls, upstream) = answers_503_then_200();
+        let layer = RetryLayer::new(Policy::new().with_attempts(3)).clone_requests();
+        let svc = tower::ServiceBuilder::new().layer(layer).service(upstream);
+        let resp = svc.oneshot(http::Request::new(String::new())).await;
+        assert_eq!(resp.unwrap().status(), 503);
+        assert_eq!(calls.load(Ordering::SeqCst), 1);
+    }
+}
+
+/// An upstream of `http::Request<String>`s answering `503`, then `200`: its calls.
+fn answers_503_then_200() -> (
+    Arc<AtomicU32>,
+    impl tower::Service<
+            http::Request<String>,
+            Response = http::Response<String>,
+            Error = Infallible,
+            Future: Send,
+        > + Clone
+        + Send,
+) {
     let calls = Arc::new(AtomicU32::new(0));
     let counted = calls.clone();
     let upstream = tower::service_fn(move |_: http::Request<String>| {
@@ -611,15 +761,20 @@ async fn clone_requests_classifies_http_responses_by_status() {
         async move {
             let status = if n == 0 { 503 } else { 200 };
             let resp = http::Response::builder().status(status).body(String::new());
-            Ok::<_, std::convert::Infallible>(resp.unwrap())
+            Ok::<_, Infallible>(resp.unwrap())
         }
     });
-    let layer = RetryLayer::new(Policy::new().with_attempts(3)).clone_requests();
+    (calls, upstream)
+}
+
+/// `.clone_bodies()` classifies an `http::Response` by its status, as `RetryLayer::new` does:
+/// a `503` is retried, not returned after one call.
+#[tokio::test(start_paused = true)]
+async fn clone_bodies_classifies_http_responses_by_status() {
+    let (calls, upstream) = answers_503_then_200();
+    let layer = RetryLayer::new(Policy::new().with_attempts(3)).clone_bodies();
     let svc = tower::ServiceBuilder::new().layer(layer).service(upstream);
-    let resp = svc
-        .oneshot(http::Request::new(String::new()))
-        .await
-        .unwrap();
-    assert_eq!(resp.status(), 200);
+    let resp = svc.oneshot(http::Request::new(String::new())).await;
+    assert_eq!(resp.unwrap().status(), 200);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }

@@ -32,6 +32,10 @@ use tower::{Layer, ServiceExt};
 #[path = "support/h2_frames.rs"]
 mod h2_frames;
 
+#[path = "support/my_body.rs"]
+mod my_body;
+use my_body::MyBody;
+
 type Body = BoxBody<Bytes, std::io::Error>;
 
 /// Four attempts, short waits.
@@ -130,15 +134,36 @@ where
         Error = retry_jitter::tower::BoxError,
     >,
 {
-    let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
+    let body = Full::from("one order")
+        .map_err(|never| match never {})
+        .boxed();
+    via_hyper_sending(layer, method, url, key, body).await
+}
+
+/// [`via_hyper`], its request carrying `body`, for a client of that body type.
+async fn via_hyper_sending<L, B>(
+    layer: L,
+    method: Method,
+    url: String,
+    key: Option<&str>,
+    body: B,
+) -> Result<u16, String>
+where
+    B: http_body::Body<Data = Bytes> + Send + Unpin + 'static,
+    B::Error: Into<retry_jitter::tower::BoxError>,
+    L: tower::Layer<Client<HttpConnector, B>>,
+    L::Service: tower::Service<
+        http::Request<B>,
+        Response = http::Response<hyper::body::Incoming>,
+        Error = retry_jitter::tower::BoxError,
+    >,
+{
+    let client = Client::builder(TokioExecutor::new()).build_http::<B>();
     let svc = layer.layer(client);
     let mut req = http::Request::builder().method(method).uri(url);
     if let Some(key) = key {
         req = req.header("idempotency-key", key);
     }
-    let body = Full::from("one order")
-        .map_err(|never| match never {})
-        .boxed();
     match svc.oneshot(req.body(body).unwrap()).await {
         Ok(resp) => Ok(resp.status().as_u16()),
         Err(e) => Err(e.to_string()),
@@ -284,6 +309,58 @@ async fn idempotency_key_replaces_an_empty_or_blank_key() {
             assert_eq!(key.len(), 36, "a fresh UUID in place of {blank:?}: {key:?}");
             assert_eq!(keys, vec![Some(key); 4], "the same key on every attempt");
         }
+    }
+}
+
+/// A request of `method` with a body of the user's own `Clone` type ([`MyBody`]), through
+/// hyper's client under `layer`, to a fresh server answering `status`: the answer, and what
+/// the server got.
+async fn with_my_body<L>(layer: L, status: u16, method: Method) -> (Result<u16, String>, Arc<Seen>)
+where
+    L: tower::Layer<Client<HttpConnector, MyBody>>,
+    L::Service: tower::Service<
+        http::Request<MyBody>,
+        Response = http::Response<hyper::body::Incoming>,
+        Error = retry_jitter::tower::BoxError,
+    >,
+{
+    let (addr, seen) = server(status, Duration::ZERO).await;
+    let url = format!("http://{addr}/orders");
+    let got = via_hyper_sending(layer, method, url, None, MyBody::new("one order")).await;
+    (got, seen)
+}
+
+/// `.clone_bodies()` reads a request with a `Clone` body of the user's own as the replayed
+/// bodies' mode does: a `POST` answered `500` may have been applied and is sent once; a `POST`
+/// answered `503` was refused and a `GET` answered `500` may be repeated: both are retried.
+#[tokio::test]
+async fn clone_bodies_keeps_the_write_rule() {
+    let layer = || RetryLayer::new(four()).clone_bodies();
+    let (got, seen) = with_my_body(layer(), 500, Method::POST).await;
+    assert_eq!((got, seen.calls()), (Ok(500), 1), "a POST answered 500");
+    let (got, seen) = with_my_body(layer(), 503, Method::POST).await;
+    assert_eq!((got, seen.calls()), (Ok(503), 4), "a POST answered 503");
+    let (got, seen) = with_my_body(layer(), 503, Method::GET).await;
+    assert_eq!((got, seen.calls()), (Ok(503), 4), "a GET answered 503");
+    let (got, seen) = with_my_body(layer(), 500, Method::GET).await;
+    assert_eq!((got, seen.calls()), (Ok(500), 4), "a GET answered 500");
+    assert_eq!(seen.keys(), vec![None; 4], "a GET gets no key");
+}
+
+/// `.idempotency_key()` with `.clone_bodies()`, set before or after it: a `POST` gets an
+/// `Idempotency-Key`, the same on every attempt, and is retried on a `500`.
+#[tokio::test]
+async fn clone_bodies_gives_a_write_its_idempotency_key() {
+    let before = RetryLayer::new(four()).idempotency_key().clone_bodies();
+    let after = RetryLayer::new(four()).clone_bodies().idempotency_key();
+    for (got, seen) in [
+        with_my_body(before, 500, Method::POST).await,
+        with_my_body(after, 500, Method::POST).await,
+    ] {
+        assert_eq!((got, seen.calls()), (Ok(500), 4));
+        let keys = seen.keys();
+        let key = keys[0].clone().expect("a POST gets a key");
+        assert_eq!(keys, vec![Some(key); 4], "the same key on every attempt");
     }
 }
 

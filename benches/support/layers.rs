@@ -13,7 +13,7 @@ use std::hint::black_box;
 use bytes::Bytes;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Empty, Full};
-use retry_jitter::tower::{AcceptOk, RetryLayer};
+use retry_jitter::tower::RetryLayer;
 use retry_jitter::Policy;
 use tower::{Layer, Service};
 
@@ -132,7 +132,6 @@ pub fn layer_tower_retry() -> tower::retry::Retry<Never, Double> {
 pub fn layer_ours() -> impl Service<u64, Response = u64> {
     RetryLayer::new(Policy::default())
         .clone_requests()
-        .on_ok(AcceptOk)
         .layer(Double)
 }
 

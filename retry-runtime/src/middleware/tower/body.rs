@@ -23,6 +23,9 @@ use http_body_util::BodyExt;
 ///   wrapped in the body type again ([`WrapBody`]): http-body-util's `BoxBody` and
 ///   `UnsyncBoxBody`, and with feature `tonic`, `tonic::body::Body` (a `Channel`'s).
 ///
+/// A `Clone` body of another type is cloned the same way through
+/// [`clone_bodies`](super::RetryLayer::clone_bodies), with no impl of this trait.
+///
 /// Either way a body known, by its size hint, to be of more than the layer's
 /// [`with_body_limit`](super::RetryLayer::with_body_limit) bytes is sent once, and a recorded
 /// body that turns out larger as it is sent is not replayed. (A cloned body of no known size is
@@ -42,8 +45,8 @@ use http_body_util::BodyExt;
 #[diagnostic::on_unimplemented(
     message = "`RetryLayer` cannot send a request body of type `{Self}` again",
     label = "a request with this body cannot be retried",
-    note = "send `Full<Bytes>`, `Empty<Bytes>` or `String`, or box the body (`BodyExt::boxed`, `BodyExt::boxed_unsync`), or implement `retry_jitter::tower::ReplayBody` for `{Self}`",
-    note = "a `Clone` request can be cloned for each attempt instead (`RetryLayer::new(policy).clone_requests()`), but that mode does not read it: no method rule, `Idempotency-Key` or hop header, so a `POST` is retried like a `GET`; a boxed body keeps them"
+    note = "if `{Self}` is `Clone`, clone it for each attempt: `RetryLayer::new(policy).clone_bodies()` keeps the status table, the method rule, `Idempotency-Key` and the hop headers",
+    note = "otherwise send `Full<Bytes>`, `Empty<Bytes>` or `String`, or box the body (`BodyExt::boxed`, `BodyExt::boxed_unsync`), or implement `retry_jitter::tower::ReplayBody` for `{Self}`"
 )]
 pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
     /// How a call keeps this body for its next attempts: [`Cloned`] or [`Replayer<Self>`].

@@ -1,6 +1,9 @@
 //! The builder: [`RetryLayer`], its own setters, and the [`RetryService`] it makes.
 
-use super::{ByStatus, CloneRequests, HttpRequests, Layer, TransportErrors, DEFAULT_BODY_LIMIT};
+use super::{
+    AcceptOk, ByStatus, CloneBodies, CloneRequests, HttpRequests, Layer, TransportErrors,
+    DEFAULT_BODY_LIMIT,
+};
 use crate::fleet::NoBudget;
 use crate::hedge::NoHedge;
 use crate::middleware::builder::RetryBuilder;
@@ -10,7 +13,9 @@ use crate::Policy;
 /// The retry loop as a tower [`Layer`]: see the [module](super). Its setters of the loop
 /// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `with_name`) are [`RetryBuilder`]'s, shared
 /// with [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware); its own are the
-/// request body's limit and the request mode.
+/// request body's limit and the request mode: `http::Request`s whose body type the layer
+/// replays (the default), any `Clone` body ([`clone_bodies`](RetryLayer::clone_bodies)), or
+/// any `Clone` request that is not HTTP ([`clone_requests`](RetryLayer::clone_requests)).
 ///
 /// ```
 /// use retry_jitter::tower::RetryLayer;
@@ -35,7 +40,8 @@ pub type RetryLayer<
 
 /// What a [`RetryLayer`] has that a
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) has not: the largest
-/// request body it replays, and its request mode ([`HttpRequests`] or [`CloneRequests`]).
+/// request body it replays, and its request mode ([`HttpRequests`], [`CloneBodies`] or
+/// [`CloneRequests`]).
 ///
 /// ```
 /// use retry_jitter::tower::{HttpRequests, LayerFace, RetryLayer};
@@ -88,22 +94,114 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
         self.face.limit = u32::try_from(limit).unwrap_or(u32::MAX);
         self
     }
+}
 
-    /// Take any `Req: Clone` and clone it for each attempt, instead of replaying an
-    /// `http::Request`'s body. Responses are classified as before, by the layer's
-    /// [`on_ok`](RetryLayer::on_ok): by default [`ByStatus`], so an `http::Response` is
-    /// classified by its status in this mode too. A service that answers with anything else
-    /// needs its own: `.on_ok(AcceptOk)` takes every `Ok`, `.on_ok(|r: &Resp| …)` decides.
-    ///
-    /// This mode does not read the request: the method rule (a `POST` without a key sent once
-    /// on a `500`), [`idempotency_key`](RetryLayer::idempotency_key) and the hop headers are
-    /// [`HttpRequests`]'s, and here the classifiers decide for every request. An
-    /// `http::Request` keeps them when its body is one the layer replays (box it:
-    /// `BodyExt::boxed`).
+impl<On, OnOk, B, L, D, K> RetryLayer<On, OnOk, B, L, D, HttpRequests<K>> {
+    /// Retry `http::Request<B>`s for any `B: Clone + http_body::Body<Data = Bytes>`, the body
+    /// cloned for each attempt: a body type of your own, which the layer does not replay
+    /// otherwise ([`ReplayBody`](super::ReplayBody)). Everything else is as for the bodies it
+    /// replays: responses by [`ByStatus`], the method rule (a `POST` without a key is sent once
+    /// on a `500`), [`idempotency_key`](RetryLayer::idempotency_key), the hop headers, and a
+    /// body known (by its size hint) to be over [`with_body_limit`](RetryLayer::with_body_limit)
+    /// bytes is sent once.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_jitter::tower::{AcceptOk, BoxError, RetryLayer};
+    /// use bytes::Bytes;
+    /// use http_body::{Body, Frame};
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
+    /// use std::convert::Infallible;
+    /// use std::pin::Pin;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use std::sync::Arc;
+    /// use std::task::{Context, Poll};
+    /// use tower::{Service, ServiceExt};
+    ///
+    /// // A body type of one's own: `Clone`, one chunk.
+    /// #[derive(Clone)]
+    /// struct Order(Option<Bytes>);
+    /// impl Body for Order {
+    ///     type Data = Bytes;
+    ///     type Error = Infallible;
+    ///     fn poll_frame(
+    ///         mut self: Pin<&mut Self>,
+    ///         _: &mut Context<'_>,
+    ///     ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+    ///         Poll::Ready(self.0.take().map(|b| Ok(Frame::data(b))))
+    ///     }
+    /// }
+    ///
+    /// // An upstream that answers 500 to every call, counting them.
+    /// let calls = Arc::new(AtomicU32::new(0));
+    /// let seen = calls.clone();
+    /// let upstream = tower::service_fn(move |_: http::Request<Order>| {
+    ///     seen.fetch_add(1, Ordering::SeqCst);
+    ///     async { Ok::<_, Infallible>(http::Response::builder().status(500).body(()).unwrap()) }
+    /// });
+    /// let layer = RetryLayer::new(Policy::default()).clone_bodies();
+    /// let mut svc = tower::ServiceBuilder::new().layer(layer).service(upstream);
+    /// let order = || Order(Some(Bytes::from("one order")));
+    /// // A `POST` without a key answered 500 may have been applied: sent once.
+    /// let post = http::Request::post("/orders").body(order()).unwrap();
+    /// assert_eq!(svc.ready().await.unwrap().call(post).await.unwrap().status(), 500);
+    /// assert_eq!(calls.load(Ordering::SeqCst), 1);
+    /// // A `GET` is retried on the whole table: 5 calls with the default policy.
+    /// let get = http::Request::get("/orders/7").body(order()).unwrap();
+    /// assert_eq!(svc.ready().await.unwrap().call(get).await.unwrap().status(), 500);
+    /// assert_eq!(calls.load(Ordering::SeqCst), 6);
+    /// # }
+    /// ```
+    pub fn clone_bodies(self) -> RetryLayer<On, OnOk, B, L, D, CloneBodies> {
+        let face = LayerFace {
+            limit: self.face.limit,
+            mode: self.face.mode.keeping(),
+        };
+        RetryBuilder {
+            retry: self.retry,
+            on: self.on,
+            on_ok: self.on_ok,
+            writes: self.writes,
+            face,
+        }
+    }
+}
+
+/// The `on_ok` a layer may have when [`clone_requests`](RetryLayer::clone_requests) is
+/// called: the default, or [`AcceptOk`]. That mode sets [`AcceptOk`]; a classifier set before
+/// it would be dropped unseen, so it is a compile error instead. Not a trait to implement.
+///
+/// ```
+/// use retry_jitter::tower::{AcceptOk, ByStatus, OkBeforeCloneRequests};
+/// fn before<O: OkBeforeCloneRequests>() {}
+/// before::<ByStatus>();
+/// before::<AcceptOk>();
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`clone_requests()` sets the layer's `on_ok` to `AcceptOk`: call `.on_ok(…)` after it",
+    label = "`on_ok` set before `clone_requests()`"
+)]
+pub trait OkBeforeCloneRequests {}
+
+impl OkBeforeCloneRequests for ByStatus {}
+
+impl OkBeforeCloneRequests for AcceptOk {}
+
+impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
+    /// For a service that is not HTTP: take any `Req: Clone` and clone it for each attempt,
+    /// as tower's own `Retry` does, and take every `Ok` as the answer ([`AcceptOk`]; set
+    /// [`on_ok`](RetryLayer::on_ok) after this to classify them). Errors are classified by the
+    /// layer's [`on`](RetryLayer::on), [`TransportErrors`] by default.
+    ///
+    /// Over HTTP, use the bodies the layer replays ([`RetryLayer::new`]) or, for a `Clone` body
+    /// of your own, [`clone_bodies`](RetryLayer::clone_bodies): this mode does not read the
+    /// request, so it has no status table (a `503` is an answer), no method rule (a `POST` is
+    /// retried like a `GET`), no [`idempotency_key`](RetryLayer::idempotency_key) and no hop
+    /// headers.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_jitter::tower::{BoxError, RetryLayer};
     /// use retry_jitter::Policy;
     /// use tower::{Service, ServiceExt};
     ///
@@ -112,13 +210,17 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// });
     /// let layer = RetryLayer::new(Policy::new().with_attempts(2))
     ///     .clone_requests()
-    ///     .on(|_: &BoxError| true)
-    ///     .on_ok(AcceptOk); // a `u32` answer: every `Ok` is the answer
+    ///     .on(|_: &BoxError| true); // a `String` error: retry every error
     /// let mut svc = tower::ServiceBuilder::new().layer(layer).service(flaky);
     /// assert_eq!(svc.ready().await.unwrap().call(7).await.unwrap(), 7);
     /// # }
     /// ```
-    pub fn clone_requests(self) -> RetryLayer<On, OnOk, B, L, D, CloneRequests> {
+    // The bound on the method, not the impl: an `on_ok` set before is then the message
+    // below, not "the method exists but its trait bounds were not satisfied".
+    pub fn clone_requests(self) -> RetryLayer<On, AcceptOk, B, L, D, CloneRequests>
+    where
+        OnOk: OkBeforeCloneRequests,
+    {
         let face = LayerFace {
             limit: self.face.limit,
             mode: CloneRequests,
@@ -126,7 +228,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
         RetryBuilder {
             retry: self.retry,
             on: self.on,
-            on_ok: self.on_ok,
+            on_ok: AcceptOk,
             writes: self.writes,
             face,
         }

@@ -22,8 +22,12 @@
 //!   attempt sends the recorded bytes, then the rest), it can; answered by the server before
 //!   it was sent whole (a streaming upload answered early), it cannot, nor can one its
 //!   transport still holds half a second after its call failed. A hedge waits for the body:
-//!   recorded whole, or given back by an attempt that failed. Other request types:
-//!   [`RetryLayer::clone_requests`] clones them.
+//!   recorded whole, or given back by an attempt that failed. A `Clone`
+//!   body of another type (one of your own): [`RetryLayer::clone_bodies`] clones it for each
+//!   attempt, everything else as above. A request that is not HTTP:
+//!   [`RetryLayer::clone_requests`] clones any `Req: Clone`, as tower's own `Retry` does, and
+//!   takes every `Ok` as the answer; it does not read the request (no status table, method
+//!   rule, key or hop headers: the bullets below are the HTTP modes').
 //! - **Responses** are classified by [`classify_status`](crate::http::classify_status),
 //!   honouring `Retry-After` ([`ByStatus`]); with feature `tonic`, a response whose headers
 //!   carry `grpc-status` (a trailers-only gRPC error, as tonic servers send) by
@@ -96,13 +100,15 @@ pub use chain::{
 pub use classify::{ByStatus, TransportErrors};
 pub use future::{BoxFuture, ResponseFuture};
 pub use layer::{LayerFace, RetryLayer, RetryService};
-pub use replay::{CloneRequests, HttpRequests};
+pub use replay::{ByBodyType, CloneBodies, CloneRequests, HttpRequests};
 
 // The plumbing of the `Service` impl: public only because `ResponseFuture` names it.
 #[doc(hidden)]
 pub use future::FirstAttempt;
 #[doc(hidden)]
-pub use replay::Replay;
+pub use layer::OkBeforeCloneRequests;
+#[doc(hidden)]
+pub use replay::{BodyMode, Replay};
 #[doc(hidden)]
 pub use service::Serve;
 

@@ -1,10 +1,12 @@
-//! The request modes, and the one hook both go through to send a request again: [`Replay`],
-//! in the spirit of tower's `Policy::clone_request`.
+//! The request modes, and the one hook every mode goes through to send a request again:
+//! [`Replay`], in the spirit of tower's `Policy::clone_request`.
 
-use super::body::{KeepBody, ReplayBody};
+use super::body::{Cloned, KeepBody, ReplayBody};
 use crate::middleware::writes::{self, Writes};
 use crate::policy::Resend;
+use bytes::Bytes;
 use core::future::{ready, Future};
+use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
@@ -12,29 +14,87 @@ use crate::middleware::builder::{hops_mut, FaceHops};
 use crate::middleware::hops::{self, Hops};
 use core::time::Duration;
 
-/// The request mode of [`RetryLayer::new`](super::RetryLayer::new): `http::Request<B>`, its
-/// body replayed, each attempt carrying the headers of the hop
+/// The HTTP request mode: `http::Request<B>`, its body sent again as `K` keeps it, each
+/// attempt carrying the headers of the hop
 /// ([`deadline_header`](super::RetryLayer::deadline_header),
-/// [`attempt_header`](super::RetryLayer::attempt_header)).
+/// [`attempt_header`](super::RetryLayer::attempt_header)), and read for the method rule and
+/// the [`idempotency_key`](super::RetryLayer::idempotency_key). `K` is [`ByBodyType`] for
+/// [`RetryLayer::new`](super::RetryLayer::new) (the body type's [`ReplayBody`] says how), and
+/// [`Cloned`] for [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies) ([`CloneBodies`]:
+/// any `Clone` body).
 ///
 /// ```
-/// use retry_jitter::tower::HttpRequests;
-/// let _ = HttpRequests::default();
+/// use retry_jitter::tower::{CloneBodies, HttpRequests};
+/// let _ = HttpRequests::<retry_jitter::tower::ByBodyType>::default();
+/// let _ = CloneBodies::default();
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct HttpRequests {
+pub struct HttpRequests<K = ByBodyType> {
     /// The hop's header names, when a setter named one.
     hops: Option<Arc<Hops>>,
+    keep: PhantomData<K>,
 }
 
-impl FaceHops for super::LayerFace<HttpRequests> {
+/// The request mode of [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies):
+/// `http::Request<B>` for any `B: Clone + http_body::Body`, the body cloned for each attempt,
+/// read like [`RetryLayer::new`](super::RetryLayer::new)'s requests.
+///
+/// ```
+/// use retry_jitter::tower::{CloneBodies, Cloned, HttpRequests};
+/// let _: HttpRequests<Cloned> = CloneBodies::default();
+/// ```
+pub type CloneBodies = HttpRequests<Cloned>;
+
+/// How [`RetryLayer::new`](super::RetryLayer::new)'s mode keeps a body: as its type's
+/// [`ReplayBody`] impl says.
+///
+/// ```
+/// use retry_jitter::tower::{ByBodyType, HttpRequests};
+/// let _: HttpRequests<ByBodyType> = HttpRequests::default();
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ByBodyType;
+
+/// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses. Not a
+/// trait to implement: [`ByBodyType`] asks the body type, [`Cloned`] clones any `Clone` body.
+///
+/// ```
+/// use bytes::Bytes;
+/// use http_body_util::combinators::BoxBody;
+/// use http_body_util::Full;
+/// use retry_jitter::tower::{BodyMode, ByBodyType, Cloned, Replayer};
+///
+/// fn kept_by<M: BodyMode<B, Kept = K>, B, K>() {}
+/// kept_by::<ByBodyType, Full<Bytes>, Cloned>();
+/// kept_by::<ByBodyType, BoxBody<Bytes, std::io::Error>, Replayer<_>>();
+/// kept_by::<Cloned, Full<Bytes>, Cloned>();
+/// ```
+pub trait BodyMode<B>: Clone + Send + Sync + 'static {
+    /// The body's keeper.
+    type Kept: KeepBody<B>;
+}
+
+impl<B: ReplayBody> BodyMode<B> for ByBodyType {
+    type Kept = B::Kept;
+}
+
+impl<B: http_body::Body<Data = Bytes> + Clone + Send + 'static> BodyMode<B> for Cloned {
+    type Kept = Cloned;
+}
+
+impl<K> FaceHops for super::LayerFace<HttpRequests<K>> {
     fn hops_mut(&mut self) -> &mut Hops {
         hops_mut(&mut self.mode.hops)
     }
 }
 
 /// The request mode of [`RetryLayer::clone_requests`](super::RetryLayer::clone_requests): any
-/// `Req: Clone`, cloned per attempt.
+/// `Req: Clone`, cloned per attempt, not read.
+///
+/// ```
+/// use retry_jitter::tower::CloneRequests;
+/// let _ = CloneRequests;
+/// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CloneRequests;
 
@@ -42,8 +102,8 @@ pub struct CloneRequests;
 pub type Kept<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 
 /// How a request mode sends a call's request again: what it keeps of the request when the
-/// first attempt is sent, and the next attempt's request from that. Both modes go through it,
-/// so the `Service` impl and the loop are written once.
+/// first attempt is sent, and the next attempt's request from that. Every mode goes through
+/// it, so the `Service` impl and the loop are written once.
 ///
 /// What is kept has two parts: what the attempts and the loop's classifiers read (each
 /// attempt is [judged](Replay::judge) by what became of its own request), shared by every
@@ -53,8 +113,8 @@ pub type Kept<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 #[diagnostic::on_unimplemented(
     message = "`RetryLayer::new` cannot send a `{Req}` again: it retries `http::Request`s",
     label = "a `{Req}` cannot be retried by this layer",
-    note = "an `http::Request<B>` is retried when the layer can send its body `B` again: `Full<Bytes>`, `Empty<Bytes>`, `String`, or a boxed body (`BodyExt::boxed`, `BodyExt::boxed_unsync`)",
-    note = "a request type that is `Clone` is cloned for each attempt: `RetryLayer::new(policy).clone_requests()`"
+    note = "an `http::Request<B>` is retried when the layer can send its body `B` again: `Full<Bytes>`, `Empty<Bytes>`, `String`, a boxed body (`BodyExt::boxed`, `BodyExt::boxed_unsync`), or any `Clone` body with `RetryLayer::new(policy).clone_bodies()`",
+    note = "a request that is not HTTP and is `Clone` is cloned for each attempt: `RetryLayer::new(policy).clone_requests()`"
 )]
 pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// What the classifiers and the attempts share of a kept request.
@@ -128,48 +188,48 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     fn stamp(&self, _req: &mut Req, _attempt: u32, _left: impl FnOnce() -> Option<Duration>) {}
 }
 
-impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
-    /// How the body type keeps its body ([`ReplayBody::Kept`]): a recorder, or nothing.
-    type Shared = Rb::Kept;
+impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequests<K> {
+    /// How the mode keeps the body: a recorder, or nothing.
+    type Shared = K::Kept;
     /// The request's head, with what the body is made from (nothing, or the body).
-    type Owned = http::Request<<Rb::Kept as KeepBody<Rb>>::Owned>;
+    type Owned = http::Request<<K::Kept as KeepBody<B>>::Owned>;
 
     #[inline(always)]
     fn keep(
         &self,
-        req: &mut http::Request<Rb>,
+        req: &mut http::Request<B>,
         limit: usize,
         writes: Writes,
         left: impl FnOnce() -> Option<Duration>,
-    ) -> Option<Kept<Self, http::Request<Rb>>> {
+    ) -> Option<Kept<Self, http::Request<B>>> {
         if writes::needs_key(writes, req.method(), req.headers()) {
             writes::give_key(req.headers_mut());
         }
         // Kept with the head too: each next attempt writes its own over it.
         self.stamp_headers(req.headers_mut(), 1, left);
-        Rb::Kept::keep(req, limit)
+        K::Kept::keep(req, limit)
     }
 
-    fn replayable(kept: &Rb::Kept) -> bool {
+    fn replayable(kept: &K::Kept) -> bool {
         kept.replayable()
     }
 
-    fn resend((_, head): &Kept<Self, http::Request<Rb>>, writes: Writes) -> Resend {
+    fn resend((_, head): &Kept<Self, http::Request<B>>, writes: Writes) -> Resend {
         writes::resend(writes, head.method(), head.headers())
     }
 
-    async fn clone_request(kept: &Rb::Kept, head: Self::Owned) -> http::Request<Rb> {
+    async fn clone_request(kept: &K::Kept, head: Self::Owned) -> http::Request<B> {
         Self::clone_attempt(kept, head).await.0
     }
 
-    async fn clone_attempt(kept: &Rb::Kept, head: Self::Owned) -> (http::Request<Rb>, u32) {
+    async fn clone_attempt(kept: &K::Kept, head: Self::Owned) -> (http::Request<B>, u32) {
         let (parts, body) = head.into_parts();
         let (body, sent) = kept.replay_attempt(body).await;
         (http::Request::from_parts(parts, body), sent)
     }
 
     fn judge(
-        kept: &Rb::Kept,
+        kept: &K::Kept,
         sent: u32,
         failed: bool,
     ) -> impl Future<Output = Option<bool>> + Send + '_ {
@@ -177,14 +237,14 @@ impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
     }
 
     #[inline(always)]
-    fn release(kept: &Rb::Kept, sent: u32) {
+    fn release(kept: &K::Kept, sent: u32) {
         kept.release(sent);
     }
 
     #[inline]
     fn stamp(
         &self,
-        req: &mut http::Request<Rb>,
+        req: &mut http::Request<B>,
         attempt: u32,
         left: impl FnOnce() -> Option<Duration>,
     ) {
@@ -192,7 +252,15 @@ impl<Rb: ReplayBody> Replay<http::Request<Rb>> for HttpRequests {
     }
 }
 
-impl HttpRequests {
+impl<K> HttpRequests<K> {
+    /// The same mode, its bodies kept by `K2`: the hop's header names are kept.
+    pub(super) fn keeping<K2>(self) -> HttpRequests<K2> {
+        HttpRequests {
+            hops: self.hops,
+            keep: PhantomData,
+        }
+    }
+
     /// [`Replay::stamp`] on a request's headers.
     #[inline(always)]
     fn stamp_headers(
