@@ -3,16 +3,17 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
+use syn::Ident;
 
-use super::context::{could_be_result, local, Cx};
+use super::context::{could_be_result, local, Context};
 use super::keys::setup;
-use super::loop_steps::{admit, judge, Judge};
+use super::loop_steps::{admit, after_attempt, AfterAttempt};
 use crate::attempt;
 use crate::params::Rebind;
 
 /// An `async fn`'s loop, each turn an attempt, then its outcome judged, then the wait.
-pub(super) fn async_loop(cx: &Cx, rebind: &Rebind, body: &TokenStream) -> TokenStream {
-    let Cx {
+pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {
+    let Context {
         p,
         p_ret,
         ret,
@@ -26,16 +27,16 @@ pub(super) fn async_loop(cx: &Cx, rebind: &Rebind, body: &TokenStream) -> TokenS
     let outcome = async_attempt(cx, rebind, body);
     let (setup, start_item, admit, attempt_bind) =
         (setup(cx), cx.start_item(), admit(cx), cx.attempt_bind());
-    let Judge {
+    let AfterAttempt {
         verdict,
         succeeded,
-        paid,
-        failed,
-        cont_pat,
-        last_val,
-        last_bind,
+        on_success,
+        on_failure,
+        wait_pattern,
+        last_value,
+        last_pattern,
         after_wait,
-    } = judge(cx);
+    } = after_attempt(cx);
     quote! {
         #setup
         #start_item
@@ -46,7 +47,7 @@ pub(super) fn async_loop(cx: &Cx, rebind: &Rebind, body: &TokenStream) -> TokenS
             // The outcome is scoped to this block, so that it is not kept across the
             // `.await` of the wait: the future does not hold it (only the last error, where
             // a deadline may need it after the wait).
-            let (#sleep_l, #last_bind) = {
+            let (#sleep_l, #last_pattern) = {
                 #outcome
                 // A body that never returns (`todo!()`) leaves this unreachable: not the
                 // user's code, so not the user's warning.
@@ -54,15 +55,15 @@ pub(super) fn async_loop(cx: &Cx, rebind: &Rebind, body: &TokenStream) -> TokenS
                 {
                     #verdict
                     if #succeeded {
-                        #paid;
+                        #on_success;
                         return #out_l;
                     }
                     // The wait is made into its (boxed) timer here, so that neither the
                     // outcome nor the delay is kept across the `.await`.
-                    match #failed {
+                    match #on_failure {
                         #p::ControlFlow::Break(#out_l) => return #out_l,
-                        #p::ControlFlow::Continue(#cont_pat) => {
-                            (#p::sleep_boxed(#delay_l, #sleep), #last_val)
+                        #p::ControlFlow::Continue(#wait_pattern) => {
+                            (#p::sleep_boxed(#delay_l, #sleep), #last_value)
                         }
                     }
                 }
@@ -73,32 +74,19 @@ pub(super) fn async_loop(cx: &Cx, rebind: &Rebind, body: &TokenStream) -> TokenS
     }
 }
 
-/// An `async fn`'s attempt, binding the outcome and whether the deadline cut it. Inline where
-/// its `return`s and `?`s can be rewritten to end it (see attempt.rs), else a nested `async`
-/// block, which ends at them by itself. With a `timeout`, the attempt is a nested future raced
-/// against a timer of its limit; a cut one fails with `E::from(TimedOut)`, converted at the
-/// key, where a missing `From` is reported.
-fn async_attempt(cx: &Cx, rebind: &Rebind, body: &TokenStream) -> TokenStream {
-    let Cx {
-        p,
-        ret,
-        ret_span,
-        out_l,
-        policy_l,
-        clock,
-        start,
-        sleep,
-        timeout_l,
-        label,
-        ..
-    } = cx;
-    let ret_span = *ret_span;
-    let inline = could_be_result(ret)
-        .then(|| attempt::inline(body, label, p, ret_span).ok())
-        .flatten();
-    // The attempt's own arguments are made before the block (`outside`, in the scope that
-    // awaits it) and moved into it: the block owns them, as the function does, and holds no
-    // borrow of them across an `.await`.
+/// An `async fn`'s attempt, binding the outcome (and, with a `timeout`, whether the deadline
+/// cut it).
+fn async_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {
+    match &cx.args.timeout {
+        Some((key, _)) => timed_attempt(cx, key, rebind, body),
+        None => untimed_attempt(cx, rebind, body),
+    }
+}
+
+/// The attempt as a nested `async` block. Its own arguments are made before the block
+/// (`outside`, in the scope that awaits it) and moved into it (`inside`): the block owns them,
+/// as the function does, and holds no borrow of them across an `.await`.
+fn nested_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> (TokenStream, TokenStream) {
     let (outside, inside) = rebind.moved_in();
     let pin = cx.pin();
     let nested = quote! {
@@ -108,43 +96,76 @@ fn async_attempt(cx: &Cx, rebind: &Rebind, body: &TokenStream) -> TokenStream {
             { #body }
         }
     };
-    match &cx.args.timeout {
-        Some((key, _)) => {
-            let cut_l = local("__retry_cut", ret_span);
-            let (limit_l, deadline_l, race_l) = (
-                local("__retry_limit", ret_span),
-                local("__retry_deadline", ret_span),
-                local("__retry_race", ret_span),
-            );
-            let timed_out = cx.timed_out(key);
-            quote! {
-                let (#out_l, #cut_l): (#ret, bool) = {
-                    #outside
-                    let #p::Limit { duration: #limit_l, deadline: #deadline_l } =
-                        #p::Limit::of(#timeout_l, #p::Started { policy: #policy_l, clock: #clock, start: #start });
-                    // The attempt and its timer raced in place, in the function's own
-                    // future: stored once, with no borrow of either beside them.
-                    let #race_l = #p::Race::new(#nested, #sleep(#limit_l), #limit_l, #clock as #p::Clock);
-                    match #race_l.await {
-                        ::core::result::Result::Ok(#out_l) => (#out_l, false),
-                        ::core::result::Result::Err(#cut_l) => {
-                            (#timed_out(#cut_l), #deadline_l)
-                        }
-                    }
-                };
-            }
+    (outside, nested)
+}
+
+/// Without a `timeout`: inline where its `return`s and `?`s can be rewritten to end it (see
+/// attempt.rs), else a nested `async` block, which ends at them by itself.
+fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {
+    let Context {
+        p,
+        ret,
+        ret_span,
+        out_l,
+        label,
+        ..
+    } = cx;
+    let inline = could_be_result(ret)
+        .then(|| attempt::inline(body, label, p, *ret_span).ok())
+        .flatten();
+    let attempt = match inline {
+        Some(attempt::Inline { stmts, labelled }) => {
+            let label = labelled.then(|| quote!(#label:));
+            quote!(#label { #rebind #stmts })
         }
         None => {
-            let attempt = match inline {
-                Some(attempt::Inline { stmts, labelled }) => {
-                    let label = labelled.then(|| quote!(#label:));
-                    quote!(#label { #rebind #stmts })
-                }
-                None => quote!({ #outside #nested.await }),
-            };
-            quote! {
-                let #out_l: #ret = #attempt;
-            }
+            let (outside, nested) = nested_attempt(cx, rebind, body);
+            quote!({ #outside #nested.await })
         }
+    };
+    quote! {
+        let #out_l: #ret = #attempt;
+    }
+}
+
+/// With a `timeout`: the attempt a nested future raced against a timer of its limit. A cut one
+/// fails with `E::from(TimedOut)`, converted at the key, where a missing `From` is reported.
+fn timed_attempt(cx: &Context, key: &Ident, rebind: &Rebind, body: &TokenStream) -> TokenStream {
+    let Context {
+        p,
+        ret,
+        ret_span,
+        out_l,
+        policy_l,
+        clock,
+        start,
+        sleep,
+        timeout_l,
+        ..
+    } = cx;
+    let ret_span = *ret_span;
+    let (outside, nested) = nested_attempt(cx, rebind, body);
+    let cut_l = local("__retry_cut", ret_span);
+    let (limit_l, deadline_l, race_l) = (
+        local("__retry_limit", ret_span),
+        local("__retry_deadline", ret_span),
+        local("__retry_race", ret_span),
+    );
+    let timed_out = cx.timed_out(key);
+    quote! {
+        let (#out_l, #cut_l): (#ret, bool) = {
+            #outside
+            let #p::Limit { duration: #limit_l, deadline: #deadline_l } =
+                #p::Limit::of(#timeout_l, #p::Started { policy: #policy_l, clock: #clock, start: #start });
+            // The attempt and its timer raced in place, in the function's own
+            // future: stored once, with no borrow of either beside them.
+            let #race_l = #p::Race::new(#nested, #sleep(#limit_l), #limit_l, #clock as #p::Clock);
+            match #race_l.await {
+                ::core::result::Result::Ok(#out_l) => (#out_l, false),
+                ::core::result::Result::Err(#cut_l) => {
+                    (#timed_out(#cut_l), #deadline_l)
+                }
+            }
+        };
     }
 }

@@ -21,7 +21,7 @@ pub(super) fn local(name: &str, at: Span) -> Ident {
 /// decide, and the generated locals. Everything the expansion adds is spanned at the return
 /// type unless it stands for a key's value: an error about the return type then has one span,
 /// and is reported once.
-pub(super) struct Cx<'a> {
+pub(super) struct Context<'a> {
     pub(super) args: &'a Args,
     /// `#krate::__private`, and the same spanned at the return type.
     pub(super) p: TokenStream,
@@ -40,13 +40,16 @@ pub(super) struct Cx<'a> {
     /// the error type across any `.await`, and is `Send` whatever it is.
     pub(super) keeps_last: bool,
     /// `Loop::<R>`, through which every call about `R` goes.
-    pub(super) for_ret: TokenStream,
+    pub(super) ret_loop: TokenStream,
     /// The `sleep` key's function, else tokio's.
     pub(super) sleep: TokenStream,
     /// The clock the waits are measured on.
     pub(super) clock: TokenStream,
     /// The start time: a local where a time budget may be set, else a constant `None`.
     pub(super) start: TokenStream,
+    /// The names of the generated locals (`_l`): the policy, the hooks, the loop's state, an
+    /// attempt's outcome, the wait, the last outcome kept through it, the start time and the
+    /// `timeout`.
     pub(super) policy_l: Ident,
     pub(super) hooks_l: Ident,
     pub(super) state_l: Ident,
@@ -59,7 +62,7 @@ pub(super) struct Cx<'a> {
     pub(super) label: syn::Lifetime,
 }
 
-impl<'a> Cx<'a> {
+impl<'a> Context<'a> {
     pub(super) fn new(
         args: &'a Args,
         p: TokenStream,
@@ -112,9 +115,9 @@ impl<'a> Cx<'a> {
         } else {
             local("__retry_timeout", ret_span)
         };
-        Cx {
+        Context {
             args,
-            for_ret: quote_spanned!(ret_span=> #p_ret::Loop::<#ret>),
+            ret_loop: quote_spanned!(ret_span=> #p_ret::Loop::<#ret>),
             p,
             p_ret,
             name,
@@ -143,7 +146,7 @@ impl<'a> Cx<'a> {
 
     /// The start time, where a time budget may be set.
     pub(super) fn start_item(&self) -> TokenStream {
-        let Cx {
+        let Context {
             p,
             policy_l,
             clock,
@@ -178,7 +181,7 @@ impl<'a> Cx<'a> {
 
     /// `attempt = n` in a loop written here: read off the state.
     pub(super) fn attempt_bind(&self) -> TokenStream {
-        let Cx { p, state_l, .. } = self;
+        let Context { p, state_l, .. } = self;
         match &self.args.attempt {
             Some((_, name)) => quote_spanned! {name.span()=>
                 let #name: u32 = #p::LoopState::attempt(&#state_l);

@@ -4,7 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::Ident;
 
-use super::context::{local, Cx};
+use super::context::{local, Context};
 use super::keys::setup;
 use crate::args::HedgeArg;
 use crate::params::Rebind;
@@ -13,18 +13,18 @@ use crate::params::Rebind;
 /// shared borrow is copied into it, a by-value argument cloned for it), run by the runtime's
 /// hedging loop.
 pub(super) fn hedged(
-    cx: &Cx,
+    cx: &Context,
     hedge: &HedgeArg,
     rebind: &Rebind,
     body: &TokenStream,
 ) -> TokenStream {
-    let Cx {
+    let Context {
         p,
         p_ret,
         ret,
         ret_span,
         name,
-        for_ret,
+        ret_loop,
         policy_l,
         hooks_l,
         clock,
@@ -70,7 +70,7 @@ pub(super) fn hedged(
         quote!(#policy_l)
     };
     let hedged = quote_spanned! {ret_span=>
-        #for_ret::hedged(#p::Started { policy: #policy_arg, clock: #clock, start: #start }, &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l, #last)
+        #ret_loop::hedged(#p::Started { policy: #policy_arg, clock: #clock, start: #start }, &#hooks_l, #name, #hedge, #timeout, #sleep, #make_l, #last)
     };
     let (setup, start_item, attempt_param, pin) =
         (setup(cx), cx.start_item(), cx.attempt_param(), cx.pin());

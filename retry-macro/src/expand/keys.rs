@@ -6,14 +6,14 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use super::context::Cx;
+use super::context::Context;
 use crate::args::{Args, AttemptsArg, DurationArg};
 use crate::item::Features;
 use crate::respan::respan;
 
 /// The policy, the `timeout` and the hooks, bound before any attempt.
-pub(super) fn setup(cx: &Cx) -> TokenStream {
-    let Cx {
+pub(super) fn setup(cx: &Context) -> TokenStream {
+    let Context {
         p,
         p_ret,
         policy_l,
@@ -38,7 +38,7 @@ pub(super) fn setup(cx: &Cx) -> TokenStream {
         }
         None => TokenStream::new(),
     };
-    let Hooks {
+    let HookFields {
         on,
         notify,
         give_up,
@@ -63,8 +63,8 @@ pub(super) fn setup(cx: &Cx) -> TokenStream {
     }
 }
 
-/// The value of each field of the runtime's `Hooks`.
-struct Hooks {
+/// The tokens of each field of the runtime's `Hooks`.
+struct HookFields {
     on: TokenStream,
     notify: TokenStream,
     give_up: TokenStream,
@@ -76,8 +76,8 @@ struct Hooks {
 }
 
 /// The hooks the keys give, and stand-ins that do nothing for the keys not given.
-fn hooks(cx: &Cx) -> Hooks {
-    let Cx { p, p_ret, .. } = cx;
+fn hooks(cx: &Context) -> HookFields {
+    let Context { p, p_ret, .. } = cx;
     let args = cx.args;
     // No `on`: an error type that implements `Transient` is classified by it, any other is
     // retried on every error (autoref specialisation on the return type, see `DefaultOn`).
@@ -128,7 +128,7 @@ fn hooks(cx: &Cx) -> Hooks {
         }
         None => quote!(#p_ret::NoBudget),
     };
-    Hooks {
+    HookFields {
         on,
         notify,
         give_up,
@@ -144,7 +144,7 @@ fn hooks(cx: &Cx) -> Hooks {
 /// through helpers spanned at the key's value: a mismatch is reported there. `.keep()` hands the
 /// hook on, or a stand-in for a wrong one, which nothing reports again (see `Hook`).
 fn hook(
-    cx: &Cx,
+    cx: &Context,
     value: &Option<syn::Expr>,
     helper: &str,
     generics: TokenStream,
@@ -168,7 +168,7 @@ fn hook(
 
 /// The breaker and the throttle, through helpers spanned at their keys: an error type without
 /// the `From` they need is reported there.
-fn guard(cx: &Cx, arg: &Option<(Ident, syn::Expr)>, helper: &str) -> TokenStream {
+fn guard(cx: &Context, arg: &Option<(Ident, syn::Expr)>, helper: &str) -> TokenStream {
     match arg {
         Some((key, value)) => {
             let (p_key, ret_key) = (
@@ -187,8 +187,8 @@ fn guard(cx: &Cx, arg: &Option<(Ident, syn::Expr)>, helper: &str) -> TokenStream
 
 /// The tracer, where the `tracing` feature is built in: each retry's event at `trace_level`,
 /// the error shown as its type allows.
-fn trace(cx: &Cx) -> TokenStream {
-    let Cx {
+fn trace(cx: &Context) -> TokenStream {
+    let Context {
         p_ret,
         ret,
         ret_span,

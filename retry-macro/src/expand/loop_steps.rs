@@ -4,14 +4,14 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned, ToTokens};
 
-use super::context::{local, Cx};
+use super::context::{local, Context};
 
 /// Before each attempt of a loop written here, the guards are asked (the runtime's loops ask
 /// them themselves); without a guard, nothing.
-pub(super) fn admit(cx: &Cx) -> TokenStream {
-    let Cx {
+pub(super) fn admit(cx: &Context) -> TokenStream {
+    let Context {
         p_ret,
-        for_ret,
+        ret_loop,
         state_l,
         hooks_l,
         out_l,
@@ -21,7 +21,7 @@ pub(super) fn admit(cx: &Cx) -> TokenStream {
     } = cx;
     if cx.args.throttle.is_some() || cx.args.breaker.is_some() {
         quote_spanned! {cx.ret_span=>
-            if let #p_ret::ControlFlow::Break(#out_l) = #for_ret::admit(&#state_l, &#hooks_l, #name, #clock) {
+            if let #p_ret::ControlFlow::Break(#out_l) = #ret_loop::admit(&#state_l, &#hooks_l, #name, #clock) {
                 return #out_l;
             }
         }
@@ -30,32 +30,33 @@ pub(super) fn admit(cx: &Cx) -> TokenStream {
     }
 }
 
-/// The pieces of a loop written here that judge an attempt's outcome and make the wait.
-pub(super) struct Judge {
+/// What follows an attempt in a loop written here: judge its outcome, return a success, make
+/// the wait.
+pub(super) struct AfterAttempt {
     /// What the outcome is: a success (an `Ok`, unless `on_ok` retries it), an error, or an
     /// `Ok` to retry.
     pub(super) verdict: TokenStream,
     /// Whether it is a success.
     pub(super) succeeded: TokenStream,
     /// A success's accounting (`LoopState::succeeded`).
-    pub(super) paid: TokenStream,
+    pub(super) on_success: TokenStream,
     /// The step after a failure: `Break` with the outcome to return, or `Continue` with the
-    /// wait (`cont_pat`), and the last outcome where it is kept (`last_val`, bound to
-    /// `last_bind` through the wait).
-    pub(super) failed: TokenStream,
-    pub(super) cont_pat: TokenStream,
-    pub(super) last_val: TokenStream,
-    pub(super) last_bind: TokenStream,
+    /// wait (`wait_pattern`), and the last outcome where it is kept (`last_value`, bound to
+    /// `last_pattern` through the wait).
+    pub(super) on_failure: TokenStream,
+    pub(super) wait_pattern: TokenStream,
+    pub(super) last_value: TokenStream,
+    pub(super) last_pattern: TokenStream,
     /// What runs after the wait.
     pub(super) after_wait: TokenStream,
 }
 
 /// How a loop written here judges an attempt's outcome, and what it keeps through the wait.
-pub(super) fn judge(cx: &Cx) -> Judge {
-    let Cx {
+pub(super) fn after_attempt(cx: &Context) -> AfterAttempt {
+    let Context {
         p,
         name,
-        for_ret,
+        ret_loop,
         policy_l,
         hooks_l,
         state_l,
@@ -75,7 +76,7 @@ pub(super) fn judge(cx: &Cx) -> Judge {
     };
     // Without a possible deadline, the step hands back the wait alone: no last outcome to
     // return through memory and drop.
-    let (failed_fn, cont_pat, last_val, last_bind, last_arg) = if cx.keeps_last {
+    let (failed_fn, wait_pattern, last_value, last_pattern, last_arg) = if cx.keeps_last {
         (
             quote_spanned!(ret_span=> failed),
             quote!((#delay_l, #last_l)),
@@ -93,24 +94,24 @@ pub(super) fn judge(cx: &Cx) -> Judge {
         )
     };
     let after_wait = after_wait(cx, last_arg);
-    Judge {
+    AfterAttempt {
         verdict: quote_spanned! {ret_span=>
-            let #verdict_l = #for_ret::verdict(&#out_l, &#hooks_l);
+            let #verdict_l = #ret_loop::verdict(&#out_l, &#hooks_l);
         },
         succeeded: quote_spanned! {ret_span=>
             #verdict_l.accepted()
         },
         // Not through `Loop::<R>`: nothing here is about `R`, and an `impl Trait` in it (erased
         // to `_`) would be left for inference with nothing to infer it from.
-        paid: quote_spanned! {ret_span=>
+        on_success: quote_spanned! {ret_span=>
             #p::LoopState::succeeded(&#state_l, &#hooks_l, #name, #clock)
         },
-        failed: quote_spanned! {ret_span=>
-            #for_ret::#failed_fn(&mut #state_l, #p::Started { policy: &#policy_l, clock: #clock, start: #start }, #out_l, #verdict_l, &#hooks_l, #name, #cut)
+        on_failure: quote_spanned! {ret_span=>
+            #ret_loop::#failed_fn(&mut #state_l, #p::Started { policy: &#policy_l, clock: #clock, start: #start }, #out_l, #verdict_l, &#hooks_l, #name, #cut)
         },
-        cont_pat,
-        last_val,
-        last_bind,
+        wait_pattern,
+        last_value,
+        last_pattern,
         after_wait,
     }
 }
@@ -119,11 +120,11 @@ pub(super) fn judge(cx: &Cx) -> Judge {
 /// retry about to run spends the budget tokens it took. Without a deadline or a budget there is
 /// nothing to do, and no code. (Unreachable after a body that never returns, like the rest of
 /// the turn.) `last` is the last outcome kept through the wait, or `None`.
-fn after_wait(cx: &Cx, last: TokenStream) -> TokenStream {
-    let Cx {
+fn after_wait(cx: &Context, last: TokenStream) -> TokenStream {
+    let Context {
         p_ret,
         name,
-        for_ret,
+        ret_loop,
         hooks_l,
         state_l,
         out_l,
@@ -134,7 +135,7 @@ fn after_wait(cx: &Cx, last: TokenStream) -> TokenStream {
         quote_spanned! {cx.ret_span=>
             #[allow(unreachable_code)]
             let () = if let #p_ret::ControlFlow::Break(#out_l) =
-                #for_ret::resumed(&mut #state_l, #last, &#hooks_l, #name)
+                #ret_loop::resumed(&mut #state_l, #last, &#hooks_l, #name)
             {
                 return #out_l;
             };

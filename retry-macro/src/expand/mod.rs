@@ -22,9 +22,9 @@ use crate::item::{Features, Item};
 use crate::params;
 
 use self::async_fn::async_loop;
-use self::context::Cx;
+use self::context::Context;
 use self::hedged::hedged;
-use self::sync::{sync_closure, sync_inline, sync_inline_loop};
+use self::sync::{sync_closure, track_caller_attempt, track_caller_loop};
 
 /// The whole macro: on any error, the errors **and** the function unchanged, so that call sites
 /// and IDEs keep working and the user sees one error, not a cascade.
@@ -123,7 +123,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         &args.values,
         &ret,
     );
-    let cx = Cx::new(args, p, &ret, &item.sig.ident, is_async);
+    let cx = Context::new(args, p, &ret, &item.sig.ident, is_async);
     // A receiver each attempt has its own copy of: the body's `self` is that copy.
     let body = match &rebind.self_alias {
         Some(alias) => params::rename_self(&body, alias),
@@ -131,14 +131,14 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     };
     // A `break` or `continue` outside the user's loops stays the error it is without us.
     let body = attempt::fence_loop_exits(body);
-    let sync_inline = sync_inline(&cx, &item, &body)?;
+    let track_caller_attempt = track_caller_attempt(&cx, &item, &body)?;
 
     let new_body = if let (Some((_, hedge)), true) = (&args.hedge, is_async) {
         hedged(&cx, hedge, &rebind, &body)
     } else if is_async {
         async_loop(&cx, &rebind, &body)
-    } else if let Some(inline) = sync_inline {
-        sync_inline_loop(&cx, inline, &rebind)
+    } else if let Some(inline) = track_caller_attempt {
+        track_caller_loop(&cx, inline, &rebind)
     } else {
         sync_closure(&cx, &item.sig, &rebind, &body)
     };

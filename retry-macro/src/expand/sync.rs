@@ -4,23 +4,23 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use super::context::{could_be_result, local, Cx};
+use super::context::{could_be_result, local, Context};
 use super::keys::setup;
-use super::loop_steps::{admit, judge, Judge};
+use super::loop_steps::{admit, after_attempt, AfterAttempt};
 use crate::attempt;
 use crate::item::Item;
 use crate::params::{self, Rebind};
 
 /// Any other sync fn: the attempt a closure, handed to the runtime's blocking loop.
 pub(super) fn sync_closure(
-    cx: &Cx,
+    cx: &Context,
     sig: &syn::Signature,
     rebind: &Rebind,
     body: &TokenStream,
 ) -> TokenStream {
-    let Cx {
+    let Context {
         name,
-        for_ret,
+        ret_loop,
         policy_l,
         hooks_l,
         ..
@@ -33,7 +33,7 @@ pub(super) fn sync_closure(
     let hooks = [&args.on, &args.notify, &args.give_up, &args.budget];
     let capture = (!params::named_by(sig, hooks.into_iter().flatten())).then(|| quote!(move));
     let run_blocking = quote_spanned! {cx.ret_span=>
-        #for_ret::run_blocking(#policy_l, &#hooks_l, #name, #op_l)
+        #ret_loop::run_blocking(#policy_l, &#hooks_l, #name, #op_l)
     };
     let (setup, attempt_param, pin) = (setup(cx), cx.attempt_param(), cx.pin());
     quote! {
@@ -50,8 +50,8 @@ pub(super) fn sync_closure(
 /// `#[track_caller]` on a sync fn: the attempt is written inline in the function, where the
 /// caller's location reaches it; in the closure the runtime's loop calls, it would not (a
 /// closure cannot be `#[track_caller]`). A body that cannot be written inline is an error.
-pub(super) fn sync_inline(
-    cx: &Cx,
+pub(super) fn track_caller_attempt(
+    cx: &Context,
     item: &Item,
     body: &TokenStream,
 ) -> syn::Result<Option<attempt::Inline>> {
@@ -72,8 +72,12 @@ pub(super) fn sync_inline(
 
 /// A `#[track_caller]` sync fn: the async loop's shape, its attempt inline, waiting with the
 /// blocking sleep the runtime's loop uses.
-pub(super) fn sync_inline_loop(cx: &Cx, inline: attempt::Inline, rebind: &Rebind) -> TokenStream {
-    let Cx {
+pub(super) fn track_caller_loop(
+    cx: &Context,
+    inline: attempt::Inline,
+    rebind: &Rebind,
+) -> TokenStream {
+    let Context {
         p,
         p_ret,
         ret,
@@ -87,16 +91,16 @@ pub(super) fn sync_inline_loop(cx: &Cx, inline: attempt::Inline, rebind: &Rebind
     let label = labelled.then(|| quote!(#label:));
     let (setup, start_item, admit, attempt_bind) =
         (setup(cx), cx.start_item(), admit(cx), cx.attempt_bind());
-    let Judge {
+    let AfterAttempt {
         verdict,
         succeeded,
-        paid,
-        failed,
-        cont_pat,
-        last_val,
-        last_bind,
+        on_success,
+        on_failure,
+        wait_pattern,
+        last_value,
+        last_pattern,
         after_wait,
-    } = judge(cx);
+    } = after_attempt(cx);
     quote! {
         #setup
         #start_item
@@ -107,17 +111,17 @@ pub(super) fn sync_inline_loop(cx: &Cx, inline: attempt::Inline, rebind: &Rebind
             let #out_l: #ret = #label { #rebind #stmts };
             // A body that never returns leaves this unreachable: not the user's warning.
             #[allow(unreachable_code)]
-            let #last_bind = {
+            let #last_pattern = {
                 #verdict
                 if #succeeded {
-                    #paid;
+                    #on_success;
                     return #out_l;
                 }
-                match #failed {
+                match #on_failure {
                     #p::ControlFlow::Break(#out_l) => return #out_l,
-                    #p::ControlFlow::Continue(#cont_pat) => {
+                    #p::ControlFlow::Continue(#wait_pattern) => {
                         #p::sleep_blocking(#delay_l);
-                        #last_val
+                        #last_value
                     }
                 }
             };
