@@ -236,7 +236,7 @@ impl Item {
 }
 
 /// An `impl AsRef<U>` argument of a hedged function: each attempt is given a shared borrow of it
-/// (params.rs), which a hedged attempt, a future of its own made by a closure, cannot hold.
+/// (rebind.rs), which a hedged attempt, a future of its own made by a closure, cannot hold.
 fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
     let FnArg::Typed(arg) = arg else { return None };
     let syn::Type::ImplTrait(it) = &*arg.ty else {

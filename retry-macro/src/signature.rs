@@ -1,6 +1,6 @@
 //! What the signature says, read from its syntax: the receiver's type, the borrows of `&mut`
 //! arguments the return type may hold, the `impl AsRef` arguments an attempt can borrow. Both
-//! the checks on the function (item.rs) and the per-attempt rebinding (params.rs) ask it; it
+//! the checks on the function (item.rs) and the per-attempt rebinding (rebind.rs) ask it; it
 //! asks neither.
 
 use quote::ToTokens;

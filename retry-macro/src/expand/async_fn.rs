@@ -9,7 +9,7 @@ use super::context::{could_be_result, local, Context};
 use super::keys::setup;
 use super::loop_steps::{admit, after_attempt, AfterAttempt};
 use crate::attempt;
-use crate::params::Rebind;
+use crate::rebind::Rebind;
 
 /// An `async fn`'s loop, each turn an attempt, then its outcome judged, then the wait.
 pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {

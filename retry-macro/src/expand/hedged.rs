@@ -7,7 +7,7 @@ use syn::Ident;
 use super::context::{local, Context};
 use super::keys::setup;
 use crate::args::HedgeArg;
-use crate::params::Rebind;
+use crate::rebind::Rebind;
 
 /// A hedged `async fn`: attempts side by side, each one a future made by a `move` closure (a
 /// shared borrow is copied into it, a by-value argument cloned for it), run by the runtime's

@@ -19,7 +19,6 @@ use crate::args::Args;
 use crate::async_trait;
 use crate::attempt;
 use crate::item::{Features, Item};
-use crate::params;
 
 use self::async_fn::async_loop;
 use self::context::Context;
@@ -115,7 +114,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         Some(async_trait) => async_trait.body.clone(),
         None => item.body.take().unwrap_or_default(),
     };
-    let rebind = params::rebind(
+    let rebind = crate::rebind::rebind(
         &mut item.sig,
         &p,
         async_trait.is_some(),
@@ -126,7 +125,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
     let cx = Context::new(args, p, &ret, &item.sig.ident, is_async);
     // A receiver each attempt has its own copy of: the body's `self` is that copy.
     let body = match &rebind.self_alias {
-        Some(alias) => params::rename_self(&body, alias),
+        Some(alias) => crate::receiver::rename_self(&body, alias),
         None => body,
     };
     // A `break` or `continue` outside the user's loops stays the error it is without us.

@@ -9,7 +9,7 @@ use super::keys::setup;
 use super::loop_steps::{admit, after_attempt, AfterAttempt};
 use crate::attempt;
 use crate::item::Item;
-use crate::params::{self, Rebind};
+use crate::rebind::Rebind;
 
 /// Any other sync fn: the attempt a closure, handed to the runtime's blocking loop.
 pub(super) fn sync_closure(
@@ -31,7 +31,8 @@ pub(super) fn sync_closure(
     // argument moved in and cloned per call), so nothing needs a stack slot on the success
     // path. Unless a hook borrows one of them too: then the attempt borrows.
     let hooks = [&args.on, &args.notify, &args.give_up, &args.budget];
-    let capture = (!params::named_by(sig, hooks.into_iter().flatten())).then(|| quote!(move));
+    let capture =
+        (!crate::rebind::named_by(sig, hooks.into_iter().flatten())).then(|| quote!(move));
     let run_blocking = quote_spanned! {cx.ret_span=>
         #ret_loop::run_blocking(#policy_l, &#hooks_l, #name, #op_l)
     };
