@@ -8,7 +8,7 @@ use syn::Ident;
 use super::context::{could_be_result, local, Context};
 use super::keys::setup;
 use super::loop_steps::{admit, after_attempt, AfterAttempt};
-use crate::attempt;
+use crate::inline_attempt::{self, InlineAttempt};
 use crate::rebind::Rebind;
 
 /// An `async fn`'s loop, each turn an attempt, then its outcome judged, then the wait.
@@ -100,7 +100,7 @@ fn nested_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> (TokenSt
 }
 
 /// Without a `timeout`: inline where its `return`s and `?`s can be rewritten to end it (see
-/// attempt.rs), else a nested `async` block, which ends at them by itself.
+/// inline_attempt.rs), else a nested `async` block, which ends at them by itself.
 fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {
     let Context {
         p,
@@ -111,10 +111,10 @@ fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenSt
         ..
     } = cx;
     let inline = could_be_result(ret)
-        .then(|| attempt::inline(body, label, p, *ret_span).ok())
+        .then(|| inline_attempt::rewrite(body, label, p, *ret_span).ok())
         .flatten();
     let attempt = match inline {
-        Some(attempt::Inline { stmts, labelled }) => {
+        Some(InlineAttempt { stmts, labelled }) => {
             let label = labelled.then(|| quote!(#label:));
             quote!(#label { #rebind #stmts })
         }

@@ -1,8 +1,14 @@
 //! The expansion: the original function, same attributes and signature, with a retry loop for
-//! a body. Sync functions hand a closure to the runtime's blocking loop; `async fn`s loop here,
-//! the attempt written inline (attempt.rs) or, where that cannot keep its meaning, in a nested
-//! `async` block, each turn ending in the runtime's `LoopState::failed`. A `#[track_caller]`
-//! sync fn loops here too, its attempt inline, so that the caller's location reaches it.
+//! a body. This file is the entry; then, one file per job:
+//!
+//! - context.rs: what every shape is written with (paths, return type, generated locals)
+//! - keys.rs: what each key of the attribute becomes (the policy, the `timeout`, the hooks)
+//! - loop_steps.rs: the steps around an attempt in a loop written here
+//! - sync.rs: a sync fn, its attempt a closure the runtime's blocking loop calls, or inline in
+//!   a loop written here under `#[track_caller]`, so that the caller's location reaches it
+//! - async_fn.rs: an `async fn`'s loop, its attempt inline (inline_attempt.rs), nested in an
+//!   `async` block, or raced against a `timeout`
+//! - hedged.rs: a hedged `async fn`, run by the runtime's hedging loop
 
 mod async_fn;
 mod context;
@@ -17,8 +23,8 @@ use syn::{Ident, ReturnType};
 
 use crate::args::Args;
 use crate::async_trait;
-use crate::attempt;
 use crate::item::{Features, Item};
+use crate::loop_exits::fence_loop_exits;
 
 use self::async_fn::async_loop;
 use self::context::Context;
@@ -129,7 +135,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         None => body,
     };
     // A `break` or `continue` outside the user's loops stays the error it is without us.
-    let body = attempt::fence_loop_exits(body);
+    let body = fence_loop_exits(body);
     let track_caller_attempt = track_caller_attempt(&cx, &item, &body)?;
 
     let new_body = if let (Some((_, hedge)), true) = (&args.hedge, is_async) {

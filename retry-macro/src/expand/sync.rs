@@ -7,7 +7,7 @@ use quote::{quote, quote_spanned};
 use super::context::{could_be_result, local, Context};
 use super::keys::setup;
 use super::loop_steps::{admit, after_attempt, AfterAttempt};
-use crate::attempt;
+use crate::inline_attempt::{self, InlineAttempt, NotInline};
 use crate::item::Item;
 use crate::rebind::Rebind;
 
@@ -55,16 +55,16 @@ pub(super) fn track_caller_attempt(
     cx: &Context,
     item: &Item,
     body: &TokenStream,
-) -> syn::Result<Option<attempt::Inline>> {
+) -> syn::Result<Option<InlineAttempt>> {
     let track_caller = item
         .attrs
         .iter()
         .find(|a| a.path().is_ident("track_caller"));
     match track_caller {
         Some(attr) if !cx.is_async && could_be_result(&cx.ret) => {
-            match attempt::inline(body, &cx.label, &cx.p, cx.ret_span) {
+            match inline_attempt::rewrite(body, &cx.label, &cx.p, cx.ret_span) {
                 Ok(inline) => Ok(Some(inline)),
-                Err(opaque) => Err(track_caller_error(opaque, attr)),
+                Err(not_inline) => Err(track_caller_error(not_inline, attr)),
             }
         }
         _ => Ok(None),
@@ -75,7 +75,7 @@ pub(super) fn track_caller_attempt(
 /// blocking sleep the runtime's loop uses.
 pub(super) fn track_caller_loop(
     cx: &Context,
-    inline: attempt::Inline,
+    inline: InlineAttempt,
     rebind: &Rebind,
 ) -> TokenStream {
     let Context {
@@ -88,7 +88,7 @@ pub(super) fn track_caller_loop(
         label,
         ..
     } = cx;
-    let attempt::Inline { stmts, labelled } = inline;
+    let InlineAttempt { stmts, labelled } = inline;
     let label = labelled.then(|| quote!(#label:));
     let (setup, start_item, admit, attempt_bind) =
         (setup(cx), cx.start_item(), admit(cx), cx.attempt_bind());
@@ -133,11 +133,11 @@ pub(super) fn track_caller_loop(
 
 /// `#[track_caller]` on a sync fn whose attempt cannot be written inline: said on what keeps it
 /// from being, with what to write instead.
-fn track_caller_error(opaque: attempt::Opaque, attr: &syn::Attribute) -> syn::Error {
+fn track_caller_error(not_inline: NotInline, attr: &syn::Attribute) -> syn::Error {
     const WHY: &str = "so each attempt would run in a closure, and a closure cannot be \
                        `#[track_caller]`";
-    match opaque {
-        attempt::Opaque::Macro { path, known } => {
+    match not_inline {
+        NotInline::Macro { path, known } => {
             let mut name = String::new();
             for s in &path.segments {
                 if !name.is_empty() {
@@ -162,7 +162,7 @@ fn track_caller_error(opaque: attempt::Opaque, attr: &syn::Attribute) -> syn::Er
             };
             syn::Error::new_spanned(path, message)
         }
-        attempt::Opaque::Verbatim(span) => syn::Error::new(
+        NotInline::Verbatim(span) => syn::Error::new(
             span,
             format!(
                 "`#[retry]` cannot keep `#[track_caller]` with this in the body: syntax it \
@@ -170,7 +170,7 @@ fn track_caller_error(opaque: attempt::Opaque, attr: &syn::Attribute) -> syn::Er
                  `#[track_caller]`"
             ),
         ),
-        attempt::Opaque::Unparsed => syn::Error::new_spanned(
+        NotInline::Unparsed => syn::Error::new_spanned(
             attr,
             format!(
                 "`#[retry]` cannot keep `#[track_caller]` on a body it cannot read, {WHY}; \
