@@ -1,27 +1,25 @@
-//! An `async fn`'s attempt, written inline in its retry loop (and a sync fn's, where it is
-//! `#[track_caller]`: see the end).
+//! An attempt written inline in its retry loop: an `async fn`'s, and a `#[track_caller]` sync
+//! fn's.
 //!
-//! Run as a nested `async` block, an attempt is a second state machine inside the retried
-//! future: polled through one more layer, and its outcome moved out of it. Written inline, the
-//! body is part of the function's own state machine, as in the function without `#[retry]`.
-//! What a nested block gave for free is then done by rewriting, outside closures, `async`
-//! blocks and nested items (which have their own `return` and `?`):
+//! Inline, the body is part of the function's own state machine, as without `#[retry]`; in a
+//! nested `async` block it would be a second one, polled through one more layer. What the
+//! nested block gave for free is done by rewriting, outside closures, `async` blocks and nested
+//! items (which have their own `return` and `?`):
 //!
 //! | in the body | becomes | so that |
 //! |---|---|---|
 //! | `return value` | `break 'attempt value` | it ends the attempt, not the call |
 //! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(From::from(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
 //!
-//! A macro call in the body might expand to a `return` (`anyhow::bail!`) or hide a `?` in its
-//! arguments, where no rewriting reaches. So only the standard library's macros and the logging
-//! crates' (called through their crate: `tracing::info!`) are allowed in an inline attempt, and
-//! only without `return` or `?` in their arguments; any other macro, or a body syn cannot
-//! parse, keeps the nested `async` block: slower, never wrong. [`NotInline`] says which it was.
+//! A macro call may expand to a `return` (`anyhow::bail!`) or hide a `?` in its arguments,
+//! where no rewriting reaches. So only the standard library's and the logging crates' macros
+//! (through their crate: `tracing::info!`) stay inline, and only without `return` or `?` in
+//! their arguments; any other macro, or a body syn cannot parse, keeps the nested block:
+//! slower, never wrong. [`NotInline`] says which it was.
 //!
-//! A sync fn's attempt runs in a closure the runtime's blocking loop calls, except under
-//! `#[track_caller]`: a closure cannot be `#[track_caller]` (not in stable Rust), so the
-//! caller's location would not reach the body. There the attempt is written inline, in a loop
-//! like an `async fn`'s, and a body that cannot be is an error that names what is in the way.
+//! A sync fn's attempt runs in a closure, except under `#[track_caller]`: a closure cannot be
+//! `#[track_caller]`, so the caller's location would not reach the body. There the attempt is
+//! inline, and a body that cannot be is an error naming what is in the way.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -52,10 +50,9 @@ pub(crate) enum NotInline {
     Verbatim(Span),
 }
 
-/// The body rewritten to run inline under `label`, or why only a nested block (a closure, an
-/// `async` block) keeps its meaning. `private` is the path of the facade's `__private`; `span`
-/// the return type's: what needs `R` to be a `Result` is spanned there, as in the rest of the
-/// expansion, so that if it is not, that is reported once.
+/// The body rewritten to run inline under `label`, or why only a nested block keeps its
+/// meaning. `private` is the facade's `__private` path; `span` the return type's, where what
+/// needs `R` to be a `Result` is spanned, as in the rest of the expansion (reported once).
 pub(crate) fn rewrite(
     body: &TokenStream,
     label: &Lifetime,
@@ -113,11 +110,10 @@ impl Rewrite<'_> {
         // The trait's method, not a generic function: the operand's type is then checked once,
         // not once as an argument and again for the projections in the result.
         let branch = quote_spanned!(at=> #private::Branch::branch);
-        // `From::from` called here, in the user's function, not in a helper of the runtime: a
-        // `#[track_caller]` `From` (an error that records where it arose) then sees the `?`, as
-        // with rustc's `?`, at the start of `operand?`, the lowest of the call's spans: its
-        // parentheses are spanned there. The path is spanned at the `?`, where a missing
-        // `From` is reported, as rustc reports it.
+        // `From::from` is called here, in the user's function, so that a `#[track_caller]`
+        // `From` sees the location rustc's `?` gives it: the start of `operand?`, where the
+        // call's parentheses are spanned. The path is spanned at the `?`, where rustc reports a
+        // missing `From`.
         let start = operand
             .to_token_stream()
             .into_iter()

@@ -8,11 +8,10 @@ use syn::{Block, Expr};
 
 use crate::walk::{self as visit_mut, VisitMut};
 
-/// The body with each `break` or `continue` that is outside the user's own loops (and labelled
-/// blocks) put in a `const` block of its own: there it is what it is without `#[retry]`, rustc's
-/// error E0268 ("`break` outside of a loop"), instead of attaching to the retry loop (an inline
-/// attempt) or being reported as inside a closure or an `async` block the user never wrote.
-/// The body unchanged where there is none, or where syn cannot parse it.
+/// The body with each `break` or `continue` outside the user's own loops (and labelled blocks)
+/// put in a `const` block of its own: there it is rustc's E0268 ("`break` outside of a loop"),
+/// as without `#[retry]`, instead of leaving the retry loop or being reported inside a closure
+/// the user never wrote. The body unchanged where there is none, or where syn cannot parse it.
 pub(crate) fn fence_loop_exits(body: TokenStream) -> TokenStream {
     let Ok(mut stmts) = Block::parse_within.parse2(body.clone()) else {
         return body;

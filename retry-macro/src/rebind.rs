@@ -89,16 +89,16 @@ impl Rebind {
     }
 }
 
-/// Rewrite the signature's patterns as the table says, and return the rebindings.
-/// `async_trait`: the body is async-trait's, which moves `self` into a local of its own (so a
-/// `&mut self` must be re-borrowed for each attempt, by name). `body`: the attempt's body; an
-/// argument it does not name gets no copy (it may be used by a key alone, as `attempts =
-/// tries`: a copy no attempt uses would be an `unused variable` the function does not have).
-/// `keys`: the attribute's values. `output`: the return type (the future's output under
-/// `#[async_trait]`): a `&mut` argument it may hold a shared borrow of is not re-borrowed, so that
-/// the body can take that borrow from the argument itself, as without `#[retry]` (item.rs lets
-/// only those through, where the attempt is written inline: a body that passes the argument on
-/// is then rustc's to judge).
+/// Rewrites the signature's patterns as the table says, and returns the rebindings.
+///
+/// - `async_trait`: the body is async-trait's, whose `self` is a local the body moves: a
+///   `&mut self` is re-borrowed for each attempt.
+/// - `body`: the attempt's body. An argument it does not name gets no copy (a key alone may use
+///   it, `attempts = tries`: an unused copy would be a warning the function does not have).
+/// - `keys`: the attribute's values.
+/// - `output`: the return type (the future's output under `#[async_trait]`). A `&mut` argument
+///   it may hold a shared borrow of is not re-borrowed: the body borrows from the argument
+///   itself, as without `#[retry]` (item.rs rejects the other borrows).
 pub(crate) fn rebind(
     sig: &mut Signature,
     private: &TokenStream,
@@ -123,12 +123,11 @@ pub(crate) fn rebind(
                 if !names(body, "self") {
                     continue;
                 }
-                // A `&mut self` is re-borrowed where the body passes it on (`f(self)`), which
-                // moves it where the callee is generic. One the body only reads and writes
-                // through (`self.x`, `*self`) is left as it is, so that a hook reading
-                // `self.limit` while the body changes `self.calls` borrows disjoint fields. Under
-                // `#[async_trait]`, `self` is a local the body moves: re-borrowed anyway. And not
-                // where the return type may hold a shared borrow of it: see above.
+                // A `&mut self` the body passes on (`f(self)`: moved where the callee is
+                // generic) is re-borrowed; one it only uses as a place (`self.x`, `*self`) is
+                // left as it is, so that a hook and the body can borrow disjoint fields.
+                // async-trait's `self` is a local the body moves: always re-borrowed. Never
+                // where the return type may hold a shared borrow of it.
                 let reborrow = async_trait
                     || (passes_on(body, "self") && !returned.iter().any(|name| name == "self"));
                 // A `self` by value whose `Self` may be a `&mut` (re-borrowed, see

@@ -82,9 +82,9 @@ pub(crate) fn receiver_binding(
             )
         }
         Type::Path(path) if usage.own && path.qself.is_none() && path.path.is_ident("Self") => {
-            // Issue 17, class 9: `self` as `Self`, which may be a `&mut` (never `Clone`). The
-            // attempt's `self` is `own_self`'s, which takes `&mut self`: the signature's
-            // binding is `mut`; the user's `mut` moves to each attempt's own `self`.
+            // `self` as `Self`, which may be a `&mut` (never `Clone`). The attempt's `self` is
+            // `own_self`'s, which takes `&mut self`: the signature's binding is `mut`; the
+            // user's `mut` moves to each attempt's own `self`.
             let mutability = receiver.mutability.replace(syn::Token![mut](span));
             let private_at = |at: Span| crate::respan::respan(private, at);
             // The kind, spanned where it is checked: at the return type that may hold a borrow
@@ -97,10 +97,9 @@ pub(crate) fn receiver_binding(
                 (&&#p_at::SelfKind::<Self>::new()).kind()
             }};
             let p_self = private_at(span);
-            // `unborrowed`'s call, as `own_self`'s, is spanned at `self`: only its argument is
-            // at the return type, so a `Self` that is not `Clone` is one error, at `self`
-            // (`own_self` given the kind spanned at the return type reported its `OwnSelf`
-            // bound there, and the projection of its `Own` at `self`: two errors).
+            // `unborrowed`'s call, as `own_self`'s, is spanned at `self`, and only its argument
+            // at the return type: a `Self` that is not `Clone` is then one error, at `self`,
+            // not two.
             let kind = match usage.returned {
                 Some(_) => quote_spanned!(span=> #p_self::unborrowed(#kind)),
                 None => kind,
@@ -290,7 +289,7 @@ mod tests {
             .starts_with("mut self"));
         assert!(!out.contains("let mut __retry_self"), "{out}");
 
-        // Issue 17: a `mut` of the user's is the re-borrow's, which the body changes.
+        // A `mut` of the user's is the re-borrow's, which the body changes.
         let mut sig: Signature = syn::parse_quote!(fn f(mut self: Pin<&mut Self>) -> R);
         let r = rebind(&mut sig, &quote!(p), false);
         let out = r.to_token_stream().to_string();
@@ -308,8 +307,8 @@ mod tests {
             let r = rebind(&mut sig, &quote!(p), false);
             assert!(r.self_alias.is_none(), "{receiver}");
         }
-        // Issue 17, class 2: a `&mut self` is re-borrowed per attempt, as a `&mut T` is, so
-        // that a body can pass `self` on; async-trait's too, whose `self` is a local.
+        // A `&mut self` is re-borrowed per attempt, as a `&mut T` is, so that a body can pass
+        // `self` on; async-trait's too, whose `self` is a local.
         for async_trait in [false, true] {
             let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
             let body = quote!(Parser::new(self).parse());
@@ -384,7 +383,7 @@ mod tests {
         let mut sig: Signature = syn::parse_quote!(fn f<'b>(self) -> R);
         let out = rebind(&mut sig, &[], syn::parse_quote!(Result<&'b u8, E>));
         assert!(out.contains("p :: own_self ("), "{out}");
-        // A key borrows `self`: cloned, as before.
+        // A key borrows `self`: cloned.
         let mut sig: Signature = syn::parse_quote!(fn f(self) -> R);
         let out = rebind(
             &mut sig,
