@@ -11,7 +11,8 @@ use crate::inline_attempt::{self, InlineAttempt, NotInline};
 use crate::item::Item;
 use crate::rebind::Rebind;
 
-/// Any other sync fn: the attempt a closure, handed to the runtime's blocking loop.
+/// A sync fn that is not `#[track_caller]`: the attempt a closure, handed to the runtime's
+/// blocking loop.
 pub(super) fn sync_closure(
     cx: &Context,
     sig: &syn::Signature,
