@@ -96,9 +96,9 @@ struct Rewrite<'a> {
 }
 
 impl Rewrite<'_> {
-    /// `operand?`, as rustc desugars it, but ending the attempt: see the runtime's `question`.
-    /// The steps that can fail on the operand are spanned at the `?`, where rustc reports its
-    /// own; the step that needs `R` to be a `Result` at the return type, with the rest.
+    /// `operand?`, as rustc desugars it, but ending the attempt (see the runtime's `Branch` and
+    /// `IsResult`). The steps that can fail on the operand are spanned at the `?`, where rustc
+    /// reports its own; the step that needs `R` to be a `Result` at the return type.
     fn question_mark(&self, operand: &Expr, mark: syn::Token![?]) -> TokenStream {
         let (label, span) = (self.label, self.span);
         let at = mark.span;
