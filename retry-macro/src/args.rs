@@ -148,7 +148,7 @@ pub(crate) struct Args {
     /// `clock`: the clock `max_elapsed` and `timeout` are measured on, and the key's name.
     pub clock: Option<(Ident, Expr)>,
     /// Every key's value as written: what the keys may name (`attempts = tries`), for the
-    /// rebinding of the arguments (params.rs).
+    /// rebinding of the arguments (rebind.rs).
     pub values: Vec<Expr>,
 }
 

@@ -17,7 +17,7 @@ pub(crate) fn parse(text: &str) -> Result<u128, String> {
 }
 
 /// The length of the longest start of `text` whose chars are all `what`. (One function for
-/// every predicate: `trim_start_matches` compiled its searcher again for each closure.)
+/// every predicate: `trim_start_matches` compiles its searcher again for each closure.)
 fn prefix_len(text: &str, what: fn(char) -> bool) -> usize {
     text.find(|c| !what(c)).unwrap_or(text.len())
 }

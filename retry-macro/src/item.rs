@@ -236,7 +236,7 @@ impl Item {
 }
 
 /// An `impl AsRef<U>` argument of a hedged function: each attempt is given a shared borrow of it
-/// (params.rs), which a hedged attempt, a future of its own made by a closure, cannot hold.
+/// (rebind.rs), which a hedged attempt, a future of its own made by a closure, cannot hold.
 fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
     let FnArg::Typed(arg) = arg else { return None };
     let syn::Type::ImplTrait(it) = &*arg.ty else {
@@ -288,12 +288,11 @@ fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
     }
 }
 
-/// A return type that may hold a borrow of a `&mut` argument or `&mut self` where the retried
-/// function cannot compile: each attempt re-borrows that argument for itself, and the borrow
-/// checker cannot see that an attempt which returns is the last. That is so for any borrow
-/// returned out of the closure a sync fn's attempts run in (`closure`), and for one that may be
-/// mutable wherever the attempt runs; its errors would be about a closure or a loop the user
-/// never wrote. Said here, with the rule, on the borrow in the return type.
+/// A return type that may hold a borrow of a `&mut` argument (or `&mut self`) where the retried
+/// function cannot compile: each attempt re-borrows the argument, and the borrow checker cannot
+/// see that the attempt which returns is the last. So for any borrow out of a sync fn's closure
+/// (`closure`), and for one that may be mutable wherever the attempt runs. Reported here, on the
+/// borrow, since rustc's errors would be about a closure or a loop the user never wrote.
 fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<syn::Error> {
     let ReturnedBorrow { name, at, .. } = returned_borrows(sig, output)
         .into_iter()
@@ -347,7 +346,7 @@ mod tests {
             "async fn f(&mut self) -> Result<&mut u8, E>",
             "async fn f(&mut self) -> Result<Guard<'_, u8>, E>",
             "#[track_caller] fn f(v: &mut X) -> Result<&mut u8, E>",
-            // Issue 17, class 7: through an outlives bound, or `Self`'s lifetimes.
+            // Through an outlives bound, or `Self`'s lifetimes.
             "async fn run<'e, 'c: 'e>(&'c mut self) -> Result<impl Stream + 'e, E>",
             "fn run<'e, 'c>(&'c mut self) -> Result<&'e u8, E> where 'c: 'e",
             "fn new(dst: &'d mut String) -> Result<Self, E>",
@@ -367,7 +366,7 @@ mod tests {
             "fn f(v: &mut X, w: &Y) -> Result<u8, E>",
             "fn f(v: &mut X) -> Result<fn(&u8) -> u8, E>",
             "fn f(&mut self) -> Result<Box<dyn Fn(&u8)>, E>",
-            // Issue 17, class 8: a shared borrow, from an attempt written inline: rustc judges.
+            // A shared borrow, from an attempt written inline: rustc judges.
             "async fn f(&mut self, key: &str) -> Result<&str, E>",
             "async fn f<'a>(v: &'a mut X) -> Result<&'a str, E>",
             "#[track_caller] fn f(&mut self) -> Result<&str, E>",

@@ -7,7 +7,7 @@ use proc_macro2::{Group, Span, TokenStream, TokenTree};
 /// token they stand for.
 pub(crate) fn respan(tokens: &TokenStream, span: Span) -> TokenStream {
     // A loop, not `map(…).collect()`: collecting a new iterator type into a `TokenStream`
-    // compiled about forty functions of proc-macro2's and std's in the user's build.
+    // compiles many more of proc-macro2's and std's functions in the user's build.
     let mut out = TokenStream::new();
     for mut tt in tokens.clone() {
         if let TokenTree::Group(g) = &tt {

@@ -1,6 +1,6 @@
 //! What the signature says, read from its syntax: the receiver's type, the borrows of `&mut`
 //! arguments the return type may hold, the `impl AsRef` arguments an attempt can borrow. Both
-//! the checks on the function (item.rs) and the per-attempt rebinding (params.rs) ask it; it
+//! the checks on the function (item.rs) and the per-attempt rebinding (rebind.rs) ask it; it
 //! asks neither.
 
 use quote::ToTokens;
@@ -10,8 +10,8 @@ use syn::{FnArg, Signature, Token, Type};
 use crate::walk::VisitMut;
 
 /// The receiver's type, as written or implied: `Self` for `self`, `&'a mut Self` for `&'a mut
-/// self` (spanned at the `&` and at `self`), the type of `self: Box<Self>`. syn 2 kept this type
-/// in the `Receiver`; syn 3 keeps how the receiver was written (`ReceiverKind`) instead.
+/// self` (spanned at the `&` and at `self`), the type of `self: Box<Self>`. (syn's `Receiver`
+/// keeps how it was written, `ReceiverKind`, not its type.)
 pub(crate) fn receiver_type(r: &syn::Receiver) -> syn::Type {
     let this = syn::Type::Path(syn::TypePath {
         attrs: Vec::new(),
@@ -60,8 +60,8 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
     };
     let returned = lifetimes(output);
     // Each argument's name, its lifetimes, and whether it is the receiver.
-    // (Loops rather than iterator chains here: each adapter is a handful of functions compiled
-    // in the user's build, and this file had the most.)
+    // (Loops rather than iterator chains: each adapter is a handful of functions compiled in
+    // the user's build.)
     let mut inputs: Vec<(String, Lifetimes, bool)> = Vec::new();
     for arg in &sig.inputs {
         inputs.push(match arg {
@@ -224,11 +224,10 @@ impl VisitMut for Lifetimes {
     }
 }
 
-/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…): a by-value argument no attempt needs to
-/// own, since all it can do with it is borrow it (`path.as_ref()`), which a `&` of it does as
-/// well (`&T: AsRef<U>` where `T: AsRef<U>`). Each attempt is then given a shared borrow of the
-/// argument, which need not be `Clone` (`tokio::fs`'s signatures). Only these bounds, which
-/// `&T` has whenever `T` has them: one that consumes (`Into<PathBuf>`) needs a value of its own.
+/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…): an argument each attempt can borrow
+/// rather than clone, since `&T: AsRef<U>` wherever `T: AsRef<U>`; it need not be `Clone`
+/// (`tokio::fs`'s signatures). Only bounds that `&T` keeps: one that consumes (`Into<PathBuf>`)
+/// needs a value of its own.
 pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
     let Type::ImplTrait(it) = strip_group(ty) else {
         return false;

@@ -1,10 +1,9 @@
 //! The walks over a function's body and types that the expansion needs, written out.
 //!
-//! syn's `visit-mut` feature does this for every node of the syntax tree, and each visitor
-//! that implements it instantiates the whole generated walk: with four visitors that was 40% of
-//! the functions this crate compiled, and a feature that a user's syn (shared with tokio-macros,
-//! which does not use it) would otherwise be built with (issue 31). These walks go where a
-//! `return`, a `?`, a `break`, a macro call or the receiver's `self` can be, and no further:
+//! Not syn's `visit-mut`: it walks every node, each visitor instantiates the whole walk, and a
+//! user's syn (shared with tokio-macros, which does not use it) would be built with one more
+//! feature. These walks go where a `return`, a `?`, a `break`, a macro call or the receiver's
+//! `self` can be, and no further:
 //!
 //! - a body: statements, expressions, blocks, match arms and their guards (a guard is in the
 //!   arm's pattern, in syn 3), closures' and `async` blocks' bodies; not nested items (their
@@ -21,8 +20,8 @@ use syn::{
     Stmt, Type, TypeParamBound,
 };
 
-/// `self` as the walks take it: one walk, compiled once, for every visitor (generic walks were
-/// compiled again for each of them).
+/// `self` as the walks take it: one walk, compiled once, for every visitor (a generic walk is
+/// compiled again for each).
 pub(crate) trait AsDyn {
     fn as_dyn(&mut self) -> &mut dyn VisitMut;
 }

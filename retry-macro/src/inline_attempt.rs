@@ -1,27 +1,25 @@
-//! An `async fn`'s attempt, written inline in its retry loop (and a sync fn's, where it is
-//! `#[track_caller]`: see the end).
+//! An attempt written inline in its retry loop: an `async fn`'s, and a `#[track_caller]` sync
+//! fn's.
 //!
-//! Run as a nested `async` block, an attempt is a second state machine inside the retried
-//! future: polled through one more layer, and its outcome moved out of it. Written inline, the
-//! body is part of the function's own state machine, as in the function without `#[retry]`.
-//! What a nested block gave for free is then done by rewriting, outside closures, `async`
-//! blocks and nested items (which have their own `return` and `?`):
+//! Inline, the body is part of the function's own state machine, as without `#[retry]`; in a
+//! nested `async` block it would be a second one, polled through one more layer. What the
+//! nested block gave for free is done by rewriting, outside closures, `async` blocks and nested
+//! items (which have their own `return` and `?`):
 //!
 //! | in the body | becomes | so that |
 //! |---|---|---|
 //! | `return value` | `break 'attempt value` | it ends the attempt, not the call |
 //! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(From::from(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
 //!
-//! A macro call in the body might expand to a `return` (`anyhow::bail!`) or hide a `?` in its
-//! arguments, where no rewriting reaches. So only the standard library's macros and the logging
-//! crates' (called through their crate: `tracing::info!`) are allowed in an inline attempt, and
-//! only without `return` or `?` in their arguments; any other macro, or a body syn cannot
-//! parse, keeps the nested `async` block: slower, never wrong. [`Opaque`] says which it was.
+//! A macro call may expand to a `return` (`anyhow::bail!`) or hide a `?` in its arguments,
+//! where no rewriting reaches. So only the standard library's and the logging crates' macros
+//! (through their crate: `tracing::info!`) stay inline, and only without `return` or `?` in
+//! their arguments; any other macro, or a body syn cannot parse, keeps the nested block:
+//! slower, never wrong. [`NotInline`] says which it was.
 //!
-//! A sync fn's attempt runs in a closure the runtime's blocking loop calls, except under
-//! `#[track_caller]`: a closure cannot be `#[track_caller]` (not in stable Rust), so the
-//! caller's location would not reach the body. There the attempt is written inline, in a loop
-//! like an `async fn`'s, and a body that cannot be is an error that names what is in the way.
+//! A sync fn's attempt runs in a closure, except under `#[track_caller]`: a closure cannot be
+//! `#[track_caller]`, so the caller's location would not reach the body. There the attempt is
+//! inline, and a body that cannot be is an error naming what is in the way.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -32,7 +30,7 @@ use crate::respan::respan;
 use crate::walk::{self as visit_mut, VisitMut};
 
 /// An attempt's body, rewritten to run inline.
-pub(crate) struct Inline {
+pub(crate) struct InlineAttempt {
     /// The body's statements.
     pub stmts: TokenStream,
     /// Whether they `break` to the attempt's label, which must then be written (an unused label
@@ -42,7 +40,7 @@ pub(crate) struct Inline {
 
 /// Why an attempt cannot be written inline: the first thing in the body that may leave it
 /// where no rewriting reaches.
-pub(crate) enum Opaque {
+pub(crate) enum NotInline {
     /// A body syn does not parse.
     Unparsed,
     /// A macro call: of a macro not known to keep its `return`s to itself (`known: false`), or
@@ -52,37 +50,36 @@ pub(crate) enum Opaque {
     Verbatim(Span),
 }
 
-/// The body rewritten to run inline under `label`, or why only a nested block (a closure, an
-/// `async` block) keeps its meaning. `private` is the path of the facade's `__private`; `span`
-/// the return type's: what needs `R` to be a `Result` is spanned there, as in the rest of the
-/// expansion, so that if it is not, that is reported once.
-pub(crate) fn inline(
+/// The body rewritten to run inline under `label`, or why only a nested block keeps its
+/// meaning. `private` is the facade's `__private` path; `span` the return type's, where what
+/// needs `R` to be a `Result` is spanned, as in the rest of the expansion (reported once).
+pub(crate) fn rewrite(
     body: &TokenStream,
     label: &Lifetime,
     private: &TokenStream,
     span: Span,
-) -> Result<Inline, Opaque> {
+) -> Result<InlineAttempt, NotInline> {
     let mut stmts = Block::parse_within
         .parse2(body.clone())
-        .map_err(|_| Opaque::Unparsed)?;
+        .map_err(|_| NotInline::Unparsed)?;
     let mut rewrite = Rewrite {
         label,
         private,
         span,
         labelled: false,
-        opaque: None,
+        not_inline: None,
     };
     for stmt in &mut stmts {
         rewrite.visit_stmt_mut(stmt);
     }
-    if let Some(opaque) = rewrite.opaque {
-        return Err(opaque);
+    if let Some(not_inline) = rewrite.not_inline {
+        return Err(not_inline);
     }
     let mut tokens = TokenStream::new();
     for stmt in &stmts {
         stmt.to_tokens(&mut tokens);
     }
-    Ok(Inline {
+    Ok(InlineAttempt {
         stmts: tokens,
         labelled: rewrite.labelled,
     })
@@ -95,13 +92,13 @@ struct Rewrite<'a> {
     /// A `return` or `?` was rewritten into a `break` to the label.
     labelled: bool,
     /// The first thing that may leave the function without passing through a rewrite.
-    opaque: Option<Opaque>,
+    not_inline: Option<NotInline>,
 }
 
 impl Rewrite<'_> {
-    /// `operand?`, as rustc desugars it, but ending the attempt: see the runtime's `question`.
-    /// The steps that can fail on the operand are spanned at the `?`, where rustc reports its
-    /// own; the step that needs `R` to be a `Result` at the return type, with the rest.
+    /// `operand?`, as rustc desugars it, but ending the attempt (see the runtime's `Branch` and
+    /// `IsResult`). The steps that can fail on the operand are spanned at the `?`, where rustc
+    /// reports its own; the step that needs `R` to be a `Result` at the return type.
     fn question_mark(&self, operand: &Expr, mark: syn::Token![?]) -> TokenStream {
         let (label, span) = (self.label, self.span);
         let at = mark.span;
@@ -113,11 +110,10 @@ impl Rewrite<'_> {
         // The trait's method, not a generic function: the operand's type is then checked once,
         // not once as an argument and again for the projections in the result.
         let branch = quote_spanned!(at=> #private::Branch::branch);
-        // `From::from` called here, in the user's function, not in a helper of the runtime: a
-        // `#[track_caller]` `From` (an error that records where it arose) then sees the `?`, as
-        // with rustc's `?`, at the start of `operand?`, the lowest of the call's spans: its
-        // parentheses are spanned there. The path is spanned at the `?`, where a missing
-        // `From` is reported, as rustc reports it.
+        // `From::from` is called here, in the user's function, so that a `#[track_caller]`
+        // `From` sees the location rustc's `?` gives it: the start of `operand?`, where the
+        // call's parentheses are spanned. The path is spanned at the `?`, where rustc reports a
+        // missing `From`.
         let start = operand
             .to_token_stream()
             .into_iter()
@@ -169,8 +165,8 @@ impl VisitMut for Rewrite<'_> {
             }
             // Tokens syn keeps unparsed: they may hold a `return` or a `?`.
             Expr::Verbatim(tokens) => {
-                if leaves(tokens) && self.opaque.is_none() {
-                    self.opaque = Some(Opaque::Verbatim(
+                if leaves(tokens) && self.not_inline.is_none() {
+                    self.not_inline = Some(NotInline::Verbatim(
                         tokens
                             .clone()
                             .into_iter()
@@ -188,102 +184,13 @@ impl VisitMut for Rewrite<'_> {
 
     fn visit_macro_mut(&mut self, mac: &mut Macro) {
         let known = is_known(mac);
-        if (!known || leaves(&mac.tokens)) && self.opaque.is_none() {
-            self.opaque = Some(Opaque::Macro {
+        if (!known || leaves(&mac.tokens)) && self.not_inline.is_none() {
+            self.not_inline = Some(NotInline::Macro {
                 path: mac.path.clone(),
                 known,
             });
         }
     }
-}
-
-/// The body with each `break` or `continue` that is outside the user's own loops (and labelled
-/// blocks) put in a `const` block of its own: there it is what it is without `#[retry]`, rustc's
-/// error E0268 ("`break` outside of a loop"), instead of attaching to the retry loop (an inline
-/// attempt) or being reported as inside a closure or an `async` block the user never wrote.
-/// The body unchanged where there is none, or where syn cannot parse it.
-pub(crate) fn fence_loop_exits(body: TokenStream) -> TokenStream {
-    let Ok(mut stmts) = Block::parse_within.parse2(body.clone()) else {
-        return body;
-    };
-    let mut fence = LoopExits {
-        depth: 0,
-        found: false,
-    };
-    for stmt in &mut stmts {
-        fence.visit_stmt_mut(stmt);
-    }
-    if !fence.found {
-        return body;
-    }
-    let mut tokens = TokenStream::new();
-    for stmt in &stmts {
-        stmt.to_tokens(&mut tokens);
-    }
-    tokens
-}
-
-struct LoopExits {
-    /// How many of the user's loops and labelled blocks enclose the expression visited.
-    depth: usize,
-    found: bool,
-}
-
-impl LoopExits {
-    /// `break` (its value dropped: the error is about the `break`) or `continue`, alone in a
-    /// `const` block.
-    fn fence(&mut self, expr: &mut Expr, keyword: TokenStream) {
-        *expr = Expr::Verbatim(quote!(const { #keyword }));
-        self.found = true;
-    }
-
-    fn inside(&mut self, f: impl FnOnce(&mut Self)) {
-        self.depth += 1;
-        f(self);
-        self.depth -= 1;
-    }
-}
-
-impl VisitMut for LoopExits {
-    fn visit_expr_mut(&mut self, expr: &mut Expr) {
-        match expr {
-            // Their own control flow: rustc reports a `break` in them as it would anyway.
-            Expr::Closure(_) | Expr::Async(_) | Expr::Const(_) => {}
-            Expr::Break(syn::ExprBreak {
-                label: None,
-                break_token,
-                ..
-            }) if self.depth == 0 => {
-                let keyword = break_token.to_token_stream();
-                self.fence(expr, keyword);
-            }
-            Expr::Continue(syn::ExprContinue {
-                label: None,
-                continue_token,
-                ..
-            }) if self.depth == 0 => {
-                let keyword = continue_token.to_token_stream();
-                self.fence(expr, keyword);
-            }
-            Expr::Loop(l) => self.inside(|v| v.visit_block_mut(&mut l.body)),
-            Expr::While(w) => {
-                self.visit_expr_mut(&mut w.cond);
-                self.inside(|v| v.visit_block_mut(&mut w.body));
-            }
-            Expr::ForLoop(f) => {
-                self.visit_expr_mut(&mut f.expr);
-                self.inside(|v| v.visit_block_mut(&mut f.body));
-            }
-            // An unlabelled `break` in a labelled block is rustc's E0695, with or without us.
-            Expr::Block(b) if b.label.is_some() => {
-                self.inside(|v| v.visit_block_mut(&mut b.block));
-            }
-            _ => visit_mut::visit_expr_mut(self, expr),
-        }
-    }
-
-    /// A nested `fn`, `impl`…: its own body.
-    fn visit_item_mut(&mut self, _: &mut syn::Item) {}
 }
 
 /// The standard library's macros that never expand to a `return` of their own: bare
@@ -361,16 +268,16 @@ fn leaves(tokens: &TokenStream) -> bool {
 mod tests {
     use super::*;
 
-    fn rewrite(body: TokenStream) -> Option<(String, bool)> {
+    fn rewritten(body: TokenStream) -> Option<(String, bool)> {
         let label = Lifetime::new("'attempt", Span::call_site());
-        inline(&body, &label, &quote!(p), Span::call_site())
+        rewrite(&body, &label, &quote!(p), Span::call_site())
             .ok()
             .map(|i| (i.stmts.to_string(), i.labelled))
     }
 
     #[test]
     fn return_and_question_mark_end_the_attempt() {
-        let (out, labelled) = rewrite(quote! {
+        let (out, labelled) = rewritten(quote! {
             let x = f()?;
             if x { return Err(e); }
             Ok(x)
@@ -390,7 +297,7 @@ mod tests {
 
     #[test]
     fn attributes_on_a_rewritten_statement_are_kept() {
-        let (out, _) = rewrite(quote! {
+        let (out, _) = rewritten(quote! {
             #[cfg(feature = "x")]
             trace_op()?;
             #[cfg(feature = "y")]
@@ -410,7 +317,7 @@ mod tests {
 
     #[test]
     fn closures_async_blocks_and_items_keep_their_own() {
-        let (out, labelled) = rewrite(quote! {
+        let (out, labelled) = rewritten(quote! {
             let c = || -> Result<(), E> { g()?; return Ok(()) };
             let a = async { g()?; Ok::<_, E>(()) };
             fn inner() -> Result<(), E> { g()?; return Ok(()) }
@@ -424,54 +331,34 @@ mod tests {
 
     #[test]
     fn no_exit_needs_no_label() {
-        let (_, labelled) = rewrite(quote!(let x = 1; println!("{x:?}"); Ok(x))).expect("inline");
+        let (_, labelled) = rewritten(quote!(let x = 1; println!("{x:?}"); Ok(x))).expect("inline");
         assert!(!labelled);
     }
 
     #[test]
-    fn a_break_or_continue_outside_the_users_loops_is_fenced_off() {
-        let out = fence_loop_exits(quote! {
-            if a { continue; }
-            if b { break Ok(1); }
-            loop { if c { break; } continue; }
-            while d { break }
-            for x in y { continue }
-            'l: { if e { break 'l; } }
-            let f = || loop { break };
-            Ok(0)
-        })
-        .to_string();
-        assert_eq!(out.matches("const {").count(), 2, "{out}");
-        assert!(out.contains("if a { const { continue } ; }"), "{out}");
-        assert!(out.contains("if b { const { break } ; }"), "{out}");
-        let body = quote!(loop { break; } Ok(0));
-        assert_eq!(fence_loop_exits(body.clone()).to_string(), body.to_string());
-    }
-
-    #[test]
     fn macros_that_may_leave_keep_the_nested_block() {
-        assert!(rewrite(quote!(anyhow::bail!("no"); Ok(()))).is_none());
-        assert!(rewrite(quote!(let s = format!("{}", f()?); Ok(s))).is_none());
-        assert!(rewrite(quote!(my_macro!(); Ok(()))).is_none());
-        assert!(rewrite(quote!(tokio::select! { _ = a => {} }; Ok(()))).is_none());
-        assert!(rewrite(quote!(tracing::info!("ok"); log::warn!("w"); Ok(()))).is_some());
-        assert!(rewrite(quote!(std::println!("ok"); Ok(()))).is_some());
+        assert!(rewritten(quote!(anyhow::bail!("no"); Ok(()))).is_none());
+        assert!(rewritten(quote!(let s = format!("{}", f()?); Ok(s))).is_none());
+        assert!(rewritten(quote!(my_macro!(); Ok(()))).is_none());
+        assert!(rewritten(quote!(tokio::select! { _ = a => {} }; Ok(()))).is_none());
+        assert!(rewritten(quote!(tracing::info!("ok"); log::warn!("w"); Ok(()))).is_some());
+        assert!(rewritten(quote!(std::println!("ok"); Ok(()))).is_some());
         // A bare logging name may be the user's own macro.
-        assert!(rewrite(quote!(error!(Timeout); Ok(()))).is_none());
-        assert!(rewrite(quote!(tracing::bail!("no"); Ok(()))).is_none());
+        assert!(rewritten(quote!(error!(Timeout); Ok(()))).is_none());
+        assert!(rewritten(quote!(tracing::bail!("no"); Ok(()))).is_none());
     }
 
     #[test]
     fn what_keeps_an_attempt_from_being_inline_is_named() {
         let why = |body: TokenStream| {
             let label = Lifetime::new("'attempt", Span::call_site());
-            match inline(&body, &label, &quote!(p), Span::call_site()) {
+            match rewrite(&body, &label, &quote!(p), Span::call_site()) {
                 Ok(_) => "inline".to_owned(),
-                Err(Opaque::Macro { path, known }) => {
+                Err(NotInline::Macro { path, known }) => {
                     format!("{} {known}", path.to_token_stream())
                 }
-                Err(Opaque::Verbatim(_)) => "verbatim".to_owned(),
-                Err(Opaque::Unparsed) => "unparsed".to_owned(),
+                Err(NotInline::Verbatim(_)) => "verbatim".to_owned(),
+                Err(NotInline::Unparsed) => "unparsed".to_owned(),
             }
         };
         assert_eq!(

@@ -1,0 +1,171 @@
+//! An `async fn`'s loop, written here, and its attempt: inline, in a nested `async` block, or
+//! raced against a `timeout`.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::Ident;
+
+use super::context::{could_be_result, local, Context};
+use super::keys::setup;
+use super::loop_steps::{admit, after_attempt, AfterAttempt};
+use crate::inline_attempt::{self, InlineAttempt};
+use crate::rebind::Rebind;
+
+/// An `async fn`'s loop, each turn an attempt, then its outcome judged, then the wait.
+pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {
+    let Context {
+        p,
+        p_ret,
+        ret,
+        state_l,
+        out_l,
+        delay_l,
+        sleep,
+        ..
+    } = cx;
+    let sleep_l = local("__retry_sleep", cx.ret_span);
+    let outcome = async_attempt(cx, rebind, body);
+    let (setup, start_item, admit, attempt_bind) =
+        (setup(cx), cx.start_item(), admit(cx), cx.attempt_bind());
+    let AfterAttempt {
+        verdict,
+        succeeded,
+        on_success,
+        on_failure,
+        wait_pattern,
+        last_value,
+        last_pattern,
+        after_wait,
+    } = after_attempt(cx);
+    quote! {
+        #setup
+        #start_item
+        let mut #state_l = #p_ret::LoopState::<#ret>::new();
+        loop {
+            #admit
+            #attempt_bind
+            // The outcome is scoped to this block, so that it is not kept across the
+            // `.await` of the wait: the future does not hold it (only the last error, where
+            // a deadline may need it after the wait).
+            let (#sleep_l, #last_pattern) = {
+                #outcome
+                // A body that never returns (`todo!()`) leaves this unreachable: not the
+                // user's code, so not the user's warning.
+                #[allow(unreachable_code)]
+                {
+                    #verdict
+                    if #succeeded {
+                        #on_success;
+                        return #out_l;
+                    }
+                    // The wait is made into its (boxed) timer here, so that neither the
+                    // outcome nor the delay is kept across the `.await`.
+                    match #on_failure {
+                        #p::ControlFlow::Break(#out_l) => return #out_l,
+                        #p::ControlFlow::Continue(#wait_pattern) => {
+                            (#p::sleep_boxed(#delay_l, #sleep), #last_value)
+                        }
+                    }
+                }
+            };
+            #sleep_l.await;
+            #after_wait
+        }
+    }
+}
+
+/// An `async fn`'s attempt, binding the outcome (and, with a `timeout`, whether the deadline
+/// cut it).
+fn async_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {
+    match &cx.args.timeout {
+        Some((key, _)) => timed_attempt(cx, key, rebind, body),
+        None => untimed_attempt(cx, rebind, body),
+    }
+}
+
+/// The attempt as a nested `async` block. Its own arguments are made before the block
+/// (`outside`, in the scope that awaits it) and moved into it (`inside`): the block owns them,
+/// as the function does, and holds no borrow of them across an `.await`.
+fn nested_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> (TokenStream, TokenStream) {
+    let (outside, inside) = rebind.moved_in();
+    let pin = cx.pin();
+    let nested = quote! {
+        async {
+            #inside
+            #pin
+            { #body }
+        }
+    };
+    (outside, nested)
+}
+
+/// Without a `timeout`: inline where its `return`s and `?`s can be rewritten to end it (see
+/// inline_attempt.rs), else a nested `async` block, which ends at them by itself.
+fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {
+    let Context {
+        p,
+        ret,
+        ret_span,
+        out_l,
+        label,
+        ..
+    } = cx;
+    let inline = could_be_result(ret)
+        .then(|| inline_attempt::rewrite(body, label, p, *ret_span).ok())
+        .flatten();
+    let attempt = match inline {
+        Some(InlineAttempt { stmts, labelled }) => {
+            let label = labelled.then(|| quote!(#label:));
+            quote!(#label { #rebind #stmts })
+        }
+        None => {
+            let (outside, nested) = nested_attempt(cx, rebind, body);
+            quote!({ #outside #nested.await })
+        }
+    };
+    quote! {
+        let #out_l: #ret = #attempt;
+    }
+}
+
+/// With a `timeout`: the attempt a nested future raced against a timer of its limit. A cut one
+/// fails with `E::from(TimedOut)`, converted at the key, where a missing `From` is reported.
+fn timed_attempt(cx: &Context, key: &Ident, rebind: &Rebind, body: &TokenStream) -> TokenStream {
+    let Context {
+        p,
+        ret,
+        ret_span,
+        out_l,
+        policy_l,
+        clock,
+        start,
+        sleep,
+        timeout_l,
+        ..
+    } = cx;
+    let ret_span = *ret_span;
+    let (outside, nested) = nested_attempt(cx, rebind, body);
+    let cut_l = local("__retry_cut", ret_span);
+    let (limit_l, deadline_l, race_l) = (
+        local("__retry_limit", ret_span),
+        local("__retry_deadline", ret_span),
+        local("__retry_race", ret_span),
+    );
+    let timed_out = cx.timed_out(key);
+    quote! {
+        let (#out_l, #cut_l): (#ret, bool) = {
+            #outside
+            let #p::Limit { duration: #limit_l, deadline: #deadline_l } =
+                #p::Limit::of(#timeout_l, #p::Started { policy: #policy_l, clock: #clock, start: #start });
+            // The attempt and its timer raced in place, in the function's own
+            // future: stored once, with no borrow of either beside them.
+            let #race_l = #p::Race::new(#nested, #sleep(#limit_l), #limit_l, #clock as #p::Clock);
+            match #race_l.await {
+                ::core::result::Result::Ok(#out_l) => (#out_l, false),
+                ::core::result::Result::Err(#cut_l) => {
+                    (#timed_out(#cut_l), #deadline_l)
+                }
+            }
+        };
+    }
+}

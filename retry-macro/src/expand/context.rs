@@ -1,0 +1,259 @@
+//! What every shape of the new body is written with.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
+use syn::spanned::Spanned;
+use syn::{GenericArgument, Ident, PathArguments, Type};
+
+use super::keys::policy_is_const;
+use crate::args::{Args, DurationArg};
+use crate::item::Features;
+use crate::respan::respan;
+
+/// A generated local: invisible to the user's code (mixed-site hygiene), located at `at` so that
+/// the calls it appears in are reported there.
+pub(super) fn local(name: &str, at: Span) -> Ident {
+    Ident::new(name, Span::mixed_site().located_at(at))
+}
+
+/// What every shape of the new body is written with: the paths, the return type, what the keys
+/// decide, and the generated locals. Everything the expansion adds is spanned at the return
+/// type unless it stands for a key's value: an error about the return type then has one span,
+/// and is reported once.
+pub(super) struct Context<'a> {
+    pub(super) args: &'a Args,
+    /// `#krate::__private`, and the same spanned at the return type.
+    pub(super) p: TokenStream,
+    pub(super) p_ret: TokenStream,
+    /// The return type, `impl Trait` erased to `_`, and where it is written.
+    pub(super) ret: Type,
+    pub(super) ret_span: Span,
+    /// The function's name, for the runtime's events.
+    pub(super) name: syn::LitStr,
+    pub(super) is_async: bool,
+    /// A policy of literals is a constant: nothing to store (not even in an async fn's future),
+    /// nothing to compute per call.
+    pub(super) policy_const: bool,
+    /// The last error is kept through a wait only where a deadline may end the call after it
+    /// (`max_elapsed`, or a `policy` that may have one): elsewhere the future holds nothing of
+    /// the error type across any `.await`, and is `Send` whatever it is.
+    pub(super) keeps_last: bool,
+    /// `Loop::<R>`, through which every call about `R` goes.
+    pub(super) ret_loop: TokenStream,
+    /// The `sleep` key's function, else tokio's.
+    pub(super) sleep: TokenStream,
+    /// The clock the waits are measured on.
+    pub(super) clock: TokenStream,
+    /// The start time: a local where a time budget may be set, else a constant `None`.
+    pub(super) start: TokenStream,
+    /// The names of the generated locals (`_l`): the policy, the hooks, the loop's state, an
+    /// attempt's outcome, the wait, the last outcome kept through it, the start time and the
+    /// `timeout`.
+    pub(super) policy_l: Ident,
+    pub(super) hooks_l: Ident,
+    pub(super) state_l: Ident,
+    pub(super) out_l: Ident,
+    pub(super) delay_l: Ident,
+    pub(super) last_l: Ident,
+    pub(super) start_l: Ident,
+    pub(super) timeout_l: Ident,
+    /// The label of an attempt written inline, which its `return`s and `?`s break to.
+    pub(super) label: syn::Lifetime,
+}
+
+impl<'a> Context<'a> {
+    pub(super) fn new(
+        args: &'a Args,
+        p: TokenStream,
+        ret: &Type,
+        ident: &Ident,
+        is_async: bool,
+    ) -> Self {
+        let ret_span = ret.span();
+        let ret = erase_impl_trait(ret);
+        let name = syn::LitStr::new(&ident.unraw().to_string(), ret_span);
+        let p_ret = respan(&p, ret_span);
+        let policy_const = policy_is_const(args);
+        // The state, like the outcome below, has the return type's own span (not a mixed-site
+        // one): the after-wait call that takes it then reports `R` not being a `Result` where
+        // the other calls do, once.
+        let policy_l = if policy_const {
+            Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span))
+        } else {
+            local("__retry_policy", ret_span)
+        };
+        // The outcome is bound after the attempt, where the body cannot see it: it can have the
+        // return type's own span, so that `succeeded(&outcome)`'s error (`R` is not a `Result`)
+        // is reported where the others are, and once.
+        let (state_l, out_l) = (
+            Ident::new("__retry_state", ret_span),
+            Ident::new("__retry_out", ret_span),
+        );
+        let sleep = match &args.sleep {
+            Some((_, sleep)) => sleep.to_token_stream(),
+            None => quote!(#p::tokio_sleep),
+        };
+        // The clock the waits are measured on: the `clock` key's, else tokio's whenever it is
+        // built in (with a `sleep` of the user's too: a paused test clock then still holds; off
+        // a tokio runtime it is the system clock), else the monotonic system clock.
+        let clock = match &args.clock {
+            Some((_, clock)) => clock.to_token_stream(),
+            None if Features::BUILT.tokio && is_async => quote!(#p::tokio_now),
+            None => quote!(#p::now),
+        };
+        // The start time is kept only where a time budget may be set: otherwise it is a
+        // constant `None`, and the future does not carry it.
+        let start_l = local("__retry_start", ret_span);
+        let start = if args.policy.is_some() || args.max_elapsed.is_some() {
+            start_l.to_token_stream()
+        } else {
+            quote!(::core::option::Option::None)
+        };
+        let timeout_l = if matches!(args.timeout, Some((_, DurationArg::Lit { .. }))) {
+            Ident::new("__RETRY_TIMEOUT", Span::mixed_site().located_at(ret_span))
+        } else {
+            local("__retry_timeout", ret_span)
+        };
+        Context {
+            args,
+            ret_loop: quote_spanned!(ret_span=> #p_ret::Loop::<#ret>),
+            p,
+            p_ret,
+            name,
+            is_async,
+            policy_const,
+            keeps_last: args.policy.is_some() || args.max_elapsed.is_some(),
+            sleep,
+            clock,
+            start,
+            policy_l,
+            hooks_l: local("__retry_hooks", ret_span),
+            state_l,
+            out_l,
+            delay_l: local("__retry_delay", ret_span),
+            last_l: local("__retry_last", ret_span),
+            start_l,
+            timeout_l,
+            label: syn::Lifetime {
+                apostrophe: Span::mixed_site().located_at(ret_span),
+                ident: local("__retry_attempt", ret_span),
+            },
+            ret,
+            ret_span,
+        }
+    }
+
+    /// The start time, where a time budget may be set.
+    pub(super) fn start_item(&self) -> TokenStream {
+        let Context {
+            p,
+            policy_l,
+            clock,
+            start_l,
+            ..
+        } = self;
+        if self.args.policy.is_some() || self.args.max_elapsed.is_some() {
+            quote!(let #start_l = #p::start_time(&#policy_l, #clock);)
+        } else {
+            TokenStream::new()
+        }
+    }
+
+    /// Makes `?` and `return` in the body infer against the declared return type.
+    pub(super) fn pin(&self) -> TokenStream {
+        let (ret, pin_l) = (&self.ret, local("__retry_pin", self.ret_span));
+        quote_spanned! {self.ret_span=>
+            if let ::core::option::Option::Some(#pin_l) = ::core::option::Option::None::<#ret> {
+                return #pin_l;
+            }
+        }
+    }
+
+    /// `attempt = n`: the body's `n`, the number of the attempt running. A closure (the
+    /// blocking loop's, a hedge's) is handed it as its parameter.
+    pub(super) fn attempt_param(&self) -> TokenStream {
+        match &self.args.attempt {
+            Some((_, name)) => name.to_token_stream(),
+            None => quote!(_),
+        }
+    }
+
+    /// `attempt = n` in a loop written here: read off the state.
+    pub(super) fn attempt_bind(&self) -> TokenStream {
+        let Context { p, state_l, .. } = self;
+        match &self.args.attempt {
+            Some((_, name)) => quote_spanned! {name.span()=>
+                let #name: u32 = #p::LoopState::attempt(&#state_l);
+            },
+            None => TokenStream::new(),
+        }
+    }
+
+    /// The conversion of a cut attempt into the function's error,
+    /// `R::from_err(E::from(TimedOut))`, spanned at the `timeout` key: a missing
+    /// `From<TimedOut>` is reported there.
+    pub(super) fn timed_out(&self, key: &Ident) -> TokenStream {
+        let (p_key, ret_key) = (
+            respan(&self.p, key.span()),
+            respan(&self.ret.to_token_stream(), key.span()),
+        );
+        quote_spanned!(key.span()=> #p_key::timed_out::<#ret_key>)
+    }
+}
+
+/// Whether the return type may be a `Result` (or an alias of one). Where it visibly is not, the
+/// one error about it is all the user should see, and a `?` that suits it (on an `Option` in a
+/// function returning an `Option`) must not be another: the attempt stays a nested block, where
+/// `?` is rustc's own.
+pub(super) fn could_be_result(ret: &Type) -> bool {
+    match ret {
+        Type::Path(path) => path.path.segments.last().is_some_and(|last| {
+            !["Option", "Poll", "ControlFlow"]
+                .iter()
+                .any(|name| last.ident == name)
+        }),
+        Type::Group(group) => could_be_result(&group.elem),
+        Type::Paren(paren) => could_be_result(&paren.elem),
+        _ => false,
+    }
+}
+
+/// `impl Trait` cannot be named in an expression: replace it with `_`, left to inference.
+fn erase_impl_trait(ty: &Type) -> Type {
+    let mut ty = ty.clone();
+    erase(&mut ty);
+    ty
+}
+
+fn erase(ty: &mut Type) {
+    match ty {
+        Type::ImplTrait(_) => *ty = syn::parse_quote!(_),
+        Type::Reference(r) => erase(&mut r.elem),
+        Type::Ptr(p) => erase(&mut p.elem),
+        Type::Slice(s) => erase(&mut s.elem),
+        Type::Array(a) => erase(&mut a.elem),
+        Type::Paren(p) => erase(&mut p.elem),
+        Type::Group(g) => erase(&mut g.elem),
+        Type::Tuple(t) => {
+            for i in 0..t.elems.len() {
+                erase(&mut t.elems[i]);
+            }
+        }
+        Type::Path(path) => {
+            if let Some(q) = &mut path.qself {
+                erase(&mut q.ty);
+            }
+            for seg in &mut path.path.segments {
+                if let PathArguments::AngleBracketed(a) = &mut seg.arguments {
+                    for i in 0..a.args.len() {
+                        if let GenericArgument::Type(t) = &mut a.args[i] {
+                            erase(t);
+                        }
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,284 @@
+//! How each attribute key becomes code: the policy, the `timeout`, and the hooks the runtime's
+//! loop calls.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{Ident, Type};
+
+use super::context::Context;
+use crate::args::{Args, AttemptsArg, DurationArg};
+use crate::item::Features;
+use crate::respan::respan;
+
+/// The policy, the `timeout` and the hooks, bound before any attempt.
+pub(super) fn setup(cx: &Context) -> TokenStream {
+    let Context {
+        p,
+        p_ret,
+        policy_l,
+        timeout_l,
+        hooks_l,
+        ..
+    } = cx;
+    let policy = policy(cx.args, p);
+    let policy_item = if cx.policy_const {
+        quote!(const #policy_l: #p::Policy = #policy;)
+    } else {
+        quote!(let #policy_l: #p::Policy = #policy;)
+    };
+    let timeout_item = match &cx.args.timeout {
+        Some((_, lit @ DurationArg::Lit { .. })) => {
+            let value = lit.to_tokens(p);
+            quote!(const #timeout_l: #p::Duration = #value;)
+        }
+        Some((_, expr)) => {
+            let value = expr.to_tokens(p);
+            quote!(let #timeout_l: #p::Duration = #value;)
+        }
+        None => TokenStream::new(),
+    };
+    let HookFields {
+        on,
+        notify,
+        give_up,
+        budget,
+        trace,
+        on_ok,
+        breaker,
+        throttle,
+    } = hooks(cx);
+    quote_spanned! {cx.ret_span=>
+        #policy_item
+        #timeout_item
+        let #hooks_l = #p_ret::Hooks {
+            on: #on,
+            notify: #notify,
+            give_up: #give_up,
+            budget: #budget,
+            trace: #trace,
+            on_ok: #on_ok,
+            guard: (#breaker, #throttle),
+        };
+    }
+}
+
+/// The tokens of each field of the runtime's `Hooks`.
+struct HookFields {
+    on: TokenStream,
+    notify: TokenStream,
+    give_up: TokenStream,
+    budget: TokenStream,
+    trace: TokenStream,
+    on_ok: TokenStream,
+    breaker: TokenStream,
+    throttle: TokenStream,
+}
+
+/// The hooks the keys give, and stand-ins that do nothing for the keys not given.
+fn hooks(cx: &Context) -> HookFields {
+    let Context { p, p_ret, .. } = cx;
+    let args = cx.args;
+    // No `on`: an error type that implements `Transient` is classified by it, any other is
+    // retried on every error (autoref specialisation on the return type, see `DefaultOn`).
+    let chooser = default_on_chooser(&cx.ret);
+    let on = hook(
+        cx,
+        &args.on,
+        "classifier",
+        quote!(_, _),
+        quote_spanned! {cx.ret_span=> {
+            #[allow(unused_imports)]
+            use #p_ret::{OnEvery as _, OnTransient as _};
+            (&&#p_ret::DefaultOn::<#chooser>::new()).default_on()
+        }},
+    );
+    // A closure gets its signature from `notifier`; any other value (a fn path, a `Notify`
+    // value of the user's own type, which hears of hedges and retried `Ok`s) is checked as a
+    // `Notify` by `notify_value`.
+    let notifier = match &args.notify {
+        Some(syn::Expr::Closure(_)) | None => "notifier",
+        Some(_) => "notify_value",
+    };
+    let notify = hook(
+        cx,
+        &args.notify,
+        notifier,
+        quote!(_),
+        quote!(#p_ret::NoNotify),
+    );
+    let on_ok = hook(
+        cx,
+        &args.on_ok,
+        "ok_classifier",
+        quote!(_, _),
+        quote!(#p_ret::AcceptOk),
+    );
+    let give_up = hook(
+        cx,
+        &args.give_up,
+        "give_up_hook",
+        quote!(_),
+        quote!(#p_ret::NoGiveUp),
+    );
+    let budget = match &args.budget {
+        Some(budget) => {
+            let p_at = respan(p, budget.span());
+            quote_spanned!(budget.span()=> #p_at::budget(#budget))
+        }
+        None => quote!(#p_ret::NoBudget),
+    };
+    HookFields {
+        on,
+        notify,
+        give_up,
+        budget,
+        trace: trace(cx),
+        on_ok,
+        breaker: guard(cx, &args.breaker, "breaker_guard"),
+        throttle: guard(cx, &args.throttle, "throttle_guard"),
+    }
+}
+
+/// `on`, `notify`, `on_ok` and `give_up` get their closure signatures from the return type,
+/// through helpers spanned at the key's value: a mismatch is reported there. `.keep()` hands the
+/// hook on, or a stand-in for a wrong one, which nothing reports again (see `Hook`).
+fn hook(
+    cx: &Context,
+    value: &Option<syn::Expr>,
+    helper: &str,
+    generics: TokenStream,
+    none: TokenStream,
+) -> TokenStream {
+    match value {
+        Some(value) => {
+            let span = value.span();
+            let (p_at, ret_at) = (respan(&cx.p, span), respan(&cx.ret.to_token_stream(), span));
+            let generics = respan(&generics, span);
+            let helper = Ident::new(helper, span);
+            quote_spanned! {span=> {
+                #[allow(unused_imports)]
+                use #p_at::{Keep as _, KeepUnchecked as _};
+                #p_at::#helper::<#ret_at, #generics>(#value).keep()
+            }}
+        }
+        None => none,
+    }
+}
+
+/// The breaker and the throttle, through helpers spanned at their keys: an error type without
+/// the `From` they need is reported there.
+fn guard(cx: &Context, arg: &Option<(Ident, syn::Expr)>, helper: &str) -> TokenStream {
+    match arg {
+        Some((key, value)) => {
+            let (p_key, ret_key) = (
+                respan(&cx.p, key.span()),
+                respan(&cx.ret.to_token_stream(), key.span()),
+            );
+            let helper = Ident::new(helper, key.span());
+            quote_spanned!(key.span()=> #p_key::#helper::<#ret_key>(#value))
+        }
+        None => {
+            let p_ret = &cx.p_ret;
+            quote!(#p_ret::NoGuard)
+        }
+    }
+}
+
+/// The tracer, where the `tracing` feature is built in: each retry's event at `trace_level`,
+/// the error shown as its type allows.
+fn trace(cx: &Context) -> TokenStream {
+    let Context {
+        p_ret,
+        ret,
+        ret_span,
+        ..
+    } = cx;
+    let ret_span = *ret_span;
+    if !Features::BUILT.tracing {
+        return quote!(#p_ret::NoTrace);
+    }
+    let level = cx
+        .args
+        .trace_level
+        .clone()
+        .unwrap_or_else(|| Ident::new("WARN", ret_span));
+    let error = quote_spanned! {ret_span=>
+        {
+            #[allow(unused_imports)]
+            use #p_ret::{ShowDebug as _, ShowDisplay as _, ShowNothing as _};
+            (&&&#p_ret::ShownOutcome::<#ret>::new()).render_fn()
+        }
+    };
+    // With `on_ok`, a retried value is shown too (`Debug`, where its type has it).
+    let render = if cx.args.on_ok.is_some() {
+        quote_spanned! {ret_span=>
+            (#error, {
+                #[allow(unused_imports)]
+                use #p_ret::{ShowValueDebug as _, ShowValueNothing as _};
+                (&&#p_ret::ShownValue::<#ret>::new()).value_fn()
+            })
+        }
+    } else {
+        error
+    };
+    quote_spanned! {ret_span=>
+        #p_ret::tracer(#p_ret::Level::#level, #render)
+    }
+}
+
+pub(super) fn policy_is_const(args: &Args) -> bool {
+    let lit = |d: &Option<DurationArg>| !matches!(d, Some(DurationArg::Expr(_)));
+    args.policy.is_none()
+        && !matches!(args.attempts, Some(AttemptsArg::Expr(_)))
+        && lit(&args.base)
+        && lit(&args.cap)
+        && lit(&args.max_elapsed)
+}
+
+/// The `Policy` expression: a `policy = …` key, or the defaults changed by the keys given.
+fn policy(args: &Args, p: &TokenStream) -> TokenStream {
+    if let Some(policy) = &args.policy {
+        let head = quote_spanned!(policy.span()=> #p::policy);
+        return quote!(#head(#policy));
+    }
+    let mut out = quote!(#p::Policy::new());
+    match &args.attempts {
+        Some(AttemptsArg::Lit(n, span)) => out.extend(quote_spanned!(*span=> .with_attempts(#n))),
+        Some(AttemptsArg::Expr(e)) => out.extend(quote_spanned!(e.span()=> .with_attempts(#e))),
+        None => {}
+    }
+    for (arg, setter) in [
+        (&args.base, "with_base"),
+        (&args.cap, "with_cap"),
+        (&args.max_elapsed, "with_max_elapsed"),
+    ] {
+        if let Some(arg) = arg {
+            let setter = Ident::new(setter, Span::call_site());
+            let value = arg.to_tokens(p);
+            out.extend(quote!(.#setter(#value)));
+        }
+    }
+    if let Some(jitter) = &args.jitter {
+        out.extend(quote!(.with_jitter(#p::Jitter::#jitter)));
+    }
+    out
+}
+
+/// The return type the default `on` is chosen on: `()` for each erased `impl Trait` (a `_`,
+/// which nothing there would infer). The choice looks at the error type only; an opaque one
+/// (`impl Error`) is not known to be `Transient`, so every error is retried.
+fn default_on_chooser(ret: &Type) -> Type {
+    struct Fill;
+    impl crate::walk::VisitMut for Fill {
+        fn visit_type_mut(&mut self, ty: &mut Type) {
+            match ty {
+                Type::Infer(_) => *ty = syn::parse_quote!(()),
+                _ => crate::walk::visit_type_mut(self, ty),
+            }
+        }
+    }
+    let mut ty = ret.clone();
+    crate::walk::VisitMut::visit_type_mut(&mut Fill, &mut ty);
+    ty
+}

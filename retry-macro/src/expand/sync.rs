@@ -1,0 +1,182 @@
+//! A sync fn's shapes: the attempt a closure the runtime's blocking loop calls, or, under
+//! `#[track_caller]`, a loop written here with the attempt inline.
+
+use proc_macro2::TokenStream;
+use quote::{quote, quote_spanned};
+
+use super::context::{could_be_result, local, Context};
+use super::keys::setup;
+use super::loop_steps::{admit, after_attempt, AfterAttempt};
+use crate::inline_attempt::{self, InlineAttempt, NotInline};
+use crate::item::Item;
+use crate::rebind::Rebind;
+
+/// A sync fn that is not `#[track_caller]`: the attempt a closure, handed to the runtime's
+/// blocking loop.
+pub(super) fn sync_closure(
+    cx: &Context,
+    sig: &syn::Signature,
+    rebind: &Rebind,
+    body: &TokenStream,
+) -> TokenStream {
+    let Context {
+        name,
+        ret_loop,
+        policy_l,
+        hooks_l,
+        ..
+    } = cx;
+    let args = cx.args;
+    let op_l = local("__retry_op", cx.ret_span);
+    // `move`: the attempt owns its copies of the arguments (a reference is copied, a by-value
+    // argument moved in and cloned per call), so nothing needs a stack slot on the success
+    // path. Unless a hook borrows one of them too: then the attempt borrows.
+    let hooks = [&args.on, &args.notify, &args.give_up, &args.budget];
+    let capture =
+        (!crate::rebind::named_by(sig, hooks.into_iter().flatten())).then(|| quote!(move));
+    let run_blocking = quote_spanned! {cx.ret_span=>
+        #ret_loop::run_blocking(#policy_l, &#hooks_l, #name, #op_l)
+    };
+    let (setup, attempt_param, pin) = (setup(cx), cx.attempt_param(), cx.pin());
+    quote! {
+        #setup
+        let #op_l = #capture |#attempt_param: u32| {
+            #rebind
+            #pin
+            { #body }
+        };
+        #run_blocking
+    }
+}
+
+/// `#[track_caller]` on a sync fn: the attempt is written inline in the function, where the
+/// caller's location reaches it; in the closure the runtime's loop calls, it would not (a
+/// closure cannot be `#[track_caller]`). A body that cannot be written inline is an error.
+pub(super) fn track_caller_attempt(
+    cx: &Context,
+    item: &Item,
+    body: &TokenStream,
+) -> syn::Result<Option<InlineAttempt>> {
+    let track_caller = item
+        .attrs
+        .iter()
+        .find(|a| a.path().is_ident("track_caller"));
+    match track_caller {
+        Some(attr) if !cx.is_async && could_be_result(&cx.ret) => {
+            match inline_attempt::rewrite(body, &cx.label, &cx.p, cx.ret_span) {
+                Ok(inline) => Ok(Some(inline)),
+                Err(not_inline) => Err(track_caller_error(not_inline, attr)),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+/// A `#[track_caller]` sync fn: the async loop's shape, its attempt inline, waiting with the
+/// blocking sleep the runtime's loop uses.
+pub(super) fn track_caller_loop(
+    cx: &Context,
+    inline: InlineAttempt,
+    rebind: &Rebind,
+) -> TokenStream {
+    let Context {
+        p,
+        p_ret,
+        ret,
+        state_l,
+        out_l,
+        delay_l,
+        label,
+        ..
+    } = cx;
+    let InlineAttempt { stmts, labelled } = inline;
+    let label = labelled.then(|| quote!(#label:));
+    let (setup, start_item, admit, attempt_bind) =
+        (setup(cx), cx.start_item(), admit(cx), cx.attempt_bind());
+    let AfterAttempt {
+        verdict,
+        succeeded,
+        on_success,
+        on_failure,
+        wait_pattern,
+        last_value,
+        last_pattern,
+        after_wait,
+    } = after_attempt(cx);
+    quote! {
+        #setup
+        #start_item
+        let mut #state_l = #p_ret::LoopState::<#ret>::new();
+        loop {
+            #admit
+            #attempt_bind
+            let #out_l: #ret = #label { #rebind #stmts };
+            // A body that never returns leaves this unreachable: not the user's warning.
+            #[allow(unreachable_code)]
+            let #last_pattern = {
+                #verdict
+                if #succeeded {
+                    #on_success;
+                    return #out_l;
+                }
+                match #on_failure {
+                    #p::ControlFlow::Break(#out_l) => return #out_l,
+                    #p::ControlFlow::Continue(#wait_pattern) => {
+                        #p::sleep_blocking(#delay_l);
+                        #last_value
+                    }
+                }
+            };
+            #after_wait
+        }
+    }
+}
+
+/// `#[track_caller]` on a sync fn whose attempt cannot be written inline: said on what keeps it
+/// from being, with what to write instead.
+fn track_caller_error(not_inline: NotInline, attr: &syn::Attribute) -> syn::Error {
+    const WHY: &str = "so each attempt would run in a closure, and a closure cannot be \
+                       `#[track_caller]`";
+    match not_inline {
+        NotInline::Macro { path, known } => {
+            let mut name = String::new();
+            for s in &path.segments {
+                if !name.is_empty() {
+                    name.push_str("::");
+                }
+                name.push_str(&s.ident.to_string());
+            }
+            let message = if known {
+                format!(
+                    "`#[retry]` cannot keep `#[track_caller]` with a `?` or `return` inside \
+                     `{name}!(…)`, where it cannot rewrite them to end the attempt, {WHY}; \
+                     move them out of the macro's arguments (`let value = f()?;` before it), \
+                     or remove `#[track_caller]`"
+                )
+            } else {
+                format!(
+                    "`#[retry]` cannot keep `#[track_caller]` with `{name}!` in the body: a \
+                     macro other than the standard library's may hide a `return`, {WHY}; call \
+                     `{name}!` from a function of your own that the body calls, or remove \
+                     `#[track_caller]`"
+                )
+            };
+            syn::Error::new_spanned(path, message)
+        }
+        NotInline::Verbatim(span) => syn::Error::new(
+            span,
+            format!(
+                "`#[retry]` cannot keep `#[track_caller]` with this in the body: syntax it \
+                 cannot read, which may hide a `return` or `?`, {WHY}; remove \
+                 `#[track_caller]`"
+            ),
+        ),
+        NotInline::Unparsed => syn::Error::new_spanned(
+            attr,
+            format!(
+                "`#[retry]` cannot keep `#[track_caller]` on a body it cannot read, {WHY}; \
+                 remove `#[track_caller]`"
+            ),
+        ),
+    }
+}
