@@ -34,7 +34,7 @@ pub type HopClient = retry_jitter::tower::RetryService<
     retry_jitter::tower::ByStatus,
     retry_jitter::hooks::NoBudget,
     Duration,
-    retry_jitter::hedge::NoHedge,
+    retry_jitter::hooks::NoHedge,
     retry_jitter::tower::HttpRequests,
 >;
 
