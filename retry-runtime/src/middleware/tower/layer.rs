@@ -233,8 +233,76 @@ impl<S, On: Clone, OnOk: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
 }
 
 /// The service a [`RetryLayer`] makes: each request runs the retry loop around `S`.
+///
+/// The parameters after `S` are the layer's, and default to what [`RetryLayer::new`] sets:
+/// the service of a layer given no other classifier, budget, timeout, hedge or request mode
+/// is `RetryService<S>`, a type a struct field holds. One client, built once, in an axum
+/// app's state, and called from a handler:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use axum::extract::State;
+/// use axum::http::StatusCode;
+/// use axum::routing::get;
+/// use bytes::Bytes;
+/// use http_body_util::{BodyExt, Full};
+/// use hyper_util::client::legacy::{connect::HttpConnector, Client};
+/// use hyper_util::rt::TokioExecutor;
+/// use retry_jitter::tower::{RetryLayer, RetryService};
+/// use retry_jitter::Policy;
+/// use std::time::Duration;
+/// use tower::{Layer, ServiceExt};
+///
+/// #[derive(Clone)]
+/// struct App {
+///     inventory: RetryService<Client<HttpConnector, Full<Bytes>>>,
+///     inventory_url: String,
+/// }
+///
+/// async fn stock(State(app): State<App>) -> Result<String, StatusCode> {
+///     let req = http::Request::get(&app.inventory_url).body(Full::default()).unwrap();
+///     let resp = app.inventory.oneshot(req).await.map_err(|_| StatusCode::BAD_GATEWAY)?;
+///     let body = resp.into_body().collect().await.map_err(|_| StatusCode::BAD_GATEWAY)?;
+///     Ok(String::from_utf8_lossy(&body.to_bytes()).into_owned())
+/// }
+///
+/// # use std::sync::atomic::{AtomicBool, Ordering};
+/// # use std::sync::Arc;
+/// # // The inventory service, on loopback: down once, then up.
+/// # let down = Arc::new(AtomicBool::new(true));
+/// # let inventory = axum::Router::new().route("/stock", get(move || {
+/// #     let answer = match down.swap(false, Ordering::SeqCst) {
+/// #         true => (StatusCode::SERVICE_UNAVAILABLE, "down"),
+/// #         false => (StatusCode::OK, "7 left"),
+/// #     };
+/// #     async move { answer }
+/// # }));
+/// # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let addr = listener.local_addr().unwrap();
+/// # tokio::spawn(async move { axum::serve(listener, inventory).await.unwrap() });
+/// let client = Client::builder(TokioExecutor::new()).build_http();
+/// let policy = Policy::new().with_attempts(3).with_base(Duration::from_millis(10));
+/// let app = axum::Router::new().route("/stock", get(stock)).with_state(App {
+///     inventory: RetryLayer::new(policy).layer(client),
+///     inventory_url: format!("http://{addr}/stock"),
+/// });
+///
+/// let req = http::Request::get("/stock").body(axum::body::Body::empty()).unwrap();
+/// let resp = app.oneshot(req).await.unwrap();
+/// let body = resp.into_body().collect().await.unwrap().to_bytes();
+/// assert_eq!(body, "7 left"); // the 503 retried
+/// # }
+/// ```
 #[derive(Clone, Debug)]
-pub struct RetryService<S, On, OnOk, B, L, D, M> {
+pub struct RetryService<
+    S,
+    On = TransportErrors,
+    OnOk = ByStatus,
+    B = NoBudget,
+    L = NoTimeout,
+    D = NoHedge,
+    M = HttpRequests,
+> {
     pub(super) inner: S,
     pub(super) layer: RetryLayer<On, OnOk, B, L, D, M>,
 }
