@@ -86,11 +86,12 @@
 //!   (`std::io::Error` is `Transient`; modules [`http`](mod@http), [`reqwest`](mod@reqwest) and
 //!   [`sqlx`](mod@sqlx) behind features);
 //! - [`Policy`], [`Backoff`] and [`Jitter`]: the delay math, built at run time;
-//! - [`RetryEvent`], [`GiveUp`], [`GiveUpReason`] and [`Notify`]: what the hooks are told;
+//! - [`RetryEvent`], [`GiveUp`] and [`GiveUpReason`]: what the hooks are told;
 //! - [`RetryBudget`]: a fleet's retries capped; [`TimedOut`], [`timeout`](mod@timeout) and
 //!   [`hedge`](mod@hedge): slow attempts; [`testing`]: seeded jitter, waits recorded instead of
 //!   slept;
-//! - [`hooks`]: the plumbing, types met only as type parameters of [`Retry`].
+//! - [`hooks`]: the plumbing, types met only as type parameters of [`Retry`], and the traits
+//!   a hook of your own implements ([`Notify`](hooks::Notify), [`GiveUpHook`](hooks::GiveUpHook)).
 //!
 //! Features: `tokio` (default), tokio's timer and clock for `async fn`s; `tracing`, an event
 //! for each retry, hedge, recovery and give-up; `metrics`, counters and a histogram of them
@@ -219,6 +220,7 @@
 /// ```
 pub use retry_jitter_macro::retry;
 
+pub use retry_jitter_runtime::hooks;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub use retry_jitter_runtime::http;
@@ -241,52 +243,10 @@ pub use retry_jitter_runtime::tonic;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use retry_jitter_runtime::tower;
 pub use retry_jitter_runtime::{
-    either, hedge, sleep, testing, timeout, transient, AdaptiveThrottle, Backoff, BreakerState,
-    CircuitBreaker, CircuitOpen, Classify, ClassifyOk, Decision, GiveUp, GiveUpReason, Jitter,
-    Notify, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, RetryTicket,
-    SharedBudget, Throttled, TimedOut, Transient,
-};
-
-pub mod hooks {
-    //! The plumbing of the closure API: the types a [`Retry`](crate::Retry) carries as its type
-    //! parameters (the hooks it was given, or the stand-ins for those it was not), and the
-    //! traits behind them. A user of `#[retry]` never names them; one of [`Retry`](crate::Retry)
-    //! meets them in its type and may implement [`GiveUpHook`] (or
-    //! [`Notify`](crate::Notify)) on a type of their own.
-    //!
-    //! ```
-    //! use retry_jitter::hooks::{GiveUpHook, NoNotify};
-    //! use retry_jitter::{GiveUp, Policy, Retry};
-    //!
-    //! struct Alarm;
-    //! impl<E: std::fmt::Debug> GiveUpHook<E> for Alarm {
-    //!     fn give_up(&self, e: &E, g: &GiveUp) {
-    //!         eprintln!("{} gave up after {} calls: {e:?}", g.function, g.calls);
-    //!     }
-    //! }
-    //!
-    //! let r = Retry::new(Policy::new().with_attempts(1)).give_up(Alarm);
-    //! assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
-    //! # let _ = NoNotify;
-    //! ```
-    pub use retry_jitter_runtime::hooks::Resend;
-    #[cfg(feature = "tracing")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
-    pub use retry_jitter_runtime::{tracer, Level, Render, Rendered, Tracer, Unrendered};
-    pub use retry_jitter_runtime::{
-        AcceptOk, Admission, BreakerGuard, Budget, GiveUpHook, Guard, GuardPair, Hooks, IntoErr,
-        NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll, Schedule, ThrottleGuard, Trace,
-    };
-}
-
-// The plumbing's former paths at the root, kept so that nothing breaks.
-#[cfg(feature = "tracing")]
-#[doc(hidden)]
-pub use hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
-#[doc(hidden)]
-pub use hooks::{
-    AcceptOk, Admission, BreakerGuard, Budget, GiveUpHook, Guard, GuardPair, Hooks, IntoErr,
-    NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll, Schedule, ThrottleGuard, Trace,
+    either, hedge, sleep, testing, timeout, transient, AdaptiveThrottle, Admission, Backoff,
+    BreakerState, CircuitBreaker, CircuitOpen, Decision, GiveUp, GiveUpReason, Jitter, Policy,
+    RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, RetryTicket, Schedule, SharedBudget,
+    Throttled, TimedOut, Transient,
 };
 
 // The README's snippets, compiled and run as doc tests, with the features they use (the

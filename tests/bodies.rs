@@ -222,7 +222,7 @@ type Head = (
 /// and answers `503` twice, then `200`: what each of the three attempts carried.
 async fn heads_of<B>(req: http::Request<B>) -> Vec<Head>
 where
-    B: retry_jitter::tower::ReplayBody,
+    B: retry_jitter::tower::body::ReplayBody,
     B::Error: std::fmt::Debug,
 {
     let seen = Arc::new(Mutex::new(Vec::new()));

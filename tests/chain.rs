@@ -204,7 +204,7 @@ mod in_scope {
     }
 
     /// The answer of a handler served with `ChainLayer`.
-    type Answer = http::Response<retry_jitter::tower::ChainBody<String>>;
+    type Answer = http::Response<retry_jitter::tower::body::ChainBody<String>>;
 
     /// `req` through `ChainLayer` to `handler`.
     async fn through_chain<H>(handler: H, req: http::Request<String>) -> Answer

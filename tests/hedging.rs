@@ -8,9 +8,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use retry_jitter::hedge::Hedge;
-use retry_jitter::{
-    retry, Decision, GiveUp, GiveUpReason, Notify, Policy, Retry, RetryBudget, RetryEvent,
-};
+use retry_jitter::hooks::Notify;
+use retry_jitter::{retry, Decision, GiveUp, GiveUpReason, Policy, Retry, RetryBudget, RetryEvent};
 use tokio::time::Instant;
 
 fn ms(n: u64) -> Duration {

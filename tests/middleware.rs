@@ -211,7 +211,7 @@ mod tower_hyper {
         let seen = calls.clone();
         let layer = RetryLayer::new(quick()).on(move |e: &retry_jitter::tower::BoxError| {
             seen.fetch_add(1, Ordering::SeqCst);
-            retry_jitter::Classify::classify(&retry_jitter::tower::TransportErrors, e)
+            retry_jitter::hooks::Classify::classify(&retry_jitter::tower::TransportErrors, e)
         });
         let client = Client::builder(TokioExecutor::new()).build_http::<Body>();
         let svc = tower::ServiceBuilder::new().layer(layer).service(client);

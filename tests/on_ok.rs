@@ -6,9 +6,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use retry_jitter::hedge::Hedge;
+use retry_jitter::hooks::{GiveUpHook, Notify};
 use retry_jitter::{
-    retry, testing, Decision, GiveUp, GiveUpHook, GiveUpReason, Notify, Policy, Retry, RetryBudget,
-    RetryEvent,
+    retry, testing, Decision, GiveUp, GiveUpReason, Policy, Retry, RetryBudget, RetryEvent,
 };
 use tokio::time::Instant;
 

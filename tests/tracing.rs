@@ -5,9 +5,10 @@
 use std::fmt;
 use std::sync::{Arc, Mutex};
 
-use retry_jitter::{retry, testing, Level, Policy, Retry};
+use retry_jitter::{retry, testing, Policy, Retry};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
+use tracing::Level;
 use tracing::{Event, Metadata, Subscriber};
 
 /// One recorded event: its level and its fields, rendered.

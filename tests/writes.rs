@@ -511,7 +511,7 @@ async fn a_classifier_of_your_own_decides_for_every_method() {
     assert_eq!(got, Ok(500));
     assert_eq!((hy.calls(), rq.calls()), (4, 4));
     // `AcceptOk` takes every answer: a GET answered 503 is the answer, sent once.
-    let (calls, _) = calls!(503, Method::GET, |b| b.on_ok(retry_jitter::AcceptOk));
+    let (calls, _) = calls!(503, Method::GET, |b| b.on_ok(retry_jitter::hooks::AcceptOk));
     assert_eq!(calls, (1, 1));
 }
 

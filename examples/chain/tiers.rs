@@ -27,15 +27,14 @@ pub fn four() -> Policy {
         .with_cap(Duration::from_millis(200))
 }
 
-/// A hop's client: hyper's, through `RetryLayer` with [`four`] attempts of at most 2 s each.
+/// A hop's client: hyper's, through `RetryLayer` with [`four`] attempts of at most 2 s each
+/// (the `Duration`: its timeout; the parameters after it are the layer's defaults).
 pub type HopClient = retry_jitter::tower::RetryService<
     Client<HttpConnector, Full<Bytes>>,
     retry_jitter::tower::TransportErrors,
     retry_jitter::tower::ByStatus,
     retry_jitter::hooks::NoBudget,
     Duration,
-    retry_jitter::hedge::NoHedge,
-    retry_jitter::tower::HttpRequests,
 >;
 
 /// A new hop client.

@@ -20,10 +20,10 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_jitter::{
-    AcceptOk, Backoff, Budget, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, Policy,
-    RetryAll, RetryState, SharedBudget,
+use retry_jitter::hooks::{
+    AcceptOk, Budget, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll,
 };
+use retry_jitter::{Backoff, Policy, RetryState, SharedBudget};
 
 use crate::sim::{seed_for, Queue};
 use crate::strategy::{nanos, Strategy};

@@ -6,11 +6,12 @@
 //! - [`Backoff`]: capped exponential backoff, `c(k) = min(cap, base · 2^(k−1))`, with a
 //!   [`Jitter`] drawn under that ceiling (full jitter by default);
 //! - [`Policy`]: backoff, attempts and an optional time budget;
-//! - [`Decision`] and [`Classify`]: which errors are worth retrying;
+//! - [`Decision`] and [`Transient`]: which errors are worth retrying;
 //! - [`RetryState`]: the per-call state every retry loop here is driven by;
 //! - [`Retry`]: the closure API, for call sites an attribute cannot reach;
 //! - [`RetryBudget`] and [`RatioBudget`]: retry budgets shared by many calls;
-//! - [`sleep`]: timers and their clocks; [`testing`]: seeded jitter and recorded waits.
+//! - [`sleep`]: timers and their clocks; [`testing`]: seeded jitter and recorded waits;
+//! - [`hooks`]: the traits and stand-ins a [`Retry`] carries as its type parameters.
 //!
 //! ```
 //! use retry_jitter::{Policy, Retry};
@@ -67,22 +68,20 @@ pub use run::{hedge, sleep, testing, timeout};
 pub mod __private;
 
 pub use fleet::{
-    AdaptiveThrottle, BreakerState, CircuitBreaker, CircuitOpen, RatioBudget, RetryBudget,
-    RetryTicket, SharedBudget, Throttled, TimedOut,
+    AdaptiveThrottle, Admission, BreakerState, CircuitBreaker, CircuitOpen, RatioBudget,
+    RetryBudget, RetryTicket, SharedBudget, Throttled, TimedOut,
 };
 pub use policy::transient::{either, transient, Transient};
-pub use policy::RetryEvent;
-pub use policy::{Backoff, Classify, ClassifyOk, Decision, GiveUp, GiveUpReason, Jitter, Policy};
+pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};
 pub use retry::Retry;
-pub use run::hooks::Notify;
 pub use run::state::RetryState;
 
 pub mod hooks {
-    //! The plumbing of the closure API: the types a [`Retry`](crate::Retry) carries as its type
-    //! parameters (the hooks it was given, or the stand-ins for those it was not), and the
-    //! traits behind them. A user of `#[retry]` never names them; one of [`Retry`](crate::Retry)
-    //! meets them in its type and may implement [`GiveUpHook`] (or
-    //! [`Notify`](crate::Notify)) on a type of their own. (The same as `retry_jitter::hooks`.)
+    //! The closure API's plumbing: the hooks a user implements on a type of their own
+    //! ([`Notify`], [`GiveUpHook`], [`Classify`], [`ClassifyOk`]), the stand-ins a
+    //! [`Retry`](crate::Retry) carries in its type for those it was not given, and the
+    //! [`Hooks`] a loop of your own hands [`RetryState::on_error`](crate::RetryState::on_error).
+    //! A user of `#[retry]` never names them.
     //!
     //! ```
     //! use retry_jitter::hooks::{GiveUpHook, NoNotify};
@@ -95,26 +94,14 @@ pub mod hooks {
     //!     }
     //! }
     //!
-    //! let r = Retry::new(Policy::new().with_attempts(1)).give_up(Alarm);
+    //! // A stored `Retry` names the stand-ins of the hooks it was not given.
+    //! let r: Retry<_, NoNotify, Alarm> = Retry::new(Policy::new().with_attempts(1)).give_up(Alarm);
     //! assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
-    //! # let _ = NoNotify;
     //! ```
-    pub use crate::fleet::{Admission, Budget, NoBudget};
-    pub use crate::policy::{AcceptOk, Resend, RetryAll, Schedule};
-    pub use crate::retry::GuardPair;
-    pub use crate::run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
-    #[cfg(feature = "tracing")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
-    pub use crate::run::hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
-    pub use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoNotify, NoTrace, Trace};
+    pub use crate::fleet::{Budget, NoBudget};
+    pub use crate::policy::{AcceptOk, Classify, ClassifyOk, RetryAll};
+    pub use crate::run::guard::NoGuard;
+    pub use crate::run::hedge::config::NoHedge;
+    pub use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoNotify, NoTrace, Notify};
+    pub use crate::run::timeout::limit::NoTimeout;
 }
-
-// The plumbing's former paths at the root, kept so that nothing breaks.
-#[cfg(feature = "tracing")]
-#[doc(hidden)]
-pub use hooks::{tracer, Level, Render, Rendered, Tracer, Unrendered};
-#[doc(hidden)]
-pub use hooks::{
-    AcceptOk, Admission, BreakerGuard, Budget, GiveUpHook, Guard, GuardPair, Hooks, IntoErr,
-    NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll, Schedule, ThrottleGuard, Trace,
-};

@@ -5,19 +5,18 @@ use core::future::Future;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
+use crate::fleet::{AdaptiveThrottle, CircuitBreaker};
 use crate::fleet::{Budget, NoBudget, SharedBudget};
 use crate::policy::deadline::Started;
+use crate::policy::{AcceptOk, Classify, ClassifyOk, Policy, RetryAll};
 use crate::run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
 use crate::run::hedge::{Hedge, HedgeWith, NoHedge};
 use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
+use crate::run::hooks::{NoNotify, Notify};
 use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
 use crate::run::sleep::Clock;
 use crate::run::state::start_time;
 use crate::run::timeout::{AttemptTimeout, Limit, NoTimeout, Race};
-use crate::{
-    AcceptOk, AdaptiveThrottle, CircuitBreaker, Classify, ClassifyOk, NoNotify, Notify, Policy,
-    RetryAll,
-};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
@@ -196,22 +195,23 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// adds it.
     ///
     /// ```
-    /// use retry_jitter::{Level, Policy, Retry};
-    /// let r = Retry::new(Policy::default()).trace(Level::WARN);
+    /// use retry_jitter::{Policy, Retry};
+    /// let r = Retry::new(Policy::default()).trace(tracing::Level::WARN);
     /// # let _ = r;
     /// ```
     #[cfg(feature = "tracing")]
     #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
     pub fn trace(
         self,
-        level: crate::Level,
-    ) -> Retry<C, N, G, B, crate::Tracer<crate::Unrendered>, L, D, O, Gd> {
+        level: tracing::Level,
+    ) -> Retry<C, N, G, B, crate::run::hooks::Tracer<crate::run::hooks::Unrendered>, L, D, O, Gd>
+    {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
             give_up: h.give_up,
             budget: h.budget,
-            trace: crate::tracer(level, crate::Unrendered),
+            trace: crate::run::hooks::tracer(level, crate::run::hooks::Unrendered),
             on_ok: h.on_ok,
             guard: h.guard,
         })
@@ -308,19 +308,6 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     pub const fn with_name(mut self, name: &'static str) -> Self {
         self.name = name;
         self
-    }
-
-    /// [`with_name`](Retry::with_name), under the name it had before.
-    ///
-    /// ```
-    /// # #![allow(deprecated)]
-    /// use retry_jitter::{Policy, Retry};
-    /// let r = Retry::new(Policy::default()).name("load_config");
-    /// # let _ = r;
-    /// ```
-    #[deprecated(note = "a setter: use `with_name`")]
-    pub const fn name(self, name: &'static str) -> Self {
-        self.with_name(name)
     }
 
     /// Ask `throttle` before every attempt (the first, retries, hedges): an attempt it rejects

@@ -153,7 +153,8 @@ impl SharedBudget for RetryBudget {
 /// `&RetryBudget`), or [`NoBudget`].
 ///
 /// ```
-/// use retry_jitter::{Budget, NoBudget, RetryBudget};
+/// use retry_jitter::RetryBudget;
+/// use retry_jitter::hooks::{Budget, NoBudget};
 /// static B: RetryBudget = RetryBudget::new(10);
 /// assert!((&B).get().is_some());
 /// assert!(NoBudget.get().is_none());
@@ -176,7 +177,7 @@ impl<S: SharedBudget> Budget for &S {
 /// No budget: retries are limited by the policy alone, and no atomic is touched.
 ///
 /// ```
-/// use retry_jitter::{Budget, NoBudget};
+/// use retry_jitter::hooks::{Budget, NoBudget};
 /// assert!(NoBudget.get().is_none());
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

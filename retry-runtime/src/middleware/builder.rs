@@ -13,7 +13,9 @@ use super::hops::Hops;
 use super::writes::Writes;
 use crate::fleet::SharedBudget;
 use crate::hedge::Hedge;
-use crate::{NoGiveUp, NoNotify, NoTrace, Policy, Retry, RetryAll};
+use crate::policy::RetryAll;
+use crate::run::hooks::{NoGiveUp, NoNotify, NoTrace};
+use crate::{Policy, Retry};
 
 /// The settings of a retry middleware, whatever its face: the loop's ([`Retry`]'s policy,
 /// budget, timeout, hedge, name), its classifiers of errors (`On`) and of responses (`OnOk`),
@@ -49,7 +51,7 @@ pub struct RetryBuilder<F, On, OnOk, B, L, D> {
 }
 
 impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
-    /// Which errors are retried: a [`Classify`](crate::Classify) of the face's error
+    /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the face's error
     /// (`tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed, which
     /// a closure may downcast; `reqwest-middleware`: `reqwest_middleware::Error`), usually a
     /// closure `Fn(&Error) -> D` where `D: Into<Decision>`.
@@ -78,7 +80,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
         }
     }
 
-    /// Which responses are retried: a [`ClassifyOk`](crate::ClassifyOk) of the face's
+    /// Which responses are retried: a [`ClassifyOk`](crate::hooks::ClassifyOk) of the face's
     /// response (`tower`: the inner service's, an `http::Response<B>` for HTTP;
     /// `reqwest-middleware`: `reqwest::Response`), usually a closure `Fn(&Response) -> D`
     /// where `D: Into<Decision>`. A response it retries is treated like a retryable error; when

@@ -44,16 +44,14 @@ use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next};
 
-use std::sync::Arc;
-
-use super::builder::{hops_mut, FaceHops};
-use super::hops::{self, Hops};
+use super::hops;
 use super::writes;
 use crate::fleet::{Budget, NoBudget};
 use crate::hedge::{HedgeWith, NoHedge};
 use crate::policy::Resend;
+use crate::policy::{Classify, ClassifyOk};
 use crate::timeout::{AttemptTimeout, NoTimeout};
-use crate::{Classify, ClassifyOk, Decision, Policy, TimedOut, Transient};
+use crate::{Decision, Policy, TimedOut, Transient};
 
 pub use crate::middleware::builder::RetryBuilder;
 
@@ -78,28 +76,28 @@ pub type RetryMiddleware<
     D = NoHedge,
 > = RetryBuilder<MiddlewareFace, On, OnOk, B, L, D>;
 
-/// What a [`RetryMiddleware`] keeps of its own: the names of the headers its attempts carry
-/// across the hop ([`deadline_header`](RetryBuilder::deadline_header),
-/// [`attempt_header`](RetryBuilder::attempt_header)).
-///
-/// ```
-/// use retry_jitter::reqwest_middleware::{MiddlewareFace, RetryMiddleware};
-/// use retry_jitter::Policy;
-/// // The face is in the middleware's type; users name the middleware, not the face.
-/// let m: RetryMiddleware = RetryMiddleware::new(Policy::default());
-/// let _ = (m, MiddlewareFace::default());
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct MiddlewareFace {
-    /// The hop's header names, when a setter named one.
-    hops: Option<Arc<Hops>>,
-}
+// In the middleware's type, never named by a user: public in a private module.
+mod face {
+    use std::sync::Arc;
 
-impl FaceHops for MiddlewareFace {
-    fn hops_mut(&mut self) -> &mut Hops {
-        hops_mut(&mut self.hops)
+    use crate::middleware::builder::{hops_mut, FaceHops};
+    use crate::middleware::hops::Hops;
+
+    /// What a [`RetryMiddleware`](super::RetryMiddleware) keeps of its own: the names of the
+    /// headers its attempts carry across the hop.
+    #[derive(Clone, Debug, Default)]
+    pub struct MiddlewareFace {
+        /// The hop's header names, when a setter named one.
+        pub(super) hops: Option<Arc<Hops>>,
+    }
+
+    impl FaceHops for MiddlewareFace {
+        fn hops_mut(&mut self) -> &mut Hops {
+            hops_mut(&mut self.hops)
+        }
     }
 }
+use face::MiddlewareFace;
 
 impl RetryMiddleware {
     /// Retry under `policy`: errors by [`TransportErrors`], responses by [`ByStatus`].
@@ -122,7 +120,8 @@ impl RetryMiddleware {
 ///
 /// ```
 /// use retry_jitter::reqwest_middleware::TransportErrors;
-/// use retry_jitter::{Classify, Decision, TimedOut};
+/// use retry_jitter::{Decision, TimedOut};
+/// use retry_jitter::hooks::Classify;
 ///
 /// let bad = reqwest::Client::new().get("not a url").build().unwrap_err();
 /// assert_eq!(TransportErrors.classify(&reqwest_middleware::Error::from(bad)), Decision::Stop);
@@ -134,7 +133,7 @@ pub struct TransportErrors;
 
 impl Classify<Error> for TransportErrors {
     /// For a request that may be sent again only if it was not applied
-    /// ([`Resend::IfNotApplied`](crate::hooks::Resend): a `POST` without a key), only a
+    /// (a `POST` without a key), only a
     /// failed connect or an HTTP/2 stream the server refused or went away before processing
     /// ([`never_sent`](crate::http::never_sent)) is classified; any other error stops, the
     /// middleware's own timeout included.
@@ -171,7 +170,7 @@ impl ClassifyOk<Response> for ByStatus {
     }
 
     /// For a request that may be sent again only if it was not applied
-    /// ([`Resend::IfNotApplied`](crate::hooks::Resend): a `POST` without a key), only a refusal
+    /// (a `POST` without a key), only a refusal
     /// before processing (`408`, `425`, `429`, `503`) or a failure the server marks
     /// `x-should-retry: true` is retried.
     fn classify_ok_for(&self, response: &Response, resend: Resend) -> Decision {

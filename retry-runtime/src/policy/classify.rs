@@ -9,7 +9,8 @@ use crate::policy::Decision;
 /// [`RetryAll`].
 ///
 /// ```
-/// use retry_jitter::{Classify, Decision};
+/// use retry_jitter::Decision;
+/// use retry_jitter::hooks::Classify;
 ///
 /// let on = |e: &u16| *e >= 500;
 /// assert_eq!(on.classify(&503), Decision::Retry);
@@ -26,8 +27,9 @@ pub trait Classify<E> {
     /// only an error that proves the request was never sent.
     ///
     /// ```
-    /// use retry_jitter::hooks::Resend;
-    /// use retry_jitter::{Classify, Decision};
+    /// use retry_jitter::__private::Resend;
+    /// use retry_jitter::Decision;
+    /// use retry_jitter::hooks::Classify;
     ///
     /// let on = |e: &u16| *e >= 500;
     /// assert_eq!(on.classify_for(&503, Resend::IfNotApplied), Decision::Retry);
@@ -44,7 +46,7 @@ pub trait Classify<E> {
 /// [`ClassifyOk::classify_ok_for`].
 ///
 /// ```
-/// use retry_jitter::hooks::Resend;
+/// use retry_jitter::__private::Resend;
 /// assert_eq!(Resend::default(), Resend::Any);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -69,7 +71,8 @@ impl<E, D: Into<Decision>, F: Fn(&E) -> D> Classify<E> for F {
 /// The classifier used when none is given: every error is retried.
 ///
 /// ```
-/// use retry_jitter::{Classify, Decision, RetryAll};
+/// use retry_jitter::Decision;
+/// use retry_jitter::hooks::{Classify, RetryAll};
 /// assert_eq!(RetryAll.classify(&"any error"), Decision::Retry);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -87,7 +90,8 @@ impl<E> Classify<E> for RetryAll {
 /// try again), and for [`AcceptOk`], which takes every value.
 ///
 /// ```
-/// use retry_jitter::{ClassifyOk, Decision};
+/// use retry_jitter::Decision;
+/// use retry_jitter::hooks::ClassifyOk;
 ///
 /// #[derive(PartialEq)]
 /// enum Job { Pending, Done }
@@ -112,8 +116,9 @@ pub trait ClassifyOk<T> {
     /// or a response the server marks as safe to retry.
     ///
     /// ```
-    /// use retry_jitter::hooks::Resend;
-    /// use retry_jitter::{ClassifyOk, Decision};
+    /// use retry_jitter::__private::Resend;
+    /// use retry_jitter::Decision;
+    /// use retry_jitter::hooks::ClassifyOk;
     ///
     /// let busy = |status: &u16| *status == 503;
     /// assert_eq!(busy.classify_ok_for(&503, Resend::IfNotApplied), Decision::Retry);
@@ -137,7 +142,8 @@ impl<T, D: Into<Decision>, F: Fn(&T) -> D> ClassifyOk<T> for F {
 /// The `on_ok` used when none is given: every `Ok` is a success (and costs nothing).
 ///
 /// ```
-/// use retry_jitter::{AcceptOk, ClassifyOk, Decision};
+/// use retry_jitter::Decision;
+/// use retry_jitter::hooks::{AcceptOk, ClassifyOk};
 /// assert_eq!(AcceptOk.classify_ok(&"any value"), Decision::Stop);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

@@ -80,8 +80,8 @@ pub struct RetryEvent {
     pub hedge: bool,
     /// Whether the call that just ended returned an `Ok` value that `on_ok` retries (polling
     /// until ready), not an error. There is no error to show: a `notify` closure
-    /// `Fn(&E, &RetryEvent)` is not called for it; a [`Notify`](crate::Notify) type hears of
-    /// it through [`Notify::retry_ok`](crate::Notify::retry_ok), and traces and metrics count it
+    /// `Fn(&E, &RetryEvent)` is not called for it; a [`Notify`](crate::hooks::Notify) type hears of
+    /// it through [`Notify::retry_ok`](crate::hooks::Notify::retry_ok), and traces and metrics count it
     /// as a retry.
     pub ok: bool,
 }
@@ -187,7 +187,7 @@ pub struct GiveUp {
     /// Whether retrying ended on an `Ok` value `on_ok` would have retried (its attempts spent,
     /// the deadline reached, the budget empty, or `on_ok` said [`Decision::Stop`] after all):
     /// the call returns that value, and a `give_up` closure `Fn(&E, &GiveUp)`, which has no
-    /// error to be shown, is not called; a [`GiveUpHook`](crate::GiveUpHook) type hears of it
-    /// through [`GiveUpHook::give_up_ok`](crate::GiveUpHook::give_up_ok).
+    /// error to be shown, is not called; a [`GiveUpHook`](crate::hooks::GiveUpHook) type hears of it
+    /// through [`GiveUpHook::give_up_ok`](crate::hooks::GiveUpHook::give_up_ok).
     pub ok: bool,
 }

@@ -109,7 +109,8 @@ impl Transient for io::ErrorKind {
 /// and its decision stands unless it is `Stop` (so its `RetryAfter` hint wins).
 ///
 /// ```
-/// use retry_jitter::{either, transient, Classify, Decision};
+/// use retry_jitter::{either, transient, Decision};
+/// use retry_jitter::hooks::Classify;
 /// use std::io::{Error, ErrorKind};
 ///
 /// let busy = |e: &Error| e.to_string().contains("busy");

@@ -3,7 +3,8 @@
 
 use core::marker::PhantomData;
 
-use crate::{Classify, Decision, RetryAll, Transient};
+use crate::policy::{Classify, Decision, RetryAll};
+use crate::Transient;
 
 /// The `on` of a function without one, chosen by autoref specialisation on its return type `R`:
 /// `(&&DefaultOn::<R>::new()).default_on()`, with [`OnTransient`] and [`OnEvery`] in scope,

@@ -4,8 +4,10 @@
 
 use core::marker::PhantomData;
 
+use crate::fleet::SharedBudget;
+use crate::policy::{Classify, ClassifyOk, Decision, GiveUp, RetryEvent};
+use crate::run::hooks::{GiveUpHook, Notify};
 use crate::run::loops::IsResult;
-use crate::{Classify, ClassifyOk, Decision, GiveUp, GiveUpHook, Notify, RetryEvent, SharedBudget};
 
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
 /// `on = |e| e.is_timeout()` needs no annotation, and checks it there: a mistake in `on` is

@@ -3,11 +3,10 @@
 
 use core::time::Duration;
 
+use crate::fleet::{AdaptiveThrottle, CircuitBreaker, CircuitOpen, Throttled, TimedOut};
+use crate::policy::Policy;
+use crate::run::guard::{BreakerGuard, ThrottleGuard};
 use crate::run::loops::IsResult;
-use crate::{
-    AdaptiveThrottle, BreakerGuard, CircuitBreaker, CircuitOpen, Policy, ThrottleGuard, Throttled,
-    TimedOut,
-};
 
 /// `policy = …` takes a `Policy` or a `&Policy`.
 #[diagnostic::on_unimplemented(

@@ -4,9 +4,9 @@
 use core::fmt::{Debug, Display};
 use core::marker::PhantomData;
 
-use crate::Rendered;
+use crate::run::hooks::Rendered;
 
-pub use crate::{tracer, Level};
+pub use crate::run::hooks::{tracer, Level};
 
 /// How the trace shows the error of an outcome `R`.
 pub type RenderFn<R> = for<'e> fn(&'e R) -> Rendered<'e>;

@@ -13,7 +13,8 @@ use crate::policy::{Clock, GiveUpReason};
 /// `R` is the call's outcome: a guard that refuses an attempt makes its error.
 ///
 /// ```
-/// use retry_jitter::{Guard, NoGuard};
+/// use retry_jitter::hooks::NoGuard;
+/// use retry_jitter::__private::Guard;
 /// assert!(Guard::<Result<(), ()>>::before(&NoGuard, true, retry_jitter::sleep::now, "f").is_ok());
 /// ```
 pub trait Guard<R> {
@@ -35,7 +36,8 @@ pub trait Guard<R> {
 /// No throttle and no breaker.
 ///
 /// ```
-/// use retry_jitter::{Guard, NoGuard};
+/// use retry_jitter::hooks::NoGuard;
+/// use retry_jitter::__private::Guard;
 /// Guard::<Result<(), ()>>::answered(&NoGuard, true, retry_jitter::sleep::now);
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -122,7 +124,8 @@ impl<V, E: From<CircuitOpen>> Guard<Result<V, E>> for BreakerGuard<'_, IntoErr> 
 /// An [`AdaptiveThrottle`] in a call, and how a rejected attempt's outcome is made.
 ///
 /// ```
-/// use retry_jitter::{AdaptiveThrottle, Guard, ThrottleGuard, Throttled};
+/// use retry_jitter::{AdaptiveThrottle, Throttled};
+/// use retry_jitter::__private::{Guard, ThrottleGuard};
 /// static T: AdaptiveThrottle = AdaptiveThrottle::new(2.0, std::time::Duration::from_secs(60));
 /// let g = ThrottleGuard::new(&T, |t: Throttled| Err::<(), _>(std::io::Error::from(t)));
 /// assert!(g.before(true, retry_jitter::sleep::now, "f").is_ok());
@@ -165,7 +168,8 @@ impl<R, F: Fn(Throttled) -> R> Guard<R> for ThrottleGuard<'_, F> {
 /// A [`CircuitBreaker`] in a call, and how a refused call's outcome is made.
 ///
 /// ```
-/// use retry_jitter::{BreakerGuard, CircuitBreaker, CircuitOpen, Guard};
+/// use retry_jitter::{CircuitBreaker, CircuitOpen};
+/// use retry_jitter::__private::{BreakerGuard, Guard};
 /// use std::time::Duration;
 /// static B: CircuitBreaker = CircuitBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5));
 /// let g = BreakerGuard::new(&B, |c: CircuitOpen| Err::<(), _>(std::io::Error::from(c)));

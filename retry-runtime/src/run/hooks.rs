@@ -9,7 +9,8 @@ use crate::policy::{GiveUp, RetryEvent};
 /// Implemented for every `Fn(&E, &RetryEvent)`, and for [`NoNotify`].
 ///
 /// ```
-/// use retry_jitter::{Notify, RetryEvent};
+/// use retry_jitter::RetryEvent;
+/// use retry_jitter::hooks::Notify;
 ///
 /// let log = |e: &String, ev: &RetryEvent| eprintln!("{}: {e}, retry in {:?}", ev.function, ev.delay);
 /// # let _ = &log as &dyn Notify<String>;
@@ -29,7 +30,8 @@ pub trait Notify<E> {
     /// implement `Notify` on a type of your own to be told.
     ///
     /// ```
-    /// use retry_jitter::{Notify, RetryEvent};
+    /// use retry_jitter::RetryEvent;
+    /// use retry_jitter::hooks::Notify;
     /// use std::sync::atomic::{AtomicU32, Ordering};
     ///
     /// #[derive(Default)]
@@ -51,7 +53,8 @@ pub trait Notify<E> {
     /// of your own to be told.
     ///
     /// ```
-    /// use retry_jitter::{Notify, RetryEvent};
+    /// use retry_jitter::RetryEvent;
+    /// use retry_jitter::hooks::Notify;
     /// struct Log;
     /// impl<E: std::fmt::Display> Notify<E> for Log {
     ///     fn notify(&self, e: &E, ev: &RetryEvent) { eprintln!("call {} failed: {e}", ev.attempt) }
@@ -73,7 +76,8 @@ impl<E, F: Fn(&E, &RetryEvent)> Notify<E> for F {
 /// The hook used when none is given: does nothing.
 ///
 /// ```
-/// use retry_jitter::{NoNotify, Notify, RetryEvent};
+/// use retry_jitter::RetryEvent;
+/// use retry_jitter::hooks::{NoNotify, Notify};
 /// # let _ = &NoNotify as &dyn Notify<()>;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -88,7 +92,8 @@ impl<E> Notify<E> for NoNotify {
 /// Implemented for every `Fn(&E, &GiveUp)`, and for [`NoGiveUp`].
 ///
 /// ```
-/// use retry_jitter::{GiveUp, GiveUpHook};
+/// use retry_jitter::GiveUp;
+/// use retry_jitter::hooks::GiveUpHook;
 /// let log = |e: &String, g: &GiveUp| eprintln!("{}: giving up ({}) after {} calls: {e}", g.function, g.reason, g.calls);
 /// # let _ = &log as &dyn GiveUpHook<String>;
 /// ```
@@ -102,7 +107,8 @@ pub trait GiveUpHook<E> {
     /// your own to be told.
     ///
     /// ```
-    /// use retry_jitter::{GiveUp, GiveUpHook};
+    /// use retry_jitter::GiveUp;
+    /// use retry_jitter::hooks::GiveUpHook;
     /// struct Log;
     /// impl<E> GiveUpHook<E> for Log {
     ///     fn give_up(&self, _: &E, g: &GiveUp) { eprintln!("failed: {}", g.reason) }
@@ -124,7 +130,7 @@ impl<E, F: Fn(&E, &GiveUp)> GiveUpHook<E> for F {
 /// The `give_up` hook used when none is given: does nothing.
 ///
 /// ```
-/// use retry_jitter::{GiveUpHook, NoGiveUp};
+/// use retry_jitter::hooks::{GiveUpHook, NoGiveUp};
 /// # let _ = &NoGiveUp as &dyn GiveUpHook<()>;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -140,7 +146,8 @@ impl<E> GiveUpHook<E> for NoGiveUp {
 /// its type depends on the function's return type alone.
 ///
 /// ```
-/// use retry_jitter::{NoTrace, Trace};
+/// use retry_jitter::hooks::NoTrace;
+/// use retry_jitter::__private::Trace;
 /// # let _ = &NoTrace as &dyn Trace<Result<(), ()>>;
 /// ```
 pub trait Trace<R> {
@@ -170,7 +177,8 @@ pub trait Trace<R> {
 /// No trace events.
 ///
 /// ```
-/// use retry_jitter::{NoTrace, Trace};
+/// use retry_jitter::hooks::NoTrace;
+/// use retry_jitter::__private::Trace;
 /// # let _ = &NoTrace as &dyn Trace<u8>;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
@@ -190,26 +198,28 @@ impl<R> Trace<R> for NoTrace {
 /// Everything a call site's retry loop calls out to besides the operation.
 ///
 /// ```
-/// use retry_jitter::{AcceptOk, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll};
+/// use retry_jitter::hooks::{
+///     AcceptOk, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll,
+/// };
 /// let hooks = Hooks { on: RetryAll, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: NoGuard };
 /// # let _ = hooks;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Hooks<C, N, G, B, T, O = crate::policy::AcceptOk, Gd = crate::run::guard::NoGuard> {
-    /// Which errors are retried: a [`Classify`](crate::Classify).
+    /// Which errors are retried: a [`Classify`](crate::hooks::Classify).
     pub on: C,
-    /// Told before each wait: a [`Notify`](crate::Notify).
+    /// Told before each wait: a [`Notify`](crate::hooks::Notify).
     pub notify: N,
     /// Told once when retrying ends with an error: a [`GiveUpHook`].
     pub give_up: G,
-    /// The shared budget, if any: a [`Budget`](crate::Budget).
+    /// The shared budget, if any: a [`Budget`](crate::hooks::Budget).
     pub budget: B,
     /// Trace events: a [`Trace`].
     pub trace: T,
-    /// Which `Ok` values are retried (`on_ok`): a [`ClassifyOk`](crate::ClassifyOk); every one
+    /// Which `Ok` values are retried (`on_ok`): a [`ClassifyOk`](crate::hooks::ClassifyOk); every one
     /// is taken with [`AcceptOk`](crate::policy::AcceptOk).
     pub on_ok: O,
-    /// The throttle and the circuit breaker, if any: a [`Guard`](crate::Guard).
+    /// The throttle and the circuit breaker, if any: a [`Guard`](crate::__private::Guard).
     pub guard: Gd,
 }
 
@@ -271,7 +281,7 @@ mod tracer {
     /// Events without the error: for the closure API, which knows nothing of its type.
     ///
     /// ```
-    /// use retry_jitter::{tracer, Level, Trace, Unrendered};
+    /// use retry_jitter::__private::{tracer, Level, Trace, Unrendered};
     /// # let t = tracer(Level::WARN, Unrendered);
     /// # let _ = &t as &dyn Trace<Result<(), String>>;
     /// ```
@@ -287,7 +297,7 @@ mod tracer {
     /// Trace events at `level`, the error shown by `render`.
     ///
     /// ```
-    /// use retry_jitter::{tracer, Level, Rendered, Trace};
+    /// use retry_jitter::__private::{tracer, Level, Rendered, Trace};
     /// fn show(r: &Result<(), String>) -> Rendered<'_> {
     ///     r.as_ref().err().map_or(Rendered::Nothing, |e| Rendered::Display(e))
     /// }
@@ -305,8 +315,8 @@ mod tracer {
     /// error as `render` shows it.
     ///
     /// ```
-    /// use retry_jitter::{tracer, Level, Rendered};
-    /// let t = tracer(Level::INFO, retry_jitter::Unrendered);
+    /// use retry_jitter::__private::{tracer, Level, Rendered};
+    /// let t = tracer(Level::INFO, retry_jitter::__private::Unrendered);
     /// # let _ = t;
     /// ```
     pub fn tracer<F>(level: Level, render: F) -> Tracer<F> {

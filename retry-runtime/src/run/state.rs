@@ -172,11 +172,12 @@ impl RetryState {
     /// reached. A loop of your own does that with [`SharedBudget::refund`](crate::SharedBudget::refund).)
     ///
     /// ```
-    /// use retry_jitter::{AcceptOk, GiveUpReason, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace, Policy, RetryState};
+    /// use retry_jitter::{GiveUpReason, Policy, RetryState};
+    /// use retry_jitter::hooks::{AcceptOk, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace};
     ///
     /// let mut state = RetryState::new(Policy::default());
     /// let on = |e: &u16| *e >= 500;
-    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: retry_jitter::NoGuard };
+    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: retry_jitter::hooks::NoGuard };
     /// assert!(state.on_error(&503, &hooks, "fetch").is_ok());
     /// assert_eq!(state.on_error(&404, &hooks, "fetch"), Err(GiveUpReason::Stopped));
     /// ```

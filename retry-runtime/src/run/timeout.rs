@@ -7,11 +7,13 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 use std::time::Instant;
 
-/// The error of an attempt cut by its time limit; the same type as the crate root's.
-#[doc(hidden)]
-pub use crate::fleet::TimedOut;
+use crate::fleet::TimedOut;
 pub use crate::policy::attempt_time_left;
 use crate::policy::deadline::{within, Started};
+
+// Public through `hooks`, with the closure API's other stand-ins.
+pub(crate) mod limit;
+pub(crate) use limit::{AttemptTimeout, MakeError, NoTimeout};
 
 /// Run `attempt` until it finishes or `timer` does, whichever is first: `Err(TimedOut)` when
 /// the timer won, and the attempt is dropped at once. The attempt is polled first, so one that
@@ -243,54 +245,5 @@ impl Limit {
             duration: timeout,
             deadline: false,
         }
-    }
-}
-
-/// The per-attempt time limit of a [`Retry`](crate::Retry): [`NoTimeout`] (the default), or a
-/// `Duration` set with [`Retry::timeout`](crate::Retry::timeout), which needs the error type
-/// `E` to implement `From<TimedOut>`.
-#[diagnostic::on_unimplemented(
-    message = "a timeout needs the error type `{E}` to implement `From<retry_jitter::TimedOut>`",
-    label = "an attempt cut by the timeout fails with `E::from(TimedOut)`",
-    note = "add `impl From<retry_jitter::TimedOut> for {E}`, or return `std::io::Error`, which has it"
-)]
-pub trait AttemptTimeout<E> {
-    /// The limit, and how an attempt cut by it becomes an error; `None` for no limit.
-    ///
-    /// ```
-    /// use retry_jitter::timeout::{AttemptTimeout, NoTimeout};
-    /// use std::time::Duration;
-    ///
-    /// assert!(AttemptTimeout::<std::io::Error>::limit(&NoTimeout).is_none());
-    /// let (limit, _) = AttemptTimeout::<std::io::Error>::limit(&Duration::from_secs(1)).unwrap();
-    /// assert_eq!(limit, Duration::from_secs(1));
-    /// ```
-    fn limit(&self) -> Option<(Duration, MakeError<E>)>;
-}
-
-/// How an attempt cut by its time limit becomes the function's error (`E::from`).
-#[doc(hidden)]
-pub type MakeError<E> = fn(TimedOut) -> E;
-
-/// No time limit: an attempt runs until it ends.
-///
-/// ```
-/// use retry_jitter::timeout::{AttemptTimeout, NoTimeout};
-/// assert!(AttemptTimeout::<()>::limit(&NoTimeout).is_none());
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NoTimeout;
-
-impl<E> AttemptTimeout<E> for NoTimeout {
-    #[inline(always)]
-    fn limit(&self) -> Option<(Duration, MakeError<E>)> {
-        None
-    }
-}
-
-impl<E: From<TimedOut>> AttemptTimeout<E> for Duration {
-    #[inline]
-    fn limit(&self) -> Option<(Duration, MakeError<E>)> {
-        Some((*self, E::from))
     }
 }

@@ -1,5 +1,7 @@
-//! Body replay: an `http::Request`'s body recorded while an attempt sends it, within a limit,
-//! and sent again, the same bytes, by the next attempt.
+//! The bodies: how a [`RetryService`](super::RetryService) sends a request's body again
+//! ([`ReplayBody`]: cloned, or recorded while an attempt sends it, within a limit, and sent
+//! again, the same bytes, by the next attempt), and the body of a
+//! [`ChainService`](super::ChainService)'s response ([`ChainBody`]).
 
 use core::future::{poll_fn, Future};
 use core::pin::Pin;
@@ -12,6 +14,9 @@ use bytes::Bytes;
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use http_body_util::BodyExt;
+
+pub use super::chain::ChainBody;
+pub use super::replay::ByBodyType;
 
 /// A request body type [`RetryLayer::new`](super::RetryLayer::new) can send again. The body
 /// type says how a call keeps it for its next attempts ([`Kept`](ReplayBody::Kept)):
@@ -35,7 +40,7 @@ use http_body_util::BodyExt;
 /// use bytes::Bytes;
 /// use http_body_util::combinators::BoxBody;
 /// use http_body_util::Full;
-/// use retry_jitter::tower::{Cloned, ReplayBody, Replayer};
+/// use retry_jitter::tower::body::{Cloned, ReplayBody, Replayer};
 ///
 /// fn kept_by<B: ReplayBody<Kept = K>, K>() {}
 /// kept_by::<Full<Bytes>, Cloned>();
@@ -46,7 +51,7 @@ use http_body_util::BodyExt;
     message = "`RetryLayer` cannot send a request body of type `{Self}` again",
     label = "a request with this body cannot be retried",
     note = "if `{Self}` is `Clone`, clone it for each attempt: `RetryLayer::new(policy).clone_bodies()` keeps the status table, the method rule, `Idempotency-Key` and the hop headers",
-    note = "otherwise send `Full<Bytes>`, `Empty<Bytes>` or `String`, or box the body (`BodyExt::boxed`, `BodyExt::boxed_unsync`), or implement `retry_jitter::tower::ReplayBody` for `{Self}`"
+    note = "otherwise send `Full<Bytes>`, `Empty<Bytes>` or `String`, or box the body (`BodyExt::boxed`, `BodyExt::boxed_unsync`), or implement `retry_jitter::tower::body::ReplayBody` for `{Self}`"
 )]
 pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
     /// How a call keeps this body for its next attempts: [`Cloned`] or [`Replayer<Self>`].
@@ -59,7 +64,7 @@ pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
 /// ```
 /// use bytes::Bytes;
 /// use http_body_util::Full;
-/// use retry_jitter::tower::{Cloned, KeepBody};
+/// use retry_jitter::tower::body::{Cloned, KeepBody};
 ///
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
 /// let mut req = http::Request::post("/orders")
@@ -124,7 +129,7 @@ pub trait KeepBody<B>: Send + Sync + Sized + 'static {
 /// ```
 /// use bytes::Bytes;
 /// use http_body_util::{Empty, Full};
-/// use retry_jitter::tower::{Cloned, ReplayBody};
+/// use retry_jitter::tower::body::{Cloned, ReplayBody};
 ///
 /// fn cloned<B: ReplayBody<Kept = Cloned>>() {}
 /// cloned::<Full<Bytes>>();
@@ -175,7 +180,7 @@ impl ReplayBody for String {
 /// ```
 /// use bytes::Bytes;
 /// use http_body_util::{combinators::UnsyncBoxBody, BodyExt, Full};
-/// use retry_jitter::tower::WrapBody;
+/// use retry_jitter::tower::body::WrapBody;
 ///
 /// // The layer calls this with its replaying body; any body of the same error type works.
 /// let body = Full::new(Bytes::from("x")).map_err(|never| match never {});
@@ -543,7 +548,7 @@ fn head<B>(req: &http::Request<B>) -> http::Request<()> {
 /// ```
 /// use bytes::Bytes;
 /// use http_body_util::combinators::UnsyncBoxBody;
-/// use retry_jitter::tower::{ReplayBody, Replayer};
+/// use retry_jitter::tower::body::{ReplayBody, Replayer};
 ///
 /// type Body = UnsyncBoxBody<Bytes, std::io::Error>;
 /// fn recorded<B: ReplayBody<Kept = Replayer<B>>>() {}

@@ -280,7 +280,8 @@ impl<S> Layer<S> for ChainLayer {
 /// The service a [`ChainLayer`] makes: each request's future runs in its scope.
 ///
 /// ```
-/// use retry_jitter::tower::{ChainLayer, ChainService, Layer};
+/// use retry_jitter::tower::{ChainLayer, ChainService};
+/// use tower::Layer;
 /// let svc: ChainService<()> = ChainLayer::new().layer(());
 /// # let _ = svc;
 /// ```
@@ -380,7 +381,7 @@ pin_project_lite::pin_project! {
     /// "don't retry" when a loop inside the scope gave up.
     ///
     /// ```
-    /// use retry_jitter::tower::ChainBody;
+    /// use retry_jitter::tower::body::ChainBody;
     /// fn a_body<B: http_body::Body>() {}
     /// a_body::<ChainBody<String>>();
     /// ```
@@ -451,7 +452,8 @@ pin_project_lite::pin_project! {
     /// A future run in a chain's scope: see [`in_chain`].
     ///
     /// ```
-    /// use retry_jitter::tower::{in_chain, InChain};
+    /// use retry_jitter::tower::in_chain;
+    /// use retry_jitter::tower::future::InChain;
     /// let _: InChain<_> = in_chain(async {});
     /// ```
     pub struct InChain<F> {
@@ -497,7 +499,8 @@ pin_project_lite::pin_project! {
     /// A future run outside every chain's scope: see [`out_of_chain`].
     ///
     /// ```
-    /// use retry_jitter::tower::{out_of_chain, OutOfChain};
+    /// use retry_jitter::tower::out_of_chain;
+    /// use retry_jitter::tower::future::OutOfChain;
     /// let _: OutOfChain<_> = out_of_chain(async {});
     /// ```
     pub struct OutOfChain<F> {

@@ -3,7 +3,8 @@
 
 use super::BoxError;
 use crate::policy::Resend;
-use crate::{Classify, ClassifyOk, Decision, TimedOut, Transient};
+use crate::policy::{Classify, ClassifyOk};
+use crate::{Decision, TimedOut, Transient};
 
 /// The default classifier of the inner service's errors: the first cause down the source
 /// chain that says something decides.
@@ -19,7 +20,8 @@ use crate::{Classify, ClassifyOk, Decision, TimedOut, Transient};
 ///
 /// ```
 /// use retry_jitter::tower::{BoxError, TransportErrors};
-/// use retry_jitter::{Classify, Decision, TimedOut};
+/// use retry_jitter::{Decision, TimedOut};
+/// use retry_jitter::hooks::Classify;
 ///
 /// let refused: BoxError = std::io::Error::from(std::io::ErrorKind::ConnectionRefused).into();
 /// assert_eq!(TransportErrors.classify(&refused), Decision::Retry);
@@ -75,7 +77,8 @@ impl Classify<BoxError> for TransportErrors {
 ///
 /// ```
 /// use retry_jitter::tower::ByStatus;
-/// use retry_jitter::{ClassifyOk, Decision};
+/// use retry_jitter::Decision;
+/// use retry_jitter::hooks::ClassifyOk;
 /// use std::time::Duration;
 ///
 /// let ok = http::Response::new(());

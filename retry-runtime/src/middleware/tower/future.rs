@@ -1,23 +1,15 @@
-//! The futures: a call's first attempt polled in place, the boxed loop once it failed.
+//! The futures of the layers' services: a [`RetryService`](super::RetryService)'s
+//! [`ResponseFuture`], a [`ChainService`](super::ChainService)'s [`ChainFuture`], and the
+//! scopes [`in_chain`](super::in_chain) and [`out_of_chain`](super::out_of_chain) put a future
+//! in. A user meets them in types, as tower's own `tower::retry::future::ResponseFuture`.
 
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::{BoxError, Serve};
-
-/// The loop's future, boxed: what a call becomes once its first attempt failed (or at once,
-/// with a timeout, a hedge or a `max_elapsed`, which act during the first attempt).
-pub type BoxFuture<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
-
-/// A call's first attempt, handed to the loop as its first attempt: still to be awaited, or
-/// already answered (and not accepted).
-pub enum FirstAttempt<F, R> {
-    /// Sent to the inner service: its future.
-    Sent(F),
-    /// Answered, and not accepted: the loop classifies it as its first outcome.
-    Answered(Result<R, BoxError>),
-}
+pub use super::chain::{ChainFuture, InChain, OutOfChain};
+use super::service::{BoxFuture, FirstAttempt, Serve};
+use super::BoxError;
 
 pin_project_lite::pin_project! {
     /// The future of a [`RetryService`](super::RetryService): the first attempt's future

@@ -1,12 +1,12 @@
 //! The builder: [`RetryLayer`], its own setters, and the [`RetryService`] it makes.
 
 use super::{
-    AcceptOk, ByStatus, CloneBodies, CloneRequests, HttpRequests, Layer, TransportErrors,
-    DEFAULT_BODY_LIMIT,
+    ByStatus, CloneBodies, CloneRequests, HttpRequests, Layer, TransportErrors, DEFAULT_BODY_LIMIT,
 };
 use crate::fleet::NoBudget;
 use crate::hedge::NoHedge;
 use crate::middleware::builder::RetryBuilder;
+use crate::policy::AcceptOk;
 use crate::timeout::NoTimeout;
 use crate::Policy;
 
@@ -38,19 +38,9 @@ pub type RetryLayer<
     M = HttpRequests,
 > = RetryBuilder<LayerFace<M>, On, OnOk, B, L, D>;
 
-/// What a [`RetryLayer`] has that a
-/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) has not: the largest
-/// request body it replays, and its request mode ([`HttpRequests`], [`CloneBodies`] or
-/// [`CloneRequests`]).
-///
-/// ```
-/// use retry_jitter::tower::{HttpRequests, LayerFace, RetryLayer};
-/// use retry_jitter::Policy;
-/// // The face is in the layer's type; users name the layer, not the face.
-/// let layer: RetryLayer = RetryLayer::new(Policy::default());
-/// let _: fn(LayerFace<HttpRequests>) = |_| ();
-/// # let _ = layer;
-/// ```
+/// What a [`RetryLayer`] has that a `RetryMiddleware` has not: the largest request body it
+/// replays, and its request mode ([`HttpRequests`], [`CloneBodies`] or [`CloneRequests`]). In
+/// the layer's type, never named by a user: public in a private module.
 #[derive(Clone, Debug)]
 pub struct LayerFace<M> {
     /// A `u32`, beside the builder's one-byte settings: the response future that carries the
@@ -99,7 +89,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
 impl<On, OnOk, B, L, D, K> RetryLayer<On, OnOk, B, L, D, HttpRequests<K>> {
     /// Retry `http::Request<B>`s for any `B: Clone + http_body::Body<Data = Bytes>`, the body
     /// cloned for each attempt: a body type of your own, which the layer does not replay
-    /// otherwise ([`ReplayBody`](super::ReplayBody)). Everything else is as for the bodies it
+    /// otherwise ([`ReplayBody`](super::body::ReplayBody)). Everything else is as for the bodies it
     /// replays: responses by [`ByStatus`], the method rule (a `POST` without a key is sent once
     /// on a `500`), [`idempotency_key`](RetryLayer::idempotency_key), the hop headers, and a
     /// body known (by its size hint) to be over [`with_body_limit`](RetryLayer::with_body_limit)
@@ -169,14 +159,8 @@ impl<On, OnOk, B, L, D, K> RetryLayer<On, OnOk, B, L, D, HttpRequests<K>> {
 
 /// The `on_ok` a layer may have when [`clone_requests`](RetryLayer::clone_requests) is
 /// called: the default, or [`AcceptOk`]. That mode sets [`AcceptOk`]; a classifier set before
-/// it would be dropped unseen, so it is a compile error instead. Not a trait to implement.
-///
-/// ```
-/// use retry_jitter::tower::{AcceptOk, ByStatus, OkBeforeCloneRequests};
-/// fn before<O: OkBeforeCloneRequests>() {}
-/// before::<ByStatus>();
-/// before::<AcceptOk>();
-/// ```
+/// it would be dropped unseen, so it is a compile error instead. Public in a private module:
+/// a bound users meet in a message, never a trait to implement.
 #[diagnostic::on_unimplemented(
     message = "`clone_requests()` sets the layer's `on_ok` to `AcceptOk`: call `.on_ok(…)` after it",
     label = "`on_ok` set before `clone_requests()`"
@@ -249,8 +233,76 @@ impl<S, On: Clone, OnOk: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
 }
 
 /// The service a [`RetryLayer`] makes: each request runs the retry loop around `S`.
+///
+/// The parameters after `S` are the layer's, and default to what [`RetryLayer::new`] sets:
+/// the service of a layer given no other classifier, budget, timeout, hedge or request mode
+/// is `RetryService<S>`, a type a struct field holds. One client, built once, in an axum
+/// app's state, and called from a handler:
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")] async fn main() {
+/// use axum::extract::State;
+/// use axum::http::StatusCode;
+/// use axum::routing::get;
+/// use bytes::Bytes;
+/// use http_body_util::{BodyExt, Full};
+/// use hyper_util::client::legacy::{connect::HttpConnector, Client};
+/// use hyper_util::rt::TokioExecutor;
+/// use retry_jitter::tower::{RetryLayer, RetryService};
+/// use retry_jitter::Policy;
+/// use std::time::Duration;
+/// use tower::{Layer, ServiceExt};
+///
+/// #[derive(Clone)]
+/// struct App {
+///     inventory: RetryService<Client<HttpConnector, Full<Bytes>>>,
+///     inventory_url: String,
+/// }
+///
+/// async fn stock(State(app): State<App>) -> Result<String, StatusCode> {
+///     let req = http::Request::get(&app.inventory_url).body(Full::default()).unwrap();
+///     let resp = app.inventory.oneshot(req).await.map_err(|_| StatusCode::BAD_GATEWAY)?;
+///     let body = resp.into_body().collect().await.map_err(|_| StatusCode::BAD_GATEWAY)?;
+///     Ok(String::from_utf8_lossy(&body.to_bytes()).into_owned())
+/// }
+///
+/// # use std::sync::atomic::{AtomicBool, Ordering};
+/// # use std::sync::Arc;
+/// # // The inventory service, on loopback: down once, then up.
+/// # let down = Arc::new(AtomicBool::new(true));
+/// # let inventory = axum::Router::new().route("/stock", get(move || {
+/// #     let answer = match down.swap(false, Ordering::SeqCst) {
+/// #         true => (StatusCode::SERVICE_UNAVAILABLE, "down"),
+/// #         false => (StatusCode::OK, "7 left"),
+/// #     };
+/// #     async move { answer }
+/// # }));
+/// # let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+/// # let addr = listener.local_addr().unwrap();
+/// # tokio::spawn(async move { axum::serve(listener, inventory).await.unwrap() });
+/// let client = Client::builder(TokioExecutor::new()).build_http();
+/// let policy = Policy::new().with_attempts(3).with_base(Duration::from_millis(10));
+/// let app = axum::Router::new().route("/stock", get(stock)).with_state(App {
+///     inventory: RetryLayer::new(policy).layer(client),
+///     inventory_url: format!("http://{addr}/stock"),
+/// });
+///
+/// let req = http::Request::get("/stock").body(axum::body::Body::empty()).unwrap();
+/// let resp = app.oneshot(req).await.unwrap();
+/// let body = resp.into_body().collect().await.unwrap().to_bytes();
+/// assert_eq!(body, "7 left"); // the 503 retried
+/// # }
+/// ```
 #[derive(Clone, Debug)]
-pub struct RetryService<S, On, OnOk, B, L, D, M> {
+pub struct RetryService<
+    S,
+    On = TransportErrors,
+    OnOk = ByStatus,
+    B = NoBudget,
+    L = NoTimeout,
+    D = NoHedge,
+    M = HttpRequests,
+> {
     pub(super) inner: S,
     pub(super) layer: RetryLayer<On, OnOk, B, L, D, M>,
 }

@@ -7,14 +7,14 @@
 //! bounds every retry loop its handlers run, and a tier that already retried tells its caller
 //! not to retry again.
 //!
-//! - **Requests.** An `http::Request<B>` is made replayable by its body type ([`ReplayBody`]),
+//! - **Requests.** An `http::Request<B>` is made replayable by its body type ([`ReplayBody`](body::ReplayBody)),
 //!   up to a limit ([`DEFAULT_BODY_LIMIT`], 64 KiB; [`RetryLayer::with_body_limit`]): each
 //!   retry sends the same bytes again, and the inner service takes the body type it always
 //!   did. http-body-util's `Full<Bytes>` and `Empty<Bytes>`, and `String`, are cloned for each
-//!   attempt ([`Cloned`]: a `Full`'s bytes are shared, not copied), so hyper-util's
+//!   attempt ([`Cloned`](body::Cloned): a `Full`'s bytes are shared, not copied), so hyper-util's
 //!   `Client<HttpConnector, Full<Bytes>>` is wrapped as it is. Any other body is buffered
-//!   while it is sent and replayed ([`Replayer`]), wrapped again in its type
-//!   ([`WrapBody`]): http-body-util's `BoxBody` and `UnsyncBoxBody`, and with feature
+//!   while it is sent and replayed ([`Replayer`](body::Replayer)), wrapped again in its type
+//!   ([`WrapBody`](body::WrapBody)): http-body-util's `BoxBody` and `UnsyncBoxBody`, and with feature
 //!   `tonic`, `tonic::body::Body` (a `Channel`'s). A body larger than the limit is sent once
 //!   and never retried — no error for that: the first answer is the answer. Whether a recorded
 //!   body can be sent again is decided per attempt, once its call ends, from that attempt's
@@ -80,37 +80,22 @@
 //! # }
 //! ```
 
-mod body;
+pub mod body;
 mod chain;
 mod classify;
-mod future;
+pub mod future;
 mod layer;
 mod replay;
 mod service;
 
-pub use tower_layer::Layer;
-pub use tower_service::Service;
+use tower_layer::Layer;
+use tower_service::Service;
 
 pub use crate::middleware::builder::RetryBuilder;
-pub use crate::AcceptOk;
-pub use body::{Cloned, KeepBody, ReplayBody, Replayer, WrapBody};
-pub use chain::{
-    in_chain, out_of_chain, ChainBody, ChainFuture, ChainLayer, ChainService, InChain, OutOfChain,
-};
+pub use chain::{in_chain, out_of_chain, ChainLayer, ChainService};
 pub use classify::{ByStatus, TransportErrors};
-pub use future::{BoxFuture, ResponseFuture};
-pub use layer::{LayerFace, RetryLayer, RetryService};
-pub use replay::{ByBodyType, CloneBodies, CloneRequests, HttpRequests};
-
-// The plumbing of the `Service` impl: public only because `ResponseFuture` names it.
-#[doc(hidden)]
-pub use future::FirstAttempt;
-#[doc(hidden)]
-pub use layer::OkBeforeCloneRequests;
-#[doc(hidden)]
-pub use replay::{BodyMode, Replay};
-#[doc(hidden)]
-pub use service::Serve;
+pub use layer::{RetryLayer, RetryService};
+pub use replay::{CloneBodies, CloneRequests, HttpRequests};
 
 /// The error of a [`RetryLayer`]'s service: the inner service's error, boxed (tower's
 /// convention), or [`TimedOut`](crate::TimedOut) when an attempt ran past

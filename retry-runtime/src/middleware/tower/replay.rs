@@ -25,7 +25,7 @@ use core::time::Duration;
 ///
 /// ```
 /// use retry_jitter::tower::{CloneBodies, HttpRequests};
-/// let _ = HttpRequests::<retry_jitter::tower::ByBodyType>::default();
+/// let _ = HttpRequests::<retry_jitter::tower::body::ByBodyType>::default();
 /// let _ = CloneBodies::default();
 /// ```
 #[derive(Clone, Debug, Default)]
@@ -40,7 +40,8 @@ pub struct HttpRequests<K = ByBodyType> {
 /// read like [`RetryLayer::new`](super::RetryLayer::new)'s requests.
 ///
 /// ```
-/// use retry_jitter::tower::{CloneBodies, Cloned, HttpRequests};
+/// use retry_jitter::tower::{CloneBodies, HttpRequests};
+/// use retry_jitter::tower::body::Cloned;
 /// let _: HttpRequests<Cloned> = CloneBodies::default();
 /// ```
 pub type CloneBodies = HttpRequests<Cloned>;
@@ -49,26 +50,16 @@ pub type CloneBodies = HttpRequests<Cloned>;
 /// [`ReplayBody`] impl says.
 ///
 /// ```
-/// use retry_jitter::tower::{ByBodyType, HttpRequests};
+/// use retry_jitter::tower::HttpRequests;
+/// use retry_jitter::tower::body::ByBodyType;
 /// let _: HttpRequests<ByBodyType> = HttpRequests::default();
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ByBodyType;
 
-/// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses. Not a
-/// trait to implement: [`ByBodyType`] asks the body type, [`Cloned`] clones any `Clone` body.
-///
-/// ```
-/// use bytes::Bytes;
-/// use http_body_util::combinators::BoxBody;
-/// use http_body_util::Full;
-/// use retry_jitter::tower::{BodyMode, ByBodyType, Cloned, Replayer};
-///
-/// fn kept_by<M: BodyMode<B, Kept = K>, B, K>() {}
-/// kept_by::<ByBodyType, Full<Bytes>, Cloned>();
-/// kept_by::<ByBodyType, BoxBody<Bytes, std::io::Error>, Replayer<_>>();
-/// kept_by::<Cloned, Full<Bytes>, Cloned>();
-/// ```
+/// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses. Public in
+/// a private module, not a trait to implement: [`ByBodyType`] asks the body type, [`Cloned`]
+/// clones any `Clone` body.
 pub trait BodyMode<B>: Clone + Send + Sync + 'static {
     /// The body's keeper.
     type Kept: KeepBody<B>;
@@ -82,7 +73,7 @@ impl<B: http_body::Body<Data = Bytes> + Clone + Send + 'static> BodyMode<B> for 
     type Kept = Cloned;
 }
 
-impl<K> FaceHops for super::LayerFace<HttpRequests<K>> {
+impl<K> FaceHops for super::layer::LayerFace<HttpRequests<K>> {
     fn hops_mut(&mut self) -> &mut Hops {
         hops_mut(&mut self.mode.hops)
     }

@@ -1,15 +1,31 @@
 //! The `Service` impl: one for both request modes, its bounds written once.
 
 use core::future::{poll_fn, Future};
+use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::replay::{Attempt, Kept, Verdicts};
-use super::{BoxError, BoxFuture, FirstAttempt, Replay, ResponseFuture, RetryService, Service};
+use super::future::ResponseFuture;
+use super::replay::{Attempt, Kept, Replay, Verdicts};
+use super::{BoxError, RetryService, Service};
 use crate::fleet::Budget;
 use crate::hedge::HedgeWith;
 use crate::policy::Resend;
+use crate::policy::{Classify, ClassifyOk};
 use crate::timeout::AttemptTimeout;
-use crate::{Classify, ClassifyOk, Decision};
+use crate::Decision;
+
+/// The loop's future, boxed: what a call becomes once its first attempt failed (or at once,
+/// with a timeout, a hedge or a `max_elapsed`, which act during the first attempt).
+pub type BoxFuture<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
+
+/// A call's first attempt, handed to the loop as its first attempt: still to be awaited, or
+/// already answered (and not accepted).
+pub enum FirstAttempt<F, R> {
+    /// Sent to the inner service: its future.
+    Sent(F),
+    /// Answered, and not accepted: the loop classifies it as its first outcome.
+    Answered(Result<R, BoxError>),
+}
 
 /// How a [`RetryService`] serves a `Req`: its one impl carries every bound (the inner
 /// service's, the request mode's, the layer's settings'), so the `Service` impl and the

@@ -47,7 +47,9 @@ impl Hedge {
 /// [`Retry::hedge`](crate::Retry::hedge).
 ///
 /// ```
-/// use retry_jitter::hedge::{Hedge, HedgeWith, NoHedge};
+/// use retry_jitter::hedge::Hedge;
+/// use retry_jitter::hooks::NoHedge;
+/// use retry_jitter::__private::HedgeWith;
 /// use std::time::Duration;
 /// assert!(NoHedge.hedge().is_none());
 /// assert!(Hedge::After(Duration::from_millis(5)).hedge().is_some());
@@ -60,7 +62,8 @@ pub trait HedgeWith {
 /// No hedging: one attempt at a time.
 ///
 /// ```
-/// use retry_jitter::hedge::{HedgeWith, NoHedge};
+/// use retry_jitter::hooks::NoHedge;
+/// use retry_jitter::__private::HedgeWith;
 /// assert!(NoHedge.hedge().is_none());
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -84,7 +87,8 @@ impl HedgeWith for Hedge {
 /// be sent twice).
 ///
 /// ```
-/// use retry_jitter::hedge::{Hedge, HedgeWith};
+/// use retry_jitter::hedge::Hedge;
+/// use retry_jitter::__private::HedgeWith;
 /// use std::time::Duration;
 /// let hedge = Hedge::After(Duration::from_millis(5));
 /// assert!(Some(hedge).hedge().is_some());

@@ -11,15 +11,17 @@
 //! hedge is a call: it counts against `attempts`, takes a [`RetryBudget`](crate::RetryBudget)
 //! token like a retry, and is traced.
 //!
-//! The configuration ([`Hedge`], [`HedgeWith`], [`NoHedge`]) is in `config`, the latency
+//! The configuration ([`Hedge`]; the closure API's stand-in, `NoHedge`, is in
+//! [`hooks`](crate::hooks)) is in `config`, the latency
 //! histogram a `pNN` hedge reads ([`LatencyHistogram`]) in `histogram`, and the hedging loop
 //! itself in `looping`.
 
-mod config;
+pub(crate) mod config;
 mod histogram;
 mod looping;
 
-pub use config::{Hedge, HedgeWith, NoHedge};
+pub use config::Hedge;
+pub(crate) use config::{HedgeWith, NoHedge};
 pub use histogram::LatencyHistogram;
 pub(crate) use looping::hedged_lazily;
 pub use looping::{Discard, KeepLast};
