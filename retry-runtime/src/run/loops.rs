@@ -7,10 +7,11 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::fleet::{Budget, RetryShare};
+use crate::fleet::Budget;
 use crate::policy::deadline::Started;
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{GiveUpReason, Policy};
+use crate::run::account::RetryShare;
 use crate::run::guard::Guard;
 use crate::run::hedge::{hedged_lazily, Hedge, KeepLast};
 use crate::run::hooks::Notify;
@@ -220,7 +221,7 @@ impl<'h, R> LoopState<'h, R> {
         }
         match &self.state {
             None => hooks.first_try::<R>(clock, function),
-            Some(failing) => hooks.pay::<R>(failing.state.budget_retries(), clock, function),
+            Some(failing) => hooks.paid_back::<R>(&failing.state, clock, function),
         }
     }
 
@@ -233,10 +234,7 @@ impl<'h, R> LoopState<'h, R> {
         clock: Clock,
     ) {
         match &self.state {
-            None => {
-                hooks.begin(clock);
-                hooks.pay(0, clock, function);
-            }
+            None => hooks.first_try(clock, function),
             Some(failing) => hooks.recovered(&failing.state, function),
         }
     }
@@ -477,8 +475,7 @@ where
     let first = op(1);
     let verdict = hooks.verdict(&first);
     if verdict.accepted() {
-        hooks.begin(sleep::now);
-        hooks.pay(0, sleep::now, function);
+        hooks.first_try(sleep::now, function);
         return first;
     }
     retry_blocking(policy, start, first, verdict, hooks, function, op)

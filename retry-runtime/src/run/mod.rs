@@ -3,6 +3,7 @@
 //! expansion and the closure API drive, hedging, timeouts, timers and their clocks, and what
 //! the loop reports (hooks, traces, metrics).
 
+pub(crate) mod account;
 pub(crate) mod chain;
 pub(crate) mod guard;
 pub mod hedge;

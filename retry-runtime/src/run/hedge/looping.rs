@@ -268,7 +268,7 @@ where
         let (slots, seeds) = {
             let ended = InlinedPoll(first.as_mut()).await;
             let mut first = first.as_mut().project();
-            let mut owed = crate::fleet::RetryShare::default();
+            let mut owed = crate::run::account::RetryShare::default();
             let waiting = ended.is_some();
             // The first attempt ended, or the hedge delay passed. An ended attempt is stepped
             // here, before the loop, which then holds nothing of `R` (its future, like the
@@ -278,11 +278,11 @@ where
                     let info = (&*first.info, hedge.histogram(), call.clock);
                     let (outcome, cut) = ended_attempt(outcome, info, &timeout);
                     let verdict = hooks.verdict(&outcome);
-                    hooks.begin(call.clock);
                     if verdict.accepted() {
-                        hooks.pay(0, call.clock, function);
+                        hooks.first_try(call.clock, function);
                         return outcome;
                     }
+                    hooks.begin(call.clock);
                     // None runs: the loop's state begins, with the usual step, and the backoff
                     // wait in the loop's timer.
                     first.lead.set(None);
@@ -355,7 +355,7 @@ async fn hedged<R, H, F, Fut, S, SFut, M, K>(
         Running,
         Duration,
     ),
-    (mut state, mut owed, mut waiting): (RetryState, crate::fleet::RetryShare<'_>, bool),
+    (mut state, mut owed, mut waiting): (RetryState, crate::run::account::RetryShare<'_>, bool),
 ) -> R
 where
     R: IsResult,
@@ -457,7 +457,7 @@ where
                     state.count_running(running());
                     hooks.recovered(&state, function);
                 } else {
-                    hooks.pay(0, call.clock, function);
+                    hooks.paid_back(&state, function);
                 }
                 return Poll::Ready(outcome);
             }
