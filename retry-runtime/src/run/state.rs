@@ -150,13 +150,16 @@ impl RetryState {
         if self.calls_spent >= self.call.policy.attempts() {
             return Err(GiveUpReason::Attempts);
         }
-        // A zero base (with nothing drawn above it yet) waits zero whatever the jitter, and
-        // draws nothing: known here without the draw's code, which stays out of line.
-        let drawn = if backoff.base().is_zero() && self.prev.is_zero() {
-            Duration::ZERO
-        } else {
-            backoff.draw(self.calls_spent, self.prev)
-        };
+        // A zero base (with nothing drawn above it yet) draws zero whatever the jitter: the
+        // wait is the hint, known without the draw's code, which stays out of line, and the
+        // previous draw stays zero.
+        if backoff.base().is_zero() && self.prev.is_zero() {
+            if self.call.passed_after(hint) {
+                return Err(GiveUpReason::Elapsed);
+            }
+            return Ok(hint);
+        }
+        let drawn = backoff.draw(self.calls_spent, self.prev);
         let wait = hint.saturating_add(drawn);
         if self.call.passed_after(wait) {
             return Err(GiveUpReason::Elapsed);
@@ -274,17 +277,19 @@ impl RetryState {
         reason
     }
 
-    /// Whether this call has a deadline (`max_elapsed`) to check after each wait.
+    /// Whether this call has a deadline (`max_elapsed`, or its caller's) to check after each
+    /// wait. Inlined: without one it folds into the test the loop already made.
+    #[inline]
     pub(crate) fn has_deadline(&self) -> bool {
-        self.call.deadline().is_some()
+        self.call.has_deadline()
     }
 
-    /// Whether the deadline has passed: no attempt may start now.
     /// Whether the deadline this call keeps to is its caller's (a chain's scope), not its own.
     pub(crate) fn deadline_is_callers(&self) -> bool {
         self.call.deadline().is_some_and(|d| d.callers)
     }
 
+    /// Whether the deadline has passed: no attempt may start now.
     pub(crate) fn past_deadline(&self) -> bool {
         self.call.passed_after(Duration::ZERO)
     }
