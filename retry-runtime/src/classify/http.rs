@@ -285,38 +285,7 @@ pub fn refused_before_processing(status: StatusCode) -> bool {
 /// assert!(!never_sent(&Error::from(ErrorKind::ConnectionReset))); // it may have been read
 /// ```
 pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut cause = Some(error);
-    while let Some(e) = cause {
-        if let Some(io) = e.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::ConnectionRefused {
-                return true;
-            }
-        }
-        // hyper-util's legacy client.
-        if is_unprocessed_stream(e) || e.to_string() == "client error (Connect)" {
-            return true;
-        }
-        cause = e.source();
-    }
-    false
-}
-
-/// Whether `error` itself (not its sources) is h2's error for an HTTP/2 stream the server did
-/// not process, which RFC 9113 says may be retried whatever the request: h2's error as hyper
-/// passes it on (h2 is not a dependency of ours, so by its message, as h2 0.4 writes it).
-///
-/// - A stream the server reset with `REFUSED_STREAM` (§8.7): `stream error received: refused
-///   stream before processing any application logic`.
-/// - A stream above the last stream id of a `GOAWAY` the server sent (§6.8: "not processed";
-///   the client may retry it on a new connection): h2 fails each such stream, and a stream
-///   opened after the `GOAWAY` arrived, with the `GOAWAY` itself, `connection error received:
-///   <reason>` (with ` (<debug data>)` when the server sent some), whatever its error code. A
-///   stream at or below the last stream id is never failed with it: it runs on, and fails, if
-///   the connection then closes, as a reset or a broken pipe, which prove nothing.
-pub(crate) fn is_unprocessed_stream(error: &(dyn std::error::Error + 'static)) -> bool {
-    let message = error.to_string();
-    message == "stream error received: refused stream before processing any application logic"
-        || message.starts_with("connection error received: ")
+    crate::classify::transport::never_sent(error)
 }
 
 /// What the server said of retrying its failed response, if it said anything: the server's
@@ -596,58 +565,6 @@ mod rfc850 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// An error with `message`, caused by `cause`: hyper's chain, as h2's messages read.
-    #[derive(Debug)]
-    struct Chain(&'static str, Option<Box<Chain>>);
-
-    impl std::fmt::Display for Chain {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            f.write_str(self.0)
-        }
-    }
-
-    impl std::error::Error for Chain {
-        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-            self.1.as_deref().map(|c| c as _)
-        }
-    }
-
-    /// hyper-util's error over hyper's over h2's `message`.
-    fn through_hyper(message: &'static str) -> Chain {
-        let h2 = Chain(message, None);
-        let hyper = Chain("http2 error", Some(Box::new(h2)));
-        Chain("client error (SendRequest)", Some(Box::new(hyper)))
-    }
-
-    #[test]
-    fn a_stream_the_server_did_not_process_was_never_sent() {
-        // h2 0.4's messages for a stream above a GOAWAY's last stream id (any error code, with
-        // or without debug data), and for one refused with REFUSED_STREAM.
-        for unprocessed in [
-            "connection error received: not a result of an error",
-            "connection error received: detected excessive load generating behavior (b\"shed\")",
-            "connection error received: unexpected internal error encountered",
-            "stream error received: refused stream before processing any application logic",
-        ] {
-            assert!(never_sent(&through_hyper(unprocessed)), "{unprocessed}");
-        }
-        // A stream at or below the last stream id fails as a broken pipe or a reset; a GOAWAY
-        // the client sent itself (h2 found the server at fault, or its user closed) says
-        // nothing of what the server did.
-        for maybe_applied in [
-            "stream closed because of a broken pipe",
-            "stream error received: unexpected internal error encountered",
-            "connection error detected: unspecific protocol error detected",
-            "connection error sent by user: not a result of an error",
-            "connection closed before message completed",
-        ] {
-            assert!(
-                !never_sent(&through_hyper(maybe_applied)),
-                "{maybe_applied}"
-            );
-        }
-    }
 
     #[test]
     fn status_codes_follow_the_documented_table() {
