@@ -15,12 +15,13 @@ use crate::run::account::RetryShare;
 use crate::run::guard::Guard;
 use crate::run::hedge::{hedged_lazily, Hedge, KeepLast};
 use crate::run::hooks::Notify;
-use crate::run::hooks::{GiveUpHook, Hooks, Trace};
+use crate::run::hooks::{GiveUpHook, Hooks};
 use crate::run::sleep::{self, Clock};
 pub use crate::run::state::start_time;
 use crate::run::state::RetryState;
 use crate::run::step::recovered;
 pub use crate::run::step::{verdict, IsResult, LoopHooks, Verdict};
+use crate::run::trace::Trace;
 
 /// The retry machinery of one call after its first failure: the [`RetryState`], and the
 /// budget's share for a retry that has not run yet (given back if it never does). Nothing here

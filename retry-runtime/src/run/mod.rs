@@ -17,3 +17,4 @@ pub(crate) mod state;
 pub(crate) mod step;
 pub mod testing;
 pub mod timeout;
+pub(crate) mod trace;

@@ -11,9 +11,10 @@ use crate::policy::{Decision, GiveUp, GiveUpReason, RetryEvent};
 use crate::run::account::{Account, RetryShare};
 use crate::run::guard::Guard;
 use crate::run::hooks::Notify;
-use crate::run::hooks::{GiveUpHook, Hooks, Trace};
+use crate::run::hooks::{GiveUpHook, Hooks};
 use crate::run::sleep::Clock;
 use crate::run::state::RetryState;
+use crate::run::trace::Trace;
 
 /// What an attempt's outcome is to the loop: taken (an `Ok` that `on_ok`, if any, accepts), a
 /// failure (an error), or an `Ok` value `on_ok` retries, with its decision.
