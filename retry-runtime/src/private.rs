@@ -7,7 +7,7 @@ pub use core::time::Duration;
 pub use crate::policy::deadline::Started;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
 pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
-pub use crate::run::question::Branch;
+pub use crate::run::question_mark::Branch;
 pub use crate::sleep::Clock;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]

@@ -11,7 +11,7 @@ pub(crate) mod hooks;
 pub(crate) mod loops;
 #[cfg(feature = "metrics")]
 pub mod metrics;
-pub(crate) mod question;
+pub(crate) mod question_mark;
 pub mod sleep;
 pub(crate) mod state;
 pub(crate) mod step;

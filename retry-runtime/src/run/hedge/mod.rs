@@ -13,13 +13,13 @@
 //!
 //! The configuration ([`Hedge`], [`HedgeWith`], [`NoHedge`]) is in `config`, the latency
 //! histogram a `pNN` hedge reads ([`LatencyHistogram`]) in `histogram`, and the hedging loop
-//! itself in `looping`.
+//! itself, which races the attempts, in `race`.
 
 mod config;
 mod histogram;
-mod looping;
+mod race;
 
 pub use config::{Hedge, HedgeWith, NoHedge};
 pub use histogram::LatencyHistogram;
-pub(crate) use looping::hedged_lazily;
-pub use looping::{Discard, KeepLast};
+pub(crate) use race::hedged_lazily;
+pub use race::{Discard, KeepLast};

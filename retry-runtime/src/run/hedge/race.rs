@@ -72,7 +72,7 @@ pin_project_lite::pin_project! {
     /// limit or the hedge delay, whichever ends first (the other is not armed: a limit that
     /// ends first cuts the attempt before any hedge, a hedge delay that ends first starts the
     /// loop, which arms what is left of the limit).
-    struct FirstAttempt<Fut, SFut> {
+    struct BeforeHedge<Fut, SFut> {
         #[pin]
         lead: Option<Fut>,
         #[pin]
@@ -84,7 +84,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<Fut: Future, SFut: Future<Output = ()>> FirstAttempt<Fut, SFut> {
+impl<Fut: Future, SFut: Future<Output = ()>> BeforeHedge<Fut, SFut> {
     /// The one timer: the attempt's limit if it ends first (or alone), else the hedge delay;
     /// and whether it is the limit (it cuts the attempt).
     fn timer(limit: Option<Duration>, delay: Option<Duration>) -> (Option<Duration>, bool) {
@@ -98,7 +98,7 @@ impl<Fut: Future, SFut: Future<Output = ()>> FirstAttempt<Fut, SFut> {
 
 /// Ready with the attempt's outcome (`Err` if its limit cut it) once it ends, with `None` once
 /// the hedge delay passes.
-impl<Fut: Future, SFut: Future<Output = ()>> Future for FirstAttempt<Fut, SFut> {
+impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
     type Output = Option<Result<Fut::Output, TimedOut>>;
 
     #[inline(always)]
@@ -155,7 +155,7 @@ fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Dura
 
 /// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
 /// which `.await` on the pin would call, is a generic `fn` LLVM keeps out of line once
-/// `FirstAttempt`'s poll is inlined into it: a call, its spills and its return, per poll).
+/// `BeforeHedge`'s poll is inlined into it: a call, its spills and its return, per poll).
 struct InlinedPoll<'a, F>(Pin<&'a mut F>);
 
 impl<F: Future> Future for InlinedPoll<'_, F> {
@@ -253,11 +253,11 @@ where
         let info = Running::new(limit, hedge.histogram(), call.clock);
         // The hedge delay, if a hedge is to come: worked out again after the first attempt
         // (from the same arguments) rather than kept beside it.
-        let (timer, cuts) = FirstAttempt::<Fut, SFut>::timer(
+        let (timer, cuts) = BeforeHedge::<Fut, SFut>::timer(
             info.limit,
             next_hedge_delay(&hedge, 1, call.policy.borrow()),
         );
-        let mut first = pin!(FirstAttempt {
+        let mut first = pin!(BeforeHedge {
             lead: Some(make(1)),
             timer: timer.map(&mut sleep),
             info,
