@@ -93,13 +93,15 @@ impl<'h> Retrying<'h> {
 /// `#[track_caller]` fn's, [`Retry::call_async_with`](crate::Retry::call_async_with)'s),
 /// built only when its first attempt fails: until then an empty pointer.
 ///
-/// The policy (by reference: a constant one is an address, not a copy at every failure), the
-/// clock and the start time are passed in, not kept, so that a policy known at compile time
-/// stays a constant, and the state lives in a box allocated at the first failure:
-/// a retried `async fn`'s future grows by one word for it, not by the whole state. Dropping it
-/// during a wait gives the budget back the share of the retry that never ran. `R`, the
-/// function's return type, is only named (so that the loop's calls infer against it): the
-/// state holds nothing of it.
+/// The policy, the clock and the start time are passed in, not kept: a policy known at compile
+/// time stays a constant (by reference, an address, not a copy at every failure).
+///
+/// The state lives in a box allocated at the first failure: a retried `async fn`'s future
+/// grows by one word for it, not by the whole state.
+///
+/// Dropping it during a wait gives the budget back the share of the retry that never ran.
+/// `R`, the function's return type, is only named (so that the loop's calls infer against
+/// it): the state holds nothing of it.
 pub struct LoopState<'h, R> {
     state: Option<Box<Retrying<'h>>>,
     returns: PhantomData<fn() -> R>,

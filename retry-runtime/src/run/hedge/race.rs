@@ -216,11 +216,12 @@ impl<R> KeepLast<R> for Discard {
 /// outcome through a backoff wait where a deadline may end the call (see [`KeepLast`]).
 ///
 /// This is the loop's entry: the first attempt and one timer (its time limit or the hedge
-/// delay, whichever ends first), in place, and nothing else of the loop until the first attempt
-/// fails or the hedge delay passes; then the loop ([`hedged`]), boxed, takes over the attempt's
-/// slot. A call whose first attempt answers in time pays for one attempt raced against one
-/// timer, not for the loop. (A plain `fn` returning an `async move` block, not an `async fn`,
-/// which would keep its arguments twice.)
+/// delay, whichever ends first), in place. Once the first attempt fails or the hedge delay
+/// passes, the loop ([`hedged`]), boxed, takes over the attempt's slot.
+///
+/// A call whose first attempt answers in time pays for one attempt raced against one timer,
+/// not for the loop. A plain `fn` returning an `async move` block: an `async fn` would keep
+/// its arguments twice.
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline(always)]
 pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
