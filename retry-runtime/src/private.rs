@@ -15,7 +15,7 @@ pub use crate::run::hooks::{Hooks, NoGiveUp, NoNotify, NoTrace, Trace};
 #[cfg(feature = "tracing")]
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
 pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
-pub use crate::run::question::Branch;
+pub use crate::run::question_mark::Branch;
 pub use crate::run::timeout::limit::AttemptTimeout;
 pub use crate::sleep::Clock;
 pub use crate::sleep::{now, sleep_blocking};

@@ -9,3 +9,5 @@ pub mod reqwest;
 pub mod sqlx;
 #[cfg(feature = "tonic")]
 pub mod tonic;
+#[cfg(feature = "http")]
+pub(crate) mod transport;

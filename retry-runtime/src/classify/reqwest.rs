@@ -35,7 +35,6 @@
 use core::fmt;
 use core::time::Duration;
 use std::error::Error as StdError;
-use std::io;
 use std::time::SystemTime;
 
 use http::StatusCode;
@@ -43,6 +42,7 @@ use http::StatusCode;
 #[cfg(doc)]
 use crate::classify::http::classify_response;
 use crate::classify::http::{classify_status, decide_response, retry_after, server_says_retry};
+use crate::classify::transport::{body_cause, never_succeeds};
 use crate::fleet::{CircuitOpen, Throttled, TimedOut};
 use crate::policy::transient::Transient;
 use crate::policy::Decision;
@@ -403,56 +403,6 @@ fn text(mut bytes: Vec<u8>) -> String {
     text
 }
 
-/// The decision for a body error (`is_decode`, `is_body`) from its causes: a connection cut
-/// or reset mid-body is an `io::Error` (of kind `UnexpectedEof`, `ConnectionReset`, …) down the
-/// source chain and is classified by the io table; hyper's "connection closed before message
-/// completed", recognised by its message as hyper is not a dependency here, is retried.
-/// `None` when no cause says anything: a complete body that did not decode.
-fn body_cause(error: &(dyn StdError + 'static)) -> Option<Decision> {
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        if let Some(io) = e.downcast_ref::<io::Error>() {
-            return Some(io.decision());
-        }
-        if e.to_string() == "connection closed before message completed" {
-            return Some(Decision::Retry);
-        }
-        cause = e.source();
-    }
-    None
-}
-
-/// What hyper-util and hyper say, down a send error's source chain, of a call that fails the
-/// same way however often it is made: an `https://` URL on a connector without TLS, and each
-/// way a response head fails to parse. Recognised by their messages, as hyper is not a
-/// dependency here.
-const NEVER_SUCCEEDS: &[&str] = &[
-    // hyper-util's `HttpConnector` asked for a scheme other than `http` (no TLS compiled in).
-    "invalid URL, scheme is not http",
-    // hyper's head parse errors (`hyper::Error::is_parse`), as a client sees them.
-    "invalid HTTP version parsed",
-    "invalid HTTP version parsed (found HTTP2 preface)",
-    "invalid HTTP header parsed",
-    "invalid content-length parsed",
-    "invalid transfer-encoding parsed",
-    "unexpected transfer-encoding parsed",
-    "message head is too large",
-    "invalid HTTP status-code parsed",
-];
-
-/// Whether a cause down `error`'s source chain is one of [`NEVER_SUCCEEDS`].
-fn never_succeeds(error: &(dyn StdError + 'static)) -> bool {
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        let message = e.to_string();
-        if NEVER_SUCCEEDS.contains(&message.as_str()) {
-            return true;
-        }
-        cause = e.source();
-    }
-    false
-}
-
 /// Timeouts, refused or broken connections (a body cut mid-way included), and failures to send
 /// are retried; a request that could not be built, a redirect loop, an `https://` URL on a
 /// reqwest without TLS, a response head that cannot be parsed, a malformed body or a
@@ -468,7 +418,7 @@ fn never_succeeds(error: &(dyn StdError + 'static)) -> bool {
 /// A body cut mid-way is a *decode* error for reqwest (`error decoding response body`), caused
 /// by hyper's `error reading a body from connection`, caused by an `io::Error` of kind
 /// `UnexpectedEof`: the source chain is read, and that `io::Error` decides, by the same table
-/// as [`io::Error`]'s `Transient`.
+/// as [`io::Error`](std::io::Error)'s `Transient`.
 ///
 /// ```
 /// use retry_jitter::{Decision, Transient};
@@ -681,48 +631,6 @@ mod tests {
             said.to_string(),
             "HTTP 503 Service Unavailable (the server says not to retry): down"
         );
-    }
-
-    #[derive(Debug)]
-    struct Chain(&'static str, Option<Box<Chain>>);
-    impl fmt::Display for Chain {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str(self.0)
-        }
-    }
-    impl StdError for Chain {
-        fn source(&self) -> Option<&(dyn StdError + 'static)> {
-            self.1.as_deref().map(|c| c as _)
-        }
-    }
-
-    #[test]
-    fn a_body_error_is_decided_by_its_first_io_cause() {
-        let chain = |inner| Chain("decode", Some(Box::new(Chain("body", Some(inner)))));
-        let closed = Box::new(Chain("connection closed before message completed", None));
-        assert_eq!(body_cause(&chain(closed)), Some(Decision::Retry));
-        assert_eq!(
-            body_cause(&chain(Box::new(Chain("expected value", None)))),
-            None
-        );
-        let reset = io::Error::from(io::ErrorKind::ConnectionReset);
-        let wrapped = WithIo(reset);
-        assert_eq!(body_cause(&wrapped), Some(Decision::Retry));
-        let invalid = WithIo(io::Error::from(io::ErrorKind::InvalidData));
-        assert_eq!(body_cause(&invalid), Some(Decision::Stop));
-    }
-
-    #[derive(Debug)]
-    struct WithIo(io::Error);
-    impl fmt::Display for WithIo {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.write_str("body")
-        }
-    }
-    impl StdError for WithIo {
-        fn source(&self) -> Option<&(dyn StdError + 'static)> {
-            Some(&self.0)
-        }
     }
 
     #[test]

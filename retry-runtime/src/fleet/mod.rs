@@ -24,17 +24,18 @@ use crate::policy::Clock;
 /// `clock = …` key's): read it only where the budget needs the time.
 ///
 /// ```
-/// use retry_jitter::{sleep::Clock, SharedBudget};
+/// use retry_jitter::{sleep::Clock, RetryTicket, SharedBudget};
 /// use std::sync::atomic::{AtomicU32, Ordering};
 ///
 /// /// At most `n` retries, ever.
 /// struct Quota(AtomicU32);
 ///
 /// impl SharedBudget for Quota {
-///     fn try_retry(&self, _: Clock) -> bool {
-///         self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1)).is_ok()
+///     fn take_retry(&self, _: Clock) -> Option<RetryTicket> {
+///         let left = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+///         left.ok().map(|_| RetryTicket::NONE)
 ///     }
-///     fn refund_retry(&self) { self.0.fetch_add(1, Ordering::Relaxed); }
+///     fn refund(&self, _: RetryTicket) { self.0.fetch_add(1, Ordering::Relaxed); }
 /// }
 ///
 /// static QUOTA: Quota = Quota(AtomicU32::new(1));
@@ -53,27 +54,15 @@ pub trait SharedBudget: Sync {
     fn begin(&self, clock: Clock) {
         let _ = clock;
     }
-    /// One retry (or hedge) is about to be made: take what it costs, or `false` to refuse it
+    /// One retry (or hedge) is about to be made: take what it costs, or `None` to refuse it
     /// (the call then ends with its last error, [`GiveUpReason::BudgetEmpty`](crate::GiveUpReason::BudgetEmpty)).
-    fn try_retry(&self, clock: Clock) -> bool;
-    /// A retry that [`try_retry`](SharedBudget::try_retry) granted never ran (the future
+    /// The ticket is what [`refund`](SharedBudget::refund) is handed should the retry not
+    /// run: [`RetryTicket::NONE`] for a budget that keeps no account of where a share was
+    /// taken; [`RatioBudget`]'s names the slot of its window.
+    fn take_retry(&self, clock: Clock) -> Option<RetryTicket>;
+    /// A retry that [`take_retry`](SharedBudget::take_retry) granted never ran (the future
     /// dropped during the wait, a hook panicked, the deadline came first): give it back.
-    fn refund_retry(&self);
-    /// What the retry loops call to take a retry's share: [`try_retry`](SharedBudget::try_retry),
-    /// with a ticket that [`refund`](SharedBudget::refund) is handed should the retry not run.
-    /// Default: `try_retry`, and a ticket that names nothing. A budget whose shares leave it
-    /// over time ([`RatioBudget`]) puts in the ticket where the share was taken.
-    #[inline(always)]
-    fn take_retry(&self, clock: Clock) -> Option<RetryTicket> {
-        self.try_retry(clock).then_some(RetryTicket::NONE)
-    }
-    /// What the retry loops call to give back a share [`take_retry`](SharedBudget::take_retry)
-    /// granted to a retry that never ran. Default: [`refund_retry`](SharedBudget::refund_retry).
-    #[inline(always)]
-    fn refund(&self, ticket: RetryTicket) {
-        let _ = ticket;
-        self.refund_retry();
-    }
+    fn refund(&self, ticket: RetryTicket);
     /// A call succeeded after `retries` granted retries (`0`: at its first attempt). Default:
     /// nothing.
     #[inline(always)]
@@ -118,13 +107,6 @@ impl SharedBudget for RatioBudget {
         RatioBudget::begin(self, clock);
     }
     #[inline(always)]
-    fn try_retry(&self, clock: Clock) -> bool {
-        RatioBudget::try_retry(self, clock)
-    }
-    /// Without its ticket, nothing can be given back (see [`RatioBudget::refund`]).
-    #[inline(always)]
-    fn refund_retry(&self) {}
-    #[inline(always)]
     fn take_retry(&self, clock: Clock) -> Option<RetryTicket> {
         RatioBudget::take_retry(self, clock)
     }
@@ -136,11 +118,11 @@ impl SharedBudget for RatioBudget {
 
 impl SharedBudget for RetryBudget {
     #[inline(always)]
-    fn try_retry(&self, _: Clock) -> bool {
-        RetryBudget::try_retry(self)
+    fn take_retry(&self, _: Clock) -> Option<RetryTicket> {
+        RetryBudget::try_retry(self).then_some(RetryTicket::NONE)
     }
     #[inline(always)]
-    fn refund_retry(&self) {
+    fn refund(&self, _: RetryTicket) {
         RetryBudget::refund_retry(self);
     }
     #[inline(always)]
@@ -188,35 +170,5 @@ impl Budget for NoBudget {
     #[inline(always)]
     fn get(&self) -> Option<&RetryBudget> {
         None
-    }
-}
-
-/// The share of a retry that has not run yet: given back when this is dropped (the future
-/// dropped during the wait, a hook unwinding, the deadline reached) unless [`RetryShare::spend`]
-/// says the retry runs.
-#[derive(Default)]
-pub struct RetryShare<'b>(Option<(&'b dyn SharedBudget, RetryTicket)>);
-
-impl<'b> RetryShare<'b> {
-    /// What was just taken from `budget` for one retry, as `ticket` names it (nothing
-    /// without a budget).
-    #[inline(always)]
-    pub(crate) fn taken<S: SharedBudget>(budget: Option<&'b S>, ticket: RetryTicket) -> Self {
-        RetryShare(budget.map(|b| (b as &dyn SharedBudget, ticket)))
-    }
-
-    /// The retry runs: its share is spent.
-    #[inline(always)]
-    pub(crate) fn spend(&mut self) {
-        self.0 = None;
-    }
-}
-
-impl Drop for RetryShare<'_> {
-    #[inline(always)]
-    fn drop(&mut self) {
-        if let Some((budget, ticket)) = self.0.take() {
-            budget.refund(ticket);
-        }
     }
 }

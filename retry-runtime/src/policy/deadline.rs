@@ -111,6 +111,14 @@ impl<P: Borrow<Policy>> Started<P> {
         Deadline::earliest(own, crate::run::chain::caller_deadline(), self.clock)
     }
 
+    /// Whether the call has a deadline: [`deadline`](Started::deadline)`.is_some()`, with no
+    /// arithmetic for a call that kept no start (no `max_elapsed`) outside a chain's scope.
+    #[inline(always)]
+    pub(crate) fn has_deadline(&self) -> bool {
+        (self.start.is_some() && self.deadline().is_some())
+            || crate::run::chain::caller_deadline().is_some()
+    }
+
     /// The time left before the deadline, now, if there is one.
     #[inline(always)]
     pub(crate) fn time_left(&self) -> Option<Duration> {

@@ -6,7 +6,7 @@
 //! No dependency either: the generator (rand's `SmallRng`, draw for draw) and its range draws
 //! (rand's `random_range`) are written out here, and the seed comes from std's `RandomState`,
 //! whose keys are the OS's randomness. rand, rand_core and getrandom cost a user's cold build
-//! more than the rest of this crate (issue 31); the tests check each draw against rand's.
+//! more than the rest of this crate; the tests check each draw against rand's.
 
 use core::cell::Cell;
 use core::time::Duration;

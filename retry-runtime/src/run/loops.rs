@@ -7,19 +7,21 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::fleet::{Budget, RetryShare};
+use crate::fleet::Budget;
 use crate::policy::deadline::Started;
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{GiveUpReason, Policy};
+use crate::run::account::RetryShare;
 use crate::run::guard::Guard;
 use crate::run::hedge::{hedged_lazily, Hedge, KeepLast};
 use crate::run::hooks::Notify;
-use crate::run::hooks::{GiveUpHook, Hooks, Trace};
+use crate::run::hooks::{GiveUpHook, Hooks};
 use crate::run::sleep::{self, Clock};
 pub use crate::run::state::start_time;
 use crate::run::state::RetryState;
 use crate::run::step::recovered;
 pub use crate::run::step::{verdict, IsResult, LoopHooks, Verdict};
+use crate::run::trace::Trace;
 
 /// The retry machinery of one call after its first failure: the [`RetryState`], and the
 /// budget's share for a retry that has not run yet (given back if it never does). Nothing here
@@ -91,13 +93,15 @@ impl<'h> Retrying<'h> {
 /// `#[track_caller]` fn's, [`Retry::call_async_with`](crate::Retry::call_async_with)'s),
 /// built only when its first attempt fails: until then an empty pointer.
 ///
-/// The policy (by reference: a constant one is an address, not a copy at every failure), the
-/// clock and the start time are passed in, not kept, so that a policy known at compile time
-/// stays a constant, and the state lives in a box allocated at the first failure:
-/// a retried `async fn`'s future grows by one word for it, not by the whole state. Dropping it
-/// during a wait gives the budget back the share of the retry that never ran. `R`, the
-/// function's return type, is only named (so that the loop's calls infer against it): the
-/// state holds nothing of it.
+/// The policy, the clock and the start time are passed in, not kept: a policy known at compile
+/// time stays a constant (by reference, an address, not a copy at every failure).
+///
+/// The state lives in a box allocated at the first failure: a retried `async fn`'s future
+/// grows by one word for it, not by the whole state.
+///
+/// Dropping it during a wait gives the budget back the share of the retry that never ran.
+/// `R`, the function's return type, is only named (so that the loop's calls infer against
+/// it): the state holds nothing of it.
 pub struct LoopState<'h, R> {
     state: Option<Box<Retrying<'h>>>,
     returns: PhantomData<fn() -> R>,
@@ -220,7 +224,7 @@ impl<'h, R> LoopState<'h, R> {
         }
         match &self.state {
             None => hooks.first_try::<R>(clock, function),
-            Some(failing) => hooks.pay::<R>(failing.state.budget_retries(), clock, function),
+            Some(failing) => hooks.paid_back::<R>(&failing.state, clock, function),
         }
     }
 
@@ -233,10 +237,7 @@ impl<'h, R> LoopState<'h, R> {
         clock: Clock,
     ) {
         match &self.state {
-            None => {
-                hooks.begin(clock);
-                hooks.pay(0, clock, function);
-            }
+            None => hooks.first_try(clock, function),
             Some(failing) => hooks.recovered(&failing.state, function),
         }
     }
@@ -477,8 +478,7 @@ where
     let first = op(1);
     let verdict = hooks.verdict(&first);
     if verdict.accepted() {
-        hooks.begin(sleep::now);
-        hooks.pay(0, sleep::now, function);
+        hooks.first_try(sleep::now, function);
         return first;
     }
     retry_blocking(policy, start, first, verdict, hooks, function, op)

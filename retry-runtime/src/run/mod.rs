@@ -3,6 +3,7 @@
 //! expansion and the closure API drive, hedging, timeouts, timers and their clocks, and what
 //! the loop reports (hooks, traces, metrics).
 
+pub(crate) mod account;
 pub(crate) mod chain;
 pub(crate) mod guard;
 pub mod hedge;
@@ -10,9 +11,10 @@ pub(crate) mod hooks;
 pub(crate) mod loops;
 #[cfg(feature = "metrics")]
 pub mod metrics;
-pub(crate) mod question;
+pub(crate) mod question_mark;
 pub mod sleep;
 pub(crate) mod state;
 pub(crate) mod step;
 pub mod testing;
 pub mod timeout;
+pub(crate) mod trace;

@@ -3,9 +3,10 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::fleet::{Budget, RetryShare, RetryTicket, SharedBudget};
+use crate::fleet::{Budget, SharedBudget};
 use crate::policy::deadline::Started;
 use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent};
+use crate::run::account::{Account, RetryShare};
 use crate::run::hooks::{Hooks, Notify};
 use crate::run::sleep::{self, Clock};
 
@@ -39,7 +40,8 @@ pub struct RetryState {
     /// still running beside the one it ends on (made, so counted).
     calls_spent: u32,
     prev: Duration,
-    budget_retries: u32,
+    /// What the call took from its budget.
+    account: Account,
     /// When the first call failed, for the trace's `recovered` event (read only with the
     /// `tracing` feature, and only when the call kept no start time).
     #[cfg(feature = "tracing")]
@@ -85,7 +87,7 @@ impl RetryState {
             call,
             calls_spent: 0,
             prev: call.policy.backoff().base(),
-            budget_retries: 0,
+            account: Account::default(),
             #[cfg(feature = "tracing")]
             first_failure: None,
         }
@@ -148,13 +150,16 @@ impl RetryState {
         if self.calls_spent >= self.call.policy.attempts() {
             return Err(GiveUpReason::Attempts);
         }
-        // A zero base (with nothing drawn above it yet) waits zero whatever the jitter, and
-        // draws nothing: known here without the draw's code, which stays out of line.
-        let drawn = if backoff.base().is_zero() && self.prev.is_zero() {
-            Duration::ZERO
-        } else {
-            backoff.draw(self.calls_spent, self.prev)
-        };
+        // A zero base (with nothing drawn above it yet) draws zero whatever the jitter: the
+        // wait is the hint, known without the draw's code, which stays out of line, and the
+        // previous draw stays zero.
+        if backoff.base().is_zero() && self.prev.is_zero() {
+            if self.call.passed_after(hint) {
+                return Err(GiveUpReason::Elapsed);
+            }
+            return Ok(hint);
+        }
+        let drawn = backoff.draw(self.calls_spent, self.prev);
         let wait = hint.saturating_add(drawn);
         if self.call.passed_after(wait) {
             return Err(GiveUpReason::Elapsed);
@@ -254,12 +259,10 @@ impl RetryState {
         N: Notify<E>,
         B: Budget,
     {
-        let budget = hooks.budget.get();
-        let Some(ticket) = self.take_tokens(budget) else {
+        // Owed from here on: should `notify` unwind, the share goes back.
+        let Some(owed) = self.take_share(hooks.budget.get()) else {
             return Err(GiveUpReason::BudgetEmpty);
         };
-        // RetryShare from here on: should `notify` unwind, the tokens go back.
-        let owed = RetryShare::taken(budget, ticket);
         let event = self.event(delay, function, error.is_none());
         match error {
             Some(error) => hooks.notify.notify(error, &event),
@@ -275,17 +278,19 @@ impl RetryState {
         reason
     }
 
-    /// Whether this call has a deadline (`max_elapsed`) to check after each wait.
+    /// Whether this call has a deadline (`max_elapsed`, or its caller's) to check after each
+    /// wait. Inlined: without one it folds into the test the loop already made.
+    #[inline]
     pub(crate) fn has_deadline(&self) -> bool {
-        self.call.deadline().is_some()
+        self.call.has_deadline()
     }
 
-    /// Whether the deadline has passed: no attempt may start now.
     /// Whether the deadline this call keeps to is its caller's (a chain's scope), not its own.
     pub(crate) fn deadline_is_callers(&self) -> bool {
         self.call.deadline().is_some_and(|d| d.callers)
     }
 
+    /// Whether the deadline has passed: no attempt may start now.
     pub(crate) fn past_deadline(&self) -> bool {
         self.call.passed_after(Duration::ZERO)
     }
@@ -342,21 +347,13 @@ impl RetryState {
         })
     }
 
-    /// Take one retry's (or hedge's) share of `budget`: `None` if the budget refuses it, else
-    /// the ticket a refund gives back. Without a budget, always granted.
+    /// Take one retry's (or hedge's) share of `budget`: `None` if the budget refuses it.
     #[inline(always)]
-    pub(crate) fn take_tokens<S: SharedBudget + ?Sized>(
+    pub(crate) fn take_share<'b, S: SharedBudget>(
         &mut self,
-        budget: Option<&S>,
-    ) -> Option<RetryTicket> {
-        match budget {
-            Some(budget) => {
-                let ticket = budget.take_retry(self.call.clock)?;
-                self.budget_retries += 1;
-                Some(ticket)
-            }
-            None => Some(RetryTicket::NONE),
-        }
+        budget: Option<&'b S>,
+    ) -> Option<RetryShare<'b>> {
+        self.account.take(budget, self.call.clock)
     }
 
     /// The clock this call is timed on.
@@ -364,8 +361,8 @@ impl RetryState {
         self.call.clock
     }
 
-    /// How many retries took tokens from the budget (what a later success gives back).
-    pub(crate) fn budget_retries(&self) -> u32 {
-        self.budget_retries
+    /// What the call took from its budget.
+    pub(crate) fn account(&self) -> &Account {
+        &self.account
     }
 }

@@ -5,14 +5,16 @@
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::fleet::{Budget, RetryShare, SharedBudget};
+use crate::fleet::Budget;
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{Decision, GiveUp, GiveUpReason, RetryEvent};
+use crate::run::account::{Account, RetryShare};
 use crate::run::guard::Guard;
 use crate::run::hooks::Notify;
-use crate::run::hooks::{GiveUpHook, Hooks, Trace};
+use crate::run::hooks::{GiveUpHook, Hooks};
 use crate::run::sleep::Clock;
 use crate::run::state::RetryState;
+use crate::run::trace::Trace;
 
 /// What an attempt's outcome is to the loop: taken (an `Ok` that `on_ok`, if any, accepts), a
 /// failure (an error), or an `Ok` value `on_ok` retries, with its decision.
@@ -36,8 +38,8 @@ impl Verdict {
 
 /// What `on_ok` makes of `outcome`. Without `on_ok` ([`AcceptOk`](crate::AcceptOk)) this is
 /// `Accepted` for every `Ok`, and costs what testing for an error costs. The loops test this
-/// first and return a success at once: measured, handing a success through `ControlFlow` cost
-/// an async fn 8 ns.
+/// first and return a success at once: handed through `ControlFlow`, a success costs an
+/// `async fn` more.
 #[inline(always)]
 pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Verdict {
     match outcome.as_ok() {
@@ -58,7 +60,7 @@ pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
     state: &RetryState,
     function: &'static str,
 ) {
-    hooks.pay::<R>(state.budget_retries(), state.clock(), function);
+    hooks.paid_back::<R>(state, state.clock(), function);
     #[cfg(feature = "metrics")]
     crate::run::metrics::recovered(function);
     // The elapsed time is read (a clock read, with `tracing`) only for a trace that shows it.
@@ -112,12 +114,18 @@ pub trait LoopHooks<R> {
     /// What an attempt's `outcome` is: taken, an error, or an `Ok` that `on_ok` retries.
     fn verdict(&self, outcome: &R) -> Verdict;
 
-    /// A call begins (its first attempt is made): the budget counts it.
+    /// A call begins (its first attempt is made and failed, or the hedge delay passed): the
+    /// budget counts it.
     fn begin(&self, clock: Clock);
 
-    /// A call succeeded: the budget is paid back (the first-try reward, or what the call's
-    /// retries took), and the guards are told.
-    fn pay(&self, budget_retries: u32, clock: Clock, function: &'static str);
+    /// A call succeeded at its first attempt: the budget counts it and pays the first-try
+    /// reward, and the guards are told.
+    fn first_try(&self, clock: Clock, function: &'static str);
+
+    /// A call that [`begin`](LoopHooks::begin) counted succeeded: the budget is paid back
+    /// what its retries took (the first-try reward if none did), and the guards are told.
+    /// Nothing is reported ([`recovered`](LoopHooks::recovered) reports).
+    fn paid_back(&self, state: &RetryState, function: &'static str);
 
     /// Before an attempt, the guards are asked (`state`: the call's state, `None` before its
     /// first attempt): `Some` with the outcome the call ends with (already reported, as a
@@ -141,33 +149,38 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     /// without a budget.
     #[inline(always)]
     fn begin(&self, clock: Clock) {
-        if let Some(budget) = self.budget.get() {
-            budget.begin(clock);
-        }
+        Account::begin(self.budget.get(), clock);
     }
 
-    /// A call succeeded at its first attempt: the budget counts the call and takes the
+    /// A call succeeded at its first attempt: the budget counts the call and pays the
     /// first-try reward, the guards hear of an answered call. Nothing at all without them.
     #[inline(always)]
     pub(crate) fn first_try<R>(&self, clock: Clock, function: &'static str)
     where
         Gd: Guard<R>,
     {
-        self.begin(clock);
-        self.pay::<R>(0, clock, function);
+        Account::first_success(self.budget.get(), clock);
+        self.succeeded::<R>(clock, function);
     }
 
-    /// A success pays the budget back: the first-try reward (no retries), or what the call's
-    /// retries took; and the guards hear that the call's last attempt was answered and the
-    /// call succeeded. Nothing at all without a budget or a guard.
+    /// A call that began succeeded: the budget gets back what its retries took (the
+    /// first-try reward if none did), the guards hear of it. Nothing at all without a budget
+    /// or a guard.
     #[inline(always)]
-    pub(crate) fn pay<R>(&self, budget_retries: u32, clock: Clock, function: &'static str)
+    pub(crate) fn paid_back<R>(&self, state: &RetryState, clock: Clock, function: &'static str)
     where
         Gd: Guard<R>,
     {
-        if let Some(budget) = self.budget.get() {
-            budget.succeeded_after(budget_retries);
-        }
+        state.account().recovered(self.budget.get());
+        self.succeeded::<R>(clock, function);
+    }
+
+    /// The guards hear that the call's last attempt was answered and the call succeeded.
+    #[inline(always)]
+    fn succeeded<R>(&self, clock: Clock, function: &'static str)
+    where
+        Gd: Guard<R>,
+    {
         self.guard.answered(true, clock);
         self.guard.ended(true, clock, function);
     }
@@ -246,8 +259,13 @@ where
     }
 
     #[inline(always)]
-    fn pay(&self, budget_retries: u32, clock: Clock, function: &'static str) {
-        Hooks::pay::<R>(self, budget_retries, clock, function);
+    fn first_try(&self, clock: Clock, function: &'static str) {
+        Hooks::first_try::<R>(self, clock, function);
+    }
+
+    #[inline(always)]
+    fn paid_back(&self, state: &RetryState, function: &'static str) {
+        Hooks::paid_back::<R>(self, state, state.clock(), function);
     }
 
     fn recovered(&self, state: &RetryState, function: &'static str) {
@@ -276,12 +294,10 @@ where
         {
             return false;
         }
-        let budget = self.budget.get();
-        let Some(ticket) = state.take_tokens(budget) else {
+        // Owed until the hedge starts: should a hook unwind, the share goes back.
+        let Some(mut owed) = state.take_share(self.budget.get()) else {
             return false;
         };
-        // RetryShare until the hedge starts: should a hook unwind, the tokens go back.
-        let mut owed = RetryShare::taken(budget, ticket);
         self.notify.hedge(event);
         self.trace.hedge(event);
         #[cfg(feature = "metrics")]

@@ -4,13 +4,13 @@
 use super::BoxError;
 use crate::policy::Resend;
 use crate::policy::{Classify, ClassifyOk};
-use crate::{Decision, TimedOut, Transient};
+use crate::Decision;
 
 /// The default classifier of the inner service's errors: the first cause down the source
 /// chain that says something decides.
 ///
-/// - [`TimedOut`] (the layer's own timeout): retry;
-/// - an `std::io::Error`: by its [`Transient`] table (a refused or reset connection is
+/// - [`TimedOut`](crate::TimedOut) (the layer's own timeout): retry;
+/// - an `std::io::Error`: by its [`Transient`](crate::Transient) table (a refused or reset connection is
 ///   retried);
 /// - with feature `tonic`, a `tonic::Status`: by [`tonic::classify`](crate::tonic::classify);
 /// - hyper's client errors by their message: a failed connect, a connection closed before
@@ -43,30 +43,7 @@ impl Classify<BoxError> for TransportErrors {
     }
 
     fn classify(&self, error: &BoxError) -> Decision {
-        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&**error);
-        while let Some(e) = cause {
-            if e.is::<TimedOut>() {
-                return Decision::Retry;
-            }
-            if let Some(io) = e.downcast_ref::<std::io::Error>() {
-                return io.decision();
-            }
-            #[cfg(feature = "tonic")]
-            if let Some(status) = e.downcast_ref::<tonic::Status>() {
-                return status.decision();
-            }
-            let message = e.to_string();
-            // hyper-util's legacy client (`client error (Connect)`), hyper's closed connection,
-            // an HTTP/2 stream the server refused or went away before processing.
-            if message == "client error (Connect)"
-                || message == "connection closed before message completed"
-                || crate::http::is_unprocessed_stream(e)
-            {
-                return Decision::Retry;
-            }
-            cause = e.source();
-        }
-        Decision::Stop
+        crate::classify::transport::decision(&**error)
     }
 }
 

@@ -14,14 +14,14 @@
 //! The configuration ([`Hedge`]; the closure API's stand-in, `NoHedge`, is in
 //! [`hooks`](crate::hooks)) is in `config`, the latency
 //! histogram a `pNN` hedge reads ([`LatencyHistogram`]) in `histogram`, and the hedging loop
-//! itself in `looping`.
+//! itself, which races the attempts, in `race`.
 
 pub(crate) mod config;
 mod histogram;
-mod looping;
+mod race;
 
 pub use config::Hedge;
 pub(crate) use config::{HedgeWith, NoHedge};
 pub use histogram::LatencyHistogram;
-pub(crate) use looping::hedged_lazily;
-pub use looping::{Discard, KeepLast};
+pub(crate) use race::hedged_lazily;
+pub use race::{Discard, KeepLast};

@@ -72,7 +72,7 @@ pin_project_lite::pin_project! {
     /// limit or the hedge delay, whichever ends first (the other is not armed: a limit that
     /// ends first cuts the attempt before any hedge, a hedge delay that ends first starts the
     /// loop, which arms what is left of the limit).
-    struct FirstAttempt<Fut, SFut> {
+    struct BeforeHedge<Fut, SFut> {
         #[pin]
         lead: Option<Fut>,
         #[pin]
@@ -84,7 +84,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<Fut: Future, SFut: Future<Output = ()>> FirstAttempt<Fut, SFut> {
+impl<Fut: Future, SFut: Future<Output = ()>> BeforeHedge<Fut, SFut> {
     /// The one timer: the attempt's limit if it ends first (or alone), else the hedge delay;
     /// and whether it is the limit (it cuts the attempt).
     fn timer(limit: Option<Duration>, delay: Option<Duration>) -> (Option<Duration>, bool) {
@@ -98,7 +98,7 @@ impl<Fut: Future, SFut: Future<Output = ()>> FirstAttempt<Fut, SFut> {
 
 /// Ready with the attempt's outcome (`Err` if its limit cut it) once it ends, with `None` once
 /// the hedge delay passes.
-impl<Fut: Future, SFut: Future<Output = ()>> Future for FirstAttempt<Fut, SFut> {
+impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
     type Output = Option<Result<Fut::Output, TimedOut>>;
 
     #[inline(always)]
@@ -155,7 +155,7 @@ fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Dura
 
 /// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
 /// which `.await` on the pin would call, is a generic `fn` LLVM keeps out of line once
-/// `FirstAttempt`'s poll is inlined into it: a call, its spills and its return, per poll).
+/// `BeforeHedge`'s poll is inlined into it: a call, its spills and its return, per poll).
 struct InlinedPoll<'a, F>(Pin<&'a mut F>);
 
 impl<F: Future> Future for InlinedPoll<'_, F> {
@@ -216,11 +216,12 @@ impl<R> KeepLast<R> for Discard {
 /// outcome through a backoff wait where a deadline may end the call (see [`KeepLast`]).
 ///
 /// This is the loop's entry: the first attempt and one timer (its time limit or the hedge
-/// delay, whichever ends first), in place, and nothing else of the loop until the first attempt
-/// fails or the hedge delay passes; then the loop ([`hedged`]), boxed, takes over the attempt's
-/// slot. A call whose first attempt answers in time pays for one attempt raced against one
-/// timer, not for the loop. (A plain `fn` returning an `async move` block, not an `async fn`,
-/// which would keep its arguments twice.)
+/// delay, whichever ends first), in place. Once the first attempt fails or the hedge delay
+/// passes, the loop ([`hedged`]), boxed, takes over the attempt's slot.
+///
+/// A call whose first attempt answers in time pays for one attempt raced against one timer,
+/// not for the loop. A plain `fn` returning an `async move` block: an `async fn` would keep
+/// its arguments twice.
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline(always)]
 pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
@@ -253,11 +254,11 @@ where
         let info = Running::new(limit, hedge.histogram(), call.clock);
         // The hedge delay, if a hedge is to come: worked out again after the first attempt
         // (from the same arguments) rather than kept beside it.
-        let (timer, cuts) = FirstAttempt::<Fut, SFut>::timer(
+        let (timer, cuts) = BeforeHedge::<Fut, SFut>::timer(
             info.limit,
             next_hedge_delay(&hedge, 1, call.policy.borrow()),
         );
-        let mut first = pin!(FirstAttempt {
+        let mut first = pin!(BeforeHedge {
             lead: Some(make(1)),
             timer: timer.map(&mut sleep),
             info,
@@ -268,7 +269,7 @@ where
         let (slots, seeds) = {
             let ended = InlinedPoll(first.as_mut()).await;
             let mut first = first.as_mut().project();
-            let mut owed = crate::fleet::RetryShare::default();
+            let mut owed = crate::run::account::RetryShare::default();
             let waiting = ended.is_some();
             // The first attempt ended, or the hedge delay passed. An ended attempt is stepped
             // here, before the loop, which then holds nothing of `R` (its future, like the
@@ -278,11 +279,11 @@ where
                     let info = (&*first.info, hedge.histogram(), call.clock);
                     let (outcome, cut) = ended_attempt(outcome, info, &timeout);
                     let verdict = hooks.verdict(&outcome);
-                    hooks.begin(call.clock);
                     if verdict.accepted() {
-                        hooks.pay(0, call.clock, function);
+                        hooks.first_try(call.clock, function);
                         return outcome;
                     }
+                    hooks.begin(call.clock);
                     // None runs: the loop's state begins, with the usual step, and the backoff
                     // wait in the loop's timer.
                     first.lead.set(None);
@@ -355,7 +356,7 @@ async fn hedged<R, H, F, Fut, S, SFut, M, K>(
         Running,
         Duration,
     ),
-    (mut state, mut owed, mut waiting): (RetryState, crate::fleet::RetryShare<'_>, bool),
+    (mut state, mut owed, mut waiting): (RetryState, crate::run::account::RetryShare<'_>, bool),
 ) -> R
 where
     R: IsResult,
@@ -457,7 +458,7 @@ where
                     state.count_running(running());
                     hooks.recovered(&state, function);
                 } else {
-                    hooks.pay(0, call.clock, function);
+                    hooks.paid_back(&state, function);
                 }
                 return Poll::Ready(outcome);
             }
