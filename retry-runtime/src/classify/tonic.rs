@@ -102,7 +102,7 @@ pub fn classify(code: Code, headers: &HeaderMap) -> Decision {
                 None => {
                     // The server (a tier that already retried) says not to: inside a chain's
                     // scope, the tier passes that on.
-                    crate::run::chain::mark_gave_up();
+                    crate::policy::scope::mark_gave_up();
                     Decision::Stop
                 }
             },

@@ -40,7 +40,7 @@ impl HopLimits {
     /// chain's scope: outside one nothing is sent, and the loop has read its own start.
     #[inline]
     pub(crate) fn start(timeout: Option<Duration>, max_elapsed: Option<Duration>) -> Self {
-        let deadline = match (max_elapsed, crate::run::chain::scope_deadline()) {
+        let deadline = match (max_elapsed, crate::policy::scope::scope_deadline()) {
             (Some(max), Some(_)) => crate::sleep::tokio_now().checked_add(max),
             _ => None,
         };
@@ -52,7 +52,7 @@ impl HopLimits {
     /// where none of the three is set.
     #[inline]
     pub(crate) fn left(&self) -> Option<Duration> {
-        let caller = crate::run::chain::scope_deadline()?;
+        let caller = crate::policy::scope::scope_deadline()?;
         let now = crate::sleep::tokio_now();
         let until = |at: Option<Instant>| at.map(|at| at.saturating_duration_since(now));
         [self.timeout, until(self.deadline), until(caller)]

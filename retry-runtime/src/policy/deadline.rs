@@ -108,7 +108,7 @@ impl<P: Borrow<Policy>> Started<P> {
     #[inline(always)]
     pub(crate) fn deadline(&self) -> Option<Deadline> {
         let own = Deadline::of(self.policy.borrow().max_elapsed(), self.start, self.clock);
-        Deadline::earliest(own, crate::run::chain::caller_deadline(), self.clock)
+        Deadline::earliest(own, crate::policy::scope::caller_deadline(), self.clock)
     }
 
     /// Whether the call has a deadline: [`deadline`](Started::deadline)`.is_some()`, with no
@@ -116,7 +116,7 @@ impl<P: Borrow<Policy>> Started<P> {
     #[inline(always)]
     pub(crate) fn has_deadline(&self) -> bool {
         (self.start.is_some() && self.deadline().is_some())
-            || crate::run::chain::caller_deadline().is_some()
+            || crate::policy::scope::caller_deadline().is_some()
     }
 
     /// The time left before the deadline, now, if there is one.

@@ -9,6 +9,7 @@ mod decision;
 #[allow(clippy::module_inception)]
 mod policy;
 pub(crate) mod rng;
+pub(crate) mod scope;
 pub(crate) mod transient;
 
 use std::time::Instant;

@@ -4,7 +4,6 @@
 //! the loop reports (hooks, traces, metrics).
 
 pub(crate) mod account;
-pub(crate) mod chain;
 pub(crate) mod guard;
 pub mod hedge;
 pub(crate) mod hooks;

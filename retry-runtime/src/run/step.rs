@@ -427,7 +427,7 @@ where
         ok: outcome.as_err().is_none(),
     };
     hooks.trace.give_up(&outcome, &give_up);
-    crate::run::chain::gave_up(reason, give_up.calls);
+    crate::policy::scope::gave_up(reason, give_up.calls);
     #[cfg(feature = "metrics")]
     crate::run::metrics::give_up(function, reason);
     match outcome.as_err() {

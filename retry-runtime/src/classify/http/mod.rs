@@ -204,7 +204,7 @@ pub(crate) fn decide_response(
         Some(false) if classify_status(status) == Decision::Retry => {
             // A failure the table retries, which the server (a tier that already retried, an
             // overloaded proxy) says not to: inside a chain's scope, the tier passes that on.
-            crate::run::chain::mark_gave_up();
+            crate::policy::scope::mark_gave_up();
             false
         }
         Some(said) => said,

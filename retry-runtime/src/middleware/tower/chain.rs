@@ -13,7 +13,7 @@ use http_body::{Body, Frame, SizeHint};
 
 use super::{Layer, Service};
 use crate::middleware::hops::{self, GRPC_TIMEOUT};
-use crate::run::chain::{self, Scope};
+use crate::policy::scope::{self, Scope};
 
 /// gRPC's header that lets a server forbid the client's retries (a negative wait).
 const PUSHBACK: &str = "grpc-retry-pushback-ms";
@@ -306,7 +306,7 @@ where
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let mut scope = Some(Scope::new(self.deadlines.of(req.headers())));
         // The handler's future may start its work when it is made: made in the scope too.
-        let future = chain::enter(&mut scope, || self.inner.call(req));
+        let future = scope::enter(&mut scope, || self.inner.call(req));
         ChainFuture {
             future,
             scope,
@@ -334,7 +334,7 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let future = this.future;
-        let response = match chain::enter(this.scope, || future.poll(cx)) {
+        let response = match scope::enter(this.scope, || future.poll(cx)) {
             Poll::Pending => return Poll::Pending,
             Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
             Poll::Ready(Ok(response)) => response,
@@ -403,7 +403,7 @@ impl<B: Body> Body for ChainBody<B> {
     ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
         let this = self.project();
         let body = this.body;
-        let frame = chain::enter(this.scope, || body.poll_frame(cx));
+        let frame = scope::enter(this.scope, || body.poll_frame(cx));
         let gave_up = || this.scope.as_ref().is_some_and(|s| s.gave_up());
         match frame {
             Poll::Ready(Some(Ok(frame))) if *this.grpc && frame.is_trailers() && gave_up() => {
@@ -444,7 +444,7 @@ impl<B: Body> Body for ChainBody<B> {
 pub fn in_chain<F: Future>(future: F) -> InChain<F> {
     InChain {
         future,
-        scope: chain::current(),
+        scope: scope::current(),
     }
 }
 
@@ -469,7 +469,7 @@ impl<F: Future> Future for InChain<F> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let future = this.future;
-        chain::enter(this.scope, || future.poll(cx))
+        scope::enter(this.scope, || future.poll(cx))
     }
 }
 
@@ -514,6 +514,6 @@ impl<F: Future> Future for OutOfChain<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let future = self.project().future;
-        chain::outside(|| future.poll(cx))
+        scope::outside(|| future.poll(cx))
     }
 }

@@ -261,7 +261,7 @@ impl<K> HttpRequests<K> {
         left: impl FnOnce() -> Option<Duration>,
     ) {
         // A first attempt outside every scope, nothing named: nothing to say, nothing read.
-        if attempt <= 1 && self.hops.is_none() && !crate::run::chain::in_scope() {
+        if attempt <= 1 && self.hops.is_none() && !crate::policy::scope::in_scope() {
             return;
         }
         hops::stamp(self.hops.as_deref(), headers, attempt, left());
