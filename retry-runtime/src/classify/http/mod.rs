@@ -45,6 +45,7 @@ use crate::policy::Decision;
 mod method;
 mod retry_after;
 
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub(crate) use method::KEYS;
 pub use method::{is_repeatable, never_sent, refused_before_processing};
 pub use retry_after::retry_after;
