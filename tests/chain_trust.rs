@@ -137,6 +137,24 @@ async fn a_clients_content_type_does_not_switch_a_renamed_header_to_grpc_timeout
 }
 
 #[tokio::test]
+async fn a_grpc_service_reads_grpc_timeout_by_its_own_setting() {
+    // `.grpc()`: the service says every request is gRPC, whatever its `content-type`; the
+    // renamed HTTP header is then not read.
+    let (down, seen) = downstream(200, Duration::ZERO).await;
+    let name = HeaderName::from_static("x-internal-deadline-ms");
+    let top = tier(ChainLayer::new().deadline_header(name).grpc(), down).await;
+    let headers = [("grpc-timeout", "80m"), ("x-internal-deadline-ms", "5000")];
+    assert_eq!(call(top, &headers).await, 200);
+    let sent = seen.deadlines()[0].expect("the deadline is sent on");
+    assert!(sent > 0 && sent <= 80, "{sent} ms");
+    // At the edge, `.grpc()` reads nothing either.
+    let (down, seen) = downstream(200, Duration::ZERO).await;
+    let top = tier(ChainLayer::edge().grpc(), down).await;
+    assert_eq!(call(top, &[("grpc-timeout", "80m")]).await, 200);
+    assert_eq!(seen.deadlines(), vec![None]);
+}
+
+#[tokio::test]
 async fn the_edge_reads_no_deadline_and_keeps_its_own() {
     let strangers = [
         &[(ENVOY, "1")][..],
