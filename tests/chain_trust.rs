@@ -188,7 +188,12 @@ async fn guarded_tier(
     breaker: Option<&'static CircuitBreaker>,
     throttle: Option<&'static AdaptiveThrottle>,
 ) -> SocketAddr {
-    let client = reqwest::Client::new();
+    // No pooled connections: a connection left by an attempt cut mid-request is never handed
+    // to the next caller, so every call's outcome is its own.
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
     let handler = move || {
         let client = client.clone();
         async move {
@@ -235,6 +240,12 @@ async fn at_once(
     statuses
 }
 
+/// Let what the calls before sent (a request whose attempt was cut as it was written) reach
+/// the downstream, so that what it counts next is the next calls alone.
+async fn settle() {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
 /// How long the healthy downstream of the guard tests takes to answer.
 const HEALTHY: Duration = Duration::from_millis(20);
 
@@ -247,6 +258,7 @@ async fn a_callers_deadline_does_not_open_a_shared_breaker() {
     // Ten strangers with 1 ms: each attempt is cut by its own caller's deadline.
     assert_eq!(at_once(top, 10, &[(ENVOY, "1")]).await, vec![503; 10]);
     // Every later caller still gets through to the healthy downstream.
+    settle().await;
     let before = seen.calls();
     assert_eq!(at_once(top, 10, &[]).await, vec![200; 10]);
     assert_eq!(seen.calls() - before, 10);
@@ -258,6 +270,7 @@ async fn a_callers_deadline_does_not_drive_a_shared_throttle() {
     let (down, seen) = downstream(200, HEALTHY).await;
     let top = guarded_tier(down, Duration::from_secs(5), None, Some(&THROTTLE)).await;
     assert_eq!(at_once(top, 40, &[(ENVOY, "1")]).await, vec![503; 40]);
+    settle().await;
     let before = seen.calls();
     assert_eq!(at_once(top, 10, &[]).await, vec![200; 10]);
     assert_eq!(
@@ -276,6 +289,7 @@ async fn the_loops_own_timeout_still_counts_in_the_breaker() {
     // business.
     let top = guarded_tier(down, Duration::from_millis(1), Some(&BREAKER), None).await;
     assert_eq!(at_once(top, 10, &[]).await, vec![503; 10]);
+    settle().await;
     let before = seen.calls();
     assert_eq!(call(top, &[]).await, 503);
     assert_eq!(
