@@ -87,7 +87,7 @@
 //!   [`sqlx`](mod@sqlx) behind features);
 //! - [`Policy`], [`Backoff`] and [`Jitter`]: the delay math, built at run time;
 //! - [`RetryEvent`], [`GiveUp`] and [`GiveUpReason`]: what the hooks are told;
-//! - [`RetryBudget`]: a fleet's retries capped; [`TimedOut`], [`timeout`](mod@timeout) and
+//! - [`RetryBudget`]: a fleet's retries capped; [`TimedOut`], [`attempt_time_left`] and
 //!   [`hedge`](mod@hedge): slow attempts; [`testing`]: seeded jitter, waits recorded instead of
 //!   slept;
 //! - [`hooks`]: the plumbing, types met only as type parameters of [`Retry`], and the traits
@@ -243,10 +243,10 @@ pub use retry_jitter_runtime::tonic;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use retry_jitter_runtime::tower;
 pub use retry_jitter_runtime::{
-    either, hedge, sleep, testing, timeout, transient, AdaptiveThrottle, Admission, Backoff,
-    BreakerState, CircuitBreaker, CircuitOpen, Decision, GiveUp, GiveUpReason, Jitter, Policy,
-    RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, RetryTicket, Schedule, SharedBudget,
-    Throttled, TimedOut, Transient,
+    attempt_time_left, either, hedge, sleep, testing, transient, AdaptiveThrottle, Admission,
+    Backoff, BreakerState, CircuitBreaker, CircuitOpen, Clock, Decision, GiveUp, GiveUpReason,
+    Jitter, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, RetryTicket, Schedule,
+    SharedBudget, Throttled, TimedOut, Transient,
 };
 
 // The README's snippets, compiled and run as doc tests, with the features they use (the

@@ -11,7 +11,19 @@ use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use retry_jitter::hedge::Hedge;
-use retry_jitter::{metrics as names, retry, testing, Decision, Policy, Retry, RetryBudget};
+use retry_jitter::{retry, testing, Decision, Policy, Retry, RetryBudget};
+
+/// The metric names the `metrics` module's table documents: dashboards are written from them.
+mod names {
+    pub const RETRIES_TOTAL: &str = "retry_jitter_retries_total";
+    pub const HEDGES_TOTAL: &str = "retry_jitter_hedges_total";
+    pub const RECOVERED_TOTAL: &str = "retry_jitter_recovered_total";
+    pub const GIVE_UPS_TOTAL: &str = "retry_jitter_give_ups_total";
+    pub const RETRY_DELAY_SECONDS: &str = "retry_jitter_retry_delay_seconds";
+    pub const THROTTLED_TOTAL: &str = "retry_jitter_throttled_total";
+    pub const BREAKER_OPEN_TOTAL: &str = "retry_jitter_breaker_open_total";
+    pub const BREAKER_STATE: &str = "retry_jitter_breaker_state";
+}
 
 /// What `f` reported: each metric (name and sorted labels) and its value — a count, or the
 /// recorded values of a histogram.
@@ -305,21 +317,11 @@ fn the_breaker_and_the_throttle_report_their_refusals_and_states() {
     );
 }
 
-/// The names and labels the README's table documents, spelled out: dashboards and alerts are
-/// written against these strings, so a renamed constant must fail here.
+/// The `reason` labels the `metrics` module's table documents, spelled out: dashboards and
+/// alerts are written against these strings. (The metric names are checked where each is
+/// recorded, above.)
 #[test]
-fn the_metric_names_are_the_documented_ones() {
-    assert_eq!(names::RETRIES_TOTAL, "retry_jitter_retries_total");
-    assert_eq!(names::HEDGES_TOTAL, "retry_jitter_hedges_total");
-    assert_eq!(names::RECOVERED_TOTAL, "retry_jitter_recovered_total");
-    assert_eq!(names::GIVE_UPS_TOTAL, "retry_jitter_give_ups_total");
-    assert_eq!(
-        names::RETRY_DELAY_SECONDS,
-        "retry_jitter_retry_delay_seconds"
-    );
-    assert_eq!(names::THROTTLED_TOTAL, "retry_jitter_throttled_total");
-    assert_eq!(names::BREAKER_OPEN_TOTAL, "retry_jitter_breaker_open_total");
-    assert_eq!(names::BREAKER_STATE, "retry_jitter_breaker_state");
+fn the_reason_labels_are_the_documented_ones() {
     use retry_jitter::GiveUpReason::*;
     let labels = [
         Attempts,

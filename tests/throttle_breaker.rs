@@ -288,6 +288,6 @@ async fn a_hedge_the_throttle_rejects_is_not_started_and_the_first_attempt_goes_
     assert!(T.rejection_probability(tokio_now_clock()) > 0.99);
 }
 
-fn tokio_now_clock() -> sleep::Clock {
+fn tokio_now_clock() -> retry_jitter::Clock {
     sleep::tokio_now
 }

@@ -14,9 +14,12 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-use retry_jitter::reqwest::{
-    check, Error, StatusError, ERROR_BODY_IDLE_TIMEOUT, ERROR_BODY_TIMEOUT, MAX_ERROR_BODY,
-};
+use retry_jitter::reqwest::{check, Error, StatusError};
+
+// `check`'s documented bounds on reading an error body.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
+const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 use retry_jitter::{retry, Decision, RetryEvent, Transient};
 
 static RETRIES: AtomicU32 = AtomicU32::new(0);

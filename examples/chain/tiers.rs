@@ -33,7 +33,7 @@ pub type HopClient = retry_jitter::tower::RetryService<
     Client<HttpConnector, Full<Bytes>>,
     retry_jitter::tower::TransportErrors,
     retry_jitter::tower::ByStatus,
-    retry_jitter::hooks::NoBudget,
+    retry_jitter::hooks::Unset,
     Duration,
 >;
 

@@ -20,9 +20,7 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_jitter::hooks::{
-    AcceptOk, Budget, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll,
-};
+use retry_jitter::hooks::{AcceptOk, Budget, Hooks, RetryAll, Unset};
 use retry_jitter::{Backoff, Policy, RetryState, SharedBudget};
 
 use crate::sim::{seed_for, Queue};
@@ -104,11 +102,11 @@ impl Occ {
     pub fn run_once(&self, strategy: Strategy, clients: u32, run: u32) -> (u64, u64) {
         match strategy.budget() {
             Some(budget) => self.run_with(strategy, clients, run, &budget),
-            None => self.run_with(strategy, clients, run, NoBudget),
+            None => self.run_with(strategy, clients, run, Unset),
         }
     }
 
-    /// One run with `budget` shared by the clients' retries (`NoBudget`: none).
+    /// One run with `budget` shared by the clients' retries (`Unset`: none).
     fn run_with<B: Budget>(
         &self,
         strategy: Strategy,
@@ -139,12 +137,12 @@ impl Occ {
             .with_attempts(u32::MAX);
         let hooks = Hooks {
             on: RetryAll,
-            notify: NoNotify,
-            give_up: NoGiveUp,
+            notify: Unset,
+            give_up: Unset,
             budget,
-            trace: NoTrace,
+            trace: Unset,
             on_ok: AcceptOk,
-            guard: NoGuard,
+            guard: Unset,
         };
         let n = clients as usize;
         let mut states = vec![RetryState::new(policy); n];

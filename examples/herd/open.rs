@@ -193,7 +193,7 @@ thread_local! {
     static BASE: Instant = Instant::now();
 }
 
-/// The run's virtual clock, as a `retry_jitter::sleep::Clock` for `RatioBudget`.
+/// The run's virtual clock, as a `retry_jitter::Clock` for `RatioBudget`.
 fn virtual_now() -> Instant {
     let ns = NOW.with(Cell::get);
     BASE.with(|b| *b + Duration::from_nanos(ns))

@@ -61,7 +61,7 @@ pub use middleware::tower;
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use run::metrics;
-pub use run::{hedge, sleep, testing, timeout};
+pub use run::{hedge, sleep, testing};
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -69,10 +69,13 @@ pub mod __private;
 
 pub use fleet::{
     AdaptiveThrottle, Admission, BreakerState, CircuitBreaker, CircuitOpen, RatioBudget,
-    RetryBudget, RetryTicket, SharedBudget, Throttled, TimedOut,
+    RetryBudget, RetryTicket, SharedBudget, Throttled,
 };
 pub use policy::transient::{either, transient, Transient};
-pub use policy::{Backoff, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent, Schedule};
+pub use policy::{
+    attempt_time_left, Backoff, Clock, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent,
+    Schedule, TimedOut,
+};
 pub use retry::Retry;
 pub use run::state::RetryState;
 
@@ -84,7 +87,7 @@ pub mod hooks {
     //! A user of `#[retry]` never names them.
     //!
     //! ```
-    //! use retry_jitter::hooks::{GiveUpHook, NoNotify};
+    //! use retry_jitter::hooks::{GiveUpHook, Unset};
     //! use retry_jitter::{GiveUp, Policy, Retry};
     //!
     //! struct Alarm;
@@ -95,13 +98,11 @@ pub mod hooks {
     //! }
     //!
     //! // A stored `Retry` names the stand-ins of the hooks it was not given.
-    //! let r: Retry<_, NoNotify, Alarm> = Retry::new(Policy::new().with_attempts(1)).give_up(Alarm);
+    //! let r: Retry<_, Unset, Alarm> = Retry::new(Policy::new().with_attempts(1)).give_up(Alarm);
     //! assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
     //! ```
-    pub use crate::fleet::{Budget, NoBudget};
+    pub use crate::fleet::Budget;
+    pub use crate::policy::Unset;
     pub use crate::policy::{AcceptOk, Classify, ClassifyOk, RetryAll};
-    pub use crate::run::guard::NoGuard;
-    pub use crate::run::hedge::config::NoHedge;
-    pub use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoNotify, NoTrace, Notify};
-    pub use crate::run::timeout::limit::NoTimeout;
+    pub use crate::run::hooks::{GiveUpHook, Hooks, Notify};
 }

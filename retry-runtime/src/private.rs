@@ -5,23 +5,24 @@ pub use core::time::Duration;
 
 // What the expansion names, and the bounds and guard types a `Retry`'s type carries that
 // no user writes.
-pub use crate::fleet::{Budget, NoBudget};
+pub use crate::fleet::Budget;
 pub use crate::policy::deadline::Started;
+pub use crate::policy::Clock;
+pub use crate::policy::Unset;
 pub use crate::policy::{AcceptOk, Jitter, Policy, Resend, RetryAll};
-pub use crate::run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
+pub use crate::run::guard::{BreakerGuard, Guard, IntoErr, ThrottleGuard};
 pub use crate::run::hedge::config::HedgeWith;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
-pub use crate::run::hooks::{Hooks, NoGiveUp, NoNotify, NoTrace, Trace};
+pub use crate::run::hooks::{Hooks, Trace};
 #[cfg(feature = "tracing")]
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
 pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question_mark::Branch;
 pub use crate::run::timeout::limit::AttemptTimeout;
-pub use crate::sleep::Clock;
+pub use crate::run::timeout::{poll_race, poll_race_within, Limit, Race};
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
-pub use crate::timeout::{poll_race, Limit, Race};
 
 // One file per family. `#[path]`: this module is the file `private.rs` (`lib.rs` mounts it as
 // `__private`), whose submodules would otherwise be looked for beside it.

@@ -6,17 +6,18 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::fleet::{AdaptiveThrottle, CircuitBreaker};
-use crate::fleet::{Budget, NoBudget, SharedBudget};
+use crate::fleet::{Budget, SharedBudget};
 use crate::policy::deadline::Started;
+use crate::policy::Clock;
+use crate::policy::Unset;
 use crate::policy::{AcceptOk, Classify, ClassifyOk, Policy, RetryAll};
-use crate::run::guard::{BreakerGuard, Guard, IntoErr, NoGuard, ThrottleGuard};
-use crate::run::hedge::{Hedge, HedgeWith, NoHedge};
-use crate::run::hooks::{GiveUpHook, Hooks, NoGiveUp, NoTrace, Trace};
-use crate::run::hooks::{NoNotify, Notify};
+use crate::run::guard::{BreakerGuard, Guard, IntoErr, ThrottleGuard};
+use crate::run::hedge::{Hedge, HedgeWith};
+use crate::run::hooks::Notify;
+use crate::run::hooks::{GiveUpHook, Hooks, Trace};
 use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
-use crate::run::sleep::Clock;
 use crate::run::state::start_time;
-use crate::run::timeout::{AttemptTimeout, Limit, NoTimeout, Race};
+use crate::run::timeout::{AttemptTimeout, Limit, Race};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
@@ -58,21 +59,21 @@ use crate::run::timeout::{AttemptTimeout, Limit, NoTimeout, Race};
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a Retry does nothing until `call` or `call_async`"]
 pub struct Retry<
-    C = RetryAll,
-    N = NoNotify,
-    G = NoGiveUp,
-    B = NoBudget,
-    T = NoTrace,
-    L = NoTimeout,
-    D = NoHedge,
-    O = AcceptOk,
-    Gd = (NoGuard, NoGuard),
+    On = RetryAll,
+    Notify = Unset,
+    GiveUp = Unset,
+    Budget = Unset,
+    Trace = Unset,
+    Timeout = Unset,
+    Hedge = Unset,
+    OnOk = AcceptOk,
+    Guards = (Unset, Unset),
 > {
     policy: Policy,
-    hooks: Hooks<C, N, G, B, T, O, Gd>,
+    hooks: Hooks<On, Notify, GiveUp, Budget, Trace, OnOk, Guards>,
     name: &'static str,
-    timeout: L,
-    hedge: D,
+    timeout: Timeout,
+    hedge: Hedge,
 }
 
 impl Retry {
@@ -89,16 +90,16 @@ impl Retry {
             policy,
             hooks: Hooks {
                 on: RetryAll,
-                notify: NoNotify,
-                give_up: NoGiveUp,
-                budget: NoBudget,
-                trace: NoTrace,
+                notify: Unset,
+                give_up: Unset,
+                budget: Unset,
+                trace: Unset,
                 on_ok: AcceptOk,
-                guard: (NoGuard, NoGuard),
+                guard: (Unset, Unset),
             },
             name: "closure",
-            timeout: NoTimeout,
-            hedge: NoHedge,
+            timeout: Unset,
+            hedge: Unset,
         }
     }
 }
@@ -591,7 +592,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     }
 }
 
-impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, NoTimeout, NoHedge, O, Gd> {
+impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
     /// Call `op` until it succeeds or retrying ends, sleeping the waits with
     /// [`std::thread::sleep`].
     ///
@@ -662,7 +663,7 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
 }
 
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (NoGuard, NoGuard)> {
+impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (Unset, Unset)> {
     /// The same retry with a single call: how the middleware faces send a request whose body
     /// cannot be sent twice (over the replay limit, or streaming), keeping its timeout.
     pub(crate) fn once(mut self) -> Self {

@@ -100,13 +100,7 @@ fn hooks(cx: &Context) -> HookFields {
         Some(syn::Expr::Closure(_)) | None => "notifier",
         Some(_) => "notify_value",
     };
-    let notify = hook(
-        cx,
-        &args.notify,
-        notifier,
-        quote!(_),
-        quote!(#p_ret::NoNotify),
-    );
+    let notify = hook(cx, &args.notify, notifier, quote!(_), quote!(#p_ret::Unset));
     let on_ok = hook(
         cx,
         &args.on_ok,
@@ -119,14 +113,14 @@ fn hooks(cx: &Context) -> HookFields {
         &args.give_up,
         "give_up_hook",
         quote!(_),
-        quote!(#p_ret::NoGiveUp),
+        quote!(#p_ret::Unset),
     );
     let budget = match &args.budget {
         Some(budget) => {
             let p_at = respan(p, budget.span());
             quote_spanned!(budget.span()=> #p_at::budget(#budget))
         }
-        None => quote!(#p_ret::NoBudget),
+        None => quote!(#p_ret::Unset),
     };
     HookFields {
         on,
@@ -180,7 +174,7 @@ fn guard(cx: &Context, arg: &Option<(Ident, syn::Expr)>, helper: &str) -> TokenS
         }
         None => {
             let p_ret = &cx.p_ret;
-            quote!(#p_ret::NoGuard)
+            quote!(#p_ret::Unset)
         }
     }
 }
@@ -196,7 +190,7 @@ fn trace(cx: &Context) -> TokenStream {
     } = cx;
     let ret_span = *ret_span;
     if !Features::BUILT.tracing {
-        return quote!(#p_ret::NoTrace);
+        return quote!(#p_ret::Unset);
     }
     let level = cx
         .args

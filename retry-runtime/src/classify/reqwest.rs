@@ -4,9 +4,9 @@
 //!
 //! [`check`] decides on the response's head: the status, `Retry-After` and the server's word
 //! (`x-should-retry`, `stripe-should-retry`, `x-envoy-overloaded`) come from the headers.
-//! The body it keeps for the error message is bounded in size ([`MAX_ERROR_BODY`]) and in time
-//! ([`ERROR_BODY_IDLE_TIMEOUT`], [`ERROR_BODY_TIMEOUT`]): a huge or stalled error body neither
-//! fills memory nor holds the call.
+//! The body it keeps for the error message is bounded in size (64 KiB) and in time (250 ms
+//! without a chunk, 1 s in all): a huge or stalled error body neither fills memory nor holds
+//! the call.
 //!
 //! | error | decision |
 //! |---|---|
@@ -43,9 +43,10 @@ use http::StatusCode;
 use crate::classify::http::classify_response;
 use crate::classify::http::{classify_status, decide_response, retry_after, server_says_retry};
 use crate::classify::transport::{body_cause, never_succeeds};
-use crate::fleet::{CircuitOpen, Throttled, TimedOut};
+use crate::fleet::{CircuitOpen, Throttled};
 use crate::policy::transient::Transient;
 use crate::policy::Decision;
+use crate::policy::TimedOut;
 
 /// A reqwest call that failed: in transport, with a non-success status, or past its time limit.
 ///
@@ -105,46 +106,27 @@ pub struct StatusError {
     /// has the tier answer "don't retry" in turn), `Some(true)` retries a failure the table
     /// stops on, `None` leaves the status to decide.
     pub server_says_retry: Option<bool>,
-    /// The start of the body, as text (invalid UTF-8 replaced), at most [`MAX_ERROR_BODY`]
-    /// bytes: what arrived before the read stopped at that size, at the body's end, at a stall,
+    /// The start of the body, as text (invalid UTF-8 replaced), at most 64 KiB: what arrived
+    /// before the read stopped at that size, at the body's end, at a stall,
     /// or at a transport error. Empty if nothing arrived.
     pub body: String,
 }
 
 /// The most of a non-success response's body [`check`] keeps in [`StatusError::body`]: 64 KiB.
 /// The rest is never read; the connection is dropped instead.
-///
-/// ```
-/// assert_eq!(retry_jitter::reqwest::MAX_ERROR_BODY, 65_536);
-/// ```
-pub const MAX_ERROR_BODY: usize = 64 * 1024;
+pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 
 /// How long [`check`] waits for the next chunk of a non-success body before it stops reading
 /// and keeps what arrived: 250 ms.
-///
-/// ```
-/// use std::time::Duration;
-/// assert_eq!(retry_jitter::reqwest::ERROR_BODY_IDLE_TIMEOUT, Duration::from_millis(250));
-/// ```
-pub const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
+pub(crate) const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// The longest [`check`] spends reading a non-success body, however it trickles in: 1 s.
-///
-/// ```
-/// use std::time::Duration;
-/// assert_eq!(retry_jitter::reqwest::ERROR_BODY_TIMEOUT, Duration::from_secs(1));
-/// ```
-pub const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
+pub(crate) const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long before the end of its attempt (`timeout`) [`check`] stops reading an error body:
 /// 5 ms, so that its read ends before the attempt's timer cuts it (the attempt's end is
 /// learnt a little after its timer starts).
-///
-/// ```
-/// use std::time::Duration;
-/// assert_eq!(retry_jitter::reqwest::ATTEMPT_END_MARGIN, Duration::from_millis(5));
-/// ```
-pub const ATTEMPT_END_MARGIN: Duration = Duration::from_millis(5);
+pub(crate) const ATTEMPT_END_MARGIN: Duration = Duration::from_millis(5);
 
 impl fmt::Display for StatusError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -289,14 +271,14 @@ impl Error {
 /// so a broken body cannot change it. A success reads no header. The body is then read for the error message only, chunk by
 /// chunk, and the read stops — keeping what arrived — at the first of:
 ///
-/// - [`MAX_ERROR_BODY`] bytes (64 KiB); the rest is never read, the connection is dropped;
+/// - 64 KiB; the rest is never read, the connection is dropped;
 /// - the body's end, or a transport error while reading it;
-/// - [`ERROR_BODY_IDLE_TIMEOUT`] (250 ms) without a new chunk: a stalled body;
-/// - [`ERROR_BODY_TIMEOUT`] (1 s) after the read began: a body that trickles.
+/// - 250 ms without a new chunk: a stalled body;
+/// - 1 s after the read began: a body that trickles.
 ///
 /// - the end of the attempt, inside an attempt with a time limit (`#[retry(timeout = …)]`,
 ///   [`Retry::timeout`](crate::Retry::timeout), or the deadline `max_elapsed` sets with it):
-///   the read ends [`ATTEMPT_END_MARGIN`] before the attempt would be cut, so the status and
+///   the read ends 5 ms before the attempt would be cut, so the status and
 ///   its `Retry-After`, which decided the outcome, are returned rather than lost to a
 ///   `TimedOut` (see [`attempt_time_left`](crate::policy::attempt_time_left)).
 ///

@@ -45,7 +45,7 @@ use crate::policy::transient::Transient;
 use crate::policy::Decision;
 
 /// The header (or trailer) a gRPC server sends to say how long to wait, in milliseconds.
-pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
+pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
 
 /// What to do after a call that ended with `code` (see the module's table), before any
 /// pushback: `UNAVAILABLE` and `RESOURCE_EXHAUSTED` are retried, every other code stops.

@@ -11,10 +11,11 @@ mod window;
 pub use breaker::{Admission, BreakerState, CircuitBreaker};
 pub use budget::RetryBudget;
 pub use ratio::RatioBudget;
-pub use refused::{CircuitOpen, Throttled, TimedOut};
+pub use refused::{CircuitOpen, Throttled};
 pub use throttle::AdaptiveThrottle;
 
 use crate::policy::Clock;
+use crate::policy::Unset;
 
 /// A budget many calls share, as the retry loop uses it: asked before each retry (and hedge),
 /// told when a call begins and when it succeeds. [`RetryBudget`] is one; implement it for a
@@ -24,7 +25,7 @@ use crate::policy::Clock;
 /// `clock = …` key's): read it only where the budget needs the time.
 ///
 /// ```
-/// use retry_jitter::{sleep::Clock, RetryTicket, SharedBudget};
+/// use retry_jitter::{Clock, RetryTicket, SharedBudget};
 /// use std::sync::atomic::{AtomicU32, Ordering};
 ///
 /// /// At most `n` retries, ever.
@@ -132,14 +133,14 @@ impl SharedBudget for RetryBudget {
 }
 
 /// Where a loop finds its budget, if it has one: a `&` of any [`SharedBudget`] (a
-/// `&RetryBudget`), or [`NoBudget`].
+/// `&RetryBudget`), or [`Unset`].
 ///
 /// ```
 /// use retry_jitter::RetryBudget;
-/// use retry_jitter::hooks::{Budget, NoBudget};
+/// use retry_jitter::hooks::{Budget, Unset};
 /// static B: RetryBudget = RetryBudget::new(10);
 /// assert!((&B).get().is_some());
-/// assert!(NoBudget.get().is_none());
+/// assert!(Unset.get().is_none());
 /// ```
 pub trait Budget {
     /// The budget's type.
@@ -156,16 +157,7 @@ impl<S: SharedBudget> Budget for &S {
     }
 }
 
-/// No budget: retries are limited by the policy alone, and no atomic is touched.
-///
-/// ```
-/// use retry_jitter::hooks::{Budget, NoBudget};
-/// assert!(NoBudget.get().is_none());
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoBudget;
-
-impl Budget for NoBudget {
+impl Budget for Unset {
     type Shared = RetryBudget;
     #[inline(always)]
     fn get(&self) -> Option<&RetryBudget> {

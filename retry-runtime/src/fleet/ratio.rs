@@ -358,27 +358,6 @@ impl RatioBudget {
         }
     }
 
-    /// A refund without its ticket gives nothing back: a ratio budget can only give a share
-    /// back to the slot it was taken in, and only while that slot is in the window (a share
-    /// given back to another slot could outlive its own and grant more than the ratio). Use
-    /// [`take_retry`](RatioBudget::take_retry) and [`refund`](RatioBudget::refund); the retry
-    /// loops do.
-    ///
-    /// ```
-    /// use retry_jitter::{sleep, RatioBudget};
-    /// use std::time::Duration;
-    /// let b = RatioBudget::new(0.0, 1, Duration::from_secs(1));
-    /// assert!(b.try_retry(sleep::now));
-    /// # #[allow(deprecated)]
-    /// b.refund_retry();
-    /// assert_eq!(b.available(sleep::now), 0);
-    /// ```
-    #[deprecated(
-        note = "a refund needs the slot its retry was taken in: use `take_retry` and \
-                         `refund(ticket)`"
-    )]
-    pub fn refund_retry(&self) {}
-
     /// A call succeeded after `retries` retries (0: at its first attempt). Nothing to do: a
     /// ratio budget counts calls when they begin and retries when they are taken, whatever
     /// they return. Kept beside [`RetryBudget::succeeded_after`](crate::RetryBudget::succeeded_after).

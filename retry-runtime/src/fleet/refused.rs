@@ -1,6 +1,5 @@
-//! The errors of an attempt or a call refused on this side, before or instead of an answer:
-//! [`Throttled`] and [`CircuitOpen`] (the fleet's guards), and [`TimedOut`] (an attempt cut by
-//! its time limit).
+//! The errors of an attempt or a call the fleet's guards refused on this side: [`Throttled`]
+//! and [`CircuitOpen`].
 
 use core::fmt;
 use std::io;
@@ -80,55 +79,3 @@ refusal!(
     "the circuit breaker is open: the service failed too many calls",
     "An `io::Error` of kind `Other` holding [`CircuitOpen`], which `transient` stops on."
 );
-
-/// An attempt ran past its time limit (`timeout`, or the hard deadline `max_elapsed` sets with
-/// it) and was dropped.
-///
-/// A retried function with a `timeout` gets this as its own error type through
-/// `From<TimedOut>`; it is [`Transient`](crate::Transient) (retried), so a classifier that delegates to
-/// [`transient`](crate::transient) retries a timed-out attempt.
-///
-/// ```
-/// use retry_jitter::{Decision, TimedOut, Transient};
-///
-/// let e = std::io::Error::from(TimedOut);
-/// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
-/// assert_eq!(TimedOut.decision(), Decision::Retry);
-/// assert_eq!(TimedOut.to_string(), "the attempt timed out");
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct TimedOut;
-
-impl fmt::Display for TimedOut {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the attempt timed out")
-    }
-}
-
-impl std::error::Error for TimedOut {}
-
-/// Retried: the next attempt may answer in time.
-///
-/// ```
-/// use retry_jitter::{transient, Decision, TimedOut};
-/// assert_eq!(transient(&TimedOut), Decision::Retry);
-/// ```
-impl Transient for TimedOut {
-    fn decision(&self) -> Decision {
-        Decision::Retry
-    }
-}
-
-/// An `io::Error` of kind [`TimedOut`](io::ErrorKind::TimedOut), with [`TimedOut`] as its
-/// inner error: `#[retry(timeout = …)]` works on any `io::Result` function.
-///
-/// ```
-/// use retry_jitter::TimedOut;
-/// let e = std::io::Error::from(TimedOut);
-/// assert!(e.get_ref().is_some_and(|inner| inner.is::<TimedOut>()));
-/// ```
-impl From<TimedOut> for io::Error {
-    fn from(e: TimedOut) -> Self {
-        io::Error::new(io::ErrorKind::TimedOut, e)
-    }
-}

@@ -14,7 +14,7 @@ use super::writes::Writes;
 use crate::fleet::SharedBudget;
 use crate::hedge::Hedge;
 use crate::policy::RetryAll;
-use crate::run::hooks::{NoGiveUp, NoNotify, NoTrace};
+use crate::policy::Unset;
 use crate::{Policy, Retry};
 
 /// The settings of a retry middleware, whatever its face: the loop's ([`Retry`]'s policy,
@@ -40,14 +40,14 @@ use crate::{Policy, Retry};
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
-pub struct RetryBuilder<F, On, OnOk, B, L, D> {
+pub struct RetryBuilder<Face, On, OnOk, Budget, Timeout, Hedge> {
     /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
-    pub(super) retry: Retry<RetryAll, NoNotify, NoGiveUp, B, NoTrace, L, D>,
+    pub(super) retry: Retry<RetryAll, Unset, Unset, Budget, Unset, Timeout, Hedge>,
     pub(super) on: On,
     pub(super) on_ok: OnOk,
     /// Which requests may be sent twice.
     pub(super) writes: Writes,
-    pub(super) face: F,
+    pub(super) face: Face,
 }
 
 impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
@@ -298,16 +298,7 @@ impl<F: FaceHops, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     }
 }
 
-impl<F, On, OnOk>
-    RetryBuilder<
-        F,
-        On,
-        OnOk,
-        crate::fleet::NoBudget,
-        crate::timeout::NoTimeout,
-        crate::hedge::NoHedge,
-    >
-{
+impl<F, On, OnOk> RetryBuilder<F, On, OnOk, Unset, Unset, Unset> {
     /// A face's builder: `policy`, named `name`, its default classifiers and settings.
     pub(super) fn start(policy: Policy, name: &'static str, on: On, on_ok: OnOk, face: F) -> Self {
         RetryBuilder {

@@ -46,11 +46,12 @@ use reqwest_middleware::{Error, Middleware, Next};
 
 use super::hops;
 use super::writes;
-use crate::fleet::{Budget, NoBudget};
-use crate::hedge::{HedgeWith, NoHedge};
+use crate::fleet::Budget;
+use crate::hedge::HedgeWith;
 use crate::policy::Resend;
+use crate::policy::Unset;
 use crate::policy::{Classify, ClassifyOk};
-use crate::timeout::{AttemptTimeout, NoTimeout};
+use crate::run::timeout::AttemptTimeout;
 use crate::{Decision, Policy, TimedOut, Transient};
 
 pub use crate::middleware::builder::RetryBuilder;
@@ -71,10 +72,10 @@ pub use crate::middleware::builder::RetryBuilder;
 pub type RetryMiddleware<
     On = TransportErrors,
     OnOk = ByStatus,
-    B = NoBudget,
-    L = NoTimeout,
-    D = NoHedge,
-> = RetryBuilder<MiddlewareFace, On, OnOk, B, L, D>;
+    Budget = Unset,
+    Timeout = Unset,
+    Hedge = Unset,
+> = RetryBuilder<MiddlewareFace, On, OnOk, Budget, Timeout, Hedge>;
 
 // In the middleware's type, never named by a user: public in a private module.
 mod face {

@@ -1,14 +1,17 @@
 //! Deadlines: a call's (`max_elapsed` after its start) and its arithmetic, which every check of
-//! the loops goes through; and the time limit of the attempt being polled, as the attempt
+//! the loops goes through; [`TimedOut`], the error of an attempt cut by its limit; and the time limit of the attempt being polled, as the attempt
 //! itself can read it: the retry loops set it (in `run/timeout`) while they poll an attempt
 //! that has one, and code inside the attempt (`reqwest::check`'s error-body read) fits its
 //! work to what is left.
 
 use core::borrow::Borrow;
+use core::fmt;
 use core::time::Duration;
+use std::io;
 use std::time::Instant;
 
-use crate::policy::{Clock, Policy};
+use crate::policy::transient::Transient;
+use crate::policy::{Clock, Decision, Policy};
 
 /// A call's deadline on `clock`: `max_elapsed` after its start, or the caller's (inside a
 /// [`ChainLayer`](crate::tower::ChainLayer)'s scope), whichever is earlier.
@@ -159,10 +162,62 @@ pub(crate) fn within<O>(end: (Instant, Clock), poll: impl FnOnce() -> O) -> O {
 /// `reqwest::check` does with its error-body read.
 ///
 /// ```
-/// assert_eq!(retry_jitter::timeout::attempt_time_left(), None);
+/// assert_eq!(retry_jitter::attempt_time_left(), None);
 /// ```
 pub fn attempt_time_left() -> Option<Duration> {
     ATTEMPT_END
         .with(|cell| cell.get())
         .map(|(end, clock)| end.saturating_duration_since(clock()))
+}
+
+/// An attempt ran past its time limit (`timeout`, or the hard deadline `max_elapsed` sets with
+/// it) and was dropped.
+///
+/// A retried function with a `timeout` gets this as its own error type through
+/// `From<TimedOut>`; it is [`Transient`] (retried), so a classifier that delegates to
+/// [`transient`](crate::transient) retries a timed-out attempt.
+///
+/// ```
+/// use retry_jitter::{Decision, TimedOut, Transient};
+///
+/// let e = std::io::Error::from(TimedOut);
+/// assert_eq!(e.kind(), std::io::ErrorKind::TimedOut);
+/// assert_eq!(TimedOut.decision(), Decision::Retry);
+/// assert_eq!(TimedOut.to_string(), "the attempt timed out");
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct TimedOut;
+
+impl fmt::Display for TimedOut {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the attempt timed out")
+    }
+}
+
+impl std::error::Error for TimedOut {}
+
+/// Retried: the next attempt may answer in time.
+///
+/// ```
+/// use retry_jitter::{transient, Decision, TimedOut};
+/// assert_eq!(transient(&TimedOut), Decision::Retry);
+/// ```
+impl Transient for TimedOut {
+    fn decision(&self) -> Decision {
+        Decision::Retry
+    }
+}
+
+/// An `io::Error` of kind [`TimedOut`](io::ErrorKind::TimedOut), with [`TimedOut`] as its
+/// inner error: `#[retry(timeout = …)]` works on any `io::Result` function.
+///
+/// ```
+/// use retry_jitter::TimedOut;
+/// let e = std::io::Error::from(TimedOut);
+/// assert!(e.get_ref().is_some_and(|inner| inner.is::<TimedOut>()));
+/// ```
+impl From<TimedOut> for io::Error {
+    fn from(e: TimedOut) -> Self {
+        io::Error::new(io::ErrorKind::TimedOut, e)
+    }
 }

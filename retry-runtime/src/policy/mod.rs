@@ -16,15 +16,31 @@ use std::time::Instant;
 
 pub use backoff::{Backoff, Jitter, Schedule};
 pub use classify::{AcceptOk, Classify, ClassifyOk, Resend, RetryAll};
-pub use deadline::attempt_time_left;
+pub use deadline::{attempt_time_left, TimedOut};
 pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
 pub use policy::Policy;
 
-/// A clock: the current instant on the timer's own time line.
+/// A clock: the current instant on the timer's own time line ([`sleep::now`](crate::sleep::now),
+/// [`sleep::tokio_now`](crate::sleep::tokio_now), or a function of your own).
 ///
 /// ```
-/// use retry_jitter::sleep::{self, Clock};
+/// use retry_jitter::{sleep, Clock};
 /// let clock: Clock = sleep::now;
 /// assert!(clock() <= sleep::now());
 /// ```
 pub type Clock = fn() -> Instant;
+
+/// The stand-in a [`Retry`](crate::Retry) carries in its type for each hook it was not given (a
+/// notify or give-up hook, a budget, a guard, a hedge, a time limit, the trace): it does nothing,
+/// and costs nothing.
+///
+/// ```
+/// use retry_jitter::hooks::Unset;
+/// use retry_jitter::{Policy, Retry};
+///
+/// // A new `Retry` has every hook `Unset`.
+/// let r: Retry<_, Unset, Unset> = Retry::new(Policy::new().with_attempts(1));
+/// assert_eq!(r.call(|| Err::<(), _>("down")), Err("down"));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Unset;

@@ -3,8 +3,9 @@
 
 use core::time::Duration;
 
-use crate::fleet::{AdaptiveThrottle, CircuitBreaker, CircuitOpen, Throttled, TimedOut};
+use crate::fleet::{AdaptiveThrottle, CircuitBreaker, CircuitOpen, Throttled};
 use crate::policy::Policy;
+use crate::policy::TimedOut;
 use crate::run::guard::{BreakerGuard, ThrottleGuard};
 use crate::run::loops::IsResult;
 

@@ -4,18 +4,19 @@
 use crate::fleet::{
     AdaptiveThrottle, Admission, BreakerState, CircuitBreaker, CircuitOpen, Throttled,
 };
+use crate::policy::Unset;
 use crate::policy::{Clock, GiveUpReason};
 
 /// A call's guards, as the retry loop drives them: asked before each attempt, told when an
-/// attempt was answered and when the call ended. [`NoGuard`] (no throttle, no breaker) is
+/// attempt was answered and when the call ended. [`Unset`] (no throttle, no breaker) is
 /// nothing at all.
 ///
 /// `R` is the call's outcome: a guard that refuses an attempt makes its error.
 ///
 /// ```
-/// use retry_jitter::hooks::NoGuard;
+/// use retry_jitter::hooks::Unset;
 /// use retry_jitter::__private::Guard;
-/// assert!(Guard::<Result<(), ()>>::before(&NoGuard, true, retry_jitter::sleep::now, "f").is_ok());
+/// assert!(Guard::<Result<(), ()>>::before(&Unset, true, retry_jitter::sleep::now, "f").is_ok());
 /// ```
 pub trait Guard<R> {
     /// An attempt is about to be made (`first`: the call's first): `Err` with the outcome and
@@ -33,17 +34,7 @@ pub trait Guard<R> {
     fn ended(&self, success: bool, clock: Clock, function: &'static str);
 }
 
-/// No throttle and no breaker.
-///
-/// ```
-/// use retry_jitter::hooks::NoGuard;
-/// use retry_jitter::__private::Guard;
-/// Guard::<Result<(), ()>>::answered(&NoGuard, true, retry_jitter::sleep::now);
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoGuard;
-
-impl<R> Guard<R> for NoGuard {
+impl<R> Guard<R> for Unset {
     #[inline(always)]
     fn before(&self, _: bool, _: Clock, _: &'static str) -> Result<(), (R, GiveUpReason)> {
         Ok(())

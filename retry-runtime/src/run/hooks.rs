@@ -2,14 +2,15 @@
 //! `give_up` hooks, the shared budget, the trace (in `trace`). Each defaults to a zero-sized
 //! "nothing", so a call site pays only for what it uses.
 
+use crate::policy::Unset;
 use crate::policy::{GiveUp, RetryEvent};
+pub use crate::run::trace::Trace;
 #[cfg(feature = "tracing")]
 pub use crate::run::trace::{tracer, Level, Render, Rendered, Tracer, Unrendered};
-pub use crate::run::trace::{NoTrace, Trace};
 
 /// Told about each retry before its wait (logging, metrics).
 ///
-/// Implemented for every `Fn(&E, &RetryEvent)`, and for [`NoNotify`].
+/// Implemented for every `Fn(&E, &RetryEvent)`, and for [`Unset`].
 ///
 /// ```
 /// use retry_jitter::RetryEvent;
@@ -76,23 +77,13 @@ impl<E, F: Fn(&E, &RetryEvent)> Notify<E> for F {
     }
 }
 
-/// The hook used when none is given: does nothing.
-///
-/// ```
-/// use retry_jitter::RetryEvent;
-/// use retry_jitter::hooks::{NoNotify, Notify};
-/// # let _ = &NoNotify as &dyn Notify<()>;
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoNotify;
-
-impl<E> Notify<E> for NoNotify {
+impl<E> Notify<E> for Unset {
     fn notify(&self, _: &E, _: &RetryEvent) {}
 }
 
 /// Told once, when retrying ends with an error, why it ended.
 ///
-/// Implemented for every `Fn(&E, &GiveUp)`, and for [`NoGiveUp`].
+/// Implemented for every `Fn(&E, &GiveUp)`, and for [`Unset`].
 ///
 /// ```
 /// use retry_jitter::GiveUp;
@@ -130,43 +121,33 @@ impl<E, F: Fn(&E, &GiveUp)> GiveUpHook<E> for F {
     }
 }
 
-/// The `give_up` hook used when none is given: does nothing.
-///
-/// ```
-/// use retry_jitter::hooks::{GiveUpHook, NoGiveUp};
-/// # let _ = &NoGiveUp as &dyn GiveUpHook<()>;
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoGiveUp;
-
-impl<E> GiveUpHook<E> for NoGiveUp {
+impl<E> GiveUpHook<E> for Unset {
     fn give_up(&self, _: &E, _: &GiveUp) {}
 }
 
 /// Everything a call site's retry loop calls out to besides the operation.
 ///
 /// ```
-/// use retry_jitter::hooks::{
-///     AcceptOk, Hooks, NoBudget, NoGiveUp, NoGuard, NoNotify, NoTrace, RetryAll,
-/// };
-/// let hooks = Hooks { on: RetryAll, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: NoGuard };
+/// use retry_jitter::hooks::{AcceptOk, Hooks, RetryAll, Unset};
+/// let hooks = Hooks { on: RetryAll, notify: Unset, give_up: Unset, budget: Unset, trace: Unset, on_ok: AcceptOk, guard: Unset };
 /// # let _ = hooks;
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Hooks<C, N, G, B, T, O = crate::policy::AcceptOk, Gd = crate::run::guard::NoGuard> {
+pub struct Hooks<On, Notify, GiveUp, Budget, Trace, OnOk = crate::policy::AcceptOk, Guards = Unset>
+{
     /// Which errors are retried: a [`Classify`](crate::hooks::Classify).
-    pub on: C,
+    pub on: On,
     /// Told before each wait: a [`Notify`](crate::hooks::Notify).
-    pub notify: N,
+    pub notify: Notify,
     /// Told once when retrying ends with an error: a [`GiveUpHook`].
-    pub give_up: G,
+    pub give_up: GiveUp,
     /// The shared budget, if any: a [`Budget`](crate::hooks::Budget).
-    pub budget: B,
-    /// Trace events: a [`Trace`].
-    pub trace: T,
+    pub budget: Budget,
+    /// Trace events: a [`Trace`](crate::__private::Trace).
+    pub trace: Trace,
     /// Which `Ok` values are retried (`on_ok`): a [`ClassifyOk`](crate::hooks::ClassifyOk); every one
     /// is taken with [`AcceptOk`](crate::policy::AcceptOk).
-    pub on_ok: O,
+    pub on_ok: OnOk,
     /// The throttle and the circuit breaker, if any: a [`Guard`](crate::__private::Guard).
-    pub guard: Gd,
+    pub guard: Guards,
 }

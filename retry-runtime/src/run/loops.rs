@@ -9,6 +9,7 @@ use std::time::Instant;
 
 use crate::fleet::Budget;
 use crate::policy::deadline::Started;
+use crate::policy::Clock;
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{GiveUpReason, Policy};
 use crate::run::account::RetryShare;
@@ -16,7 +17,7 @@ use crate::run::guard::Guard;
 use crate::run::hedge::{hedged_lazily, Hedge, KeepLast};
 use crate::run::hooks::Notify;
 use crate::run::hooks::{GiveUpHook, Hooks};
-use crate::run::sleep::{self, Clock};
+use crate::run::sleep;
 pub use crate::run::state::start_time;
 use crate::run::state::RetryState;
 use crate::run::step::recovered;
@@ -413,7 +414,7 @@ impl<R> Loop<R> {
         Fut: Future<Output = R>,
         S: FnMut(Duration) -> SFut,
         SFut: Future<Output = ()>,
-        M: Fn(crate::fleet::TimedOut) -> R,
+        M: Fn(crate::policy::TimedOut) -> R,
     {
         hedged_lazily(call, hooks, function, hedge, timeout, sleep, make, last)
     }

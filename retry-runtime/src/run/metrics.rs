@@ -10,12 +10,15 @@
 //! | `retry_jitter_recovered_total` | counter | `function` | calls that succeeded after at least one failed or hedged call |
 //! | `retry_jitter_give_ups_total` | counter | `function`, `reason` | calls that ended in an error; `reason` ∈ `attempts`, `elapsed`, `budget_empty`, `stopped`, `hint_beyond_cap` |
 //! | `retry_jitter_retry_delay_seconds` | histogram | `function` | each wait, in seconds |
+//! | `retry_jitter_throttled_total` | counter | `function` | attempts the adaptive throttle rejected |
+//! | `retry_jitter_breaker_open_total` | counter | `function` | times a circuit breaker opened, by the function whose call opened it |
+//! | `retry_jitter_breaker_state` | gauge | `function` | a breaker's state as the function that changed it last saw it: 0 closed, 1 open, 2 half-open |
 //!
 //! A first-call success reports nothing: the success path stays free.
 //!
 //! ```
-//! use retry_jitter::{metrics, GiveUpReason};
-//! assert_eq!(metrics::RETRIES_TOTAL, "retry_jitter_retries_total");
+//! use retry_jitter::GiveUpReason;
+//! // The `reason` label of `retry_jitter_give_ups_total`.
 //! assert_eq!(GiveUpReason::BudgetEmpty.label(), "budget_empty");
 //! ```
 
@@ -29,22 +32,22 @@ use ::metrics::{Key, Label, Level, Metadata};
 use crate::policy::GiveUpReason;
 
 /// Counter: one per retry (a wait started after an error).
-pub const RETRIES_TOTAL: &str = "retry_jitter_retries_total";
+pub(crate) const RETRIES_TOTAL: &str = "retry_jitter_retries_total";
 /// Counter: one per hedge started.
-pub const HEDGES_TOTAL: &str = "retry_jitter_hedges_total";
+pub(crate) const HEDGES_TOTAL: &str = "retry_jitter_hedges_total";
 /// Counter: calls that succeeded after at least one failed (or hedged) call.
-pub const RECOVERED_TOTAL: &str = "retry_jitter_recovered_total";
+pub(crate) const RECOVERED_TOTAL: &str = "retry_jitter_recovered_total";
 /// Counter: calls that ended in an error, by `reason`.
-pub const GIVE_UPS_TOTAL: &str = "retry_jitter_give_ups_total";
+pub(crate) const GIVE_UPS_TOTAL: &str = "retry_jitter_give_ups_total";
 /// Histogram: each wait, in seconds.
-pub const RETRY_DELAY_SECONDS: &str = "retry_jitter_retry_delay_seconds";
+pub(crate) const RETRY_DELAY_SECONDS: &str = "retry_jitter_retry_delay_seconds";
 /// Counter: attempts the adaptive throttle rejected, by `function`.
-pub const THROTTLED_TOTAL: &str = "retry_jitter_throttled_total";
+pub(crate) const THROTTLED_TOTAL: &str = "retry_jitter_throttled_total";
 /// Counter: times a circuit breaker opened, by the `function` whose call opened it.
-pub const BREAKER_OPEN_TOTAL: &str = "retry_jitter_breaker_open_total";
+pub(crate) const BREAKER_OPEN_TOTAL: &str = "retry_jitter_breaker_open_total";
 /// Gauge: a circuit breaker's state as the `function` that changed it last saw it: 0 closed, 1
 /// open, 2 half-open.
-pub const BREAKER_STATE: &str = "retry_jitter_breaker_state";
+pub(crate) const BREAKER_STATE: &str = "retry_jitter_breaker_state";
 
 /// What `metrics::counter!` and `histogram!` would give: the target and module are this
 /// module's, the level INFO.

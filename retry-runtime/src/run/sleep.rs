@@ -1,14 +1,12 @@
 //! Timers and clocks: blocking sleep for sync code, tokio's sleep for async code.
 //!
 //! Each timer has its clock, and `max_elapsed` and `timeout` are measured on it: the monotonic
-//! system clock ([`now`]) with [`sleep_blocking`]; for `async fn`s tokio's clock
+//! system clock ([`now`]) with `std::thread::sleep`; for `async fn`s tokio's clock
 //! ([`tokio_now`] with feature `tokio`, also when the timer is given with `sleep = path`), so a
 //! paused test clock works, or the clock given with `clock = path`.
 
 use core::time::Duration;
 use std::time::Instant;
-
-pub use crate::policy::Clock;
 
 /// The monotonic system clock, moved forward by the waits that
 /// [`testing::record_sleeps`](crate::testing::record_sleeps) recorded instead of sleeping.
@@ -32,6 +30,7 @@ pub fn now() -> Instant {
 /// retry_jitter::sleep::sleep_blocking(std::time::Duration::from_millis(1));
 /// ```
 #[inline]
+#[doc(hidden)]
 pub fn sleep_blocking(delay: Duration) {
     // A zero wait (`base = "0ns"`, `Jitter::Full` drawing 0) is not a syscall.
     if !crate::testing::record(delay) && !delay.is_zero() {

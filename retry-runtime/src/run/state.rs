@@ -5,10 +5,11 @@ use std::time::Instant;
 
 use crate::fleet::{Budget, SharedBudget};
 use crate::policy::deadline::Started;
+use crate::policy::Clock;
 use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent};
 use crate::run::account::{Account, RetryShare};
 use crate::run::hooks::{Hooks, Notify};
-use crate::run::sleep::{self, Clock};
+use crate::run::sleep;
 
 /// When a call's first attempt begins, on `clock`: read only if the policy has a `max_elapsed`.
 #[doc(hidden)]
@@ -178,11 +179,11 @@ impl RetryState {
     ///
     /// ```
     /// use retry_jitter::{GiveUpReason, Policy, RetryState};
-    /// use retry_jitter::hooks::{AcceptOk, Hooks, NoBudget, NoGiveUp, NoNotify, NoTrace};
+    /// use retry_jitter::hooks::{AcceptOk, Hooks, Unset};
     ///
     /// let mut state = RetryState::new(Policy::default());
     /// let on = |e: &u16| *e >= 500;
-    /// let hooks = Hooks { on, notify: NoNotify, give_up: NoGiveUp, budget: NoBudget, trace: NoTrace, on_ok: AcceptOk, guard: retry_jitter::hooks::NoGuard };
+    /// let hooks = Hooks { on, notify: Unset, give_up: Unset, budget: Unset, trace: Unset, on_ok: AcceptOk, guard: Unset };
     /// assert!(state.on_error(&503, &hooks, "fetch").is_ok());
     /// assert_eq!(state.on_error(&404, &hooks, "fetch"), Err(GiveUpReason::Stopped));
     /// ```

@@ -6,13 +6,13 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::fleet::Budget;
+use crate::policy::Clock;
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{Decision, GiveUp, GiveUpReason, RetryEvent};
 use crate::run::account::{Account, RetryShare};
 use crate::run::guard::Guard;
 use crate::run::hooks::Notify;
 use crate::run::hooks::{GiveUpHook, Hooks};
-use crate::run::sleep::Clock;
 use crate::run::state::RetryState;
 use crate::run::trace::Trace;
 

@@ -1,51 +1,27 @@
-//! Attempts with a time limit: the [`TimedOut`] error, and the race of an attempt against its
-//! timer that `#[retry(timeout = …)]` and [`Retry::timeout`](crate::Retry::timeout) run.
+//! Attempts with a time limit: the race of an attempt against its timer that
+//! `#[retry(timeout = …)]` and [`Retry::timeout`](crate::Retry::timeout) run.
 
 use core::future::Future;
-use core::pin::{pin, Pin};
+use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::fleet::TimedOut;
-pub use crate::policy::attempt_time_left;
 use crate::policy::deadline::{within, Started};
+use crate::policy::TimedOut;
 
 // Public through `hooks`, with the closure API's other stand-ins.
 pub(crate) mod limit;
-pub(crate) use limit::{AttemptTimeout, MakeError, NoTimeout};
+pub(crate) use limit::{AttemptTimeout, MakeError};
 
-/// Run `attempt` until it finishes or `timer` does, whichever is first: `Err(TimedOut)` when
-/// the timer won, and the attempt is dropped at once. The attempt is polled first, so one that
-/// is ready is never cut, even by a timer that has already expired.
+/// One poll of `attempt` raced against `timer`: `Err(TimedOut)` when the timer won. The attempt
+/// is polled first, so one that is ready is never cut, even by a timer that has already
+/// expired. `#[retry(timeout = …)]` pins the attempt and its timer in the function's own
+/// future and polls them with this, so they are stored once.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_jitter::{timeout::race, TimedOut};
-/// use std::time::Duration;
-///
-/// let slow = tokio::time::sleep(Duration::from_secs(10));
-/// let limit = tokio::time::sleep(Duration::from_secs(1));
-/// assert_eq!(race(slow, limit).await, Err(TimedOut));
-/// assert_eq!(race(async { 7 }, limit_now()).await, Ok(7));
-/// # fn limit_now() -> tokio::time::Sleep { tokio::time::sleep(Duration::ZERO) }
-/// # }
-/// ```
-pub async fn race<A: Future, T: Future<Output = ()>>(
-    attempt: A,
-    timer: T,
-) -> Result<A::Output, TimedOut> {
-    let (mut attempt, mut timer) = (pin!(attempt), pin!(timer));
-    core::future::poll_fn(move |cx| poll_race(attempt.as_mut(), timer.as_mut(), cx)).await
-}
-
-/// One poll of [`race`], on futures pinned where they were made: `#[retry(timeout = …)]`
-/// pins the attempt and its timer in the function's own future and polls them with this, so
-/// they are stored once (an `async fn` like `race` keeps its arguments twice).
-///
-/// ```
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-/// use retry_jitter::{timeout::poll_race, TimedOut};
+/// use retry_jitter::{__private::poll_race, TimedOut};
 /// use std::{future, pin::pin, time::Duration};
 ///
 /// let mut attempt = pin!(future::pending::<u32>());
@@ -67,7 +43,7 @@ pub fn poll_race<A: Future, T: Future<Output = ()>>(
     timer.poll(cx).map(|()| Err(TimedOut))
 }
 
-/// One poll of [`race`] for an attempt limited to `limit` on `clock`: what [`poll_race`]
+/// One poll of [`poll_race`] for an attempt limited to `limit` on `clock`: what [`poll_race`]
 /// does, and while the attempt is polled it can ask how long it has left
 /// ([`attempt_time_left`]: [`reqwest::check`](crate::reqwest::check) ends its error-body read
 /// there, so the status it decided on is not lost to the timer). `end` is the attempt's end,
@@ -77,7 +53,8 @@ pub fn poll_race<A: Future, T: Future<Output = ()>>(
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use retry_jitter::sleep::tokio_now;
-/// use retry_jitter::timeout::{attempt_time_left, poll_race_within};
+/// use retry_jitter::__private::poll_race_within;
+/// use retry_jitter::attempt_time_left;
 /// use std::{future, pin::pin, time::Duration};
 ///
 /// let limit = Duration::from_secs(1);
@@ -141,7 +118,8 @@ pin_project_lite::pin_project! {
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use retry_jitter::sleep::tokio_now;
-    /// use retry_jitter::timeout::{attempt_time_left, Race};
+    /// use retry_jitter::__private::Race;
+    /// use retry_jitter::attempt_time_left;
     /// use retry_jitter::TimedOut;
     /// use std::time::Duration;
     ///
@@ -208,7 +186,7 @@ fn learn_end(limit: Duration, clock: crate::policy::Clock) -> Option<Instant> {
 ///
 /// ```
 /// use retry_jitter::__private::Started;
-/// use retry_jitter::{sleep, timeout::Limit, Policy};
+/// use retry_jitter::{__private::Limit, sleep, Policy};
 /// use std::time::Duration;
 ///
 /// let policy = Policy::new().with_max_elapsed(Duration::from_secs(5));

@@ -1,20 +1,21 @@
-//! The trace a retry loop reports to: the [`Trace`] events, [`NoTrace`], and with feature
+//! The trace a retry loop reports to: the [`Trace`] events, [`Unset`], and with feature
 //! `tracing` the `Tracer` that emits them as `tracing` events.
 
+use crate::policy::Unset;
 use crate::policy::{GiveUp, RetryEvent};
 
-/// Trace events for retries and give-ups (feature `tracing`); [`NoTrace`] emits nothing.
+/// Trace events for retries and give-ups (feature `tracing`); [`Unset`] emits nothing.
 ///
 /// `R` is the failed call's outcome (its `Result`): a trace sees the error through it, so that
 /// its type depends on the function's return type alone.
 ///
 /// ```
-/// use retry_jitter::hooks::NoTrace;
+/// use retry_jitter::hooks::Unset;
 /// use retry_jitter::__private::Trace;
-/// # let _ = &NoTrace as &dyn Trace<Result<(), ()>>;
+/// # let _ = &Unset as &dyn Trace<Result<(), ()>>;
 /// ```
 pub trait Trace<R> {
-    /// `true` for a trace that emits nothing ([`NoTrace`]): the loops then skip what they
+    /// `true` for a trace that emits nothing ([`Unset`]): the loops then skip what they
     /// would compute only for it.
     #[inline(always)]
     fn is_silent(&self) -> bool {
@@ -37,17 +38,7 @@ pub trait Trace<R> {
     }
 }
 
-/// No trace events.
-///
-/// ```
-/// use retry_jitter::hooks::NoTrace;
-/// use retry_jitter::__private::Trace;
-/// # let _ = &NoTrace as &dyn Trace<u8>;
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct NoTrace;
-
-impl<R> Trace<R> for NoTrace {
+impl<R> Trace<R> for Unset {
     #[inline(always)]
     fn is_silent(&self) -> bool {
         true

@@ -12,20 +12,7 @@ use http::{HeaderMap, Method, StatusCode};
 ///
 /// A key is a value with something in it: an empty or all-blank (spaces, tabs) header is no
 /// key, as a server that de-duplicates by key has nothing to de-duplicate by.
-///
-/// ```
-/// use retry_jitter::http::is_repeatable;
-/// use http::{HeaderMap, Method};
-///
-/// let mut headers = HeaderMap::new();
-/// assert!(is_repeatable(&Method::PUT, &headers));
-/// assert!(!is_repeatable(&Method::POST, &headers));
-/// headers.insert("idempotency-key", "  ".parse().unwrap());
-/// assert!(!is_repeatable(&Method::POST, &headers)); // blank: no key
-/// headers.insert("idempotency-key", "7c4a8d09-ca37-4e4b-9c3b-0b6c1d2f3e4a".parse().unwrap());
-/// assert!(is_repeatable(&Method::POST, &headers));
-/// ```
-pub fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
+pub(crate) fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
     // `is_idempotent`: RFC 9110's idempotent methods, the six above, by the method's tag.
     method.is_idempotent() || KEYS.iter().any(|name| has_key(headers, name))
 }
@@ -44,20 +31,12 @@ fn has_key(headers: &HeaderMap, name: &str) -> bool {
 /// Whether a failed response proves that the server did not apply the request: `408`, `425`,
 /// `429` and `503`, each a refusal before processing. What a request that is not
 /// [repeatable](is_repeatable) is retried on (with a failed connect, which sent nothing).
-///
-/// ```
-/// use retry_jitter::http::refused_before_processing;
-/// use http::StatusCode;
-///
-/// assert!(refused_before_processing(StatusCode::TOO_MANY_REQUESTS));
-/// assert!(!refused_before_processing(StatusCode::BAD_GATEWAY)); // the upstream may have run it
-/// ```
-pub fn refused_before_processing(status: StatusCode) -> bool {
+pub(crate) fn refused_before_processing(status: StatusCode) -> bool {
     matches!(status.as_u16(), 408 | 425 | 429 | 503)
 }
 
 /// Whether a failed attempt's error proves that its request was never sent, so that even a
-/// request that is not [repeatable](is_repeatable) may be sent again: down its source chain, a
+/// request that is not repeatable (a `POST` or `PATCH` without an `Idempotency-Key`) may be sent again: down its source chain, a
 /// refused connection (`std::io::ErrorKind::ConnectionRefused`), hyper-util's failed connect
 /// (`client error (Connect)`), or an HTTP/2 stream the server did not process: one it refused
 /// (`REFUSED_STREAM`), or one above the last stream id of the server's `GOAWAY`. A timeout, a
@@ -78,6 +57,26 @@ pub fn never_sent(error: &(dyn std::error::Error + 'static)) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The method rule as the docs of `is_repeatable` and `refused_before_processing` state it.
+    #[test]
+    fn the_method_rule() {
+        use http::{HeaderMap, Method, StatusCode};
+
+        let mut headers = HeaderMap::new();
+        assert!(is_repeatable(&Method::PUT, &headers));
+        assert!(!is_repeatable(&Method::POST, &headers));
+        headers.insert("idempotency-key", "  ".parse().unwrap());
+        assert!(!is_repeatable(&Method::POST, &headers)); // blank: no key
+        headers.insert(
+            "idempotency-key",
+            "7c4a8d09-ca37-4e4b-9c3b-0b6c1d2f3e4a".parse().unwrap(),
+        );
+        assert!(is_repeatable(&Method::POST, &headers));
+
+        assert!(refused_before_processing(StatusCode::TOO_MANY_REQUESTS));
+        assert!(!refused_before_processing(StatusCode::BAD_GATEWAY)); // the upstream may have run it
+    }
     use crate::classify::http::classify_response_to;
     use crate::policy::Decision;
     use std::time::SystemTime;

@@ -45,9 +45,10 @@ use crate::policy::Decision;
 mod method;
 mod retry_after;
 
+pub use method::never_sent;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub(crate) use method::KEYS;
-pub use method::{is_repeatable, never_sent, refused_before_processing};
+pub(crate) use method::{is_repeatable, refused_before_processing};
 pub use retry_after::retry_after;
 
 /// What to do after a response with this status (see the module's table).
@@ -107,9 +108,9 @@ pub fn classify_response(status: StatusCode, headers: &HeaderMap, now: SystemTim
 }
 
 /// [`classify_response`] for a response to a request of `method` with `request_headers`: a
-/// request that is not [repeatable](is_repeatable) (a `POST` without an `Idempotency-Key`) is
+/// request that is not repeatable (a `POST` or `PATCH` without an `Idempotency-Key`) is
 /// retried only on a status that proves it was not applied
-/// ([`refused_before_processing`]: `408`, `425`, `429`, `503`), not on a `500`, `502` or
+/// (`408`, `425`, `429`, `503`: refused before processing), not on a `500`, `502` or
 /// `504`. The server's word ([`server_says_retry`]) still wins: `x-should-retry: true` on a
 /// `500` answering a `POST` says it is safe.
 ///
@@ -275,25 +276,6 @@ pub fn server_says_retry(headers: &HeaderMap) -> Option<bool> {
         }
     }
     said
-}
-
-/// The status's decision, with `hint` (a parsed `Retry-After`) for a status that is retried.
-///
-/// ```
-/// use retry_jitter::http::classify_status_with_hint;
-/// use retry_jitter::Decision;
-/// use http::StatusCode;
-/// use std::time::Duration;
-///
-/// let hint = Some(Duration::from_secs(1));
-/// assert_eq!(classify_status_with_hint(StatusCode::SERVICE_UNAVAILABLE, hint), Decision::RetryAfter(Duration::from_secs(1)));
-/// assert_eq!(classify_status_with_hint(StatusCode::FORBIDDEN, hint), Decision::Stop);
-/// ```
-pub fn classify_status_with_hint(status: StatusCode, hint: Option<Duration>) -> Decision {
-    match (classify_status(status), hint) {
-        (Decision::Retry, Some(hint)) => Decision::RetryAfter(hint),
-        (decision, _) => decision,
-    }
 }
 
 #[cfg(test)]

@@ -3,11 +3,9 @@
 use super::{
     ByStatus, CloneBodies, CloneRequests, HttpRequests, Layer, TransportErrors, DEFAULT_BODY_LIMIT,
 };
-use crate::fleet::NoBudget;
-use crate::hedge::NoHedge;
 use crate::middleware::builder::RetryBuilder;
 use crate::policy::AcceptOk;
-use crate::timeout::NoTimeout;
+use crate::policy::Unset;
 use crate::Policy;
 
 /// The retry loop as a tower [`Layer`]: see the [module](super). Its setters of the loop
@@ -32,27 +30,27 @@ use crate::Policy;
 pub type RetryLayer<
     On = TransportErrors,
     OnOk = ByStatus,
-    B = NoBudget,
-    L = NoTimeout,
-    D = NoHedge,
-    M = HttpRequests,
-> = RetryBuilder<LayerFace<M>, On, OnOk, B, L, D>;
+    Budget = Unset,
+    Timeout = Unset,
+    Hedge = Unset,
+    Requests = HttpRequests,
+> = RetryBuilder<LayerFace<Requests>, On, OnOk, Budget, Timeout, Hedge>;
 
 /// What a [`RetryLayer`] has that a `RetryMiddleware` has not: the largest request body it
 /// replays, and its request mode ([`HttpRequests`], [`CloneBodies`] or [`CloneRequests`]). In
 /// the layer's type, never named by a user: public in a private module.
 #[derive(Clone, Debug)]
-pub struct LayerFace<M> {
+pub struct LayerFace<Requests> {
     /// A `u32`, beside the builder's one-byte settings: the response future that carries the
     /// layer stays small enough to be moved inline (a body buffered past 4 GiB is not
     /// replayed anyway).
     pub(super) limit: u32,
-    pub(super) mode: M,
+    pub(super) mode: Requests,
 }
 
 impl RetryLayer {
     /// Retry under `policy`: transport errors by [`TransportErrors`], responses by
-    /// [`ByStatus`], HTTP request bodies replayed up to [`DEFAULT_BODY_LIMIT`].
+    /// [`ByStatus`], HTTP request bodies replayed up to 64 KiB.
     ///
     /// ```
     /// use retry_jitter::tower::RetryLayer;
@@ -70,7 +68,7 @@ impl RetryLayer {
 }
 
 impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
-    /// Replay request bodies of at most `limit` bytes (default [`DEFAULT_BODY_LIMIT`]); a
+    /// Replay request bodies of at most `limit` bytes (default 64 KiB); a
     /// larger body is sent once and not retried. `0` replays only empty bodies; a limit past
     /// 4 GiB is 4 GiB.
     ///
@@ -298,11 +296,11 @@ pub struct RetryService<
     S,
     On = TransportErrors,
     OnOk = ByStatus,
-    B = NoBudget,
-    L = NoTimeout,
-    D = NoHedge,
-    M = HttpRequests,
+    Budget = Unset,
+    Timeout = Unset,
+    Hedge = Unset,
+    Requests = HttpRequests,
 > {
     pub(super) inner: S,
-    pub(super) layer: RetryLayer<On, OnOk, B, L, D, M>,
+    pub(super) layer: RetryLayer<On, OnOk, Budget, Timeout, Hedge, Requests>,
 }

@@ -8,7 +8,7 @@
 //! not to retry again.
 //!
 //! - **Requests.** An `http::Request<B>` is made replayable by its body type ([`ReplayBody`](body::ReplayBody)),
-//!   up to a limit ([`DEFAULT_BODY_LIMIT`], 64 KiB; [`RetryLayer::with_body_limit`]): each
+//!   up to a limit (64 KiB; [`RetryLayer::with_body_limit`]): each
 //!   retry sends the same bytes again, and the inner service takes the body type it always
 //!   did. http-body-util's `Full<Bytes>` and `Empty<Bytes>`, and `String`, are cloned for each
 //!   attempt ([`Cloned`](body::Cloned): a `Full`'s bytes are shared, not copied), so hyper-util's
@@ -103,4 +103,4 @@ pub use replay::{CloneBodies, CloneRequests, HttpRequests};
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The largest request body replayed by default: 64 KiB. A larger body is sent once.
-pub const DEFAULT_BODY_LIMIT: usize = 64 * 1024;
+pub(crate) const DEFAULT_BODY_LIMIT: usize = 64 * 1024;

@@ -29,10 +29,10 @@ use core::time::Duration;
 /// let _ = CloneBodies::default();
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct HttpRequests<K = ByBodyType> {
+pub struct HttpRequests<Bodies = ByBodyType> {
     /// The hop's header names, when a setter named one.
     hops: Option<Arc<Hops>>,
-    keep: PhantomData<K>,
+    keep: PhantomData<Bodies>,
 }
 
 /// The request mode of [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies):

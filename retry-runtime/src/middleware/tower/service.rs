@@ -11,7 +11,7 @@ use crate::fleet::Budget;
 use crate::hedge::HedgeWith;
 use crate::policy::Resend;
 use crate::policy::{Classify, ClassifyOk};
-use crate::timeout::AttemptTimeout;
+use crate::run::timeout::AttemptTimeout;
 use crate::Decision;
 
 /// The loop's future, boxed: what a call becomes once its first attempt failed (or at once,

@@ -4,6 +4,7 @@
 use core::time::Duration;
 
 use super::LatencyHistogram;
+use crate::policy::Unset;
 
 /// When a hedge starts: a fixed delay, or a percentile of the function's recent latency.
 ///
@@ -43,15 +44,15 @@ impl Hedge {
     }
 }
 
-/// Whether a [`Retry`](crate::Retry) hedges: [`NoHedge`] (the default), or a [`Hedge`] set with
+/// Whether a [`Retry`](crate::Retry) hedges: [`Unset`] (the default), or a [`Hedge`] set with
 /// [`Retry::hedge`](crate::Retry::hedge).
 ///
 /// ```
 /// use retry_jitter::hedge::Hedge;
-/// use retry_jitter::hooks::NoHedge;
+/// use retry_jitter::hooks::Unset;
 /// use retry_jitter::__private::HedgeWith;
 /// use std::time::Duration;
-/// assert!(NoHedge.hedge().is_none());
+/// assert!(Unset.hedge().is_none());
 /// assert!(Hedge::After(Duration::from_millis(5)).hedge().is_some());
 /// ```
 pub trait HedgeWith {
@@ -59,17 +60,7 @@ pub trait HedgeWith {
     fn hedge(&self) -> Option<Hedge>;
 }
 
-/// No hedging: one attempt at a time.
-///
-/// ```
-/// use retry_jitter::hooks::NoHedge;
-/// use retry_jitter::__private::HedgeWith;
-/// assert!(NoHedge.hedge().is_none());
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NoHedge;
-
-impl HedgeWith for NoHedge {
+impl HedgeWith for Unset {
     #[inline(always)]
     fn hedge(&self) -> Option<Hedge> {
         None

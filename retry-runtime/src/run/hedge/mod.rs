@@ -11,7 +11,7 @@
 //! hedge is a call: it counts against `attempts`, takes a [`RetryBudget`](crate::RetryBudget)
 //! token like a retry, and is traced.
 //!
-//! The configuration ([`Hedge`]; the closure API's stand-in, `NoHedge`, is in
+//! The configuration ([`Hedge`]; the closure API's stand-in, `Unset`, is in
 //! [`hooks`](crate::hooks)) is in `config`, the latency
 //! histogram a `pNN` hedge reads ([`LatencyHistogram`]) in `histogram`, and the hedging loop
 //! itself, which races the attempts, in `race`.
@@ -21,7 +21,7 @@ mod histogram;
 mod race;
 
 pub use config::Hedge;
-pub(crate) use config::{HedgeWith, NoHedge};
+pub(crate) use config::HedgeWith;
 pub use histogram::LatencyHistogram;
 pub(crate) use race::hedged_lazily;
 pub use race::{Discard, KeepLast};

@@ -11,13 +11,13 @@ use std::time::Instant;
 
 use super::{Hedge, LatencyHistogram};
 use crate::policy::deadline::Started;
-use crate::run::sleep::Clock;
+use crate::policy::Clock;
 use crate::run::step::{IsResult, LoopHooks};
 use crate::run::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
 
 /// One poll of an attempt and, if it has a time limit, its timer (the attempt first; it can
-/// ask the time it has left, see [`poll_race_within`](crate::timeout::poll_race_within)).
+/// ask the time it has left, see [`poll_race_within`](crate::run::timeout::poll_race_within)).
 fn poll_attempt<F: Future, T: Future<Output = ()>>(
     fut: Pin<&mut F>,
     timer: Option<Pin<&mut T>>,

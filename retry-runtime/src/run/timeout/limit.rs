@@ -2,9 +2,10 @@
 
 use core::time::Duration;
 
-use crate::fleet::TimedOut;
+use crate::policy::TimedOut;
+use crate::policy::Unset;
 
-/// The per-attempt time limit of a [`Retry`](crate::Retry): [`NoTimeout`] (the default), or a
+/// The per-attempt time limit of a [`Retry`](crate::Retry): [`Unset`] (the default), or a
 /// `Duration` set with [`Retry::timeout`](crate::Retry::timeout), which needs the error type
 /// `E` to implement `From<TimedOut>`.
 #[diagnostic::on_unimplemented(
@@ -16,11 +17,11 @@ pub trait AttemptTimeout<E> {
     /// The limit, and how an attempt cut by it becomes an error; `None` for no limit.
     ///
     /// ```
-    /// use retry_jitter::hooks::NoTimeout;
+    /// use retry_jitter::hooks::Unset;
     /// use retry_jitter::__private::AttemptTimeout;
     /// use std::time::Duration;
     ///
-    /// assert!(AttemptTimeout::<std::io::Error>::limit(&NoTimeout).is_none());
+    /// assert!(AttemptTimeout::<std::io::Error>::limit(&Unset).is_none());
     /// let (limit, _) = AttemptTimeout::<std::io::Error>::limit(&Duration::from_secs(1)).unwrap();
     /// assert_eq!(limit, Duration::from_secs(1));
     /// ```
@@ -31,17 +32,7 @@ pub trait AttemptTimeout<E> {
 #[doc(hidden)]
 pub type MakeError<E> = fn(TimedOut) -> E;
 
-/// No time limit: an attempt runs until it ends.
-///
-/// ```
-/// use retry_jitter::hooks::NoTimeout;
-/// use retry_jitter::__private::AttemptTimeout;
-/// assert!(AttemptTimeout::<()>::limit(&NoTimeout).is_none());
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct NoTimeout;
-
-impl<E> AttemptTimeout<E> for NoTimeout {
+impl<E> AttemptTimeout<E> for Unset {
     #[inline(always)]
     fn limit(&self) -> Option<(Duration, MakeError<E>)> {
         None
