@@ -1,23 +1,19 @@
 //! The closure API: retry any call, for call sites `#[retry]` cannot annotate, on the loop
 //! `#[retry]` runs (`run::loops`).
 
-use core::future::Future;
-use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::fleet::{AdaptiveThrottle, CircuitBreaker};
-use crate::fleet::{Budget, SharedBudget};
-use crate::policy::deadline::Started;
-use crate::policy::Clock;
-use crate::policy::Unset;
-use crate::policy::{AcceptOk, Classify, ClassifyOk, Policy, RetryAll};
-use crate::run::guard::{BreakerGuard, Guard, IntoErr, ThrottleGuard};
-use crate::run::hedge::{Hedge, HedgeWith};
-use crate::run::hooks::Notify;
-use crate::run::hooks::{GiveUpHook, Hooks, Trace};
-use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
-use crate::run::state::start_time;
-use crate::run::timeout::{AttemptTimeout, Limit, Race};
+use crate::fleet::{AdaptiveThrottle, CircuitBreaker, SharedBudget};
+use crate::policy::{AcceptOk, Policy, RetryAll, Unset};
+use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
+use crate::run::hedge::Hedge;
+use crate::run::hooks::Hooks;
+
+mod call;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod faces;
+
+pub use call::GuardPair;
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
@@ -105,7 +101,7 @@ impl Retry {
 }
 
 impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
-    /// Which errors are retried: a [`Classify`], usually a closure `Fn(&E) -> D` where
+    /// Which errors are retried: a [`Classify`](crate::hooks::Classify), usually a closure `Fn(&E) -> D` where
     /// `D: Into<Decision>` (annotate its argument's type), or [`transient`](crate::transient).
     ///
     /// ```
@@ -125,7 +121,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         })
     }
 
-    /// A hook called before each wait: a [`Notify`], usually a closure `Fn(&E, &RetryEvent)`.
+    /// A hook called before each wait: a [`Notify`](crate::hooks::Notify), usually a closure `Fn(&E, &RetryEvent)`.
     ///
     /// ```
     /// use retry_jitter::{Policy, Retry, RetryEvent};
@@ -147,7 +143,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     }
 
     /// A hook called once when retrying ends with an error, with the reason: a
-    /// [`GiveUpHook`], usually a closure `Fn(&E, &GiveUp)`.
+    /// [`GiveUpHook`](crate::hooks::GiveUpHook), usually a closure `Fn(&E, &GiveUp)`.
     ///
     /// ```
     /// use retry_jitter::{GiveUp, GiveUpReason, Policy, Retry};
@@ -380,7 +376,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         }
     }
 
-    /// Retry an `Ok` value too (poll until ready): `on_ok` is a [`ClassifyOk`], usually a
+    /// Retry an `Ok` value too (poll until ready): `on_ok` is a [`ClassifyOk`](crate::hooks::ClassifyOk), usually a
     /// closure `Fn(&T) -> D` where `D: Into<Decision>` (`true` = try again). A value it
     /// retries is treated like a retryable error (the same backoff, attempts, deadline, budget
     /// and hedging; [`Decision::RetryAfter`](crate::Decision::RetryAfter) is a hint); when
@@ -406,316 +402,5 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             on_ok,
             guard: h.guard,
         })
-    }
-
-    /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
-    /// waits with `tokio::time::sleep` (and measuring `max_elapsed` on tokio's clock).
-    ///
-    /// The future is `Send` when `op`'s futures are and `V` and `E` are: the last outcome is
-    /// kept through each wait, to be returned should the policy's `max_elapsed` pass during it.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_jitter::{Policy, Retry};
-    /// let r = Retry::new(Policy::default());
-    /// assert_eq!(r.call_async(|| async { Ok::<_, ()>(42) }).await, Ok(42));
-    /// # }
-    /// ```
-    #[cfg(feature = "tokio")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-    pub async fn call_async<V, E, F, Fut>(&self, mut op: F) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<V, E>>,
-    {
-        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
-        self.run_async(sleep, clock, |_| op()).await
-    }
-
-    /// [`call_async`](Retry::call_async), handing `op` the 1-based number of the attempt it
-    /// makes (each hedge its own): to fail over to the next endpoint, tag an attempt in a header
-    /// or log it.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_jitter::{Policy, Retry};
-    /// let endpoints = ["http://a.invalid", "http://b.invalid"];
-    /// let r = Retry::new(Policy::new().with_attempts(3));
-    /// let used = r.call_async_with_attempt(|n| async move {
-    ///     let endpoint = endpoints[(n - 1) as usize % endpoints.len()];
-    ///     if n < 2 { Err(endpoint) } else { Ok(endpoint) }
-    /// }).await;
-    /// assert_eq!(used, Ok("http://b.invalid"));
-    /// # }
-    /// ```
-    #[cfg(feature = "tokio")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-    pub async fn call_async_with_attempt<V, E, F, Fut>(&self, op: F) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-        F: FnMut(u32) -> Fut,
-        Fut: Future<Output = Result<V, E>>,
-    {
-        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
-        self.run_async(sleep, clock, op).await
-    }
-
-    /// [`call_async`](Retry::call_async) on any runtime: `sleep` is the timer, `clock` the
-    /// clock `max_elapsed` is measured on (use [`sleep::now`](crate::sleep::now) unless the
-    /// timer has a clock of its own).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_jitter::{sleep, Policy, Retry};
-    /// use std::time::Duration;
-    ///
-    /// async fn my_sleep(d: Duration) { tokio::time::sleep(d).await }
-    /// let r = Retry::new(Policy::new().with_base(Duration::from_millis(1)));
-    /// let mut n = 0;
-    /// let out = r.call_async_with(my_sleep, sleep::now, || { n += 1; let k = n; async move {
-    ///     if k < 2 { Err("busy") } else { Ok(k) }
-    /// }}).await;
-    /// assert_eq!(out, Ok(2));
-    /// # }
-    /// ```
-    pub async fn call_async_with<V, E, F, Fut, S, SFut>(
-        &self,
-        sleep: S,
-        clock: Clock,
-        mut op: F,
-    ) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<V, E>>,
-        S: FnMut(Duration) -> SFut,
-        SFut: Future<Output = ()>,
-    {
-        self.run_async(sleep, clock, |_| op()).await
-    }
-
-    /// The async loop every `call_async*` runs: `op` is handed the attempt's number.
-    async fn run_async<V, E, F, Fut, S, SFut>(
-        &self,
-        mut sleep: S,
-        clock: Clock,
-        mut op: F,
-    ) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-        F: FnMut(u32) -> Fut,
-        Fut: Future<Output = Result<V, E>>,
-        S: FnMut(Duration) -> SFut,
-        SFut: Future<Output = ()>,
-    {
-        let start = start_time(&self.policy, clock);
-        // The policy borrowed: the hedged entry keeps its address until the loop starts.
-        let call = Started {
-            policy: &self.policy,
-            clock,
-            start,
-        };
-        if let Some(hedge) = self.hedge.hedge() {
-            let timeout = self
-                .timeout
-                .limit()
-                .map(|(t, make_error)| (t, move |timed_out| Err(make_error(timed_out))));
-            let (hooks, name) = (&self.hooks, self.name);
-            return Loop::hedged(call, hooks, name, hedge, timeout, sleep, op, None).await;
-        }
-        let mut state = LoopState::<Result<V, E>>::new();
-        loop {
-            if let ControlFlow::Break(refused) = state.admit(&self.hooks, self.name, clock) {
-                return refused;
-            }
-            let attempt = state.attempt();
-            let (outcome, cut) = match self.timeout.limit() {
-                None => (op(attempt).await, false),
-                Some((timeout, timed_out)) => {
-                    let Limit { duration, deadline } = Limit::of(timeout, call.owned());
-                    match Race::new(op(attempt), sleep(duration), duration, clock).await {
-                        Ok(outcome) => (outcome, false),
-                        Err(t) => (Err(timed_out(t)), deadline),
-                    }
-                }
-            };
-            let verdict = verdict(&outcome, &self.hooks.on_ok);
-            if verdict.accepted() {
-                state.succeeded_with(&self.hooks, self.name, clock);
-                return outcome;
-            }
-            // The outcome is gone before the wait: only the last one is kept through it,
-            // where the policy has a deadline that may end the call after it.
-            let (wait, last) =
-                match state.failed(call, outcome, verdict, &self.hooks, self.name, cut) {
-                    ControlFlow::Break(outcome) => return outcome,
-                    ControlFlow::Continue((delay, last)) => (sleep_boxed(delay, &mut sleep), last),
-                };
-            wait.await;
-            if let ControlFlow::Break(outcome) = state.resumed(last, &self.hooks, self.name) {
-                return outcome;
-            }
-        }
-    }
-}
-
-impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
-    /// Call `op` until it succeeds or retrying ends, sleeping the waits with
-    /// [`std::thread::sleep`].
-    ///
-    /// ```
-    /// use retry_jitter::{Policy, Retry};
-    /// let r = Retry::new(Policy::default());
-    /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
-    /// ```
-    pub fn call<V, E>(&self, mut op: impl FnMut() -> Result<V, E>) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-    {
-        run_blocking(self.policy, &self.hooks, self.name, |_| op())
-    }
-
-    /// [`call`](Retry::call), handing `op` the 1-based number of the attempt it makes.
-    ///
-    /// ```
-    /// use retry_jitter::{Policy, Retry};
-    /// use std::time::Duration;
-    ///
-    /// let mut seen = Vec::new();
-    /// let r = Retry::new(Policy::new().with_attempts(3).with_base(Duration::ZERO));
-    /// let out = r.call_with_attempt(|n| { seen.push(n); if n < 3 { Err(n) } else { Ok(n) } });
-    /// assert_eq!((out, seen), (Ok(3), vec![1, 2, 3]));
-    /// ```
-    pub fn call_with_attempt<V, E>(&self, op: impl FnMut(u32) -> Result<V, E>) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-    {
-        run_blocking(self.policy, &self.hooks, self.name, op)
-    }
-}
-
-/// The closure API's guards: a breaker slot and a throttle slot, each set once.
-pub trait GuardPair {
-    /// The breaker slot's guard.
-    type Breaker;
-    /// The throttle slot's guard.
-    type Throttle;
-    /// The breaker slot.
-    fn breaker(&self) -> Self::Breaker;
-    /// The throttle slot.
-    fn throttle(&self) -> Self::Throttle;
-}
-
-impl<A: Copy, B: Copy> GuardPair for (A, B) {
-    type Breaker = A;
-    type Throttle = B;
-    fn breaker(&self) -> A {
-        self.0
-    }
-    fn throttle(&self) -> B {
-        self.1
-    }
-}
-
-#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (Unset, Unset)> {
-    /// The same retry with a single call: how the middleware faces send a request whose body
-    /// cannot be sent twice (over the replay limit, or streaming), keeping its timeout.
-    pub(crate) fn once(mut self) -> Self {
-        self.policy = self.policy.with_attempts(1);
-        self
-    }
-
-    /// The same retry, hedged only where `hedge` holds: a face's request that may not be sent
-    /// twice (a write without a key) is never hedged.
-    pub(crate) fn hedge_if(self, hedge: bool) -> Retry<C, N, G, B, T, L, Option<D>, O> {
-        Retry {
-            policy: self.policy,
-            hooks: self.hooks,
-            name: self.name,
-            timeout: self.timeout,
-            hedge: hedge.then_some(self.hedge),
-        }
-    }
-
-    /// Whether a face may run the first attempt itself and enter
-    /// [`call_async`](Retry::call_async) only once it failed: nothing of the loop's acts before
-    /// or during a first attempt (no timeout races it, no hedge starts beside it, no
-    /// `max_elapsed` reads the clock before it; no guard can refuse it: the faces set none).
-    #[cfg(feature = "tower")]
-    pub(crate) fn first_attempt_alone<E>(&self) -> bool
-    where
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-    {
-        self.timeout.limit().is_none()
-            && self.hedge.hedge().is_none()
-            && self.policy.max_elapsed().is_none()
-    }
-
-    /// The limits of a call beginning now, for the headers its attempts carry across a hop.
-    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-    pub(crate) fn hop_limits<E>(&self) -> crate::middleware::HopLimits
-    where
-        L: AttemptTimeout<E>,
-    {
-        let timeout = self.timeout.limit().map(|(timeout, _)| timeout);
-        crate::middleware::HopLimits::start(timeout, self.policy.max_elapsed())
-    }
-
-    /// What the loop does when a first attempt succeeds (the budget's due), for a face that
-    /// ran that attempt itself ([`first_attempt_alone`](Retry::first_attempt_alone)).
-    #[cfg(feature = "tower")]
-    pub(crate) fn first_succeeded<V, E>(&self)
-    where
-        B: Budget,
-    {
-        self.hooks
-            .first_try::<Result<V, E>>(crate::sleep::tokio_now, self.name);
     }
 }

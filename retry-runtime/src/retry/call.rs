@@ -1,0 +1,272 @@
+//! Running a [`Retry`]: `call` and `call_async`, on the loop `#[retry]` runs.
+
+use core::future::Future;
+use core::ops::ControlFlow;
+use core::time::Duration;
+
+use crate::fleet::Budget;
+use crate::policy::deadline::Started;
+use crate::policy::{Classify, ClassifyOk, Clock, Unset};
+use crate::run::guard::Guard;
+use crate::run::hedge::HedgeWith;
+use crate::run::hooks::{GiveUpHook, Notify, Trace};
+use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
+use crate::run::state::start_time;
+use crate::run::timeout::{AttemptTimeout, Limit, Race};
+
+use super::Retry;
+
+impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
+    /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
+    /// waits with `tokio::time::sleep` (and measuring `max_elapsed` on tokio's clock).
+    ///
+    /// The future is `Send` when `op`'s futures are and `V` and `E` are: the last outcome is
+    /// kept through each wait, to be returned should the policy's `max_elapsed` pass during it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use retry_jitter::{Policy, Retry};
+    /// let r = Retry::new(Policy::default());
+    /// assert_eq!(r.call_async(|| async { Ok::<_, ()>(42) }).await, Ok(42));
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn call_async<V, E, F, Fut>(&self, mut op: F) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+    {
+        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+        self.run_async(sleep, clock, |_| op()).await
+    }
+
+    /// [`call_async`](Retry::call_async), handing `op` the 1-based number of the attempt it
+    /// makes (each hedge its own): to fail over to the next endpoint, tag an attempt in a header
+    /// or log it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_jitter::{Policy, Retry};
+    /// let endpoints = ["http://a.invalid", "http://b.invalid"];
+    /// let r = Retry::new(Policy::new().with_attempts(3));
+    /// let used = r.call_async_with_attempt(|n| async move {
+    ///     let endpoint = endpoints[(n - 1) as usize % endpoints.len()];
+    ///     if n < 2 { Err(endpoint) } else { Ok(endpoint) }
+    /// }).await;
+    /// assert_eq!(used, Ok("http://b.invalid"));
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn call_async_with_attempt<V, E, F, Fut>(&self, op: F) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+    {
+        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+        self.run_async(sleep, clock, op).await
+    }
+
+    /// [`call_async`](Retry::call_async) on any runtime: `sleep` is the timer, `clock` the
+    /// clock `max_elapsed` is measured on (use [`sleep::now`](crate::sleep::now) unless the
+    /// timer has a clock of its own).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+    /// use retry_jitter::{sleep, Policy, Retry};
+    /// use std::time::Duration;
+    ///
+    /// async fn my_sleep(d: Duration) { tokio::time::sleep(d).await }
+    /// let r = Retry::new(Policy::new().with_base(Duration::from_millis(1)));
+    /// let mut n = 0;
+    /// let out = r.call_async_with(my_sleep, sleep::now, || { n += 1; let k = n; async move {
+    ///     if k < 2 { Err("busy") } else { Ok(k) }
+    /// }}).await;
+    /// assert_eq!(out, Ok(2));
+    /// # }
+    /// ```
+    pub async fn call_async_with<V, E, F, Fut, S, SFut>(
+        &self,
+        sleep: S,
+        clock: Clock,
+        mut op: F,
+    ) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+        S: FnMut(Duration) -> SFut,
+        SFut: Future<Output = ()>,
+    {
+        self.run_async(sleep, clock, |_| op()).await
+    }
+
+    /// The async loop every `call_async*` runs: `op` is handed the attempt's number.
+    async fn run_async<V, E, F, Fut, S, SFut>(
+        &self,
+        mut sleep: S,
+        clock: Clock,
+        mut op: F,
+    ) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+        S: FnMut(Duration) -> SFut,
+        SFut: Future<Output = ()>,
+    {
+        let start = start_time(&self.policy, clock);
+        // The policy borrowed: the hedged entry keeps its address until the loop starts.
+        let call = Started {
+            policy: &self.policy,
+            clock,
+            start,
+        };
+        if let Some(hedge) = self.hedge.hedge() {
+            let timeout = self
+                .timeout
+                .limit()
+                .map(|(t, make_error)| (t, move |timed_out| Err(make_error(timed_out))));
+            let (hooks, name) = (&self.hooks, self.name);
+            return Loop::hedged(call, hooks, name, hedge, timeout, sleep, op, None).await;
+        }
+        let mut state = LoopState::<Result<V, E>>::new();
+        loop {
+            if let ControlFlow::Break(refused) = state.admit(&self.hooks, self.name, clock) {
+                return refused;
+            }
+            let attempt = state.attempt();
+            let (outcome, cut) = match self.timeout.limit() {
+                None => (op(attempt).await, false),
+                Some((timeout, timed_out)) => {
+                    let Limit { duration, deadline } = Limit::of(timeout, call.owned());
+                    match Race::new(op(attempt), sleep(duration), duration, clock).await {
+                        Ok(outcome) => (outcome, false),
+                        Err(t) => (Err(timed_out(t)), deadline),
+                    }
+                }
+            };
+            let verdict = verdict(&outcome, &self.hooks.on_ok);
+            if verdict.accepted() {
+                state.succeeded_with(&self.hooks, self.name, clock);
+                return outcome;
+            }
+            // The outcome is gone before the wait: only the last one is kept through it,
+            // where the policy has a deadline that may end the call after it.
+            let (wait, last) =
+                match state.failed(call, outcome, verdict, &self.hooks, self.name, cut) {
+                    ControlFlow::Break(outcome) => return outcome,
+                    ControlFlow::Continue((delay, last)) => (sleep_boxed(delay, &mut sleep), last),
+                };
+            wait.await;
+            if let ControlFlow::Break(outcome) = state.resumed(last, &self.hooks, self.name) {
+                return outcome;
+            }
+        }
+    }
+}
+
+impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
+    /// Call `op` until it succeeds or retrying ends, sleeping the waits with
+    /// [`std::thread::sleep`].
+    ///
+    /// ```
+    /// use retry_jitter::{Policy, Retry};
+    /// let r = Retry::new(Policy::default());
+    /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
+    /// ```
+    pub fn call<V, E>(&self, mut op: impl FnMut() -> Result<V, E>) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+    {
+        run_blocking(self.policy, &self.hooks, self.name, |_| op())
+    }
+
+    /// [`call`](Retry::call), handing `op` the 1-based number of the attempt it makes.
+    ///
+    /// ```
+    /// use retry_jitter::{Policy, Retry};
+    /// use std::time::Duration;
+    ///
+    /// let mut seen = Vec::new();
+    /// let r = Retry::new(Policy::new().with_attempts(3).with_base(Duration::ZERO));
+    /// let out = r.call_with_attempt(|n| { seen.push(n); if n < 3 { Err(n) } else { Ok(n) } });
+    /// assert_eq!((out, seen), (Ok(3), vec![1, 2, 3]));
+    /// ```
+    pub fn call_with_attempt<V, E>(&self, op: impl FnMut(u32) -> Result<V, E>) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+    {
+        run_blocking(self.policy, &self.hooks, self.name, op)
+    }
+}
+
+/// The closure API's guards: a breaker slot and a throttle slot, each set once.
+pub trait GuardPair {
+    /// The breaker slot's guard.
+    type Breaker;
+    /// The throttle slot's guard.
+    type Throttle;
+    /// The breaker slot.
+    fn breaker(&self) -> Self::Breaker;
+    /// The throttle slot.
+    fn throttle(&self) -> Self::Throttle;
+}
+
+impl<A: Copy, B: Copy> GuardPair for (A, B) {
+    type Breaker = A;
+    type Throttle = B;
+    fn breaker(&self) -> A {
+        self.0
+    }
+    fn throttle(&self) -> B {
+        self.1
+    }
+}
