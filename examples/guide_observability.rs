@@ -47,7 +47,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     for line in prometheus
         .render()
         .lines()
-        .filter(|l| l.starts_with("retry_jitter"))
+        .filter(|l| l.starts_with("retry_jitter") && !l.contains("quantile"))
     {
         println!("  {line}");
     }
