@@ -305,7 +305,7 @@ fn the_breaker_and_the_throttle_report_their_refusals_and_states() {
     );
 }
 
-/// The names and labels the README's table documents, spelled out: dashboards and alerts are
+/// The names and labels guide::observability's table documents, spelled out: dashboards and alerts are
 /// written against these strings, so a renamed constant must fail here.
 #[test]
 fn the_metric_names_are_the_documented_ones() {
