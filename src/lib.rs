@@ -32,6 +32,29 @@
 //! # }
 //! ```
 //!
+//! # What to read
+//!
+//! The [`guide`] has a page per task, each with a whole program:
+//!
+//! | what do you want to do | read |
+//! |---|---|
+//! | retry a function: the keys, their defaults, what they mean | [`guide::attribute`] |
+//! | choose which errors are retried (`on`, [`Decision`], [`Transient`]) | [`guide::errors`] |
+//! | retry HTTP calls: reqwest, hyper's client under `RetryLayer`, reqwest-middleware | [`guide::http_clients`] |
+//! | retry gRPC calls (tonic) | [`guide::grpc`] |
+//! | retry a `POST` without charging twice | [`guide::writes`] |
+//! | run a chain of services that retries at one tier, and a service's edge | [`guide::chain`] |
+//! | retry database transactions (sqlx) | [`guide::databases`] |
+//! | keep retries from overloading a service: budgets, throttle, breaker | [`guide::protecting`] |
+//! | cut the slow tail: hedging | [`guide::hedging`] |
+//! | bound a call in time: `timeout`, `max_elapsed`, a caller's deadline | [`guide::deadlines`] |
+//! | poll until ready, fail over across replicas (`on_ok`, `attempt`) | [`guide::polling`] |
+//! | see retries: logs, metrics, OpenTelemetry | [`guide::observability`] |
+//! | test code that retries | [`guide::testing`] |
+//! | see why: the herd simulations | [`guide::simulations`] |
+//!
+//! # Why jitter
+//!
 //! Thousands of clients that failed together must not retry together: each wait before retry
 //! `k` is drawn uniformly in `[0, c(k)]`, where `c(k) = min(cap, base · 2^(k−1))` — under 200 ms,
 //! 400 ms, 800 ms… with the defaults. Which errors are worth retrying is `on`'s to say, with a
@@ -57,27 +80,6 @@
 //!
 //! assert_eq!(fetch_user(7).unwrap(), "user 7"); // two 503s, then a success
 //! ```
-//!
-//! # What to read
-//!
-//! The [`guide`] has a page per task, each with a whole program:
-//!
-//! | what do you want to do | read |
-//! |---|---|
-//! | retry a function: the keys, their defaults, what they mean | [`guide::attribute`] |
-//! | choose which errors are retried (`on`, [`Decision`], [`Transient`]) | [`guide::errors`] |
-//! | retry HTTP calls: reqwest, hyper's client under `RetryLayer`, reqwest-middleware | [`guide::http_clients`] |
-//! | retry gRPC calls (tonic) | [`guide::grpc`] |
-//! | retry a `POST` without charging twice | [`guide::writes`] |
-//! | run a chain of services that retries at one tier, and a service's edge | [`guide::chain`] |
-//! | retry database transactions (sqlx) | [`guide::databases`] |
-//! | keep retries from overloading a service: budgets, throttle, breaker | [`guide::protecting`] |
-//! | cut the slow tail: hedging | [`guide::hedging`] |
-//! | bound a call in time: `timeout`, `max_elapsed`, a caller's deadline | [`guide::deadlines`] |
-//! | poll until ready, fail over across replicas (`on_ok`, `attempt`) | [`guide::polling`] |
-//! | see retries: logs, metrics, OpenTelemetry | [`guide::observability`] |
-//! | test code that retries | [`guide::testing`] |
-//! | see why: the herd simulations | [`guide::simulations`] |
 //!
 //! # Start here
 //!
