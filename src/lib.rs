@@ -32,6 +32,29 @@
 //! # }
 //! ```
 //!
+//! # What to read
+//!
+//! The [`guide`] has a page per task, each with a whole program:
+//!
+//! | what do you want to do | read |
+//! |---|---|
+//! | retry a function: the keys, their defaults, what they mean | [`guide::attribute`] |
+//! | choose which errors are retried (`on`, [`Decision`], [`Transient`]) | [`guide::errors`] |
+//! | retry HTTP calls: reqwest, hyper's client under `RetryLayer`, reqwest-middleware | [`guide::http_clients`] |
+//! | retry gRPC calls (tonic) | [`guide::grpc`] |
+//! | retry a `POST` without charging twice | [`guide::writes`] |
+//! | run a chain of services that retries at one tier, and a service's edge | [`guide::chain`] |
+//! | retry database transactions (sqlx) | [`guide::databases`] |
+//! | keep retries from overloading a service: budgets, throttle, breaker | [`guide::protecting`] |
+//! | cut the slow tail: hedging | [`guide::hedging`] |
+//! | bound a call in time: `timeout`, `max_elapsed`, a caller's deadline | [`guide::deadlines`] |
+//! | poll until ready, fail over across replicas (`on_ok`, `attempt`) | [`guide::polling`] |
+//! | see retries: logs, metrics, OpenTelemetry | [`guide::observability`] |
+//! | test code that retries | [`guide::testing`] |
+//! | see why: the herd simulations | [`guide::simulations`] |
+//!
+//! # Why jitter
+//!
 //! Thousands of clients that failed together must not retry together: each wait before retry
 //! `k` is drawn uniformly in `[0, c(k)]`, where `c(k) = min(cap, base · 2^(k−1))` — under 200 ms,
 //! 400 ms, 800 ms… with the defaults. Which errors are worth retrying is `on`'s to say, with a
@@ -58,26 +81,6 @@
 //! assert_eq!(fetch_user(7).unwrap(), "user 7"); // two 503s, then a success
 //! ```
 //!
-//! # The keys at a glance
-//!
-//! Every key is optional; [`retry`](macro@retry) has them all with their values and defaults,
-//! as does the README's [table](https://github.com/retry-jitter/retry-jitter#the-attribute).
-//!
-//! | key | what it says |
-//! |---|---|
-//! | `attempts` | total calls, the first included (default 5) |
-//! | `base`, `cap`, `jitter` | the waits: under `base`, `2·base`, `4·base`… never above `cap` (defaults `"200ms"`, `"30s"`, `full`) |
-//! | `on` | which errors are retried: `Fn(&E) -> bool` or `-> Decision`; by default an error type's own [`Transient`] decision, else every error |
-//! | `on_ok` | an `Ok` value to try again (poll until ready) |
-//! | `max_elapsed` | the time budget of the whole call |
-//! | `timeout` | the limit of each attempt (`async fn`), a cut one failing with `E::from(`[`TimedOut`]`)` |
-//! | `hedge` | a second attempt started beside a slow one (`async fn`) |
-//! | `notify`, `give_up` | hooks: before each wait (a [`RetryEvent`]), once when retrying ends in an error (a [`GiveUp`]) |
-//! | `budget` | a [`RetryBudget`] or [`RatioBudget`] shared by many calls |
-//! | `throttle`, `breaker` | stop sending to a failing service: an [`AdaptiveThrottle`] asked before each attempt, a [`CircuitBreaker`] counting calls |
-//! | `attempt` | the running attempt's number, bound in the body |
-//! | `trace_level`, `sleep`, `clock`, `policy`, `crate` | the tracing level; the timer and clock off tokio; a [`Policy`] built at run time; this crate's path |
-//!
 //! # Start here
 //!
 //! - [`retry`](macro@retry), the attribute; [`Retry`], the same loop as a closure API, for a
@@ -103,6 +106,36 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
+// The guide's pages use every feature; their snippets are compiled and run as doc tests with
+// all of them (the README's test command), and left out of a doc-test run with fewer.
+#[cfg(any(
+    not(doctest),
+    all(
+        feature = "tokio",
+        feature = "tracing",
+        feature = "http",
+        feature = "reqwest",
+        feature = "sqlx",
+        feature = "metrics",
+        feature = "tower",
+        feature = "tonic",
+        feature = "reqwest-middleware"
+    )
+))]
+#[cfg_attr(
+    not(all(
+        feature = "tracing",
+        feature = "reqwest",
+        feature = "sqlx",
+        feature = "metrics",
+        feature = "tower",
+        feature = "tonic",
+        feature = "reqwest-middleware"
+    )),
+    allow(rustdoc::broken_intra_doc_links)
+)]
+pub mod guide;
+
 /// Turn a function returning `Result` into a retry loop: capped exponential backoff with full
 /// jitter, and only the errors worth retrying retried.
 ///
@@ -123,50 +156,8 @@
 /// assert_eq!(read_config("/no/such/file").unwrap_err().kind(), io::ErrorKind::NotFound);
 /// ```
 ///
-/// Every key is optional:
-///
-/// | key | value | default |
-/// |---|---|---|
-/// | `attempts` | integer literal ≥ 1 or `u32` expression: **total** calls, the first included | `5` |
-/// | `base` | duration literal (`"200ms"`, `"1m30s"`) or `Duration` expression: the first wait's ceiling | `"200ms"` |
-/// | `cap` | duration literal or expression: no wait is longer (a server hint aside) | `"30s"` |
-/// | `jitter` | `full`, `equal`, `decorrelated`, `none` | `full` |
-/// | `on` | path or closure `Fn(&E) -> D`, `D: Into<Decision>` (`bool` works) | the error type's own [`Transient`] decision if it has one, else retry every error |
-/// | `on_ok` | path or closure `Fn(&T) -> D`, `D: Into<Decision>`: an `Ok` value to try again (poll until ready) | none |
-/// | `attempt` | an identifier: binds the running attempt's 1-based number, a `u32`, in the body | none |
-/// | `max_elapsed` | duration literal or expression: time budget from the first call (with `timeout`, a hard deadline) | none |
-/// | `timeout` | duration literal or expression, `async fn` only: limit of each attempt; a cut one fails with `E::from(`[`TimedOut`]`)` | none |
-/// | `hedge` | duration literal or expression, or `"pNN"`, `async fn` only: an attempt not answered by then gets the next one started beside it (see [`hedge`](mod@hedge)) | none |
-/// | `notify` | path or closure `Fn(&E, &RetryEvent)`, called before each wait | none |
-/// | `give_up` | path or closure `Fn(&E, &GiveUp)`, called once when retrying ends with an error | none |
-/// | `budget` | a `&RetryBudget` or `&RatioBudget` expression (usually a `static`) shared by many calls | none |
-/// | `throttle` | a `&AdaptiveThrottle` expression: an attempt it rejects is not made, the call ends with `E::from(`[`Throttled`]`)` | none |
-/// | `breaker` | a `&CircuitBreaker` expression: while open, calls fail with `E::from(`[`CircuitOpen`]`)` without calling the body | none |
-/// | `trace_level` | `error`, `warn`, `info`, `debug`, `trace` (feature `tracing`) | `warn` |
-/// | `sleep` | path to an async `fn(Duration)`: the timer of an `async fn` off tokio | `tokio::time::sleep` |
-/// | `clock` | path to a `fn() -> Instant`: the clock `max_elapsed` and `timeout` are measured on | tokio's clock |
-/// | `policy` | a [`Policy`] or `&Policy` expression (excludes `attempts`, `base`, `cap`, `jitter`, `max_elapsed`) | none |
-/// | `crate` | string literal: the path of this crate, when re-exported | `"::retry_jitter"` |
-///
-/// Key expressions are evaluated once per call, before the first attempt, in the function's
-/// scope (`policy = self.policy` works). By-value arguments the body uses are cloned for each
-/// attempt, `&mut` ones re-borrowed; so are receivers: `self: Arc<Self>`, `Rc<Self>` or any `Clone` `self` is
-/// cloned, `self: Pin<&mut Self>` and a `self` whose `Self` is a `&mut T` re-borrowed. On an `#[async_trait]` method the inner future
-/// is retried. `return` and `?` end one attempt, and an `Err` from them is retried like
-/// any other. The function's own error comes back unchanged: the last one. (In an `async fn`
-/// they are rewritten to do so, so that the attempt runs inline, in the function's own state
-/// machine; a body with a macro call that might hide a `return` — any but the standard
-/// library's, and `tracing::`/`log::` ones called through their crate — keeps its attempt in a
-/// nested `async` block, which behaves the same.) `#[track_caller]` on a sync fn works: its
-/// attempt is then written inline the same way (a body that cannot be is a compile error), and
-/// a `?` through a `#[track_caller]` `From` records the user's `?`.
-///
-/// A borrow of a `&mut` argument or `&mut self` can be returned only as a shared `&T` from an
-/// attempt written inline (an `async fn`, a `#[track_caller]` sync fn), where rustc judges the
-/// loop as without `#[retry]`. Any other (a sync fn's, a `&mut T`, a lifetime in a path or a
-/// bound, `Self` carrying the `impl`'s lifetime) cannot be retried in today's Rust (the borrow
-/// checker cannot see that the attempt which returns is the last): a return type that may hold
-/// one is a compile error saying so. Return an owned value there.
+/// Every key is optional; [`guide::attribute`] has them all, with their values, defaults and
+/// meaning, and what the function becomes.
 ///
 /// Async functions sleep on tokio's timer (feature `tokio`, on by default) and measure
 /// `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs them in no

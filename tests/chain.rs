@@ -287,7 +287,7 @@ mod in_scope {
 
     #[tokio::test(start_paused = true)]
     async fn a_tier_that_fails_fast_leaves_the_retry_to_its_caller() {
-        // `attempts = 1` at this tier (the README's advice for the tiers below the one that
+        // `attempts = 1` at this tier (guide::protecting's advice for the tiers below the one that
         // retries): its failure is not "already retried", whatever limit ended it.
         let handler = tower::service_fn(|_: http::Request<String>| async {
             let once = Policy::new().with_attempts(1);
@@ -407,7 +407,7 @@ mod in_scope {
         assert_eq!(resp.headers()["x-should-retry"], "false");
     }
 
-    /// The README's "Blocking work on `spawn_blocking` has no scope": a blocking loop (each
+    /// guide::chain's "Blocking work on `spawn_blocking` has no scope": a blocking loop (each
     /// attempt blocks its thread 5 ms, no wait between them) under a caller that has 1 ms, run in
     /// the handler or on `spawn_blocking`; the calls it made, and the tier's answer. On tokio's
     /// real clock: what blocks a thread does not move a paused one.

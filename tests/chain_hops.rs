@@ -969,7 +969,7 @@ mod give_up {
     }
 }
 
-/// The README's reqwest pattern as a chain: A → B → C on loopback, A and B each calling the
+/// guide::http_clients' reqwest pattern as a chain: A → B → C on loopback, A and B each calling the
 /// tier below with a `#[retry(on = retry_jitter::transient)]` fn around `reqwest::check` (4
 /// attempts), C answering `503`, each tier under `ChainLayer`. B retries C and gives up; its
 /// `x-should-retry: false` reaches A through `check`'s error, and A does not retry B.

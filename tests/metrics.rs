@@ -317,7 +317,7 @@ fn the_breaker_and_the_throttle_report_their_refusals_and_states() {
     );
 }
 
-/// The `reason` labels the `metrics` module's table documents, spelled out: dashboards and
+/// The `reason` labels the `metrics` module's table and guide::observability document, spelled out: dashboards and
 /// alerts are written against these strings. (The metric names are checked where each is
 /// recorded, above.)
 #[test]

@@ -135,7 +135,7 @@ fn a_first_call_success_reads_the_clock_only_with_max_elapsed() {
     );
 }
 
-// `timeout` and a fixed `hedge`: the README promises a first-call success makes no allocation
+// `timeout` and a fixed `hedge`: guide::hedging and guide::deadlines promise a first-call success makes no allocation
 // and reads no clock (the timer is an `async fn` that only holds its limit until polled, and a
 // ready attempt never lets it be), and that a `"pNN"` hedge reads the clock, to learn latency.
 

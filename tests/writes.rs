@@ -395,7 +395,7 @@ async fn a_write_cut_by_the_timeout_is_not_sent_again() {
 
 #[tokio::test]
 async fn an_idempotent_request_cut_by_the_timeout_is_sent_again() {
-    // The README's error column: each face's own `timeout` is retried, where the method
+    // guide::http_clients' error column: each face's own `timeout` is retried, where the method
     // allows it.
     assert_eq!(calls_cut_by_the_timeout(Method::GET).await, (4, 4));
 }
