@@ -55,6 +55,9 @@ const KEYS: &[Key] = &[
     Key::of_policy("max_elapsed", |a, _, v| {
         put(&mut a.max_elapsed, duration_arg(v)?)
     }),
+    Key::of_policy("rate_limited_base", |a, _, v| {
+        put(&mut a.rate_limited_base, duration_arg(v)?)
+    }),
     Key::new("notify", |a, _, v| put(&mut a.notify, v)),
     Key::new("sleep", |a, key, v| put(&mut a.sleep, (key.clone(), v))),
     Key::new("give_up", |a, _, v| put(&mut a.give_up, v)),
@@ -121,6 +124,8 @@ pub(crate) struct Args {
     pub base: Option<DurationArg>,
     pub cap: Option<DurationArg>,
     pub max_elapsed: Option<DurationArg>,
+    /// `rate_limited_base`: the base of the waits after a `Decision::RateLimited`.
+    pub rate_limited_base: Option<DurationArg>,
     /// The runtime's variant name (`Full`…), spanned at the user's word.
     pub jitter: Option<Ident>,
     pub on: Option<Expr>,
@@ -512,7 +517,9 @@ mod tests {
         for key in KEYS {
             let value = match key.name {
                 "attempts" => quote!(3),
-                "base" | "cap" | "max_elapsed" | "timeout" | "hedge" => quote!("1s"),
+                "base" | "cap" | "max_elapsed" | "rate_limited_base" | "timeout" | "hedge" => {
+                    quote!("1s")
+                }
                 "jitter" => quote!(none),
                 "trace_level" => quote!(info),
                 "crate" => quote!("::x"),

@@ -228,6 +228,7 @@ pub(super) fn policy_is_const(args: &Args) -> bool {
         && lit(&args.base)
         && lit(&args.cap)
         && lit(&args.max_elapsed)
+        && lit(&args.rate_limited_base)
 }
 
 /// The `Policy` expression: a `policy = …` key, or the defaults changed by the keys given.
@@ -246,6 +247,7 @@ fn policy(args: &Args, p: &TokenStream) -> TokenStream {
         (&args.base, "with_base"),
         (&args.cap, "with_cap"),
         (&args.max_elapsed, "with_max_elapsed"),
+        (&args.rate_limited_base, "with_rate_limited_base"),
     ] {
         if let Some(arg) = arg {
             let setter = Ident::new(setter, Span::call_site());

@@ -10,7 +10,7 @@
 //! | code | decision | why |
 //! |---|---|---|
 //! | `UNAVAILABLE` | retry | the service is down for now (a restart, an overload, a lost connection); gRPC names it the retryable code |
-//! | `RESOURCE_EXHAUSTED` | retry, waiting `grpc-retry-pushback-ms` when the server sends it; a negative or malformed pushback stops | a quota or rate limit: waiting is the fix, and the server says how long |
+//! | `RESOURCE_EXHAUSTED` | `RetryAfter` the `grpc-retry-pushback-ms` the server sends; without one, `RateLimited` (waits drawn from the policy's `rate_limited_base`, 1 s); a negative or malformed pushback stops | a quota or rate limit: waiting, longer, is the fix, and the server may say how long |
 //! | `OK` | stop | not a failure |
 //! | `CANCELLED`, `DEADLINE_EXCEEDED` | stop | the caller gave up, or its deadline passed: no time is left for a retry to be of use |
 //! | `INTERNAL`, `UNKNOWN`, `DATA_LOSS` | stop | the call may have run on the server: resending a non-idempotent call does it twice |
@@ -56,13 +56,14 @@ pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
 /// use tonic::Code;
 ///
 /// assert_eq!(classify_code(Code::Unavailable), Decision::Retry);
-/// assert_eq!(classify_code(Code::ResourceExhausted), Decision::Retry);
+/// assert_eq!(classify_code(Code::ResourceExhausted), Decision::RateLimited);
 /// assert_eq!(classify_code(Code::InvalidArgument), Decision::Stop);
 /// assert_eq!(classify_code(Code::Ok), Decision::Stop);
 /// ```
 pub fn classify_code(code: Code) -> Decision {
     match code {
-        Code::Unavailable | Code::ResourceExhausted => Decision::Retry,
+        Code::Unavailable => Decision::Retry,
+        Code::ResourceExhausted => Decision::RateLimited,
         _ => Decision::Stop,
     }
 }
@@ -83,7 +84,7 @@ pub fn classify_code(code: Code) -> Decision {
 /// use tonic::Code;
 ///
 /// let mut h = HeaderMap::new();
-/// assert_eq!(classify(Code::ResourceExhausted, &h), Decision::Retry);
+/// assert_eq!(classify(Code::ResourceExhausted, &h), Decision::RateLimited);
 /// h.insert("grpc-retry-pushback-ms", "1000".parse().unwrap());
 /// assert_eq!(classify(Code::ResourceExhausted, &h), Decision::RetryAfter(Duration::from_secs(1)));
 /// h.insert("grpc-retry-pushback-ms", "-1".parse().unwrap());
@@ -152,7 +153,7 @@ mod tests {
         for n in 0..=16 {
             let code = Code::from_i32(n);
             let expected = matches!(code, Code::Unavailable | Code::ResourceExhausted);
-            assert_eq!(classify_code(code) == Decision::Retry, expected, "{code:?}");
+            assert_eq!(classify_code(code).retries(), expected, "{code:?}");
         }
     }
 

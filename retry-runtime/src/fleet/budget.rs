@@ -36,6 +36,7 @@ pub struct RetryBudget {
     tokens: AtomicU32,
     capacity: u32,
     retry_cost: u32,
+    rate_limited_cost: u32,
     success_reward: u32,
 }
 
@@ -66,21 +67,41 @@ impl RetryBudget {
             tokens,
             capacity,
             retry_cost: 5,
+            rate_limited_cost: 5,
             success_reward: 1,
         }
     }
 
-    /// The tokens one retry takes (default 5). `0` makes retries free: the budget never stops
-    /// one.
+    /// The tokens one retry takes, whatever its kind (default 5). `0` makes retries free: the
+    /// budget never stops one.
     ///
     /// ```
     /// use retry_jitter::RetryBudget;
     /// static B: RetryBudget = RetryBudget::new(100).with_retry_cost(10);
-    /// assert_eq!(B.retry_cost(), 10);
+    /// assert_eq!((B.retry_cost(), B.rate_limited_cost()), (10, 10));
     /// ```
     #[must_use]
     pub const fn with_retry_cost(self, retry_cost: u32) -> Self {
-        RetryBudget { retry_cost, ..self }
+        self.with_costs(retry_cost, retry_cost)
+    }
+
+    /// The tokens a retry takes by kind: `retry` after any failure but a
+    /// [`Decision::RateLimited`](crate::Decision::RateLimited), `rate_limited` after one. The
+    /// AWS SDKs' 2026 retry behaviour charges their 500-token quota 14 for a retry and 5 for
+    /// one after throttling.
+    ///
+    /// ```
+    /// use retry_jitter::RetryBudget;
+    /// static AWS: RetryBudget = RetryBudget::new(500).with_costs(14, 5);
+    /// assert_eq!((AWS.retry_cost(), AWS.rate_limited_cost()), (14, 5));
+    /// ```
+    #[must_use]
+    pub const fn with_costs(self, retry: u32, rate_limited: u32) -> Self {
+        RetryBudget {
+            retry_cost: retry,
+            rate_limited_cost: rate_limited,
+            ..self
+        }
     }
 
     /// The tokens a call that succeeds at once gives back (default 1).
@@ -116,6 +137,16 @@ impl RetryBudget {
         self.retry_cost
     }
 
+    /// The tokens one retry after a [`Decision::RateLimited`](crate::Decision::RateLimited)
+    /// takes (default 5, the same as any retry's).
+    ///
+    /// ```
+    /// assert_eq!(retry_jitter::RetryBudget::new(7).rate_limited_cost(), 5);
+    /// ```
+    pub const fn rate_limited_cost(&self) -> u32 {
+        self.rate_limited_cost
+    }
+
     /// The tokens a first-try success gives back.
     ///
     /// ```
@@ -145,7 +176,11 @@ impl RetryBudget {
     /// assert_eq!(b.available(), 4);
     /// ```
     pub fn try_retry(&self) -> bool {
-        let cost = self.retry_cost;
+        self.try_take(self.retry_cost)
+    }
+
+    /// Take `cost` tokens if the bucket holds them.
+    pub(crate) fn try_take(&self, cost: u32) -> bool {
         self.tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |t| t.checked_sub(cost))
             .is_ok()
@@ -186,7 +221,7 @@ impl RetryBudget {
     }
 
     /// Put `back` tokens in the bucket, never past the capacity.
-    fn give_back(&self, back: u32) {
+    pub(crate) fn give_back(&self, back: u32) {
         if back == 0 {
             return;
         }

@@ -61,6 +61,13 @@ pub trait SharedBudget: Sync {
     /// run: [`RetryTicket::NONE`] for a budget that keeps no account of where a share was
     /// taken; [`RatioBudget`]'s names the slot of its window.
     fn take_retry(&self, clock: Clock) -> Option<RetryTicket>;
+    /// [`take_retry`](SharedBudget::take_retry) for a retry after a
+    /// [`Decision::RateLimited`](crate::Decision::RateLimited), which a budget may price apart
+    /// ([`RetryBudget::with_costs`]). Default: `take_retry`.
+    #[inline(always)]
+    fn take_rate_limited(&self, clock: Clock) -> Option<RetryTicket> {
+        self.take_retry(clock)
+    }
     /// A retry that [`take_retry`](SharedBudget::take_retry) granted never ran (the future
     /// dropped during the wait, a hook panicked, the deadline came first): give it back.
     fn refund(&self, ticket: RetryTicket);
@@ -69,6 +76,14 @@ pub trait SharedBudget: Sync {
     #[inline(always)]
     fn succeeded_after(&self, retries: u32) {
         let _ = retries;
+    }
+    /// A call succeeded after `retries` granted retries, `rate_limited` of them taken with
+    /// [`take_rate_limited`](SharedBudget::take_rate_limited). Default:
+    /// [`succeeded_after(retries)`](SharedBudget::succeeded_after).
+    #[inline(always)]
+    fn recovered(&self, retries: u32, rate_limited: u32) {
+        let _ = rate_limited;
+        self.succeeded_after(retries);
     }
 }
 
@@ -90,6 +105,9 @@ pub struct RetryTicket(u64);
 impl RetryTicket {
     /// The ticket of a budget that keeps no account of where a share was taken.
     pub const NONE: RetryTicket = RetryTicket(u64::MAX);
+
+    /// [`RetryBudget`]'s ticket of a retry after a `RateLimited`: refunded at that price.
+    pub(crate) const RATE_LIMITED: RetryTicket = RetryTicket(u64::MAX - 1);
 
     /// A ticket for slot `slot`.
     pub(crate) const fn new(slot: u64) -> Self {
@@ -123,12 +141,33 @@ impl SharedBudget for RetryBudget {
         RetryBudget::try_retry(self).then_some(RetryTicket::NONE)
     }
     #[inline(always)]
-    fn refund(&self, _: RetryTicket) {
-        RetryBudget::refund_retry(self);
+    fn take_rate_limited(&self, _: Clock) -> Option<RetryTicket> {
+        self.try_take(self.rate_limited_cost())
+            .then_some(RetryTicket::RATE_LIMITED)
+    }
+    #[inline(always)]
+    fn refund(&self, ticket: RetryTicket) {
+        match ticket {
+            RetryTicket::RATE_LIMITED => self.give_back(self.rate_limited_cost()),
+            _ => RetryBudget::refund_retry(self),
+        }
     }
     #[inline(always)]
     fn succeeded_after(&self, retries: u32) {
         RetryBudget::succeeded_after(self, retries);
+    }
+    #[inline(always)]
+    fn recovered(&self, retries: u32, rate_limited: u32) {
+        if rate_limited == 0 {
+            return RetryBudget::succeeded_after(self, retries);
+        }
+        let others = retries.saturating_sub(rate_limited);
+        let rate_limited = rate_limited.saturating_mul(self.rate_limited_cost());
+        self.give_back(
+            others
+                .saturating_mul(self.retry_cost())
+                .saturating_add(rate_limited),
+        );
     }
 }
 

@@ -34,6 +34,32 @@ pub enum Decision {
     /// longer than the backoff's cap, or one that would end past `max_elapsed`, ends the
     /// retries with this error.
     RetryAfter(Duration),
+    /// The server is limiting the rate of calls (HTTP `429`, gRPC `RESOURCE_EXHAUSTED`) and
+    /// said for how long nowhere: worth another try after a longer wait, drawn as for
+    /// [`Retry`](Decision::Retry) but from the policy's
+    /// [`rate_limited_base`](crate::Policy::rate_limited_base) (1 s unless set) instead of its
+    /// base, under the same cap. A hint, where the server gives one, is a
+    /// [`RetryAfter`](Decision::RetryAfter) instead. (Not the adaptive throttle's refusal, which
+    /// is this side's: [`Throttled`](crate::Throttled).)
+    ///
+    /// ```
+    /// use retry_jitter::{Decision, Jitter, Policy, RetryState};
+    /// use std::time::Duration;
+    ///
+    /// let policy = Policy::new().with_jitter(Jitter::None);
+    /// let mut state = RetryState::new(policy);
+    /// assert_eq!(state.next_wait(Decision::RateLimited), Ok(Duration::from_secs(1)));
+    /// assert_eq!(state.next_wait(Decision::Retry), Ok(Duration::from_millis(400)));
+    /// ```
+    RateLimited,
+}
+
+impl Decision {
+    /// Whether the decision is to try again (after whatever wait).
+    #[inline(always)]
+    pub(crate) const fn retries(self) -> bool {
+        !matches!(self, Decision::Stop)
+    }
 }
 
 impl From<bool> for Decision {

@@ -26,6 +26,7 @@ pub struct Policy {
     backoff: Backoff,
     attempts: u32,
     max_elapsed: Option<Duration>,
+    rate_limited_base: Duration,
 }
 
 impl Default for Policy {
@@ -53,6 +54,7 @@ impl Policy {
             backoff: Backoff::DEFAULT,
             attempts: 5,
             max_elapsed: None,
+            rate_limited_base: Duration::from_secs(1),
         }
     }
 
@@ -157,6 +159,37 @@ impl Policy {
     /// ```
     pub const fn backoff(&self) -> Backoff {
         self.backoff
+    }
+
+    /// The ceiling of the first wait after a [`Decision::RateLimited`](crate::Decision::RateLimited):
+    /// the base the waits of a server limiting the rate are drawn from, under the same cap
+    /// and jitter. 1 s unless set (the AWS SDKs' 2026 retry behaviour backs off from 1 s for
+    /// throttling errors, from 50 ms for others).
+    ///
+    /// ```
+    /// use retry_jitter::Policy;
+    /// use std::time::Duration;
+    /// assert_eq!(Policy::new().rate_limited_base(), Duration::from_secs(1));
+    /// let aws = Policy::new()
+    ///     .with_base(Duration::from_millis(50))
+    ///     .with_rate_limited_base(Duration::from_secs(1))
+    ///     .with_cap(Duration::from_secs(20));
+    /// assert_eq!(aws.rate_limited_base(), Duration::from_secs(1));
+    /// ```
+    #[must_use]
+    pub const fn with_rate_limited_base(mut self, base: Duration) -> Self {
+        self.rate_limited_base = base;
+        self
+    }
+
+    /// The ceiling of the first wait after a [`Decision::RateLimited`](crate::Decision::RateLimited).
+    ///
+    /// ```
+    /// use retry_jitter::Policy;
+    /// assert_eq!(Policy::new().rate_limited_base().as_secs(), 1);
+    /// ```
+    pub const fn rate_limited_base(&self) -> Duration {
+        self.rate_limited_base
     }
 
     /// The backoff, borrowed: the retry loops draw from it in place, without a copy.

@@ -14,6 +14,8 @@ use crate::policy::Clock;
 pub(crate) struct Account {
     /// Retries and hedges the budget granted: what a later success gives back.
     taken: u32,
+    /// Of those, the retries after a `Decision::RateLimited`, which a budget may price apart.
+    rate_limited: u32,
 }
 
 impl Account {
@@ -42,11 +44,17 @@ impl Account {
         &mut self,
         budget: Option<&'b S>,
         clock: Clock,
+        rate_limited: bool,
     ) -> Option<RetryShare<'b>> {
         match budget {
             Some(budget) => {
-                let ticket = budget.take_retry(clock)?;
+                let ticket = if rate_limited {
+                    budget.take_rate_limited(clock)?
+                } else {
+                    budget.take_retry(clock)?
+                };
                 self.taken += 1;
+                self.rate_limited += u32::from(rate_limited);
                 Some(RetryShare(Some((budget as &dyn SharedBudget, ticket))))
             }
             None => Some(RetryShare(None)),
@@ -58,7 +66,7 @@ impl Account {
     #[inline(always)]
     pub(crate) fn recovered<S: SharedBudget>(&self, budget: Option<&S>) {
         if let Some(budget) = budget {
-            budget.succeeded_after(self.taken);
+            budget.recovered(self.taken, self.rate_limited);
         }
     }
 }
@@ -96,11 +104,11 @@ mod tests {
     fn a_dropped_share_is_refunded_and_a_spent_one_is_not() {
         let budget = RetryBudget::new(10);
         let mut account = Account::default();
-        let share = account.take(Some(&budget), sleep::now).unwrap();
+        let share = account.take(Some(&budget), sleep::now, false).unwrap();
         assert_eq!(budget.available(), 5);
         drop(share);
         assert_eq!(budget.available(), 10);
-        let mut share = account.take(Some(&budget), sleep::now).unwrap();
+        let mut share = account.take(Some(&budget), sleep::now, false).unwrap();
         share.spend();
         drop(share);
         assert_eq!(budget.available(), 5);
@@ -110,7 +118,9 @@ mod tests {
     #[test]
     fn without_a_budget_every_share_is_granted() {
         let mut account = Account::default();
-        assert!(account.take::<RetryBudget>(None, sleep::now).is_some());
+        assert!(account
+            .take::<RetryBudget>(None, sleep::now, false)
+            .is_some());
         assert_eq!(account.taken, 0);
     }
 }

@@ -147,6 +147,12 @@ impl RetryState {
                 return Err(GiveUpReason::HintBeyondCap)
             }
             Decision::RetryAfter(hint) => hint,
+            Decision::RateLimited => {
+                if self.calls_spent >= self.call.policy.attempts() {
+                    return Err(GiveUpReason::Attempts);
+                }
+                return self.rate_limited_wait();
+            }
         };
         if self.calls_spent >= self.call.policy.attempts() {
             return Err(GiveUpReason::Attempts);
@@ -167,6 +173,23 @@ impl RetryState {
         }
         self.prev = drawn;
         Ok(wait)
+    }
+
+    /// The wait after a [`Decision::RateLimited`]: drawn as usual, from the policy's
+    /// `rate_limited_base`. Out of line: a server limiting the rate is the rare case.
+    #[cold]
+    #[inline(never)]
+    fn rate_limited_wait(&mut self) -> Result<Duration, GiveUpReason> {
+        let policy = self.call.policy;
+        let backoff = policy.backoff();
+        let drawn = crate::policy::Backoff::new(policy.rate_limited_base(), backoff.cap())
+            .with_jitter(backoff.jitter())
+            .delay(self.calls_spent, self.prev);
+        if self.call.passed_after(drawn) {
+            return Err(GiveUpReason::Elapsed);
+        }
+        self.prev = drawn;
+        Ok(drawn)
     }
 
     /// The whole step after a failed call: classify `error` with `hooks.on`, compute the wait,
@@ -244,7 +267,8 @@ impl RetryState {
         } else {
             self.next_wait(decision)
         }?;
-        self.take_retry(error, delay, hooks, function)
+        let rate_limited = decision == Decision::RateLimited;
+        self.take_retry(error, delay, rate_limited, hooks, function)
     }
 
     /// The rest of a retry step once its wait is known: the budget's tokens, and `notify`.
@@ -253,6 +277,7 @@ impl RetryState {
         &mut self,
         error: Option<&E>,
         delay: Duration,
+        rate_limited: bool,
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
     ) -> Result<(Duration, RetryShare<'h>), GiveUpReason>
@@ -261,7 +286,7 @@ impl RetryState {
         B: Budget,
     {
         // Owed from here on: should `notify` unwind, the share goes back.
-        let Some(owed) = self.take_share(hooks.budget.get()) else {
+        let Some(owed) = self.take_share(hooks.budget.get(), rate_limited) else {
             return Err(GiveUpReason::BudgetEmpty);
         };
         let event = self.event(delay, function, error.is_none());
@@ -348,13 +373,15 @@ impl RetryState {
         })
     }
 
-    /// Take one retry's (or hedge's) share of `budget`: `None` if the budget refuses it.
+    /// Take one retry's (or hedge's) share of `budget`, priced as a retry after a
+    /// [`Decision::RateLimited`] if `rate_limited`: `None` if the budget refuses it.
     #[inline(always)]
     pub(crate) fn take_share<'b, S: SharedBudget>(
         &mut self,
         budget: Option<&'b S>,
+        rate_limited: bool,
     ) -> Option<RetryShare<'b>> {
-        self.account.take(budget, self.call.clock)
+        self.account.take(budget, self.call.clock, rate_limited)
     }
 
     /// The clock this call is timed on.

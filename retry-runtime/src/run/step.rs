@@ -295,7 +295,7 @@ where
             return false;
         }
         // Owed until the hedge starts: should a hook unwind, the share goes back.
-        let Some(mut owed) = state.take_share(self.budget.get()) else {
+        let Some(mut owed) = state.take_share(self.budget.get(), false) else {
             return false;
         };
         self.notify.hedge(event);

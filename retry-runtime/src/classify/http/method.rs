@@ -129,10 +129,16 @@ mod tests {
             classify_response_to(&method, request, status, response, now)
         };
         let retried = [408, 425, 429, 500, 502, 503, 504];
+        // A 429 without a hint is the server limiting the rate: retried, from the
+        // rate-limited base.
+        let retry = |code: u16| match code {
+            429 => Decision::RateLimited,
+            _ => Decision::Retry,
+        };
         for method in ["GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"] {
             let method = Method::from_bytes(method.as_bytes()).unwrap();
             for code in retried {
-                assert_eq!(at(method.clone(), &none, code, &none), Decision::Retry);
+                assert_eq!(at(method.clone(), &none, code, &none), retry(code));
             }
         }
         for method in [
@@ -141,7 +147,7 @@ mod tests {
             Method::from_bytes(b"LOCK").unwrap(),
         ] {
             for code in [408, 425, 429, 503] {
-                assert_eq!(at(method.clone(), &none, code, &none), Decision::Retry);
+                assert_eq!(at(method.clone(), &none, code, &none), retry(code));
             }
             for code in [500, 502, 504, 507] {
                 assert_eq!(at(method.clone(), &none, code, &none), Decision::Stop);
@@ -150,7 +156,7 @@ mod tests {
             for key in ["idempotency-key", "x-idempotency-key"] {
                 let keyed = headers(&[(key, "k-1")]);
                 for code in retried {
-                    assert_eq!(at(method.clone(), &keyed, code, &none), Decision::Retry);
+                    assert_eq!(at(method.clone(), &keyed, code, &none), retry(code));
                 }
             }
             // The server's word wins both ways.

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | 408 Request Timeout | retry | the server gave up waiting; a new request may arrive in time |
 //! | 425 Too Early | retry | the server will accept it once the TLS handshake is complete |
-//! | 429 Too Many Requests | retry (honouring `Retry-After`) | rate limited: waiting is the fix |
+//! | 429 Too Many Requests | `RetryAfter` the server's hint; without one, `RateLimited` (waits drawn from the policy's `rate_limited_base`, 1 s) | rate limited: waiting, longer, is the fix |
 //! | 500, 502, 503, 504 | retry (503 honours `Retry-After`) | the server or a gateway failed for now |
 //! | 501 Not Implemented, 505 HTTP Version Not Supported | stop | the server will never support it |
 //! | other 5xx | retry | a server-side failure |
@@ -59,12 +59,14 @@ pub use retry_after::retry_after;
 /// use http::StatusCode;
 ///
 /// assert_eq!(classify_status(StatusCode::SERVICE_UNAVAILABLE), Decision::Retry);
+/// assert_eq!(classify_status(StatusCode::TOO_MANY_REQUESTS), Decision::RateLimited);
 /// assert_eq!(classify_status(StatusCode::NOT_FOUND), Decision::Stop);
 /// assert_eq!(classify_status(StatusCode::NOT_IMPLEMENTED), Decision::Stop);
 /// ```
 pub fn classify_status(status: StatusCode) -> Decision {
     match status.as_u16() {
-        408 | 425 | 429 => Decision::Retry,
+        429 => Decision::RateLimited,
+        408 | 425 => Decision::Retry,
         501 | 505 => Decision::Stop,
         500..=599 => Decision::Retry,
         _ => Decision::Stop,
@@ -203,7 +205,7 @@ pub(crate) fn decide_response(
         return Decision::Stop;
     }
     let retried = match said() {
-        Some(false) if classify_status(status) == Decision::Retry => {
+        Some(false) if classify_status(status).retries() => {
             // A failure the table retries, which the server (a tier that already retried, an
             // overloaded proxy) says not to: inside a chain's scope, the tier passes that on.
             crate::policy::scope::mark_gave_up();
@@ -211,8 +213,7 @@ pub(crate) fn decide_response(
         }
         Some(said) => said,
         None => {
-            classify_status(status) == Decision::Retry
-                && (repeatable || refused_before_processing(status))
+            classify_status(status).retries() && (repeatable || refused_before_processing(status))
         }
     };
     if !retried {
@@ -220,6 +221,7 @@ pub(crate) fn decide_response(
     }
     match hint() {
         Some(hint) => Decision::RetryAfter(hint),
+        None if status == StatusCode::TOO_MANY_REQUESTS => Decision::RateLimited,
         None => Decision::Retry,
     }
 }
@@ -291,7 +293,11 @@ mod tests {
         ];
         for code in retry {
             let s = StatusCode::from_u16(code).unwrap();
-            assert_eq!(classify_status(s), Decision::Retry, "{code}");
+            let retried = match code {
+                429 => Decision::RateLimited,
+                _ => Decision::Retry,
+            };
+            assert_eq!(classify_status(s), retried, "{code}");
         }
         for code in stop {
             let s = StatusCode::from_u16(code).unwrap();

@@ -1,4 +1,4 @@
-//! `Retry-After`: the wait a server asks for, in delta-seconds or as an HTTP-date (RFC 9110
+//! `Retry-After` (and AWS's `x-amz-retry-after`): the wait a server asks for, in delta-seconds or as an HTTP-date (RFC 9110
 //! §10.2.3), the obsolete RFC 850 date read by RFC 9110's rule for its two-digit year.
 
 use core::time::Duration;
@@ -23,6 +23,9 @@ use http::HeaderMap;
 ///   most 50 years after `now`, so `01-Jan-70` read in 2026 is 2070, not 1970, and
 ///   `01-Jan-77` is 1977. Its weekday must be a weekday's name but is not checked against the
 ///   date: a sender may have computed it for another century.
+/// - **AWS's `x-amz-retry-after`**, in milliseconds, where no `Retry-After` gives a hint: at
+///   most 5 s, as the AWS SDKs clamp it (the wait is the hint plus the wait drawn, so at most
+///   5 s above the draw).
 ///
 /// ```
 /// use retry_jitter::http::retry_after;
@@ -44,11 +47,37 @@ use http::HeaderMap;
 /// let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_225_600);
 /// h.insert("retry-after", "Wednesday, 01-Jan-70 00:00:00 GMT".parse().unwrap());
 /// assert_eq!(retry_after(&h, now), Some(Duration::from_secs(16_071 * 86_400)));
+///
+/// // AWS's header, in milliseconds, clamped to 5 s; `Retry-After` wins when it parses.
+/// let mut h = HeaderMap::new();
+/// h.insert("x-amz-retry-after", "1500".parse().unwrap());
+/// assert_eq!(retry_after(&h, now), Some(Duration::from_millis(1500)));
+/// h.insert("x-amz-retry-after", "60000".parse().unwrap());
+/// assert_eq!(retry_after(&h, now), Some(Duration::from_secs(5)));
+/// h.insert("retry-after", "2".parse().unwrap());
+/// assert_eq!(retry_after(&h, now), Some(Duration::from_secs(2)));
 /// ```
 pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
+    standard(headers, now).or_else(|| amz_retry_after(headers))
+}
+
+/// The longest hint `x-amz-retry-after` gives, as the AWS SDKs clamp it.
+const AMZ_MOST: Duration = Duration::from_secs(5);
+
+/// `x-amz-retry-after`: whole milliseconds, at most [`AMZ_MOST`].
+fn amz_retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get("x-amz-retry-after")?.to_str().ok()?.trim();
+    if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(Duration::from_millis(digits_value(value)).min(AMZ_MOST))
+}
+
+/// `Retry-After`, as RFC 9110 defines it.
+fn standard(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        return Some(Duration::from_secs(delta_seconds(value)));
+        return Some(Duration::from_secs(digits_value(value)));
     }
     let at = match rfc850::split(value) {
         Some(date) => rfc850::parse(date, now)?,
@@ -58,7 +87,7 @@ pub fn retry_after(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
 }
 
 /// The value of a string of ASCII digits, saturated at `u64::MAX`.
-fn delta_seconds(digits: &str) -> u64 {
+fn digits_value(digits: &str) -> u64 {
     digits
         .bytes()
         .try_fold(0u64, |n, b| {

@@ -469,7 +469,7 @@ where
                 let hint = match hooks.decide(&outcome, verdict, call.clock) {
                     Decision::Stop => Err(GiveUpReason::Stopped),
                     Decision::RetryAfter(hint) => state.allows_hint(hint).map(|()| hint),
-                    Decision::Retry => Ok(Duration::ZERO),
+                    Decision::Retry | Decision::RateLimited => Ok(Duration::ZERO),
                 };
                 match hint {
                     Err(reason) => {

@@ -1,0 +1,214 @@
+//! A server limiting the rate (HTTP 429, gRPC `RESOURCE_EXHAUSTED`, with no hint) gets its own
+//! backoff: `Decision::RateLimited`, waits drawn from `rate_limited_base` (1 s unless set)
+//! under the same cap; a hint still wins; a `RetryBudget` may price it apart.
+#![cfg(all(feature = "reqwest", feature = "tonic"))]
+
+#[path = "support/loopback.rs"]
+mod loopback;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::get;
+use retry_jitter::reqwest::{check, Error};
+use retry_jitter::{
+    retry, testing, transient, Decision, Jitter, Policy, Retry, RetryBudget, RetryEvent, Transient,
+};
+
+const MS: fn(u64) -> Duration = Duration::from_millis;
+
+/// The waits a sync call slept, its decisions given one per failed attempt.
+fn waits(policy: Policy, decisions: &[Decision]) -> Vec<Duration> {
+    let mut next = decisions.iter().copied();
+    let (_, slept) = testing::record_sleeps(|| {
+        Retry::new(policy)
+            .on(|d: &Decision| *d)
+            .call(|| match next.next() {
+                Some(d) => Err(d),
+                None => Ok(()),
+            })
+    });
+    slept
+}
+
+#[test]
+fn a_rate_limited_failure_waits_from_its_own_base_under_the_same_cap() {
+    let policy = Policy::new()
+        .with_base(MS(50))
+        .with_jitter(Jitter::None)
+        .with_attempts(5);
+    // The default base of a server limiting the rate: 1 s, doubling.
+    let rl = [Decision::RateLimited; 3];
+    assert_eq!(waits(policy, &rl), [MS(1000), MS(2000), MS(4000)]);
+    // Each wait draws from the base of its own decision, at the retry's own exponent.
+    let mixed = [Decision::Retry, Decision::RateLimited, Decision::Retry];
+    assert_eq!(waits(policy, &mixed), [MS(50), MS(2000), MS(200)]);
+    // Set apart, and capped by the policy's one cap.
+    let policy = policy.with_rate_limited_base(MS(300)).with_cap(MS(1000));
+    assert_eq!(waits(policy, &rl), [MS(300), MS(600), MS(1000)]);
+    // Full jitter draws below the ceiling, as for any retry.
+    let full = Policy::new()
+        .with_attempts(9)
+        .with_cap(Duration::from_secs(60));
+    testing::seed_jitter(7);
+    let drawn = waits(full, &[Decision::RateLimited; 8]);
+    for (k, wait) in drawn.iter().enumerate() {
+        assert!(*wait <= Duration::from_secs(1 << k), "{k}: {wait:?}");
+    }
+    assert!(drawn.iter().any(|w| *w > MS(200)), "{drawn:?}");
+}
+
+#[retry(attempts = 4, base = "10ms", rate_limited_base = "100ms", cap = "250ms", jitter = none, on = |d: &Decision| *d)]
+fn keyed(decisions: &Mutex<Vec<Decision>>) -> Result<(), Decision> {
+    match decisions.lock().unwrap().pop() {
+        Some(d) => Err(d),
+        None => Ok(()),
+    }
+}
+
+#[test]
+fn the_attribute_s_key_sets_the_base() {
+    let decisions = Mutex::new(vec![
+        Decision::Retry,
+        Decision::RateLimited,
+        Decision::RateLimited,
+    ]);
+    let (out, slept) = testing::record_sleeps(|| keyed(&decisions));
+    assert_eq!(out, Ok(()));
+    assert_eq!(slept, [MS(100), MS(200), MS(40)]);
+}
+
+#[test]
+fn the_tables_say_rate_limited_without_a_hint_and_retry_after_with_one() {
+    use retry_jitter::http::classify_response;
+    let now = std::time::SystemTime::now();
+    let mut headers = http::HeaderMap::new();
+    assert_eq!(
+        classify_response(http::StatusCode::TOO_MANY_REQUESTS, &headers, now),
+        Decision::RateLimited
+    );
+    assert_eq!(
+        classify_response(http::StatusCode::SERVICE_UNAVAILABLE, &headers, now),
+        Decision::Retry
+    );
+    // AWS's hint, in milliseconds, clamped to 5 s.
+    headers.insert("x-amz-retry-after", "1500".parse().unwrap());
+    assert_eq!(
+        classify_response(http::StatusCode::TOO_MANY_REQUESTS, &headers, now),
+        Decision::RetryAfter(MS(1500))
+    );
+    headers.insert("x-amz-retry-after", "90000".parse().unwrap());
+    assert_eq!(
+        classify_response(http::StatusCode::SERVICE_UNAVAILABLE, &headers, now),
+        Decision::RetryAfter(MS(5000))
+    );
+    headers.insert("retry-after", "2".parse().unwrap());
+    assert_eq!(
+        classify_response(http::StatusCode::TOO_MANY_REQUESTS, &headers, now),
+        Decision::RetryAfter(MS(2000))
+    );
+    // gRPC: RESOURCE_EXHAUSTED without a pushback, and with one.
+    let status = tonic::Status::resource_exhausted("quota");
+    assert_eq!(transient(&status), Decision::RateLimited);
+    let mut status = tonic::Status::resource_exhausted("quota");
+    status
+        .metadata_mut()
+        .insert("grpc-retry-pushback-ms", "700".parse().unwrap());
+    assert_eq!(status.decision(), Decision::RetryAfter(MS(700)));
+    assert_eq!(
+        transient(&tonic::Status::unavailable("down")),
+        Decision::Retry
+    );
+}
+
+static SERVED: AtomicU32 = AtomicU32::new(0);
+static DELAYS: Mutex<Vec<(u32, Duration)>> = Mutex::new(Vec::new());
+
+fn heard(_: &Error, event: &RetryEvent) {
+    DELAYS.lock().unwrap().push((event.attempt, event.delay));
+}
+
+#[retry(attempts = 4, base = "1ms", rate_limited_base = "40ms", jitter = none, notify = heard)]
+async fn fetch(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+/// A real server on loopback answering 429 with no hint twice, then 503, then 200: the 429s
+/// wait from the rate-limited base, the 503 from the base (the waits read from `notify`).
+#[tokio::test]
+async fn a_real_429_without_a_hint_backs_off_from_the_rate_limited_base() {
+    let app = axum::Router::new().route(
+        "/",
+        get(|| async {
+            match SERVED.fetch_add(1, Ordering::SeqCst) {
+                0 | 1 => (StatusCode::TOO_MANY_REQUESTS, HeaderMap::new(), "slow down"),
+                2 => (StatusCode::SERVICE_UNAVAILABLE, HeaderMap::new(), "busy"),
+                _ => (StatusCode::OK, HeaderMap::new(), "done"),
+            }
+        }),
+    );
+    let addr = loopback::serve(app).await;
+    let client = reqwest::Client::new();
+    let body = fetch(&client, &format!("http://{addr}/")).await.unwrap();
+    assert_eq!(body, "done");
+    assert_eq!(SERVED.load(Ordering::SeqCst), 4);
+    assert_eq!(
+        *DELAYS.lock().unwrap(),
+        [(1, MS(40)), (2, MS(80)), (3, MS(4))]
+    );
+}
+
+#[test]
+fn a_budget_prices_each_kind_and_gives_back_what_was_taken() {
+    let run = |budget: &RetryBudget, decisions: &[Decision]| {
+        let mut next = decisions.iter().copied();
+        let calls = Arc::new(AtomicU32::new(0));
+        let c = calls.clone();
+        let policy = Policy::new()
+            .with_base(Duration::ZERO)
+            .with_rate_limited_base(Duration::ZERO)
+            .with_attempts(9);
+        let out = Retry::new(policy)
+            .on(|d: &Decision| *d)
+            .budget(budget)
+            .call(|| {
+                c.fetch_add(1, Ordering::SeqCst);
+                match next.next() {
+                    Some(d) => Err(d),
+                    None => Ok(()),
+                }
+            });
+        (out, calls.load(Ordering::SeqCst))
+    };
+    // The AWS SDKs' 2026 prices: 14 a retry, 5 a retry after throttling.
+    let budget = RetryBudget::new(20).with_costs(14, 5);
+    assert_eq!(
+        run(&budget, &[Decision::RateLimited; 8]),
+        (Err(Decision::RateLimited), 5)
+    );
+    assert_eq!(budget.available(), 0);
+    let budget = RetryBudget::new(20).with_costs(14, 5);
+    assert_eq!(
+        run(&budget, &[Decision::Retry; 8]),
+        (Err(Decision::Retry), 2)
+    );
+    assert_eq!(budget.available(), 6);
+    // A call that recovers gives back exactly what its retries took: 5 + 5 + 14.
+    let budget = RetryBudget::new(30).with_costs(14, 5);
+    let recovering = [
+        Decision::RateLimited,
+        Decision::Retry,
+        Decision::RateLimited,
+    ];
+    assert_eq!(run(&budget, &recovering), (Ok(()), 4));
+    assert_eq!(budget.available(), 30);
+    // A single cost prices both kinds, as before.
+    let budget = RetryBudget::new(10).with_retry_cost(5);
+    assert_eq!(
+        run(&budget, &[Decision::RateLimited; 8]),
+        (Err(Decision::RateLimited), 3)
+    );
+}
