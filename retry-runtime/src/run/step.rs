@@ -389,6 +389,9 @@ pub trait IsResult {
     fn from_err(error: Self::Err) -> Self;
 }
 
+// Not recommended: a misuse's error is this trait's message alone, without the impl and the
+// path of this file.
+#[diagnostic::do_not_recommend]
 impl<T, E> IsResult for Result<T, E> {
     type Ok = T;
     type Err = E;
