@@ -390,6 +390,9 @@ mod tests {
             &[syn::parse_quote!(|_| self.ok())],
             syn::parse_quote!(R),
         );
-        assert_eq!(out, "let __retry_self = p :: CloneSelf :: clone_self (& self) ;");
+        assert_eq!(
+            out,
+            "let __retry_self = p :: CloneSelf :: clone_self (& self) ;"
+        );
     }
 }
