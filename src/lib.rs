@@ -258,3 +258,12 @@ pub struct ReadmeDoctests;
 pub mod __private {
     pub use retry_jitter_runtime::__private::*;
 }
+
+// The traits a misuse's compile error names ("the trait `IsResult` is not implemented for
+// `Option<u32>`"), reachable outside the hidden `__private` as well: rustc then prints each by
+// its own name, not as `retry_jitter::__private::IsResult`. Hidden: no user names them.
+#[doc(hidden)]
+pub use retry_jitter_runtime::__private::{
+    Branch, CloneArg, CloneSelf, FromCircuitOpen, FromThrottled, FromTimedOut, IsResult,
+    OnOkReturns, OnReturns,
+};

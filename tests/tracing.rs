@@ -15,6 +15,7 @@ use tracing::{Event, Metadata, Subscriber};
 #[derive(Debug, Clone, PartialEq)]
 struct Recorded {
     level: tracing::Level,
+    target: String,
     fields: Vec<(String, String)>,
 }
 
@@ -55,6 +56,7 @@ impl Subscriber for Recorder {
         event.record(&mut Fields(&mut fields));
         self.0.lock().unwrap().push(Recorded {
             level: *event.metadata().level(),
+            target: event.metadata().target().to_owned(),
             fields,
         });
     }
@@ -105,7 +107,11 @@ fn each_retry_and_the_give_up_are_events_with_their_fields() {
     });
     assert_eq!(events.len(), 3, "{events:#?}");
     assert!(events.iter().all(|e| e.level == tracing::Level::WARN));
-    for (event, (attempt, delay)) in events.iter().zip([("1", "10.0"), ("2", "20.0")]) {
+    assert!(
+        events.iter().all(|e| e.target == "retry_jitter"),
+        "{events:#?}"
+    );
+    for (event, (attempt, delay)) in events.iter().zip([("1", "10"), ("2", "20")]) {
         assert_eq!(event.get("message"), Some("retrying"));
         assert_eq!(event.get("function"), Some("display_error"));
         assert_eq!(event.get("attempt"), Some(attempt));
@@ -193,8 +199,8 @@ fn a_call_that_recovers_is_one_event_a_level_below_the_retries() {
     assert_eq!(last.get("function"), Some("recovers_on_the_third_call"));
     assert_eq!(last.get("calls"), Some("3"));
     // The recorded waits (10 ms, 20 ms) move the clock the call is timed on.
-    let elapsed: f64 = last.get("elapsed_ms").unwrap().parse().unwrap();
-    assert!((30.0..1_000.0).contains(&elapsed), "{elapsed}");
+    let elapsed: u64 = last.get("elapsed_ms").unwrap().parse().unwrap();
+    assert!((30..1_000).contains(&elapsed), "{elapsed}");
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -234,4 +240,75 @@ fn a_retried_value_is_an_event_that_shows_it_with_debug() {
     });
     assert_eq!(events[0].get("message"), Some("retrying on an Ok value"));
     assert_eq!(events[0].get("value"), None);
+}
+
+/// A writer the `fmt` subscriber prints to, kept for the test to read.
+#[derive(Clone, Default)]
+struct Printed(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Printed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// What `tracing_subscriber`'s `fmt` prints of `f`'s events under the `EnvFilter` `directives`
+/// (what a user puts in `RUST_LOG`).
+fn printed(directives: &str, f: impl FnOnce()) -> String {
+    let out = Printed::default();
+    let writer = out.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
+        .with_writer(move || writer.clone())
+        .finish();
+    tracing::subscriber::with_default(subscriber, f);
+    let bytes = out.0.lock().unwrap().clone();
+    String::from_utf8(bytes).unwrap()
+}
+
+#[retry(attempts = 3, jitter = none, base = "2250us", trace_level = debug)]
+fn slow_to_answer() -> Result<(), Shown> {
+    Err(Shown(3))
+}
+
+#[test]
+fn rust_log_retry_jitter_shows_the_events_with_whole_milliseconds() {
+    let out = printed("retry_jitter=debug", || {
+        let _ = testing::record_sleeps(slow_to_answer);
+    });
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    for line in &lines {
+        assert!(
+            line.contains(" retry_jitter: "),
+            "the target is the crate's name: {line}"
+        );
+        assert!(line.contains("function=\"slow_to_answer\""), "{line}");
+    }
+    // 2.25 ms, then 4.5 ms: whole milliseconds, rounded down.
+    assert!(
+        lines[0].contains("retrying") && lines[0].contains("delay_ms=2 "),
+        "{out}"
+    );
+    assert!(
+        lines[1].contains("retrying") && lines[1].contains("delay_ms=4 "),
+        "{out}"
+    );
+    assert!(lines[2].contains("giving up"), "{out}");
+
+    // Another crate's directive shows none of them; the crate's own below DEBUG neither.
+    for directive in [
+        "retry_jitter_runtime=debug",
+        "other=trace",
+        "retry_jitter=info",
+    ] {
+        let out = printed(directive, || {
+            let _ = testing::record_sleeps(slow_to_answer);
+        });
+        assert_eq!(out, "", "{directive}");
+    }
 }

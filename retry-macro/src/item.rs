@@ -9,7 +9,9 @@ use syn::{Attribute, FnArg, ReturnType, Signature, Token, Visibility};
 
 use crate::args::Args;
 use crate::async_trait::{self, AsyncTrait};
-use crate::signature::{is_borrowed_impl, receiver_type, returned_borrows, ReturnedBorrow};
+use crate::signature::{
+    is_borrowed_impl, receiver_type, returned_borrows, strip_group, ReturnedBorrow,
+};
 
 /// The facade's features the expansion depends on.
 #[derive(Clone, Copy, Debug)]
@@ -147,6 +149,9 @@ impl Item {
             (None, ReturnType::Type(_, ret)) => Some(&**ret),
             (None, ReturnType::Default) => None,
         };
+        if let Some(error) = output.and_then(returns_option) {
+            errors.push(error);
+        }
         // A sync fn's attempts run in a closure, unless it is `#[track_caller]` (see expand.rs).
         let closure =
             !self.is_async() && !self.attrs.iter().any(|a| a.path().is_ident("track_caller"));
@@ -293,6 +298,39 @@ fn exclusive_borrow(arg: &FnArg) -> Option<proc_macro2::Span> {
 /// see that the attempt which returns is the last. So for any borrow out of a sync fn's closure
 /// (`closure`), and for one that may be mutable wherever the attempt runs. Reported here, on the
 /// borrow, since rustc's errors would be about a closure or a loop the user never wrote.
+/// A function written to return an `Option<T>`: told what helps, the `on_ok` key or `.ok_or(..)`,
+/// at the type, rather than by the type check's "return `Result<Option<T>, YourError>`". (Any
+/// other type that is not a `Result` is left to that check, which sees through aliases.)
+fn returns_option(output: &syn::Type) -> Option<syn::Error> {
+    let syn::Type::Path(path) = strip_group(output) else {
+        return None;
+    };
+    if path.qself.is_some() {
+        return None;
+    }
+    let last = path.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return None;
+    };
+    let (1, Some(syn::GenericArgument::Type(value))) = (args.args.len(), args.args.first()) else {
+        return None;
+    };
+    if last.ident != "Option" {
+        return None;
+    }
+    let value = value.to_token_stream();
+    Some(syn::Error::new_spanned(
+        output,
+        format!(
+            "`#[retry]` needs a function that returns a `Result`, not `Option<{value}>`: it \
+             retries on an error. To retry while the value is `None`, return \
+             `Result<Option<{value}>, YourError>` and add `on_ok = |v| v.is_none()`; to make a \
+             `None` an error, return `Result<{value}, YourError>` and write \
+             `.ok_or(YourError)?` in the body"
+        ),
+    ))
+}
+
 fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<syn::Error> {
     let ReturnedBorrow { name, at, .. } = returned_borrows(sig, output)
         .into_iter()

@@ -4,15 +4,15 @@
 //! |---|---|---|
 //! | `x: &T` | unchanged | nothing (a shared borrow is reused) |
 //! | `x: &mut T` | unchanged | `let x = &mut *x;` (a re-borrow) |
-//! | `x: T` | unchanged | `let x = clone_arg(&x);` |
+//! | `x: T` | unchanged | `let x = CloneArg::clone_arg(&x);` |
 //! | `x: impl AsRef<U>` | unchanged | `let x = &x;` (see [`is_borrowed_impl`]) |
-//! | `mut x: T` | `x: T` | `let mut x = clone_arg(&x);` |
-//! | `(a, b): T` | `__retry_arg0: T` | `let (a, b) = clone_arg(&__retry_arg0);` |
+//! | `mut x: T` | `x: T` | `let mut x = CloneArg::clone_arg(&x);` |
+//! | `(a, b): T` | `__retry_arg0: T` | `let (a, b) = CloneArg::clone_arg(&__retry_arg0);` |
 //! | `&self` | unchanged | nothing (a shared borrow is reused) |
 //! | `&mut self` | unchanged | `let __retry_self = &mut *self;` |
 //! | `self: Pin<&mut Self>` | `mut self: Pin<&mut Self>` | `let __retry_self = self.as_mut();` |
 //! | `self`, `mut self` | `mut self` | `let __retry_self = own_self(kind, &mut self);`: re-borrowed if `Self` is a `&mut`, else cloned; the kind is `unborrowed(kind)` where the return type may hold a borrow of `self` |
-//! | `self: Arc<Self>`, `self: Box<Self>`… | `self: …` | `let __retry_self = clone_self(&self);` |
+//! | `self: Arc<Self>`, `self: Box<Self>`… | `self: …` | `let __retry_self = CloneSelf::clone_self(&self);` |
 //!
 //! `self` cannot be shadowed, so where each attempt needs a `self` of its own the body's `self`
 //! is renamed `__retry_self` (receiver.rs). A `&mut` argument or `&mut self` that the return
@@ -154,7 +154,7 @@ pub(crate) fn rebind(
             Type::Reference(r) if r.mutability.is_some() => quote!(&mut *#source),
             Type::Reference(_) => quote!(#source),
             ty if is_borrowed_impl(ty) => quote!(&#source),
-            _ => quote_spanned!(ty.span()=> #private::clone_arg(&#source)),
+            _ => quote_spanned!(ty.span()=> #private::CloneArg::clone_arg(&#source)),
         };
         let binding = match &mut *arg.pat {
             Pat::Wild(_) => None,
@@ -362,7 +362,7 @@ mod tests {
         assert!(r.self_alias.is_none());
         assert_eq!(
             r.to_token_stream().to_string(),
-            "let id = p :: clone_arg (& id) ;"
+            "let id = p :: CloneArg :: clone_arg (& id) ;"
         );
         // The signature keeps its `mut`: the argument is what the hand-written function has.
         assert!(sig
@@ -384,7 +384,7 @@ mod tests {
         );
         assert_eq!(
             r.to_token_stream().to_string(),
-            "# [allow (unused_variables)] let tries = p :: clone_arg (& tries) ;"
+            "# [allow (unused_variables)] let tries = p :: CloneArg :: clone_arg (& tries) ;"
         );
     }
 
@@ -411,7 +411,7 @@ mod tests {
         assert_eq!(
             r.to_token_stream().to_string(),
             "# [cfg (unix)] # [allow (unused_mut)] # [expect (unused_variables)] \
-             let mut a = p :: clone_arg (& a) ;"
+             let mut a = p :: CloneArg :: clone_arg (& a) ;"
         );
         let (outside, inside) = r.moved_in();
         assert!(!outside.to_string().contains("expect"), "{outside}");
@@ -457,8 +457,8 @@ mod tests {
         );
         assert_eq!(
             r.to_token_stream().to_string(),
-            "let a = & a ; let b = & b ; let c = p :: clone_arg (& c) ; \
-             let d = p :: clone_arg (& d) ; let mut e = & e ;"
+            "let a = & a ; let b = & b ; let c = p :: CloneArg :: clone_arg (& c) ; \
+             let d = p :: CloneArg :: clone_arg (& d) ; let mut e = & e ;"
         );
     }
 
@@ -469,7 +469,7 @@ mod tests {
         let (outside, inside) = rebind(&mut sig, &quote!(p), false).moved_in();
         assert_eq!(
             outside.to_string(),
-            "let b = p :: clone_arg (& b) ; let __retry_arg2 = p :: clone_arg (& __retry_arg2) ;"
+            "let b = p :: CloneArg :: clone_arg (& b) ; let __retry_arg2 = p :: CloneArg :: clone_arg (& __retry_arg2) ;"
         );
         assert_eq!(
             inside.to_string(),

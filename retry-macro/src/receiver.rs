@@ -114,7 +114,7 @@ pub(crate) fn receiver_binding(
             let mutability = receiver.mutability.take();
             (
                 mutability,
-                quote_spanned!(receiver.span()=> #private::clone_self(&#self_token)),
+                quote_spanned!(receiver.span()=> #private::CloneSelf::clone_self(&#self_token)),
             )
         }
     };
@@ -265,7 +265,7 @@ mod tests {
         let r = rebind(&mut sig, &quote!(p), false);
         let out = r.to_token_stream().to_string();
         assert!(
-            out.contains("let mut __retry_self = p :: clone_self (& self)"),
+            out.contains("let mut __retry_self = p :: CloneSelf :: clone_self (& self)"),
             "{out}"
         );
         assert_eq!(
@@ -390,6 +390,9 @@ mod tests {
             &[syn::parse_quote!(|_| self.ok())],
             syn::parse_quote!(R),
         );
-        assert_eq!(out, "let __retry_self = p :: clone_self (& self) ;");
+        assert_eq!(
+            out,
+            "let __retry_self = p :: CloneSelf :: clone_self (& self) ;"
+        );
     }
 }

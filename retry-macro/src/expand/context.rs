@@ -28,6 +28,9 @@ pub(super) struct Context<'a> {
     pub(super) p_ret: TokenStream,
     /// The return type, `impl Trait` erased to `_`, and where it is written.
     pub(super) ret: Type,
+    /// Whether the return type had an `impl Trait` (now `_` in [`Context::ret`]): then it
+    /// cannot be checked on its own, before the loop infers it.
+    pub(super) ret_has_impl: bool,
     pub(super) ret_span: Span,
     /// The function's name, for the runtime's events.
     pub(super) name: syn::LitStr,
@@ -71,7 +74,7 @@ impl<'a> Context<'a> {
         is_async: bool,
     ) -> Self {
         let ret_span = ret.span();
-        let ret = erase_impl_trait(ret);
+        let (ret, ret_has_impl) = erase_impl_trait(ret);
         let name = syn::LitStr::new(&ident.unraw().to_string(), ret_span);
         let p_ret = respan(&p, ret_span);
         let policy_const = policy_is_const(args);
@@ -140,6 +143,7 @@ impl<'a> Context<'a> {
                 ident: local("__retry_attempt", ret_span),
             },
             ret,
+            ret_has_impl,
             ret_span,
         }
     }
@@ -220,15 +224,19 @@ pub(super) fn could_be_result(ret: &Type) -> bool {
 }
 
 /// `impl Trait` cannot be named in an expression: replace it with `_`, left to inference.
-fn erase_impl_trait(ty: &Type) -> Type {
+/// Also whether there was one to replace.
+fn erase_impl_trait(ty: &Type) -> (Type, bool) {
     let mut ty = ty.clone();
-    erase(&mut ty);
-    ty
+    let erased = erase(&mut ty);
+    (ty, erased)
 }
 
-fn erase(ty: &mut Type) {
+fn erase(ty: &mut Type) -> bool {
     match ty {
-        Type::ImplTrait(_) => *ty = syn::parse_quote!(_),
+        Type::ImplTrait(_) => {
+            *ty = syn::parse_quote!(_);
+            true
+        }
         Type::Reference(r) => erase(&mut r.elem),
         Type::Ptr(p) => erase(&mut p.elem),
         Type::Slice(s) => erase(&mut s.elem),
@@ -236,24 +244,28 @@ fn erase(ty: &mut Type) {
         Type::Paren(p) => erase(&mut p.elem),
         Type::Group(g) => erase(&mut g.elem),
         Type::Tuple(t) => {
+            let mut erased = false;
             for i in 0..t.elems.len() {
-                erase(&mut t.elems[i]);
+                erased |= erase(&mut t.elems[i]);
             }
+            erased
         }
         Type::Path(path) => {
+            let mut erased = false;
             if let Some(q) = &mut path.qself {
-                erase(&mut q.ty);
+                erased |= erase(&mut q.ty);
             }
             for seg in &mut path.path.segments {
                 if let PathArguments::AngleBracketed(a) = &mut seg.arguments {
                     for i in 0..a.args.len() {
                         if let GenericArgument::Type(t) = &mut a.args[i] {
-                            erase(t);
+                            erased |= erase(t);
                         }
                     }
                 }
             }
+            erased
         }
-        _ => {}
+        _ => false,
     }
 }

@@ -48,7 +48,17 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
         breaker,
         throttle,
     } = hooks(cx);
+    // The return type's check, first and at the return type: `IsResult`'s own method, so that a
+    // type that is not a `Result` is its message alone. The loop's `R: IsResult` bound, the same
+    // predicate at the same span, is then not reported again with its "required by a bound in"
+    // and the path of the runtime's file. An empty `#[inline(always)]` call: no code. (A type
+    // with an `impl Trait` is left to the loop, which infers it: it is not nameable here.)
+    let ret = &cx.ret;
+    let ret_check = (!cx.ret_has_impl).then(|| {
+        quote_spanned!(cx.ret_span=> #p_ret::IsResult::returned(::core::marker::PhantomData::<#ret>);)
+    });
     quote_spanned! {cx.ret_span=>
+        #ret_check
         #policy_item
         #timeout_item
         let #hooks_l = #p_ret::Hooks {

@@ -22,7 +22,9 @@ pub(crate) fn attempt<F: core::future::Future>(
 ) -> tracing::instrument::Instrumented<F> {
     let span = match resend_count {
         0 => tracing::Span::none(),
-        n => tracing::info_span!("retry_attempt", "http.request.resend_count" = n),
+        n => {
+            tracing::info_span!(target: crate::run::trace::TARGET, "retry_attempt", "http.request.resend_count" = n)
+        }
     };
     tracing::Instrument::instrument(future, span)
 }

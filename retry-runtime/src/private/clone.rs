@@ -4,6 +4,10 @@
 use core::marker::PhantomData;
 
 /// The by-value arguments of a retried function are cloned for each attempt.
+///
+/// `#[retry]` calls `CloneArg::clone_arg(&x)`, the trait's own method, not a function bounded
+/// by it: a type that is not `Clone` is then this message alone, with no "required by a bound
+/// in" and no path of this crate's files after it.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so the by-value argument type `{Self}` must be `Clone`",
     label = "this argument is cloned for each attempt",
@@ -22,12 +26,6 @@ impl<T: Clone> CloneArg for T {
     fn clone_arg(&self) -> Self {
         self.clone()
     }
-}
-
-/// Clone a by-value argument for one attempt.
-#[inline(always)]
-pub fn clone_arg<T: CloneArg>(arg: &T) -> T {
-    arg.clone_arg()
 }
 
 /// A receiver taken by value (`self`, `self: Arc<Self>`…) is cloned for each attempt.
@@ -49,12 +47,6 @@ impl<T: Clone> CloneSelf for T {
     fn clone_self(&self) -> Self {
         self.clone()
     }
-}
-
-/// Clone a by-value receiver for one attempt.
-#[inline(always)]
-pub fn clone_self<T: CloneSelf>(receiver: &T) -> T {
-    receiver.clone_self()
 }
 
 /// How an attempt gets its own `self` taken by value as `Self`: re-borrowed where `Self` is a

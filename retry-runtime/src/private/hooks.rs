@@ -9,6 +9,31 @@ use crate::policy::{Classify, ClassifyOk, Decision, GiveUp, RetryEvent};
 use crate::run::hooks::{GiveUpHook, Notify};
 use crate::run::loops::IsResult;
 
+/// What an `on = …` hook returns: `bool` or [`Decision`] (anything `Into<Decision>`). Its own
+/// trait, so that a hook returning something else is told that, not `Decision: From<String>`.
+#[diagnostic::on_unimplemented(
+    message = "`on` returns `bool` or `Decision`, not `{Self}`",
+    label = "this returns `{Self}`",
+    note = "`true` retries the error and `false` returns it; a `Decision` can also say `RetryAfter(wait)`: `on = |e| e.is_timeout()`, or `on = retry_jitter::transient`"
+)]
+pub trait OnReturns {}
+
+// Not recommended: a wrong return type is this trait's message alone, not `From<String>`.
+#[diagnostic::do_not_recommend]
+impl<D: Into<Decision>> OnReturns for D {}
+
+/// What an `on_ok = …` hook returns: `bool` or [`Decision`], like [`OnReturns`].
+#[diagnostic::on_unimplemented(
+    message = "`on_ok` returns `bool` or `Decision`, not `{Self}`",
+    label = "this returns `{Self}`",
+    note = "`true` retries the `Ok` value and `false` returns it; a `Decision` can also say `RetryAfter(wait)`: `on_ok = |job| !job.is_done()`"
+)]
+pub trait OnOkReturns {}
+
+// Not recommended, as `OnReturns`'s.
+#[diagnostic::do_not_recommend]
+impl<D: Into<Decision>> OnOkReturns for D {}
+
 /// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
 /// `on = |e| e.is_timeout()` needs no annotation, and checks it there: a mistake in `on` is
 /// reported at the `on` key. What it returns carries no bound (see [`Hook`]).
@@ -16,7 +41,7 @@ use crate::run::loops::IsResult;
 pub fn classifier<R, D, F>(on: F) -> Hook<R, F, OnKey>
 where
     R: IsResult,
-    D: Into<Decision>,
+    D: OnReturns,
     F: Fn(&R::Err) -> D,
 {
     Hook(on, PhantomData)
@@ -27,7 +52,7 @@ where
 pub fn ok_classifier<R, D, F>(on_ok: F) -> Hook<R, F, OnOkKey>
 where
     R: IsResult,
-    D: Into<Decision>,
+    D: OnOkReturns,
     F: Fn(&R::Ok) -> D,
 {
     Hook(on_ok, PhantomData)

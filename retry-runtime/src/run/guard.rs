@@ -213,6 +213,6 @@ fn changed(function: &'static str, state: BreakerState) {
     #[cfg(feature = "metrics")]
     crate::run::metrics::breaker(function, state);
     #[cfg(feature = "tracing")]
-    tracing::warn!(function, state = ?state, "circuit breaker");
+    tracing::warn!(target: crate::run::trace::TARGET, function, state = ?state, "circuit breaker");
     let _ = (function, state);
 }

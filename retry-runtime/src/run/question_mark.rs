@@ -30,6 +30,9 @@ pub trait Branch {
     fn branch(self) -> ControlFlow<Self::Residual, Self::Output>;
 }
 
+// Not recommended, each of them: a `?` on an `Option` is this trait's message alone, not a list
+// of these impls with the path of this file.
+#[diagnostic::do_not_recommend]
 impl<T, F> Branch for Result<T, F> {
     type Output = T;
     type Residual = F;
@@ -42,6 +45,7 @@ impl<T, F> Branch for Result<T, F> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T, F> Branch for Poll<Result<T, F>> {
     type Output = Poll<T>;
     type Residual = F;
@@ -55,6 +59,7 @@ impl<T, F> Branch for Poll<Result<T, F>> {
     }
 }
 
+#[diagnostic::do_not_recommend]
 impl<T, F> Branch for Poll<Option<Result<T, F>>> {
     type Output = Poll<Option<T>>;
     type Residual = F;

@@ -387,8 +387,17 @@ pub trait IsResult {
     fn as_err(&self) -> Option<&Self::Err>;
     /// An outcome that is this error.
     fn from_err(error: Self::Err) -> Self;
+    /// Nothing: `#[retry]`'s check that the function returns a `Result`, called as
+    /// `IsResult::returned(PhantomData::<Ret>)` at the return type, so that a type that is not
+    /// one is this trait's message alone (a method of the trait's own carries no "required by a
+    /// bound in" a function of ours).
+    #[inline(always)]
+    fn returned(_: core::marker::PhantomData<Self>) {}
 }
 
+// Not recommended: a misuse's error is this trait's message alone, without the impl and the
+// path of this file.
+#[diagnostic::do_not_recommend]
 impl<T, E> IsResult for Result<T, E> {
     type Ok = T;
     type Err = E;

@@ -50,7 +50,7 @@ impl<R> Trace<R> for Unset {
 }
 
 #[cfg(feature = "tracing")]
-pub use tracer::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+pub use tracer::{tracer, Level, Render, Rendered, Tracer, Unrendered, TARGET};
 
 /// The `tracing` events.
 #[cfg(feature = "tracing")]
@@ -138,8 +138,9 @@ mod tracer {
     }
 
     /// A [`Tracer`]: each retry and each give-up is an event at `level` (WARN by default in
-    /// `#[retry]`), with fields `function`, `attempt`, `delay_ms` (or `reason`, `calls`) and the
-    /// error as `render` shows it.
+    /// `#[retry]`), under the target `retry_jitter`, with fields `function`, `attempt`,
+    /// `delay_ms` (whole milliseconds, a `u64`) (or `reason`, `calls`) and the error as `render`
+    /// shows it.
     ///
     /// ```
     /// use retry_jitter::__private::{tracer, Level, Rendered};
@@ -150,21 +151,31 @@ mod tracer {
         Tracer { level, render }
     }
 
+    /// The target of every event (and span) the crate emits: the crate's name, not the module
+    /// an event happens to be written in, so that `RUST_LOG=retry_jitter=debug` shows them all.
+    pub const TARGET: &str = "retry_jitter";
+
+    /// A duration in whole milliseconds (rounded down, saturating): what `delay_ms` and
+    /// `elapsed_ms` show, `2` rather than `2.2566859999999997`.
+    fn whole_ms(d: core::time::Duration) -> u64 {
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+    }
+
     macro_rules! at_level {
         ($level:expr, $($event:tt)*) => {
             match $level {
-                Level::ERROR => tracing::event!(Level::ERROR, $($event)*),
-                Level::WARN => tracing::event!(Level::WARN, $($event)*),
-                Level::INFO => tracing::event!(Level::INFO, $($event)*),
-                Level::DEBUG => tracing::event!(Level::DEBUG, $($event)*),
-                _ => tracing::event!(Level::TRACE, $($event)*),
+                Level::ERROR => tracing::event!(target: TARGET, Level::ERROR, $($event)*),
+                Level::WARN => tracing::event!(target: TARGET, Level::WARN, $($event)*),
+                Level::INFO => tracing::event!(target: TARGET, Level::INFO, $($event)*),
+                Level::DEBUG => tracing::event!(target: TARGET, Level::DEBUG, $($event)*),
+                _ => tracing::event!(target: TARGET, Level::TRACE, $($event)*),
             }
         };
     }
 
     impl<R, F: Render<R>> Trace<R> for Tracer<F> {
         fn retry(&self, error: &R, ev: &RetryEvent) {
-            let delay_ms = ev.delay.as_secs_f64() * 1e3;
+            let delay_ms = whole_ms(ev.delay);
             let (function, attempt) = (ev.function, ev.attempt);
             match self.render.render(error) {
                 Rendered::Display(e) => {
@@ -195,13 +206,13 @@ mod tracer {
         }
 
         fn hedge(&self, ev: &RetryEvent) {
-            let delay_ms = ev.delay.as_secs_f64() * 1e3;
+            let delay_ms = whole_ms(ev.delay);
             let (function, attempt) = (ev.function, ev.attempt);
             at_level!(self.level, function, attempt, delay_ms, "hedging");
         }
 
         fn recovered(&self, function: &'static str, calls: u32, elapsed: core::time::Duration) {
-            let elapsed_ms = elapsed.as_secs_f64() * 1e3;
+            let elapsed_ms = whole_ms(elapsed);
             // One level below the retries': a recovery is the good news.
             let level = match self.level {
                 Level::ERROR => Level::WARN,
