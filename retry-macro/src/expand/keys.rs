@@ -48,6 +48,16 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
         breaker,
         throttle,
     } = hooks(cx);
+    // The cancel token, beside the guards, only where `cancel` is given: without it the
+    // guards' type, and so the expansion, is what it always was.
+    let guard = match &cx.args.cancel {
+        Some(token) => {
+            let span = token.span();
+            let p_at = respan(p, span);
+            quote_spanned!(span=> ((#breaker, #throttle), #p_at::cancel_guard(#token)))
+        }
+        None => quote!((#breaker, #throttle)),
+    };
     quote_spanned! {cx.ret_span=>
         #policy_item
         #timeout_item
@@ -58,7 +68,7 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
             budget: #budget,
             trace: #trace,
             on_ok: #on_ok,
-            guard: (#breaker, #throttle),
+            guard: #guard,
         };
     }
 }
