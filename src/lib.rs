@@ -91,7 +91,8 @@
 //! - [`Policy`], [`Backoff`] and [`Jitter`]: the delay math, built at run time;
 //! - [`RetryEvent`], [`GiveUp`] and [`GiveUpReason`]: what the hooks are told;
 //! - [`RetryBudget`]: a fleet's retries capped; [`TimedOut`], [`attempt_time_left`] and
-//!   [`hedge`](mod@hedge): slow attempts; [`testing`]: seeded jitter, waits recorded instead of
+//!   [`hedge`](mod@hedge): slow attempts; [`CancelToken`]: stopping a call's retries from
+//!   outside (`cancel = &TOKEN`); [`testing`]: seeded jitter, waits recorded instead of
 //!   slept;
 //! - [`hooks`]: the plumbing, types met only as type parameters of [`Retry`], and the traits
 //!   a hook of your own implements ([`Notify`](hooks::Notify), [`GiveUpHook`](hooks::GiveUpHook)).
@@ -235,9 +236,9 @@ pub use retry_jitter_runtime::tonic;
 pub use retry_jitter_runtime::tower;
 pub use retry_jitter_runtime::{
     attempt_time_left, either, hedge, sleep, testing, transient, AdaptiveThrottle, Admission,
-    Backoff, BreakerState, CircuitBreaker, CircuitOpen, Clock, Decision, GiveUp, GiveUpReason,
-    Jitter, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState, RetryTicket, Schedule,
-    SharedBudget, Throttled, TimedOut, Transient,
+    Backoff, BreakerState, CancelToken, Cancelled, CircuitBreaker, CircuitOpen, Clock, Decision,
+    GiveUp, GiveUpReason, Jitter, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState,
+    RetryTicket, Schedule, SharedBudget, Throttled, TimedOut, Transient,
 };
 
 // The README's snippets, compiled and run as doc tests, with the features they use (the

@@ -66,6 +66,7 @@ const KEYS: &[Key] = &[
         put(&mut a.throttle, (key.clone(), v))
     }),
     Key::new("breaker", |a, key, v| put(&mut a.breaker, (key.clone(), v))),
+    Key::new("cancel", |a, _, v| put(&mut a.cancel, v)),
     Key::new("policy", |a, _, v| put(&mut a.policy, v)),
     Key::new("trace_level", |a, _, v| {
         put(&mut a.trace_level, word(v, "trace_level", LEVELS, "warn")?)
@@ -140,6 +141,8 @@ pub(crate) struct Args {
     pub throttle: Option<(Ident, Expr)>,
     /// `breaker`, and the key's own name (a missing `From<CircuitOpen>` is reported there).
     pub breaker: Option<(Ident, Expr)>,
+    /// `cancel`: a `&CancelToken` expression.
+    pub cancel: Option<Expr>,
     /// The `tracing::Level` constant's name (`WARN`…), spanned at the user's word.
     pub trace_level: Option<Ident>,
     /// `sleep`, and the key's own name (errors about it are spanned there).

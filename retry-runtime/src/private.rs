@@ -10,7 +10,7 @@ pub use crate::policy::deadline::Started;
 pub use crate::policy::Clock;
 pub use crate::policy::Unset;
 pub use crate::policy::{AcceptOk, Jitter, Policy, Resend, RetryAll};
-pub use crate::run::guard::{BreakerGuard, Guard, IntoErr, ThrottleGuard};
+pub use crate::run::guard::{BreakerGuard, Cancelling, Guard, IntoErr, ThrottleGuard};
 pub use crate::run::hedge::config::HedgeWith;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
 pub use crate::run::hooks::{Hooks, Trace};

@@ -13,7 +13,7 @@ mod call;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod faces;
 
-pub use call::GuardPair;
+pub use call::{Cancellable, GuardPair};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
@@ -322,12 +322,13 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     pub fn throttle(
         self,
         throttle: &AdaptiveThrottle,
-    ) -> Retry<C, N, G, B, T, L, D, O, (Gd::Breaker, ThrottleGuard<'_, IntoErr>)>
+    ) -> Retry<C, N, G, B, T, L, D, O, Gd::With<Gd::Breaker, ThrottleGuard<'_, IntoErr>>>
     where
         Gd: GuardPair,
     {
-        let breaker = self.hooks.guard.breaker();
-        self.with_guard((breaker, ThrottleGuard::new(throttle, IntoErr)))
+        let guard = &self.hooks.guard;
+        let guards = guard.with(guard.breaker(), ThrottleGuard::new(throttle, IntoErr));
+        self.with_guard(guards)
     }
 
     /// Count this call's outcome in `breaker`, and while it is open fail at once with
@@ -349,12 +350,13 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     pub fn breaker(
         self,
         breaker: &CircuitBreaker,
-    ) -> Retry<C, N, G, B, T, L, D, O, (BreakerGuard<'_, IntoErr>, Gd::Throttle)>
+    ) -> Retry<C, N, G, B, T, L, D, O, Gd::With<BreakerGuard<'_, IntoErr>, Gd::Throttle>>
     where
         Gd: GuardPair,
     {
-        let throttle = self.hooks.guard.throttle();
-        self.with_guard((BreakerGuard::new(breaker, IntoErr), throttle))
+        let guard = &self.hooks.guard;
+        let guards = guard.with(BreakerGuard::new(breaker, IntoErr), guard.throttle());
+        self.with_guard(guards)
     }
 
     /// The same retry with other guards.

@@ -17,13 +17,20 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
         p,
         p_ret,
         ret,
+        ret_loop,
         state_l,
         out_l,
         delay_l,
+        hooks_l,
         sleep,
         ..
     } = cx;
     let sleep_l = local("__retry_sleep", cx.ret_span);
+    // With `cancel`, the wait ends at once when the token is cancelled.
+    let wait = match &cx.args.cancel {
+        Some(_) => quote!(#ret_loop::sleep_or_cancel(#delay_l, #sleep, &#hooks_l)),
+        None => quote!(#p::sleep_boxed(#delay_l, #sleep)),
+    };
     let outcome = async_attempt(cx, rebind, body);
     let (setup, start_item, admit, attempt_bind) =
         (setup(cx), cx.start_item(), admit(cx), cx.attempt_bind());
@@ -63,7 +70,7 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
                     match #on_failure {
                         #p::ControlFlow::Break(#out_l) => return #out_l,
                         #p::ControlFlow::Continue(#wait_pattern) => {
-                            (#p::sleep_boxed(#delay_l, #sleep), #last_value)
+                            (#wait, #last_value)
                         }
                     }
                 }

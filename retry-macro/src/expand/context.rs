@@ -38,9 +38,9 @@ pub(super) struct Context<'a> {
     /// A policy of literals is a constant: nothing to store (not even in an async fn's future),
     /// nothing to compute per call.
     pub(super) policy_const: bool,
-    /// The last error is kept through a wait only where a deadline may end the call after it
-    /// (`max_elapsed`, or a `policy` that may have one): elsewhere the future holds nothing of
-    /// the error type across any `.await`, and is `Send` whatever it is.
+    /// The last error is kept through a wait only where a deadline or a cancel may end the
+    /// call after it (`max_elapsed`, a `policy` that may have one, `cancel`): elsewhere the
+    /// future holds nothing of the error type across any `.await`, and is `Send` whatever it is.
     pub(super) keeps_last: bool,
     /// `Loop::<R>`, through which every call about `R` goes.
     pub(super) ret_loop: TokenStream,
@@ -126,7 +126,9 @@ impl<'a> Context<'a> {
             name,
             is_async,
             policy_const,
-            keeps_last: args.policy.is_some() || args.max_elapsed.is_some(),
+            keeps_last: args.policy.is_some()
+                || args.max_elapsed.is_some()
+                || args.cancel.is_some(),
             sleep,
             clock,
             start,

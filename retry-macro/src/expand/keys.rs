@@ -57,6 +57,16 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
     let ret_check = (!cx.ret_has_impl).then(|| {
         quote_spanned!(cx.ret_span=> #p_ret::IsResult::returned(::core::marker::PhantomData::<#ret>);)
     });
+    // The cancel token, beside the guards, only where `cancel` is given: without it the
+    // guards' type, and so the expansion, is what it always was.
+    let guard = match &cx.args.cancel {
+        Some(token) => {
+            let span = token.span();
+            let p_at = respan(p, span);
+            quote_spanned!(span=> ((#breaker, #throttle), #p_at::cancel_guard(#token)))
+        }
+        None => quote!((#breaker, #throttle)),
+    };
     quote_spanned! {cx.ret_span=>
         #ret_check
         #policy_item
@@ -68,7 +78,7 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
             budget: #budget,
             trace: #trace,
             on_ok: #on_ok,
-            guard: (#breaker, #throttle),
+            guard: #guard,
         };
     }
 }

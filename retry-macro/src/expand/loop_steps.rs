@@ -116,8 +116,8 @@ pub(super) fn after_attempt(cx: &Context) -> AfterAttempt {
     }
 }
 
-/// After the wait: however long the timer slept, no attempt starts past the deadline, and the
-/// retry about to run spends the budget tokens it took. Without a deadline or a budget there is
+/// After the wait: however long the timer slept, no attempt starts past the deadline or once
+/// the call is cancelled, and the retry about to run spends the budget tokens it took. Without a deadline or a budget there is
 /// nothing to do, and no code. (Unreachable after a body that never returns, like the rest of
 /// the turn.) `last` is the last outcome kept through the wait, or `None`.
 fn after_wait(cx: &Context, last: TokenStream) -> TokenStream {
@@ -131,7 +131,11 @@ fn after_wait(cx: &Context, last: TokenStream) -> TokenStream {
         ..
     } = cx;
     let args = cx.args;
-    if args.budget.is_some() || args.policy.is_some() || args.max_elapsed.is_some() {
+    if args.budget.is_some()
+        || args.policy.is_some()
+        || args.max_elapsed.is_some()
+        || args.cancel.is_some()
+    {
         quote_spanned! {cx.ret_span=>
             #[allow(unreachable_code)]
             let () = if let #p_ret::ControlFlow::Break(#out_l) =

@@ -31,7 +31,13 @@ pub(super) fn sync_closure(
     // `move`: the attempt owns its copies of the arguments (a reference is copied, a by-value
     // argument moved in and cloned per call), so nothing needs a stack slot on the success
     // path. Unless a hook borrows one of them too: then the attempt borrows.
-    let hooks = [&args.on, &args.notify, &args.give_up, &args.budget];
+    let hooks = [
+        &args.on,
+        &args.notify,
+        &args.give_up,
+        &args.budget,
+        &args.cancel,
+    ];
     let capture =
         (!crate::rebind::named_by(sig, hooks.into_iter().flatten())).then(|| quote!(move));
     let run_blocking = quote_spanned! {cx.ret_span=>
@@ -83,13 +89,20 @@ pub(super) fn track_caller_loop(
         p,
         p_ret,
         ret,
+        ret_loop,
         state_l,
         out_l,
         delay_l,
+        hooks_l,
         label,
         ..
     } = cx;
     let InlineAttempt { stmts, labelled } = inline;
+    // With `cancel`, the wait ends at once when the token is cancelled.
+    let wait = match &cx.args.cancel {
+        Some(_) => quote!(#ret_loop::sleep_blocking_or_cancel(#delay_l, &#hooks_l)),
+        None => quote!(#p::sleep_blocking(#delay_l)),
+    };
     let label = labelled.then(|| quote!(#label:));
     let (setup, start_item, admit, attempt_bind) =
         (setup(cx), cx.start_item(), admit(cx), cx.attempt_bind());
@@ -122,7 +135,7 @@ pub(super) fn track_caller_loop(
                 match #on_failure {
                     #p::ControlFlow::Break(#out_l) => return #out_l,
                     #p::ControlFlow::Continue(#wait_pattern) => {
-                        #p::sleep_blocking(#delay_l);
+                        #wait;
                         #last_value
                     }
                 }

@@ -140,6 +140,9 @@ pub enum GiveUpReason {
     Throttled,
     /// The circuit breaker is open (`breaker = …`): the body was not called.
     CircuitOpen,
+    /// The call's [`CancelToken`](crate::CancelToken) was cancelled (`cancel = …`): no further
+    /// attempt was made.
+    Cancelled,
 }
 
 impl GiveUpReason {
@@ -158,13 +161,14 @@ impl GiveUpReason {
             GiveUpReason::HintBeyondCap => "server hint beyond cap",
             GiveUpReason::Throttled => "throttled",
             GiveUpReason::CircuitOpen => "circuit open",
+            GiveUpReason::Cancelled => "cancelled",
         }
     }
 }
 
 impl GiveUpReason {
     /// The reason as a metric label: `attempts`, `elapsed`, `budget_empty`, `stopped`,
-    /// `hint_beyond_cap`.
+    /// `hint_beyond_cap`, `throttled`, `circuit_open`, `cancelled`.
     ///
     /// ```
     /// use retry_jitter::GiveUpReason;
@@ -179,6 +183,7 @@ impl GiveUpReason {
             GiveUpReason::HintBeyondCap => "hint_beyond_cap",
             GiveUpReason::Throttled => "throttled",
             GiveUpReason::CircuitOpen => "circuit_open",
+            GiveUpReason::Cancelled => "cancelled",
         }
     }
 }

@@ -3,6 +3,7 @@
 //! it.
 
 mod backoff;
+mod cancel;
 mod classify;
 pub(crate) mod deadline;
 mod decision;
@@ -15,6 +16,7 @@ pub(crate) mod transient;
 use std::time::Instant;
 
 pub use backoff::{Backoff, Jitter, Schedule};
+pub use cancel::{CancelToken, Cancelled};
 pub use classify::{AcceptOk, Classify, ClassifyOk, Resend, RetryAll};
 pub use deadline::{attempt_time_left, TimedOut};
 pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};

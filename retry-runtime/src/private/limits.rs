@@ -1,12 +1,12 @@
 //! The keys that limit a call: `policy`, and `timeout`, `throttle` and `breaker`, whose
-//! refusals the function's error type must be made from.
+//! refusals the function's error type must be made from; `cancel`, the call's token.
 
 use core::time::Duration;
 
 use crate::fleet::{AdaptiveThrottle, CircuitBreaker, CircuitOpen, Throttled};
-use crate::policy::Policy;
 use crate::policy::TimedOut;
-use crate::run::guard::{BreakerGuard, ThrottleGuard};
+use crate::policy::{CancelToken, Policy};
+use crate::run::guard::{BreakerGuard, Cancelling, ThrottleGuard};
 use crate::run::loops::IsResult;
 
 /// `policy = …` takes a `Policy` or a `&Policy`.
@@ -136,4 +136,28 @@ where
     BreakerGuard::new(breaker, |c| {
         R::from_err(FromCircuitOpen::from_circuit_open(c))
     })
+}
+
+/// What `cancel = …` takes: a `&CancelToken`.
+#[diagnostic::on_unimplemented(
+    message = "`cancel` needs a `&CancelToken`, not `{Self}`",
+    label = "not a `&retry_jitter::CancelToken`",
+    note = "write `cancel = &TOKEN` for a `static TOKEN: CancelToken = CancelToken::new();`, or name a `&CancelToken` argument"
+)]
+pub trait CancelArg<'a> {
+    /// The token's guard.
+    fn cancelling(self) -> Cancelling<'a>;
+}
+
+impl<'a> CancelArg<'a> for &'a CancelToken {
+    #[inline(always)]
+    fn cancelling(self) -> Cancelling<'a> {
+        Cancelling::new(self)
+    }
+}
+
+/// `cancel = …`: the call's token, among its guards.
+#[inline(always)]
+pub fn cancel_guard<'a, T: CancelArg<'a>>(token: T) -> Cancelling<'a> {
+    token.cancelling()
 }

@@ -6,11 +6,11 @@ use core::time::Duration;
 
 use crate::fleet::Budget;
 use crate::policy::deadline::Started;
-use crate::policy::{Classify, ClassifyOk, Clock, Unset};
+use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, Unset};
 use crate::run::guard::Guard;
 use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Notify, Trace};
-use crate::run::loops::{run_blocking, sleep_boxed, verdict, Loop, LoopState};
+use crate::run::loops::{run_blocking, sleep_or_cancel, verdict, Loop, LoopState};
 use crate::run::state::start_time;
 use crate::run::timeout::{AttemptTimeout, Limit, Race};
 
@@ -188,10 +188,14 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             }
             // The outcome is gone before the wait: only the last one is kept through it,
             // where the policy has a deadline that may end the call after it.
+            // With a cancel token, the wait ends at once when it is cancelled.
+            let cancel = Guard::<Result<V, E>>::cancel(&self.hooks.guard);
             let (wait, last) =
                 match state.failed(call, outcome, verdict, &self.hooks, self.name, cut) {
                     ControlFlow::Break(outcome) => return outcome,
-                    ControlFlow::Continue((delay, last)) => (sleep_boxed(delay, &mut sleep), last),
+                    ControlFlow::Continue((delay, last)) => {
+                        (sleep_or_cancel(delay, &mut sleep, cancel), last)
+                    }
                 };
             wait.await;
             if let ControlFlow::Break(outcome) = state.resumed(last, &self.hooks, self.name) {
@@ -248,25 +252,128 @@ impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
     }
 }
 
-/// The closure API's guards: a breaker slot and a throttle slot, each set once.
+/// The closure API's guards: a breaker slot and a throttle slot, each set once, and around
+/// them the cancel token if one was given ([`Cancellable`]).
 pub trait GuardPair {
     /// The breaker slot's guard.
     type Breaker;
     /// The throttle slot's guard.
     type Throttle;
+    /// The same guards with these two slots (a cancel token kept).
+    type With<Br, Th>;
     /// The breaker slot.
     fn breaker(&self) -> Self::Breaker;
     /// The throttle slot.
     fn throttle(&self) -> Self::Throttle;
+    /// The same guards with these two slots.
+    fn with<Br, Th>(&self, breaker: Br, throttle: Th) -> Self::With<Br, Th>;
 }
 
 impl<A: Copy, B: Copy> GuardPair for (A, B) {
     type Breaker = A;
     type Throttle = B;
+    type With<Br, Th> = (Br, Th);
     fn breaker(&self) -> A {
         self.0
     }
     fn throttle(&self) -> B {
         self.1
+    }
+    fn with<Br, Th>(&self, breaker: Br, throttle: Th) -> (Br, Th) {
+        (breaker, throttle)
+    }
+}
+
+/// The closure API's guards with a cancel token ([`Retry::cancel`]): the loop reads the
+/// token; the guards inside are asked and told as without it.
+#[derive(Clone, Copy, Debug)]
+pub struct Cancellable<'t, P> {
+    guards: P,
+    token: &'t CancelToken,
+}
+
+impl<'t, P: GuardPair> GuardPair for Cancellable<'t, P> {
+    type Breaker = P::Breaker;
+    type Throttle = P::Throttle;
+    type With<Br, Th> = Cancellable<'t, P::With<Br, Th>>;
+    fn breaker(&self) -> P::Breaker {
+        self.guards.breaker()
+    }
+    fn throttle(&self) -> P::Throttle {
+        self.guards.throttle()
+    }
+    fn with<Br, Th>(&self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
+        Cancellable {
+            guards: self.guards.with(breaker, throttle),
+            token: self.token,
+        }
+    }
+}
+
+impl<R, P: Guard<R>> Guard<R> for Cancellable<'_, P> {
+    #[inline(always)]
+    fn before(
+        &self,
+        first: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (R, crate::policy::GiveUpReason)> {
+        self.guards.before(first, clock, function)
+    }
+    #[inline(always)]
+    fn answered(&self, answered: bool, clock: Clock) {
+        self.guards.answered(answered, clock);
+    }
+    #[inline(always)]
+    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
+        self.guards.ended(success, clock, function);
+    }
+    #[inline(always)]
+    fn cancel(&self) -> Option<&CancelToken> {
+        Some(self.token)
+    }
+}
+
+impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
+    /// Stop retrying once `token` is cancelled: a wait between attempts ends at once (the
+    /// blocking wait of [`call`](Retry::call) too), no further attempt starts, and the call
+    /// returns its last error ([`GiveUpReason::Cancelled`](crate::GiveUpReason::Cancelled)).
+    /// An attempt already running is not interrupted, and the first attempt is always made.
+    /// See [`CancelToken`]. (Given twice, the last token is the one read.)
+    ///
+    /// ```
+    /// use retry_jitter::{CancelToken, GiveUp, GiveUpReason, Policy, Retry};
+    ///
+    /// let token = CancelToken::new();
+    /// let r = Retry::new(Policy::new().with_attempts(5))
+    ///     .cancel(&token)
+    ///     .give_up(|_: &&str, g: &GiveUp| assert_eq!(g.reason, GiveUpReason::Cancelled));
+    /// let mut calls = 0;
+    /// // Cancelled during the first attempt: it ends the call, no retry is made.
+    /// let out = r.call(|| { calls += 1; token.cancel(); Err::<(), _>("down") });
+    /// assert_eq!((out, calls), (Err("down"), 1));
+    /// ```
+    pub fn cancel(self, token: &CancelToken) -> Retry<C, N, G, B, T, L, D, O, Cancellable<'_, Gd>>
+    where
+        Gd: GuardPair,
+    {
+        Retry {
+            policy: self.policy,
+            hooks: crate::run::hooks::Hooks {
+                on: self.hooks.on,
+                notify: self.hooks.notify,
+                give_up: self.hooks.give_up,
+                budget: self.hooks.budget,
+                trace: self.hooks.trace,
+                on_ok: self.hooks.on_ok,
+                guard: Cancellable {
+                    guards: self.hooks.guard,
+                    token,
+                },
+            },
+            name: self.name,
+            timeout: self.timeout,
+            hedge: self.hedge,
+        }
     }
 }

@@ -1,11 +1,12 @@
 //! What the loop asks the fleet's per-attempt and per-call guards — the adaptive throttle and
-//! the circuit breaker — and tells them, at the right moments of the one loop.
+//! the circuit breaker — and tells them, at the right moments of the one loop; and the call's
+//! [`CancelToken`], which the loop reads before each retry and races each wait against.
 
 use crate::fleet::{
     AdaptiveThrottle, Admission, BreakerState, CircuitBreaker, CircuitOpen, Throttled,
 };
 use crate::policy::Unset;
-use crate::policy::{Clock, GiveUpReason};
+use crate::policy::{CancelToken, Clock, GiveUpReason};
 
 /// A call's guards, as the retry loop drives them: asked before each attempt, told when an
 /// attempt was answered and when the call ended. [`Unset`] (no throttle, no breaker) is
@@ -32,6 +33,12 @@ pub trait Guard<R> {
     fn answered(&self, answered: bool, clock: Clock);
     /// A call that was let through ended: `success` for an `Ok` or a `Decision::Stop`.
     fn ended(&self, success: bool, clock: Clock, function: &'static str);
+    /// The call's cancel token (`cancel = …`), if it has one: none by default, a constant the
+    /// loop's checks fold away with.
+    #[inline(always)]
+    fn cancel(&self) -> Option<&CancelToken> {
+        None
+    }
 }
 
 impl<R> Guard<R> for Unset {
@@ -67,6 +74,48 @@ impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
     fn ended(&self, success: bool, clock: Clock, function: &'static str) {
         self.0.ended(success, clock, function);
         self.1.ended(success, clock, function);
+    }
+    #[inline(always)]
+    fn cancel(&self) -> Option<&CancelToken> {
+        match self.0.cancel() {
+            Some(token) => Some(token),
+            None => self.1.cancel(),
+        }
+    }
+}
+
+/// A call's [`CancelToken`] among its guards (`cancel = …`, [`Retry::cancel`](crate::Retry::cancel)):
+/// it refuses nothing and hears nothing; the loop reads it.
+///
+/// ```
+/// use retry_jitter::CancelToken;
+/// use retry_jitter::__private::{Cancelling, Guard};
+/// static STOP: CancelToken = CancelToken::new();
+/// let g = Cancelling::new(&STOP);
+/// assert!(Guard::<Result<(), ()>>::cancel(&g).is_some());
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Cancelling<'a>(&'a CancelToken);
+
+impl<'a> Cancelling<'a> {
+    /// The guard of `token`.
+    pub const fn new(token: &'a CancelToken) -> Self {
+        Cancelling(token)
+    }
+}
+
+impl<R> Guard<R> for Cancelling<'_> {
+    #[inline(always)]
+    fn before(&self, _: bool, _: Clock, _: &'static str) -> Result<(), (R, GiveUpReason)> {
+        Ok(())
+    }
+    #[inline(always)]
+    fn answered(&self, _: bool, _: Clock) {}
+    #[inline(always)]
+    fn ended(&self, _: bool, _: Clock, _: &'static str) {}
+    #[inline(always)]
+    fn cancel(&self) -> Option<&CancelToken> {
+        Some(self.0)
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::fleet::Budget;
 use crate::policy::deadline::Started;
-use crate::policy::Clock;
+use crate::policy::{CancelToken, Cancelled, Clock};
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{GiveUpReason, Policy};
 use crate::run::account::RetryShare;
@@ -62,14 +62,14 @@ impl<'h> Retrying<'h> {
         // back here, and no drop of the old value is compiled.
         self.owed.spend();
         self.owed = owed;
-        // Kept through the wait only where the deadline may end the call after it.
-        let last = self.state.has_deadline().then_some(outcome);
+        // Kept through the wait only where the deadline or a cancel may end the call after it.
+        let last = (self.state.has_deadline() || hooks.cancel().is_some()).then_some(outcome);
         ControlFlow::Continue((delay, last))
     }
 
-    /// After a wait, before the next attempt: `Break` with the last outcome if the deadline
-    /// passed during the wait (however long the timer overslept, no attempt starts past it),
-    /// else the retry runs and its share is spent.
+    /// After a wait, before the next attempt: `Break` with the last outcome if the call was
+    /// cancelled or the deadline passed during the wait (however long the timer overslept, no
+    /// attempt starts past it), else the retry runs and its share is spent.
     #[inline(always)]
     fn resumed<R: IsResult, H: LoopHooks<R>>(
         &mut self,
@@ -78,10 +78,16 @@ impl<'h> Retrying<'h> {
         function: &'static str,
     ) -> ControlFlow<R> {
         if let Some(last) = last {
-            if self.state.past_deadline() {
+            let reason = if hooks.cancelled() {
+                Some(GiveUpReason::Cancelled)
+            } else if self.state.past_deadline() {
+                Some(GiveUpReason::Elapsed)
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
                 // The retry never runs: its share goes back.
                 self.owed = RetryShare::default();
-                let reason = GiveUpReason::Elapsed;
                 return ControlFlow::Break(hooks.give_up(&self.state, last, reason, function));
             }
         }
@@ -189,7 +195,8 @@ impl<'h, R> LoopState<'h, R> {
     }
 
     /// After a wait, before the next attempt, with the `last` error [`failed`](LoopState::failed)
-    /// handed on: `Break` with it if the deadline passed during the wait.
+    /// handed on: `Break` with it if the call was cancelled or the deadline passed during the
+    /// wait.
     #[cold]
     #[inline(never)]
     pub fn resumed<H: LoopHooks<R>>(
@@ -290,6 +297,49 @@ impl<F: Future<Output = ()>> Future for Wait<F> {
     }
 }
 
+/// [`sleep_boxed`], ended at once should `cancel` (the call's token, if any) be cancelled:
+/// without a token it is that wait alone.
+#[inline]
+pub fn sleep_or_cancel<F, S>(
+    delay: Duration,
+    sleep: S,
+    cancel: Option<&CancelToken>,
+) -> CancelWait<'_, F>
+where
+    F: Future<Output = ()>,
+    S: FnOnce(Duration) -> F,
+{
+    CancelWait {
+        wait: sleep_boxed(delay, sleep),
+        cancel: cancel.map(CancelToken::cancelled),
+    }
+}
+
+/// One wait of an async retry loop with a cancel token: ready when the timer is, or when the
+/// token is cancelled, whichever comes first.
+pub struct CancelWait<'a, F> {
+    wait: Wait<F>,
+    cancel: Option<Cancelled<'a>>,
+}
+
+impl<F: Future<Output = ()>> Future for CancelWait<'_, F> {
+    type Output = ();
+
+    #[inline]
+    fn poll(
+        self: core::pin::Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<()> {
+        let this = self.get_mut();
+        if let Some(cancel) = &mut this.cancel {
+            if core::pin::Pin::new(cancel).poll(cx).is_ready() {
+                return core::task::Poll::Ready(());
+            }
+        }
+        core::pin::Pin::new(&mut this.wait).poll(cx)
+    }
+}
+
 /// The loops' entry points for a function returning `R`, as `Loop::<R>::…`: the return type
 /// is named once, in the path, so every error about it (`R` is not a `Result`) has the same
 /// span, the return type's, and the compiler reports it once.
@@ -316,6 +366,33 @@ impl<R> Loop<R> {
         F: FnMut(u32) -> R,
     {
         run_blocking(policy, hooks, function, op)
+    }
+
+    /// The wait of an async loop with a cancel token (`cancel = …`): [`sleep_or_cancel`].
+    #[inline(always)]
+    pub fn sleep_or_cancel<'h, C, N, G, B, T, O, Gd, F, S>(
+        delay: Duration,
+        sleep: S,
+        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
+    ) -> CancelWait<'h, F>
+    where
+        Gd: Guard<R>,
+        F: Future<Output = ()>,
+        S: FnOnce(Duration) -> F,
+    {
+        sleep_or_cancel(delay, sleep, hooks.guard.cancel())
+    }
+
+    /// The blocking wait of a loop with a cancel token (`cancel = …`): ends at once should the
+    /// token be cancelled.
+    #[inline(always)]
+    pub fn sleep_blocking_or_cancel<C, N, G, B, T, O, Gd>(
+        delay: Duration,
+        hooks: &Hooks<C, N, G, B, T, O, Gd>,
+    ) where
+        Gd: Guard<R>,
+    {
+        sleep::sleep_or_cancel(delay, hooks.guard.cancel());
     }
 
     /// [`verdict`], with the hooks' `on_ok`.
@@ -513,7 +590,7 @@ where
         let last = match failing.failed(outcome, verdict, hooks, function, false) {
             ControlFlow::Break(outcome) => return outcome,
             ControlFlow::Continue((delay, last)) => {
-                sleep::sleep_blocking(delay);
+                sleep::sleep_or_cancel(delay, hooks.cancel());
                 last
             }
         };

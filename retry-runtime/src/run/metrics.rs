@@ -8,7 +8,7 @@
 //! | `retry_jitter_retries_total` | counter | `function` | one per retry: a wait started after an error |
 //! | `retry_jitter_hedges_total` | counter | `function` | one per hedge started (`hedge = …`) |
 //! | `retry_jitter_recovered_total` | counter | `function` | calls that succeeded after at least one failed or hedged call |
-//! | `retry_jitter_give_ups_total` | counter | `function`, `reason` | calls that ended in an error; `reason` ∈ `attempts`, `elapsed`, `budget_empty`, `stopped`, `hint_beyond_cap` |
+//! | `retry_jitter_give_ups_total` | counter | `function`, `reason` | calls that ended in an error; `reason` ∈ `attempts`, `elapsed`, `budget_empty`, `stopped`, `hint_beyond_cap`, `throttled`, `circuit_open`, `cancelled` |
 //! | `retry_jitter_retry_delay_seconds` | histogram | `function` | each wait, in seconds |
 //! | `retry_jitter_throttled_total` | counter | `function` | attempts the adaptive throttle rejected |
 //! | `retry_jitter_breaker_open_total` | counter | `function` | times a circuit breaker opened, by the function whose call opened it |
@@ -119,7 +119,7 @@ pub(crate) fn breaker(function: &'static str, state: crate::fleet::BreakerState)
 }
 
 /// The reasons, in the order of [`Keys::give_ups`].
-const REASONS: [GiveUpReason; 7] = [
+const REASONS: [GiveUpReason; 8] = [
     GiveUpReason::Attempts,
     GiveUpReason::Elapsed,
     GiveUpReason::BudgetEmpty,
@@ -127,6 +127,7 @@ const REASONS: [GiveUpReason; 7] = [
     GiveUpReason::HintBeyondCap,
     GiveUpReason::Throttled,
     GiveUpReason::CircuitOpen,
+    GiveUpReason::Cancelled,
 ];
 
 fn reason_index(reason: GiveUpReason) -> usize {
@@ -138,6 +139,7 @@ fn reason_index(reason: GiveUpReason) -> usize {
         GiveUpReason::HintBeyondCap => 4,
         GiveUpReason::Throttled => 5,
         GiveUpReason::CircuitOpen => 6,
+        GiveUpReason::Cancelled => 7,
     }
 }
 
@@ -152,7 +154,7 @@ struct Keys {
     hedges: Key,
     recovered: Key,
     delay: Key,
-    give_ups: [Key; 7],
+    give_ups: [Key; 8],
 }
 
 impl Keys {

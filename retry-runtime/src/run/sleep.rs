@@ -8,6 +8,8 @@
 use core::time::Duration;
 use std::time::Instant;
 
+use crate::policy::CancelToken;
+
 /// The monotonic system clock, moved forward by the waits that
 /// [`testing::record_sleeps`](crate::testing::record_sleeps) recorded instead of sleeping.
 ///
@@ -35,6 +37,20 @@ pub fn sleep_blocking(delay: Duration) {
     // A zero wait (`base = "0ns"`, `Jitter::Full` drawing 0) is not a syscall.
     if !crate::testing::record(delay) && !delay.is_zero() {
         std::thread::sleep(delay);
+    }
+}
+
+/// [`sleep_blocking`], ended at once should `cancel` (the call's token, if any) be cancelled:
+/// without a token, that sleep alone.
+#[inline]
+pub(crate) fn sleep_or_cancel(delay: Duration, cancel: Option<&CancelToken>) {
+    match cancel {
+        None => sleep_blocking(delay),
+        Some(token) => {
+            if !crate::testing::record(delay) && !delay.is_zero() {
+                token.sleep(delay);
+            }
+        }
     }
 }
 

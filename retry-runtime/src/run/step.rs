@@ -6,7 +6,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::fleet::Budget;
-use crate::policy::Clock;
+use crate::policy::{CancelToken, Clock};
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{Decision, GiveUp, GiveUpReason, RetryEvent};
 use crate::run::account::{Account, RetryShare};
@@ -142,6 +142,15 @@ pub trait LoopHooks<R> {
     /// A hedge is about to start: ask the guards and take its budget share (`false`, no
     /// hedge, if either refuses), and tell the `notify` hook and the trace.
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool;
+
+    /// The call's cancel token, if it has one (a constant `None` without `cancel`).
+    fn cancel(&self) -> Option<&CancelToken>;
+
+    /// Whether the call was cancelled: never, without a token (and no code).
+    #[inline(always)]
+    fn cancelled(&self) -> bool {
+        self.cancel().is_some_and(CancelToken::is_cancelled)
+    }
 }
 
 impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
@@ -285,7 +294,16 @@ where
         decision
     }
 
+    #[inline(always)]
+    fn cancel(&self) -> Option<&CancelToken> {
+        self.guard.cancel()
+    }
+
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool {
+        // A cancelled call starts no hedge.
+        if LoopHooks::<R>::cancelled(self) {
+            return false;
+        }
         // A hedge the throttle rejects is not started.
         if self
             .guard
@@ -338,18 +356,29 @@ where
             }
             Err(state.end(GiveUpReason::Elapsed))
         }
+        // Cancelled (`cancel = …`), no retry is made: the call ends with this outcome, before
+        // any wait is drawn, any budget taken or `notify` told (a `Decision::Stop` still says
+        // `Stopped`). Without a token, no code.
         (Verdict::RetryOk(decision), _) => {
             hooks.guard.answered(true, state.clock());
-            state.decided_step::<R::Err, _, _, _, _, _, _, _>(
-                decision, None, hooks, function, inline,
-            )
+            if decision != Decision::Stop && LoopHooks::<R>::cancelled(hooks) {
+                Err(state.end(GiveUpReason::Cancelled))
+            } else {
+                state.decided_step::<R::Err, _, _, _, _, _, _, _>(
+                    decision, None, hooks, function, inline,
+                )
+            }
         }
         (_, Some(error)) => {
             let decision = hooks.on.classify(error);
             hooks
                 .guard
                 .answered(decision == Decision::Stop, state.clock());
-            state.decided_step(decision, Some(error), hooks, function, inline)
+            if decision != Decision::Stop && LoopHooks::<R>::cancelled(hooks) {
+                Err(state.end(GiveUpReason::Cancelled))
+            } else {
+                state.decided_step(decision, Some(error), hooks, function, inline)
+            }
         }
         (_, None) => {
             recovered(hooks, state, function);

@@ -293,7 +293,7 @@ where
                         ControlFlow::Break(outcome) => return outcome,
                         ControlFlow::Continue((delay, tokens, outcome)) => {
                             owed = tokens;
-                            if state.has_deadline() {
+                            if state.has_deadline() || hooks.cancel().is_some() {
                                 last.keep(outcome);
                             }
                             // The hedge delay is set again when the next attempt begins.
@@ -422,6 +422,8 @@ where
     if !waiting && hedge_due!() {
         begin!();
     }
+    // With a cancel token (`cancel = …`), a backoff wait ends at once when it is cancelled.
+    let mut cancelled = hooks.cancel().map(crate::policy::CancelToken::cancelled);
     core::future::poll_fn(|cx| loop {
         // 1. The attempts: the first one to end is handled, the others run on.
         let mut ended = None;
@@ -493,7 +495,7 @@ where
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
                 ControlFlow::Continue((delay, tokens, outcome)) => {
                     owed = tokens;
-                    if state.has_deadline() {
+                    if state.has_deadline() || hooks.cancel().is_some() {
                         last.keep(outcome);
                     }
                     timer.set(Some(sleep(delay)));
@@ -504,18 +506,28 @@ where
         let Some(armed) = timer.as_mut().as_pin_mut() else {
             return Poll::Pending;
         };
-        if armed.poll(cx).is_pending() {
+        let cut_short = waiting
+            && cancelled
+                .as_mut()
+                .is_some_and(|c| Pin::new(c).poll(cx).is_ready());
+        if !cut_short && armed.poll(cx).is_pending() {
             return Poll::Pending;
         }
         timer.set(None);
-        // 2. The backoff wait is over: nothing else ran meanwhile.
+        // 2. The backoff wait is over (or cancelled): nothing else ran meanwhile.
         if waiting {
             waiting = false;
             if let Some(outcome) = last.take() {
-                if state.past_deadline() {
+                let reason = if hooks.cancelled() {
+                    Some(GiveUpReason::Cancelled)
+                } else if state.past_deadline() {
+                    Some(GiveUpReason::Elapsed)
+                } else {
+                    None
+                };
+                if let Some(reason) = reason {
                     // The retry never runs: its tokens go back.
                     drop(core::mem::take(&mut owed));
-                    let reason = GiveUpReason::Elapsed;
                     return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
                 }
             }
