@@ -264,6 +264,7 @@ fn printed(directives: &str, f: impl FnOnce()) -> String {
     let subscriber = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::new(directives))
         .with_writer(move || writer.clone())
+        .with_ansi(false)
         .finish();
     tracing::subscriber::with_default(subscriber, f);
     let bytes = out.0.lock().unwrap().clone();

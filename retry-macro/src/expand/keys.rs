@@ -48,11 +48,9 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
         breaker,
         throttle,
     } = hooks(cx);
-    // The return type's check, first and at the return type: `IsResult`'s own method, so that a
-    // type that is not a `Result` is its message alone. The loop's `R: IsResult` bound, the same
-    // predicate at the same span, is then not reported again with its "required by a bound in"
-    // and the path of the runtime's file. An empty `#[inline(always)]` call: no code. (A type
-    // with an `impl Trait` is left to the loop, which infers it: it is not nameable here.)
+    // The return type checked first, by `IsResult`'s own (empty, inlined) method: a type that
+    // is not a `Result` gets that message alone, not the loop's bound and its file again.
+    // A type with an `impl Trait` cannot be named here: the loop checks it.
     let ret = &cx.ret;
     let ret_check = (!cx.ret_has_impl).then(|| {
         quote_spanned!(cx.ret_span=> #p_ret::IsResult::returned(::core::marker::PhantomData::<#ret>);)
@@ -63,7 +61,7 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
         Some(token) => {
             let span = token.span();
             let p_at = respan(p, span);
-            quote_spanned!(span=> ((#breaker, #throttle), #p_at::cancel_guard(#token)))
+            quote_spanned!(span=> ((#breaker, #throttle), #p_at::CancelArg::cancelling(#token)))
         }
         None => quote!((#breaker, #throttle)),
     };

@@ -149,15 +149,10 @@ pub trait CancelArg<'a> {
     fn cancelling(self) -> Cancelling<'a>;
 }
 
+#[diagnostic::do_not_recommend]
 impl<'a> CancelArg<'a> for &'a CancelToken {
     #[inline(always)]
     fn cancelling(self) -> Cancelling<'a> {
         Cancelling::new(self)
     }
-}
-
-/// `cancel = …`: the call's token, among its guards.
-#[inline(always)]
-pub fn cancel_guard<'a, T: CancelArg<'a>>(token: T) -> Cancelling<'a> {
-    token.cancelling()
 }
