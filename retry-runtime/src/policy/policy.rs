@@ -26,7 +26,9 @@ pub struct Policy {
     backoff: Backoff,
     attempts: u32,
     max_elapsed: Option<Duration>,
-    rate_limited_base: Duration,
+    /// In whole milliseconds: a `u32` fits where the policy had padding, so a `Policy` (copied
+    /// into every call) is no larger for it.
+    rate_limited_base_ms: u32,
 }
 
 impl Default for Policy {
@@ -54,7 +56,7 @@ impl Policy {
             backoff: Backoff::DEFAULT,
             attempts: 5,
             max_elapsed: None,
-            rate_limited_base: Duration::from_secs(1),
+            rate_limited_base_ms: 1000,
         }
     }
 
@@ -164,7 +166,8 @@ impl Policy {
     /// The ceiling of the first wait after a [`Decision::RateLimited`](crate::Decision::RateLimited):
     /// the base the waits of a server limiting the rate are drawn from, under the same cap
     /// and jitter. 1 s unless set (the AWS SDKs' 2026 retry behaviour backs off from 1 s for
-    /// throttling errors, from 50 ms for others).
+    /// throttling errors, from 50 ms for others). Kept in whole milliseconds, at most
+    /// `u32::MAX` of them (49 days): a server's "slow down" is not measured finer.
     ///
     /// ```
     /// use retry_jitter::Policy;
@@ -178,7 +181,8 @@ impl Policy {
     /// ```
     #[must_use]
     pub const fn with_rate_limited_base(mut self, base: Duration) -> Self {
-        self.rate_limited_base = base;
+        let ms = base.as_millis();
+        self.rate_limited_base_ms = if ms > u32::MAX as u128 { u32::MAX } else { ms as u32 };
         self
     }
 
@@ -189,7 +193,7 @@ impl Policy {
     /// assert_eq!(Policy::new().rate_limited_base().as_secs(), 1);
     /// ```
     pub const fn rate_limited_base(&self) -> Duration {
-        self.rate_limited_base
+        Duration::from_millis(self.rate_limited_base_ms as u64)
     }
 
     /// The backoff, borrowed: the retry loops draw from it in place, without a copy.
