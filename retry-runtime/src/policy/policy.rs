@@ -182,7 +182,11 @@ impl Policy {
     #[must_use]
     pub const fn with_rate_limited_base(mut self, base: Duration) -> Self {
         let ms = base.as_millis();
-        self.rate_limited_base_ms = if ms > u32::MAX as u128 { u32::MAX } else { ms as u32 };
+        self.rate_limited_base_ms = if ms > u32::MAX as u128 {
+            u32::MAX
+        } else {
+            ms as u32
+        };
         self
     }
 
