@@ -7,14 +7,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 
-cargo package --workspace --locked --allow-dirty 2>&1 | grep -v '^warning: ignoring \(test\|benchmark\|example\)'
-ls -l target/package/*.crate
-
+# A target directory of its own, new each run: cargo takes a crate from a registry (here the
+# temporary one of the packed crates) to be the same as long as its name and version are, so
+# an earlier run's packed crates, unpacked and built in a kept directory, would stand in for
+# this run's (0.1.0 both times).
+packed=$(mktemp -d)
 consumer=$(mktemp -d)
-trap 'rm -rf "$consumer"' EXIT
+trap 'rm -rf "$packed" "$consumer"' EXIT
+
+CARGO_TARGET_DIR="$packed" cargo package --workspace --locked --allow-dirty 2>&1 \
+    | grep -v '^warning: ignoring \(test\|benchmark\|example\)'
+ls -l "$packed"/package/*.crate
+
 mkdir -p "$consumer/crates" "$consumer/app/src"
 for crate in retry-jitter retry-jitter-macro retry-jitter-runtime; do
-  tar -xzf "target/package/$crate-0.1.0.crate" -C "$consumer/crates"
+  tar -xzf "$packed/package/$crate-0.1.0.crate" -C "$consumer/crates"
 done
 cat > "$consumer/app/Cargo.toml" <<'TOML'
 [package]
