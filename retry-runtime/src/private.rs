@@ -16,10 +16,11 @@ pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
 pub use crate::run::hooks::{Hooks, Trace};
 #[cfg(feature = "tracing")]
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
-pub use crate::run::loops::{sleep_boxed, start_time, IsResult, Loop, LoopState, Verdict};
+pub use crate::run::loops::{start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question_mark::Branch;
 pub use crate::run::timeout::limit::AttemptTimeout;
 pub use crate::run::timeout::{poll_race, poll_race_within, Limit, Race};
+pub use crate::run::wait::sleep_boxed;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};

@@ -10,9 +10,10 @@ use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, Unset};
 use crate::run::guard::Guard;
 use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Notify, Trace};
-use crate::run::loops::{run_blocking, sleep_or_cancel, verdict, Loop, LoopState};
+use crate::run::loops::{run_blocking, verdict, Loop, LoopState};
 use crate::run::state::start_time;
 use crate::run::timeout::{AttemptTimeout, Limit, Race};
+use crate::run::wait::sleep_or_cancel;
 
 use super::Retry;
 

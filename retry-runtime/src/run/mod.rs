@@ -17,3 +17,4 @@ pub(crate) mod step;
 pub mod testing;
 pub mod timeout;
 pub(crate) mod trace;
+pub(crate) mod wait;
