@@ -21,18 +21,29 @@ use crate::policy::{CancelToken, Clock, GiveUpReason};
 /// ```
 pub trait Guard<R> {
     /// An attempt is about to be made (`first`: the call's first): `Err` with the outcome and
-    /// the reason to end the call with, to refuse it.
+    /// the reason to end the call with, to refuse it. Default: let it through.
+    #[inline(always)]
     fn before(
         &self,
         first: bool,
         clock: Clock,
         function: &'static str,
-    ) -> Result<(), (R, GiveUpReason)>;
+    ) -> Result<(), (R, GiveUpReason)> {
+        let _ = (first, clock, function);
+        Ok(())
+    }
     /// An attempt ended; `answered`: the service answered it (an `Ok`, or an error classified
-    /// `Decision::Stop`).
-    fn answered(&self, answered: bool, clock: Clock);
+    /// `Decision::Stop`). Default: nothing.
+    #[inline(always)]
+    fn answered(&self, answered: bool, clock: Clock) {
+        let _ = (answered, clock);
+    }
     /// A call that was let through ended: `success` for an `Ok` or a `Decision::Stop`.
-    fn ended(&self, success: bool, clock: Clock, function: &'static str);
+    /// Default: nothing.
+    #[inline(always)]
+    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
+        let _ = (success, clock, function);
+    }
     /// The call's cancel token (`cancel = …`), if it has one: none by default, a constant the
     /// loop's checks fold away with.
     #[inline(always)]
@@ -41,16 +52,7 @@ pub trait Guard<R> {
     }
 }
 
-impl<R> Guard<R> for Unset {
-    #[inline(always)]
-    fn before(&self, _: bool, _: Clock, _: &'static str) -> Result<(), (R, GiveUpReason)> {
-        Ok(())
-    }
-    #[inline(always)]
-    fn answered(&self, _: bool, _: Clock) {}
-    #[inline(always)]
-    fn ended(&self, _: bool, _: Clock, _: &'static str) {}
-}
+impl<R> Guard<R> for Unset {}
 
 /// Both guards: the first is asked first (the breaker, which refuses whole calls, before the
 /// throttle, which refuses attempts).
@@ -105,14 +107,6 @@ impl<'a> Cancelling<'a> {
 }
 
 impl<R> Guard<R> for Cancelling<'_> {
-    #[inline(always)]
-    fn before(&self, _: bool, _: Clock, _: &'static str) -> Result<(), (R, GiveUpReason)> {
-        Ok(())
-    }
-    #[inline(always)]
-    fn answered(&self, _: bool, _: Clock) {}
-    #[inline(always)]
-    fn ended(&self, _: bool, _: Clock, _: &'static str) {}
     #[inline(always)]
     fn cancel(&self) -> Option<&CancelToken> {
         Some(self.0)
