@@ -212,3 +212,49 @@ fn a_budget_prices_each_kind_and_gives_back_what_was_taken() {
         (Err(Decision::RateLimited), 3)
     );
 }
+
+/// 64 calls in flight on a multi-thread runtime, each limited twice before it succeeds: the
+/// budget priced by kind is never overdrawn, and at the end it holds exactly what the calls
+/// that gave up took (a call that recovered gave back its 5 + 5).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_budget_priced_by_kind_under_64_calls_in_flight() {
+    static BUDGET: RetryBudget = RetryBudget::new(500).with_costs(14, 5);
+    let policy = Policy::new()
+        .with_base(Duration::ZERO)
+        .with_rate_limited_base(Duration::ZERO)
+        .with_attempts(3);
+    let mut calls = Vec::new();
+    for _ in 0..64 {
+        calls.push(tokio::spawn(async move {
+            let made = Arc::new(AtomicU32::new(0));
+            let m = made.clone();
+            let out = Retry::new(policy)
+                .on(|d: &Decision| *d)
+                .budget(&BUDGET)
+                .call_async(move || {
+                    let n = m.fetch_add(1, Ordering::SeqCst);
+                    async move {
+                        tokio::task::yield_now().await;
+                        if n < 2 {
+                            Err(Decision::RateLimited)
+                        } else {
+                            Ok(())
+                        }
+                    }
+                })
+                .await;
+            (out, made.load(Ordering::SeqCst))
+        }));
+    }
+    let mut kept = 0;
+    for call in calls {
+        let (out, made) = call.await.unwrap();
+        match out {
+            Ok(()) => assert_eq!(made, 3),
+            Err(Decision::RateLimited) => kept += 5 * (made - 1),
+            Err(other) => panic!("{other:?}"),
+        }
+        assert!(BUDGET.available() <= 500);
+    }
+    assert_eq!(BUDGET.available(), 500 - kept);
+}
