@@ -265,6 +265,6 @@ pub mod __private {
 // its own name, not as `retry_jitter::__private::IsResult`. Hidden: no user names them.
 #[doc(hidden)]
 pub use retry_jitter_runtime::__private::{
-    Branch, CancelArg, CloneArg, CloneSelf, FromCircuitOpen, FromThrottled, FromTimedOut, IsResult,
-    OnOkReturns, OnReturns,
+    Branch, BudgetArg, ByClone, ByReborrow, CancelArg, CloneArg, CloneSelf, FromCircuitOpen,
+    FromThrottled, FromTimedOut, IsResult, OnOkReturns, OnReturns, OwnSelf, Unborrowed,
 };

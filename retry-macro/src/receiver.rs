@@ -101,12 +101,12 @@ pub(crate) fn receiver_binding(
             // at the return type: a `Self` that is not `Clone` is then one error, at `self`,
             // not two.
             let kind = match usage.returned {
-                Some(_) => quote_spanned!(span=> #p_self::unborrowed(#kind)),
+                Some(_) => quote_spanned!(span=> #p_self::Unborrowed::unborrowed(#kind)),
                 None => kind,
             };
             (
                 mutability,
-                quote_spanned!(span=> #p_self::own_self(#kind, &mut #self_token)),
+                quote_spanned!(span=> #p_self::OwnSelf::own_self(#kind, &mut #self_token)),
             )
         }
         _ => {
@@ -352,7 +352,7 @@ mod tests {
         let mut sig: Signature = syn::parse_quote!(fn f(mut self) -> R);
         let out = rebind(&mut sig, &[], syn::parse_quote!(Result<(), E>));
         assert!(
-            out.starts_with("let mut __retry_self = p :: own_self ("),
+            out.starts_with("let mut __retry_self = p :: OwnSelf :: own_self ("),
             "{out}"
         );
         assert!(out.contains("SelfKind :: < Self >"), "{out}");
@@ -367,7 +367,9 @@ mod tests {
             let out = rebind(&mut sig, &[], output);
             // One call of `own_self`, spanned at `self`, given the kind checked apart.
             assert!(
-                out.starts_with("let __retry_self = p :: own_self (p :: unborrowed ({"),
+                out.starts_with(
+                    "let __retry_self = p :: OwnSelf :: own_self (p :: Unborrowed :: unborrowed ({"
+                ),
                 "{out}"
             );
         }
@@ -377,12 +379,12 @@ mod tests {
         ] {
             let mut sig: Signature = syn::parse_quote!(fn f<'b>(self, x: &'b u8) -> R);
             let out = rebind(&mut sig, &[], output);
-            assert!(out.contains("p :: own_self ("), "{out}");
+            assert!(out.contains("p :: OwnSelf :: own_self ("), "{out}");
             assert!(!out.contains("unborrowed"), "{out}");
         }
         let mut sig: Signature = syn::parse_quote!(fn f<'b>(self) -> R);
         let out = rebind(&mut sig, &[], syn::parse_quote!(Result<&'b u8, E>));
-        assert!(out.contains("p :: own_self ("), "{out}");
+        assert!(out.contains("p :: OwnSelf :: own_self ("), "{out}");
         // A key borrows `self`: cloned.
         let mut sig: Signature = syn::parse_quote!(fn f(self) -> R);
         let out = rebind(

@@ -9,11 +9,11 @@ pub use crate::fleet::Budget;
 pub use crate::policy::deadline::Started;
 pub use crate::policy::Clock;
 pub use crate::policy::Unset;
-pub use crate::policy::{AcceptOk, Jitter, Policy, Resend, RetryAll};
+pub use crate::policy::{AcceptOk, GiveUp, Jitter, Policy, Resend, RetryAll, RetryEvent};
 pub use crate::run::guard::{BreakerGuard, Cancelling, Guard, IntoErr, ThrottleGuard};
 pub use crate::run::hedge::config::HedgeWith;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
-pub use crate::run::hooks::{Hooks, Trace};
+pub use crate::run::hooks::{Hooks, Notify, Trace};
 #[cfg(feature = "tracing")]
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
 pub use crate::run::loops::{start_time, IsResult, Loop, LoopState, Verdict};

@@ -204,7 +204,7 @@ impl<'a> Context<'a> {
             respan(&self.p, key.span()),
             respan(&self.ret.to_token_stream(), key.span()),
         );
-        quote_spanned!(key.span()=> #p_key::timed_out::<#ret_key>)
+        quote_spanned!(key.span()=> <_ as #p_key::FromTimedOut>::timed_out::<#ret_key>)
     }
 }
 

@@ -103,8 +103,7 @@ fn hooks(cx: &Context) -> HookFields {
     let on = hook(
         cx,
         &args.on,
-        "classifier",
-        quote!(_, _),
+        Check::On,
         quote_spanned! {cx.ret_span=> {
             #[allow(unused_imports)]
             use #p_ret::{OnEvery as _, OnTransient as _};
@@ -115,28 +114,16 @@ fn hooks(cx: &Context) -> HookFields {
     // value of the user's own type, which hears of hedges and retried `Ok`s) is checked as a
     // `Notify` by `notify_value`.
     let notifier = match &args.notify {
-        Some(syn::Expr::Closure(_)) | None => "notifier",
-        Some(_) => "notify_value",
+        Some(syn::Expr::Closure(_)) | None => Check::Notify,
+        Some(_) => Check::NotifyValue,
     };
-    let notify = hook(cx, &args.notify, notifier, quote!(_), quote!(#p_ret::Unset));
-    let on_ok = hook(
-        cx,
-        &args.on_ok,
-        "ok_classifier",
-        quote!(_, _),
-        quote!(#p_ret::AcceptOk),
-    );
-    let give_up = hook(
-        cx,
-        &args.give_up,
-        "give_up_hook",
-        quote!(_),
-        quote!(#p_ret::Unset),
-    );
+    let notify = hook(cx, &args.notify, notifier, quote!(#p_ret::Unset));
+    let on_ok = hook(cx, &args.on_ok, Check::OnOk, quote!(#p_ret::AcceptOk));
+    let give_up = hook(cx, &args.give_up, Check::GiveUp, quote!(#p_ret::Unset));
     let budget = match &args.budget {
         Some(budget) => {
             let p_at = respan(p, budget.span());
-            quote_spanned!(budget.span()=> #p_at::budget(#budget))
+            quote_spanned!(budget.span()=> #p_at::BudgetArg::budget(#budget))
         }
         None => quote!(#p_ret::Unset),
     };
@@ -147,31 +134,85 @@ fn hooks(cx: &Context) -> HookFields {
         budget,
         trace: trace(cx),
         on_ok,
-        breaker: guard(cx, &args.breaker, "breaker_guard"),
-        throttle: guard(cx, &args.throttle, "throttle_guard"),
+        breaker: guard(cx, &args.breaker, ("FromCircuitOpen", "breaker_guard")),
+        throttle: guard(cx, &args.throttle, ("FromThrottled", "throttle_guard")),
+    }
+}
+
+/// How a hook key's value is checked: the bounds of the `fn` named after the key.
+#[derive(Clone, Copy)]
+enum Check {
+    On,
+    OnOk,
+    Notify,
+    NotifyValue,
+    GiveUp,
+}
+
+impl Check {
+    /// The checking `fn`, generic over the return type `R`, and the generic arguments it is
+    /// called with: the key's name, its generics and bounds, and the hook's.
+    fn signature(self, p: &TokenStream) -> (&'static str, TokenStream, TokenStream) {
+        match self {
+            Check::On => (
+                "on",
+                quote!(<R: #p::IsResult, D: #p::OnReturns, F: ::core::ops::Fn(&R::Err) -> D>),
+                quote!(#p::OnKey),
+            ),
+            Check::OnOk => (
+                "on_ok",
+                quote!(<R: #p::IsResult, D: #p::OnOkReturns, F: ::core::ops::Fn(&R::Ok) -> D>),
+                quote!(#p::OnOkKey),
+            ),
+            Check::Notify => (
+                "notify",
+                quote!(<R: #p::IsResult, F: ::core::ops::Fn(&R::Err, &#p::RetryEvent)>),
+                quote!(#p::NotifyKey),
+            ),
+            Check::NotifyValue => (
+                "notify",
+                quote!(<R: #p::IsResult, F: #p::Notify<R::Err>>),
+                quote!(#p::NotifyKey),
+            ),
+            Check::GiveUp => (
+                "give_up",
+                quote!(<R: #p::IsResult, F: ::core::ops::Fn(&R::Err, &#p::GiveUp)>),
+                quote!(#p::GiveUpKey),
+            ),
+        }
     }
 }
 
 /// `on`, `notify`, `on_ok` and `give_up` get their closure signatures from the return type,
-/// through helpers spanned at the key's value: a mismatch is reported there. `.keep()` hands the
-/// hook on, or a stand-in for a wrong one, which nothing reports again (see `Hook`).
-fn hook(
-    cx: &Context,
-    value: &Option<syn::Expr>,
-    helper: &str,
-    generics: TokenStream,
-    none: TokenStream,
-) -> TokenStream {
+/// through a generic `fn` of the expansion's own, named after the key and spanned at its
+/// value: a closure gets its signature before it is first called, and a mismatch is reported
+/// there, "required by a bound in `on`", with no function of the runtime's after it. The `fn`
+/// is an item of a block that only names it, and the value is outside that block: a user's
+/// own `fn on` stays theirs. `.keep()` hands the hook on, or a stand-in for a wrong one, which
+/// nothing reports again (see `Hook`).
+fn hook(cx: &Context, value: &Option<syn::Expr>, check: Check, none: TokenStream) -> TokenStream {
     match value {
         Some(value) => {
             let span = value.span();
             let (p_at, ret_at) = (respan(&cx.p, span), respan(&cx.ret.to_token_stream(), span));
-            let generics = respan(&generics, span);
-            let helper = Ident::new(helper, span);
+            let (name, generics, key) = check.signature(&p_at);
+            let (generics, key) = (respan(&generics, span), respan(&key, span));
+            let name = Ident::new(name, span);
+            let args = match check {
+                Check::On | Check::OnOk => quote_spanned!(span=> #ret_at, _, _),
+                _ => quote_spanned!(span=> #ret_at, _),
+            };
             quote_spanned! {span=> {
                 #[allow(unused_imports)]
                 use #p_at::{Keep as _, KeepUnchecked as _};
-                #p_at::#helper::<#ret_at, #generics>(#value).keep()
+                ({
+                    #[inline(always)]
+                    fn #name #generics(hook: F) -> #p_at::Hook<R, F, #key> {
+                        #p_at::Hook::new(hook)
+                    }
+                    #name::<#args>
+                })(#value)
+                .keep()
             }}
         }
         None => none,
@@ -180,15 +221,19 @@ fn hook(
 
 /// The breaker and the throttle, through helpers spanned at their keys: an error type without
 /// the `From` they need is reported there.
-fn guard(cx: &Context, arg: &Option<(Ident, syn::Expr)>, helper: &str) -> TokenStream {
+fn guard(
+    cx: &Context,
+    arg: &Option<(Ident, syn::Expr)>,
+    (from, helper): (&str, &str),
+) -> TokenStream {
     match arg {
         Some((key, value)) => {
             let (p_key, ret_key) = (
                 respan(&cx.p, key.span()),
                 respan(&cx.ret.to_token_stream(), key.span()),
             );
-            let helper = Ident::new(helper, key.span());
-            quote_spanned!(key.span()=> #p_key::#helper::<#ret_key>(#value))
+            let (from, helper) = (Ident::new(from, key.span()), Ident::new(helper, key.span()));
+            quote_spanned!(key.span()=> <_ as #p_key::#from>::#helper::<#ret_key>(#value))
         }
         None => {
             let p_ret = &cx.p_ret;

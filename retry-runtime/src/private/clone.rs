@@ -96,9 +96,15 @@ impl<T: ?Sized> CloneKind for SelfKind<T> {
     }
 }
 
-/// An attempt's own `self` of type `T`, made the way the kind says. On the kind, not on `T`: a
-/// `T` that is not `Clone` is then reported as [`CloneSelf`]'s message, with no list of the
-/// other kinds' impls.
+/// An attempt's own `self` of type `T`, made the way the kind says. On the kind, not on `T`, so
+/// that no list of the other kinds' impls follows the message; the expansion calls the trait's
+/// own method, `OwnSelf::own_self(kind, &mut self)`, and the impls are not recommended: a `T`
+/// that is not `Clone` is this message alone.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` calls the body once per attempt, so `self` taken by value as `{T}` must be `Clone`",
+    label = "`self` is cloned for each attempt",
+    note = "take `&self` or `&mut self`, or make `Self` `Clone`; where the body needs a handle it can own (to spawn a task), take `self: &Arc<Self>` and clone the `Arc`, or `self: Arc<Self>`"
+)]
 pub trait OwnSelf<'s, T> {
     /// A clone of `self`, or a re-borrow of it for `'s`.
     type Own;
@@ -106,6 +112,7 @@ pub trait OwnSelf<'s, T> {
     fn own_self(self, receiver: &'s mut T) -> Self::Own;
 }
 
+#[diagnostic::do_not_recommend]
 impl<'s, T: CloneSelf> OwnSelf<'s, T> for ByClone {
     type Own = T;
     #[inline(always)]
@@ -114,19 +121,14 @@ impl<'s, T: CloneSelf> OwnSelf<'s, T> for ByClone {
     }
 }
 
+// Not recommended, either: a `Self` that is not `Clone` is then not followed by this impl.
+#[diagnostic::do_not_recommend]
 impl<'s, T: ?Sized + 's> OwnSelf<'s, &mut T> for ByReborrow {
     type Own = &'s mut T;
     #[inline(always)]
     fn own_self(self, receiver: &'s mut &mut T) -> &'s mut T {
         receiver
     }
-}
-
-/// A by-value `self` for one attempt: cloned, or re-borrowed if it is a `&mut` (see
-/// [`SelfKind`]).
-#[inline(always)]
-pub fn own_self<'s, K: OwnSelf<'s, T>, T>(kind: K, receiver: &'s mut T) -> K::Own {
-    kind.own_self(receiver)
 }
 
 /// A by-value `self` that is a `&mut` cannot be returned, or a borrow of it: each attempt
@@ -136,18 +138,18 @@ pub fn own_self<'s, K: OwnSelf<'s, T>, T>(kind: K, receiver: &'s mut T) -> K::Ow
     label = "this may hold a borrow of `self`",
     note = "return an owned value, or retry a function that does not return the borrow and call it from this one"
 )]
-pub trait Unborrowed {}
-
-impl Unborrowed for ByClone {}
-
-/// The kind of a by-value `self` where the return type may hold a borrow of it (it names
-/// `Self` or a lifetime of the `impl`'s): a kind that would re-borrow is refused, at `kind`,
-/// which the expansion spans at the return type. The kind then goes to [`own_self`], whose call
-/// is spanned at `self`: a `Self` that is not `Clone` is one error, there. (One helper that
-/// bounded the kind with both `Unborrowed` and `OwnSelf` reported that `OwnSelf` bound at its
-/// argument, the kind, at the return type, and again for the projection of its `K::Own`, at
-/// the call, at `self`: the same message twice.)
-#[inline(always)]
-pub fn unborrowed<K: Unborrowed>(kind: K) -> K {
-    kind
+pub trait Unborrowed: Sized {
+    /// The kind of a by-value `self` where the return type may hold a borrow of it (it names
+    /// `Self` or a lifetime of the `impl`'s): a kind that would re-borrow is refused, at
+    /// `kind`, which the expansion spans at the return type. The kind then goes to
+    /// [`OwnSelf::own_self`], whose call is spanned at `self`: a `Self` that is not `Clone` is
+    /// one error, there.
+    #[inline(always)]
+    fn unborrowed(self) -> Self {
+        self
+    }
 }
+
+// Not recommended: the message is then not followed by this impl and its file.
+#[diagnostic::do_not_recommend]
+impl Unborrowed for ByClone {}

@@ -34,64 +34,19 @@ pub trait OnOkReturns {}
 #[diagnostic::do_not_recommend]
 impl<D: Into<Decision>> OnOkReturns for D {}
 
-/// Gives an `on = …` closure its signature `Fn(&E) -> D` before it is first called, so that
-/// `on = |e| e.is_timeout()` needs no annotation, and checks it there: a mistake in `on` is
-/// reported at the `on` key. What it returns carries no bound (see [`Hook`]).
-#[inline(always)]
-pub fn classifier<R, D, F>(on: F) -> Hook<R, F, OnKey>
-where
-    R: IsResult,
-    D: OnReturns,
-    F: Fn(&R::Err) -> D,
-{
-    Hook(on, PhantomData)
+impl<R, H, K> Hook<R, H, K> {
+    /// The hook, once its key's signature is checked. The expansion checks it with a
+    /// generic `fn` of its own, named after the key and spanned at its value (`on`: `F:
+    /// Fn(&E) -> D, D: OnReturns`), which gives a closure its signature before it is first
+    /// called: a mistake is reported at the key as "required by a bound in `on`", with no
+    /// function of this crate's after it.
+    #[inline(always)]
+    pub const fn new(hook: H) -> Self {
+        Hook(hook, PhantomData)
+    }
 }
 
-/// Gives an `on_ok = …` closure its signature `Fn(&T) -> D`, like [`classifier`].
-#[inline(always)]
-pub fn ok_classifier<R, D, F>(on_ok: F) -> Hook<R, F, OnOkKey>
-where
-    R: IsResult,
-    D: OnOkReturns,
-    F: Fn(&R::Ok) -> D,
-{
-    Hook(on_ok, PhantomData)
-}
-
-/// Gives a `notify = …` closure its signature `Fn(&E, &RetryEvent)`, like [`classifier`].
-#[inline(always)]
-pub fn notifier<R, F>(notify: F) -> Hook<R, F, NotifyKey>
-where
-    R: IsResult,
-    F: Fn(&R::Err, &RetryEvent),
-{
-    Hook(notify, PhantomData)
-}
-
-/// Checks a `notify = …` value that is not a closure (a path, a `Notify` value of one's own
-/// type, `&SEEN`…): any [`Notify`] of the function's error type, a fn `fn(&E, &RetryEvent)`
-/// included, like [`notifier`].
-#[inline(always)]
-pub fn notify_value<R, N>(notify: N) -> Hook<R, N, NotifyKey>
-where
-    R: IsResult,
-    N: Notify<R::Err>,
-{
-    Hook(notify, PhantomData)
-}
-
-/// Gives a `give_up = …` closure its signature `Fn(&E, &GiveUp)`, like [`classifier`].
-#[inline(always)]
-pub fn give_up_hook<R, F>(give_up: F) -> Hook<R, F, GiveUpKey>
-where
-    R: IsResult,
-    F: Fn(&R::Err, &GiveUp),
-{
-    Hook(give_up, PhantomData)
-}
-
-/// A hook given to the key `K` of a function returning `R`, checked by [`classifier`] (or
-/// [`notifier`], [`give_up_hook`]). `.keep()` (autoref specialisation, with [`Keep`] and
+/// A hook given to the key `K` of a function returning `R`, checked at its key. `.keep()` (autoref specialisation, with [`Keep`] and
 /// [`KeepUnchecked`] in scope) hands back the hook itself when it is the right one, statically
 /// dispatched, at no cost; a wrong one, already reported at its key, is swapped for
 /// [`Unchecked`], so that nothing that uses the hooks reports it again. (An opaque
@@ -185,8 +140,22 @@ impl<E> GiveUpHook<E> for Unchecked {
     fn give_up(&self, _: &E, _: &GiveUp) {}
 }
 
-/// `budget = …` takes a `&` of a [`SharedBudget`] (a `&RetryBudget`).
-#[inline(always)]
-pub fn budget<S: SharedBudget>(budget: &S) -> &S {
-    budget
+/// What `budget = …` takes: a `&` of a [`SharedBudget`] (a `&RetryBudget`). The expansion
+/// calls the trait's own method, so a wrong value is this message alone.
+#[diagnostic::on_unimplemented(
+    message = "`budget` needs a `&` of a budget, not `{Self}`",
+    label = "not a `&RetryBudget` (or a `&` of another `SharedBudget`)",
+    note = "write `budget = &BUDGET` for a `static BUDGET: RetryBudget = RetryBudget::new(10);`, or name a `&RetryBudget` argument"
+)]
+pub trait BudgetArg<'a, S> {
+    /// The budget.
+    fn budget(self) -> &'a S;
+}
+
+#[diagnostic::do_not_recommend]
+impl<'a, S: SharedBudget> BudgetArg<'a, S> for &'a S {
+    #[inline(always)]
+    fn budget(self) -> &'a S {
+        self
+    }
 }

@@ -46,9 +46,17 @@ pub fn policy<P: AsPolicy>(policy: P) -> Policy {
     note = "if `{Self}` is a type of your own, write `impl From<retry_jitter::TimedOut> for {Self}` (a variant such as `TimedOut`)",
     note = "if it is not (`String`, `Box<dyn Error>`, another crate's error), the orphan rule forbids that impl (E0117): wrap `{Self}` in an error type of your own that has it, or return `std::io::Error`, which has it"
 )]
-pub trait FromTimedOut {
+pub trait FromTimedOut: Sized {
     /// The error of a cut attempt.
     fn from_timed_out(timed_out: TimedOut) -> Self;
+
+    /// The outcome of an attempt `timeout = …` cut. The expansion names it as
+    /// `<E as FromTimedOut>::timed_out::<R>`, the trait's own method: an error type without
+    /// the `From` is this message alone, with no function of this crate's after it.
+    #[inline]
+    fn timed_out<R: IsResult<Err = Self>>(timed_out: TimedOut) -> R {
+        R::from_err(Self::from_timed_out(timed_out))
+    }
 }
 
 // Not recommended: an error type whose `From` impls come from a blanket impl of its own (sqlx's
@@ -60,16 +68,6 @@ impl<E: From<TimedOut>> FromTimedOut for E {
     fn from_timed_out(timed_out: TimedOut) -> Self {
         E::from(timed_out)
     }
-}
-
-/// The outcome of an attempt `timeout = …` cut.
-#[inline]
-pub fn timed_out<R>(timed_out: TimedOut) -> R
-where
-    R: IsResult,
-    R::Err: FromTimedOut,
-{
-    R::from_err(FromTimedOut::from_timed_out(timed_out))
 }
 
 /// No `timeout`: for the hedging loop, which takes an optional one.
@@ -84,9 +82,18 @@ pub fn no_timeout<R>() -> Option<(Duration, crate::run::timeout::MakeError<R>)> 
     label = "an attempt this throttle rejects fails with `{Self}::from(retry_jitter::Throttled)`",
     note = "for an error type of your own, write `impl From<retry_jitter::Throttled> for {Self}` (a variant for it); for one that is not yours (`String`, a library's), return an error type of your own that wraps it, or `std::io::Error`, which has it"
 )]
-pub trait FromThrottled {
+pub trait FromThrottled: Sized {
     /// The error of a rejected attempt.
     fn from_throttled(throttled: Throttled) -> Self;
+
+    /// `throttle = …`: the guard, whose rejected attempts end the call with
+    /// `E::from(Throttled)`; the trait's own method, as [`FromTimedOut::timed_out`].
+    #[inline(always)]
+    fn throttle_guard<R: IsResult<Err = Self>>(
+        throttle: &AdaptiveThrottle,
+    ) -> ThrottleGuard<'_, fn(Throttled) -> R> {
+        ThrottleGuard::new(throttle, |t| R::from_err(Self::from_throttled(t)))
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -97,25 +104,24 @@ impl<E: From<Throttled>> FromThrottled for E {
     }
 }
 
-/// `throttle = …`: the guard, whose rejected attempts end the call with `E::from(Throttled)`.
-#[inline(always)]
-pub fn throttle_guard<R>(throttle: &AdaptiveThrottle) -> ThrottleGuard<'_, fn(Throttled) -> R>
-where
-    R: IsResult,
-    R::Err: FromThrottled,
-{
-    ThrottleGuard::new(throttle, |t| R::from_err(FromThrottled::from_throttled(t)))
-}
-
 /// The error type of a function with `breaker = …` is made from [`CircuitOpen`].
 #[diagnostic::on_unimplemented(
     message = "`breaker` needs the error type `{Self}` to implement `From<retry_jitter::CircuitOpen>`",
     label = "a call this breaker refuses fails with `{Self}::from(retry_jitter::CircuitOpen)`",
     note = "for an error type of your own, write `impl From<retry_jitter::CircuitOpen> for {Self}` (a variant for it); for one that is not yours (`String`, a library's), return an error type of your own that wraps it, or `std::io::Error`, which has it"
 )]
-pub trait FromCircuitOpen {
+pub trait FromCircuitOpen: Sized {
     /// The error of a refused call.
     fn from_circuit_open(open: CircuitOpen) -> Self;
+
+    /// `breaker = …`: the guard, whose refused calls end with `E::from(CircuitOpen)`; the
+    /// trait's own method, as [`FromTimedOut::timed_out`].
+    #[inline(always)]
+    fn breaker_guard<R: IsResult<Err = Self>>(
+        breaker: &CircuitBreaker,
+    ) -> BreakerGuard<'_, fn(CircuitOpen) -> R> {
+        BreakerGuard::new(breaker, |c| R::from_err(Self::from_circuit_open(c)))
+    }
 }
 
 #[diagnostic::do_not_recommend]
@@ -124,18 +130,6 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
     fn from_circuit_open(open: CircuitOpen) -> Self {
         E::from(open)
     }
-}
-
-/// `breaker = …`: the guard, whose refused calls end with `E::from(CircuitOpen)`.
-#[inline(always)]
-pub fn breaker_guard<R>(breaker: &CircuitBreaker) -> BreakerGuard<'_, fn(CircuitOpen) -> R>
-where
-    R: IsResult,
-    R::Err: FromCircuitOpen,
-{
-    BreakerGuard::new(breaker, |c| {
-        R::from_err(FromCircuitOpen::from_circuit_open(c))
-    })
 }
 
 /// What `cancel = …` takes: a `&CancelToken`.
