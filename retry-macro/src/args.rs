@@ -61,6 +61,7 @@ const KEYS: &[Key] = &[
     Key::new("notify", |a, _, v| put(&mut a.notify, v)),
     Key::new("sleep", |a, key, v| put(&mut a.sleep, (key.clone(), v))),
     Key::new("give_up", |a, _, v| put(&mut a.give_up, v)),
+    Key::new("stats", |a, _, v| put(&mut a.stats, v)),
     Key::new("budget", |a, _, v| put(&mut a.budget, v)),
     Key::new("throttle", |a, key, v| {
         put(&mut a.throttle, (key.clone(), v))
@@ -136,6 +137,8 @@ pub(crate) struct Args {
     pub attempt: Option<(Ident, Ident)>,
     pub notify: Option<Expr>,
     pub give_up: Option<Expr>,
+    /// `stats`: a `Fn(&RetryStats)`, told the call's figures when it ends.
+    pub stats: Option<Expr>,
     pub budget: Option<Expr>,
     /// `throttle`, and the key's own name (a missing `From<Throttled>` is reported there).
     pub throttle: Option<(Ident, Expr)>,
@@ -249,6 +252,30 @@ impl Args {
             _ => None,
         };
         let (base, cap) = (lit(&self.base), lit(&self.cap));
+        // `rate_limited_base` above the cap: every rate-limited wait would be the cap.
+        let cap_known = match (cap, &self.cap) {
+            (Some((c, _)), _) => Some(c),
+            (None, None) => Some(DEFAULT_CAP_NANOS),
+            _ => None,
+        };
+        if let (Some((r, span)), Some(c)) = (lit(&self.rate_limited_base), cap_known) {
+            if c < r {
+                let (r, c) = (duration::show(r), duration::show(c));
+                let default = if self.cap.is_none() {
+                    "the default, "
+                } else {
+                    ""
+                };
+                return Err(syn::Error::new(
+                    span,
+                    format!(
+                        "`rate_limited_base` ({r}) is above `cap` ({default}{c}): every wait \
+                         after a rate-limited error would be cut to the cap; raise `cap` to at \
+                         least {r} or lower `rate_limited_base`"
+                    ),
+                ));
+            }
+        }
         let (base_nanos, cap_nanos, span) = match (base, cap, &self.base, &self.cap) {
             (Some((b, _)), Some((c, span)), _, _) => (b, c, span),
             (Some((b, span)), None, _, None) => (b, DEFAULT_CAP_NANOS, span),
