@@ -238,7 +238,7 @@ pub use retry_jitter_runtime::{
     attempt_time_left, either, hedge, sleep, testing, transient, AdaptiveThrottle, Admission,
     Backoff, BreakerState, CancelToken, Cancelled, CircuitBreaker, CircuitOpen, Clock, Decision,
     GiveUp, GiveUpReason, Jitter, Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryState,
-    RetryTicket, Schedule, SharedBudget, Throttled, TimedOut, Transient,
+    RetryStats, RetryTicket, Schedule, SharedBudget, Throttled, TimedOut, Transient,
 };
 
 // The README's snippets, compiled and run as doc tests, with the features they use (the

@@ -74,7 +74,7 @@ pub use fleet::{
 pub use policy::transient::{either, transient, Transient};
 pub use policy::{
     attempt_time_left, Backoff, CancelToken, Cancelled, Clock, Decision, GiveUp, GiveUpReason,
-    Jitter, Policy, RetryEvent, Schedule, TimedOut,
+    Jitter, Policy, RetryEvent, RetryStats, Schedule, TimedOut,
 };
 pub use retry::Retry;
 pub use run::state::RetryState;
@@ -104,6 +104,6 @@ pub mod hooks {
     pub use crate::fleet::Budget;
     pub use crate::policy::Unset;
     pub use crate::policy::{AcceptOk, Classify, ClassifyOk, RetryAll};
-    pub use crate::retry::Cancellable;
+    pub use crate::retry::{Cancellable, WithStats};
     pub use crate::run::hooks::{GiveUpHook, Hooks, Notify};
 }

@@ -9,7 +9,9 @@ pub use crate::fleet::Budget;
 pub use crate::policy::deadline::Started;
 pub use crate::policy::Clock;
 pub use crate::policy::Unset;
-pub use crate::policy::{AcceptOk, GiveUp, Jitter, Policy, Resend, RetryAll, RetryEvent};
+pub use crate::policy::{
+    AcceptOk, GiveUp, Jitter, Policy, Resend, RetryAll, RetryEvent, RetryStats,
+};
 pub use crate::run::guard::{BreakerGuard, Cancelling, Guard, IntoErr, ThrottleGuard};
 pub use crate::run::hedge::config::HedgeWith;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
@@ -18,6 +20,7 @@ pub use crate::run::hooks::{Hooks, Notify, Trace};
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
 pub use crate::run::loops::{start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question_mark::Branch;
+pub use crate::run::stats::{Recorder, StatsHook};
 pub use crate::run::timeout::limit::AttemptTimeout;
 pub use crate::run::timeout::{poll_race, poll_race_within, Limit, Race};
 pub use crate::run::wait::sleep_boxed;

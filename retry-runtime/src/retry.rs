@@ -12,8 +12,10 @@ use crate::run::hooks::Hooks;
 mod call;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod faces;
+mod stats;
 
 pub use call::{Cancellable, GuardPair};
+pub use stats::WithStats;
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///

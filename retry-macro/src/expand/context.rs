@@ -55,6 +55,8 @@ pub(super) struct Context<'a> {
     /// `timeout`.
     pub(super) policy_l: Ident,
     pub(super) hooks_l: Ident,
+    /// The call's recorder of its figures (`stats`).
+    pub(super) stats_l: Ident,
     pub(super) state_l: Ident,
     pub(super) out_l: Ident,
     pub(super) delay_l: Ident,
@@ -134,6 +136,7 @@ impl<'a> Context<'a> {
             start,
             policy_l,
             hooks_l: local("__retry_hooks", ret_span),
+            stats_l: local("__retry_stats", ret_span),
             state_l,
             out_l,
             delay_l: local("__retry_delay", ret_span),

@@ -65,10 +65,29 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
         }
         None => quote!((#breaker, #throttle)),
     };
+    // The call's figures, kept by a recorder made as the call starts, among the guards, only
+    // where `stats` is given: without it the expansion is what it always was.
+    let (recorder, guard) = match &cx.args.stats {
+        Some(_) => {
+            let Context {
+                clock,
+                name,
+                stats_l,
+                ..
+            } = cx;
+            let hook = hook(cx, &cx.args.stats, Check::Stats, TokenStream::new());
+            (
+                quote!(let #stats_l = #p::Recorder::new(#hook, #clock, #name);),
+                quote!((#guard, &#stats_l)),
+            )
+        }
+        None => (TokenStream::new(), guard),
+    };
     quote_spanned! {cx.ret_span=>
         #ret_check
         #policy_item
         #timeout_item
+        #recorder
         let #hooks_l = #p_ret::Hooks {
             on: #on,
             notify: #notify,
@@ -147,6 +166,7 @@ enum Check {
     Notify,
     NotifyValue,
     GiveUp,
+    Stats,
 }
 
 impl Check {
@@ -179,6 +199,11 @@ impl Check {
                 quote!(<R: #p::IsResult, F: ::core::ops::Fn(&R::Err, &#p::GiveUp)>),
                 quote!(#p::GiveUpKey),
             ),
+            Check::Stats => (
+                "stats",
+                quote!(<R: #p::IsResult, F: ::core::ops::Fn(&#p::RetryStats)>),
+                quote!(#p::StatsKey),
+            ),
         }
     }
 }
@@ -206,7 +231,7 @@ fn hook(cx: &Context, value: &Option<syn::Expr>, check: Check, none: TokenStream
                 #[allow(unused_imports)]
                 use #p_at::{Keep as _, KeepUnchecked as _};
                 ({
-                    #[inline(always)]
+                    #[inline]
                     fn #name #generics(hook: F) -> #p_at::Hook<R, F, #key> {
                         #p_at::Hook::new(hook)
                     }

@@ -35,6 +35,7 @@ pub(super) fn sync_closure(
         &args.on,
         &args.notify,
         &args.give_up,
+        &args.stats,
         &args.budget,
         &args.cancel,
     ];

@@ -11,6 +11,7 @@ mod decision;
 mod policy;
 pub(crate) mod rng;
 pub(crate) mod scope;
+mod stats;
 pub(crate) mod transient;
 
 use std::time::Instant;
@@ -21,6 +22,7 @@ pub use classify::{AcceptOk, Classify, ClassifyOk, Resend, RetryAll};
 pub use deadline::{attempt_time_left, TimedOut};
 pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
 pub use policy::Policy;
+pub use stats::RetryStats;
 
 /// A clock: the current instant on the timer's own time line ([`sleep::now`](crate::sleep::now),
 /// [`sleep::tokio_now`](crate::sleep::tokio_now), or a function of your own).

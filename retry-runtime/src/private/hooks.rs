@@ -5,9 +5,10 @@
 use core::marker::PhantomData;
 
 use crate::fleet::SharedBudget;
-use crate::policy::{Classify, ClassifyOk, Decision, GiveUp, RetryEvent};
+use crate::policy::{Classify, ClassifyOk, Decision, GiveUp, RetryEvent, RetryStats};
 use crate::run::hooks::{GiveUpHook, Notify};
 use crate::run::loops::IsResult;
+use crate::run::stats::StatsHook;
 
 /// What an `on = …` hook returns: `bool` or [`Decision`] (anything `Into<Decision>`). Its own
 /// trait, so that a hook returning something else is told that, not `Decision: From<String>`.
@@ -62,6 +63,8 @@ pub struct OnOkKey;
 pub struct NotifyKey;
 /// The key `give_up`.
 pub struct GiveUpKey;
+/// The key `stats`.
+pub struct StatsKey;
 
 /// [`Hook`]'s `.keep()` for a hook of the right type: the hook.
 pub trait Keep {
@@ -96,6 +99,14 @@ impl<R: IsResult, H: Notify<R::Err>> Keep for Hook<R, H, NotifyKey> {
 }
 
 impl<R: IsResult, H: GiveUpHook<R::Err>> Keep for Hook<R, H, GiveUpKey> {
+    type Hook = H;
+    #[inline(always)]
+    fn keep(self) -> H {
+        self.0
+    }
+}
+
+impl<R, H: StatsHook> Keep for Hook<R, H, StatsKey> {
     type Hook = H;
     #[inline(always)]
     fn keep(self) -> H {
@@ -138,6 +149,10 @@ impl<E> Notify<E> for Unchecked {
 
 impl<E> GiveUpHook<E> for Unchecked {
     fn give_up(&self, _: &E, _: &GiveUp) {}
+}
+
+impl StatsHook for Unchecked {
+    fn stats(&self, _: &RetryStats) {}
 }
 
 /// What `budget = …` takes: a `&` of a [`SharedBudget`] (a `&RetryBudget`). The expansion

@@ -9,12 +9,14 @@ use crate::policy::deadline::Started;
 use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, Unset};
 use crate::run::guard::Guard;
 use crate::run::hedge::HedgeWith;
-use crate::run::hooks::{GiveUpHook, Notify, Trace};
+use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 use crate::run::loops::{run_blocking, verdict, Loop, LoopState};
 use crate::run::state::start_time;
+use crate::run::stats::{Recorder, StatsHook};
 use crate::run::timeout::{AttemptTimeout, Limit, Race};
 use crate::run::wait::sleep_or_cancel;
 
+use super::stats::{HookRef, StatsOf};
 use super::Retry;
 
 impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
@@ -41,7 +43,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
+        Gd: Guard<Result<V, E>> + StatsOf,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut() -> Fut,
@@ -77,7 +79,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
+        Gd: Guard<Result<V, E>> + StatsOf,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut(u32) -> Fut,
@@ -118,7 +120,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
+        Gd: Guard<Result<V, E>> + StatsOf,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut() -> Fut,
@@ -129,13 +131,8 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         self.run_async(sleep, clock, |_| op()).await
     }
 
-    /// The async loop every `call_async*` runs: `op` is handed the attempt's number.
-    async fn run_async<V, E, F, Fut, S, SFut>(
-        &self,
-        mut sleep: S,
-        clock: Clock,
-        mut op: F,
-    ) -> Result<V, E>
+    /// The async loop, with each call's recorder where the guards have a `stats` hook.
+    async fn run_async<V, E, F, Fut, S, SFut>(&self, sleep: S, clock: Clock, op: F) -> Result<V, E>
     where
         C: Classify<E>,
         N: Notify<E>,
@@ -143,7 +140,38 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
+        Gd: Guard<Result<V, E>> + StatsOf,
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+        F: FnMut(u32) -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+        S: FnMut(Duration) -> SFut,
+        SFut: Future<Output = ()>,
+    {
+        if <Gd::Hook as StatsHook>::ACTIVE {
+            let recorder = Recorder::new(HookRef(self.hooks.guard.stats_hook()), clock, self.name);
+            let hooks = self.with_recorder(&recorder);
+            return self.run_async_with(&hooks, sleep, clock, op).await;
+        }
+        self.run_async_with(&self.hooks, sleep, clock, op).await
+    }
+
+    /// The async loop every `call_async*` runs: `op` is handed the attempt's number.
+    pub(super) async fn run_async_with<V, E, F, Fut, S, SFut, C2, N2, G2, B2, T2, O2, Gd2>(
+        &self,
+        hooks: &Hooks<C2, N2, G2, B2, T2, O2, Gd2>,
+        mut sleep: S,
+        clock: Clock,
+        mut op: F,
+    ) -> Result<V, E>
+    where
+        C2: Classify<E>,
+        N2: Notify<E>,
+        G2: GiveUpHook<E>,
+        B2: Budget,
+        T2: Trace<Result<V, E>>,
+        O2: ClassifyOk<V>,
+        Gd2: Guard<Result<V, E>>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut(u32) -> Fut,
@@ -163,12 +191,12 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 .timeout
                 .limit()
                 .map(|(t, make_error)| (t, move |timed_out| Err(make_error(timed_out))));
-            let (hooks, name) = (&self.hooks, self.name);
+            let name = self.name;
             return Loop::hedged(call, hooks, name, hedge, timeout, sleep, op, None).await;
         }
         let mut state = LoopState::<Result<V, E>>::new();
         loop {
-            if let ControlFlow::Break(refused) = state.admit(&self.hooks, self.name, clock) {
+            if let ControlFlow::Break(refused) = state.admit(hooks, self.name, clock) {
                 return refused;
             }
             let attempt = state.attempt();
@@ -182,31 +210,30 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                     }
                 }
             };
-            let verdict = verdict(&outcome, &self.hooks.on_ok);
+            let verdict = verdict(&outcome, &hooks.on_ok);
             if verdict.accepted() {
-                state.succeeded_with(&self.hooks, self.name, clock);
+                state.succeeded_with(hooks, self.name, clock);
                 return outcome;
             }
             // The outcome is gone before the wait: only the last one is kept through it,
             // where the policy has a deadline that may end the call after it.
             // With a cancel token, the wait ends at once when it is cancelled.
-            let cancel = Guard::<Result<V, E>>::cancel(&self.hooks.guard);
-            let (wait, last) =
-                match state.failed(call, outcome, verdict, &self.hooks, self.name, cut) {
-                    ControlFlow::Break(outcome) => return outcome,
-                    ControlFlow::Continue((delay, last)) => {
-                        (sleep_or_cancel(delay, &mut sleep, cancel), last)
-                    }
-                };
+            let cancel = Guard::<Result<V, E>>::cancel(&hooks.guard);
+            let (wait, last) = match state.failed(call, outcome, verdict, hooks, self.name, cut) {
+                ControlFlow::Break(outcome) => return outcome,
+                ControlFlow::Continue((delay, last)) => {
+                    (sleep_or_cancel(delay, &mut sleep, cancel), last)
+                }
+            };
             wait.await;
-            if let ControlFlow::Break(outcome) = state.resumed(last, &self.hooks, self.name) {
+            if let ControlFlow::Break(outcome) = state.resumed(last, hooks, self.name) {
                 return outcome;
             }
         }
     }
 }
 
-impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
+impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
     /// Call `op` until it succeeds or retrying ends, sleeping the waits with
     /// [`std::thread::sleep`].
     ///
@@ -223,8 +250,12 @@ impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
+        Gd: Guard<Result<V, E>> + StatsOf,
     {
+        if <Gd::Hook as StatsHook>::ACTIVE {
+            let hook = HookRef(self.hooks.guard.stats_hook());
+            return self.call_recorded(hook, crate::sleep::now, |_| op());
+        }
         run_blocking(self.policy, &self.hooks, self.name, |_| op())
     }
 
@@ -247,8 +278,12 @@ impl<C, N, G, B, T, O, Gd> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
         B: Budget,
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
+        Gd: Guard<Result<V, E>> + StatsOf,
     {
+        if <Gd::Hook as StatsHook>::ACTIVE {
+            let hook = HookRef(self.hooks.guard.stats_hook());
+            return self.call_recorded(hook, crate::sleep::now, op);
+        }
         run_blocking(self.policy, &self.hooks, self.name, op)
     }
 }
@@ -311,6 +346,13 @@ impl<'t, P: GuardPair> GuardPair for Cancellable<'t, P> {
     }
 }
 
+impl<P> Cancellable<'_, P> {
+    /// The guards beside the token.
+    pub(super) fn guards(&self) -> &P {
+        &self.guards
+    }
+}
+
 impl<R, P: Guard<R>> Guard<R> for Cancellable<'_, P> {
     #[inline(always)]
     fn before(
@@ -332,6 +374,18 @@ impl<R, P: Guard<R>> Guard<R> for Cancellable<'_, P> {
     #[inline(always)]
     fn cancel(&self) -> Option<&CancelToken> {
         Some(self.token)
+    }
+    #[inline(always)]
+    fn waiting(&self, delay: Duration, clock: Clock) {
+        self.guards.waiting(delay, clock);
+    }
+    #[inline(always)]
+    fn hedged(&self) {
+        self.guards.hedged();
+    }
+    #[inline(always)]
+    fn finished(&self, calls: u32, gave_up: Option<crate::policy::GiveUpReason>, clock: Clock) {
+        self.guards.finished(calls, gave_up, clock);
     }
 }
 

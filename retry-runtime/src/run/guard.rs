@@ -2,6 +2,8 @@
 //! the circuit breaker — and tells them, at the right moments of the one loop; and the call's
 //! [`CancelToken`], which the loop reads before each retry and races each wait against.
 
+use core::time::Duration;
+
 use crate::fleet::{
     AdaptiveThrottle, Admission, BreakerState, CircuitBreaker, CircuitOpen, Throttled,
 };
@@ -50,6 +52,20 @@ pub trait Guard<R> {
     fn cancel(&self) -> Option<&CancelToken> {
         None
     }
+    /// A retry's wait of `delay` is about to be slept. Default: nothing.
+    #[inline(always)]
+    fn waiting(&self, delay: Duration, clock: Clock) {
+        let _ = (delay, clock);
+    }
+    /// A hedge started. Default: nothing.
+    #[inline(always)]
+    fn hedged(&self) {}
+    /// The call ended, once, whatever ended it: after `calls` calls of the body, `None` on
+    /// success, else why retrying ended. Default: nothing.
+    #[inline(always)]
+    fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
+        let _ = (calls, gave_up, clock);
+    }
 }
 
 impl<R> Guard<R> for Unset {}
@@ -83,6 +99,21 @@ impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
             Some(token) => Some(token),
             None => self.1.cancel(),
         }
+    }
+    #[inline(always)]
+    fn waiting(&self, delay: Duration, clock: Clock) {
+        self.0.waiting(delay, clock);
+        self.1.waiting(delay, clock);
+    }
+    #[inline(always)]
+    fn hedged(&self) {
+        self.0.hedged();
+        self.1.hedged();
+    }
+    #[inline(always)]
+    fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
+        self.0.finished(calls, gave_up, clock);
+        self.1.finished(calls, gave_up, clock);
     }
 }
 

@@ -13,6 +13,7 @@ pub mod metrics;
 pub(crate) mod question_mark;
 pub mod sleep;
 pub(crate) mod state;
+pub(crate) mod stats;
 pub(crate) mod step;
 pub mod testing;
 pub mod timeout;

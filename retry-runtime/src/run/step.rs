@@ -169,7 +169,7 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
         Gd: Guard<R>,
     {
         Account::first_success(self.budget.get(), clock);
-        self.succeeded::<R>(clock, function);
+        self.succeeded::<R>(1, clock, function);
     }
 
     /// A call that began succeeded: the budget gets back what its retries took (the
@@ -181,17 +181,19 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
         Gd: Guard<R>,
     {
         state.account().recovered(self.budget.get());
-        self.succeeded::<R>(clock, function);
+        self.succeeded::<R>(state.failed_calls().saturating_add(1), clock, function);
     }
 
-    /// The guards hear that the call's last attempt was answered and the call succeeded.
+    /// The guards hear that the call's last attempt was answered and the call succeeded,
+    /// after `calls` calls.
     #[inline(always)]
-    fn succeeded<R>(&self, clock: Clock, function: &'static str)
+    fn succeeded<R>(&self, calls: u32, clock: Clock, function: &'static str)
     where
         Gd: Guard<R>,
     {
         self.guard.answered(true, clock);
         self.guard.ended(true, clock, function);
+        self.guard.finished(calls, None, clock);
     }
 }
 
@@ -244,7 +246,7 @@ where
         if reason != GiveUpReason::Elapsed || !state.deadline_is_callers() {
             self.guard.ended(answered, state.clock(), function);
         }
-        reported(self, Some(state), outcome, reason, function)
+        reported(self, Some(state), outcome, reason, function, state.clock())
     }
 
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R> {
@@ -254,7 +256,7 @@ where
         if reason != GiveUpReason::CircuitOpen {
             self.guard.ended(false, clock, function);
         }
-        Some(reported(self, state, outcome, reason, function))
+        Some(reported(self, state, outcome, reason, function, clock))
     }
 
     #[inline(always)]
@@ -316,6 +318,7 @@ where
         let Some(mut owed) = state.take_share(self.budget.get(), false) else {
             return false;
         };
+        self.guard.hedged();
         self.notify.hedge(event);
         self.trace.hedge(event);
         #[cfg(feature = "metrics")]
@@ -388,6 +391,7 @@ where
     match step {
         Ok((delay, owed)) => {
             let event = state.event(delay, function, outcome.as_err().is_none());
+            hooks.guard.waiting(delay, state.clock());
             hooks.trace.retry(&outcome, &event);
             #[cfg(feature = "metrics")]
             crate::run::metrics::retry(function, delay);
@@ -444,19 +448,21 @@ impl<T, E> IsResult for Result<T, E> {
     }
 }
 
-/// Retrying ends with `outcome` for `reason`: the trace, the metrics and the `give_up` hook
-/// hear of it, and the outcome is handed back.
+/// Retrying ends with `outcome` for `reason`: the trace, the metrics, the `give_up` hook and
+/// the guards' `finished` hear of it, and the outcome is handed back.
 fn reported<R, C, N, G, B, T, O, Gd>(
     hooks: &Hooks<C, N, G, B, T, O, Gd>,
     state: Option<&RetryState>,
     outcome: R,
     reason: GiveUpReason,
     function: &'static str,
+    clock: Clock,
 ) -> R
 where
     R: IsResult,
     G: GiveUpHook<R::Err>,
     T: Trace<R>,
+    Gd: Guard<R>,
 {
     let give_up = GiveUp {
         reason,
@@ -472,5 +478,6 @@ where
         Some(error) => hooks.give_up.give_up(error, &give_up),
         None => hooks.give_up.give_up_ok(&give_up),
     }
+    hooks.guard.finished(give_up.calls, Some(reason), clock);
     outcome
 }

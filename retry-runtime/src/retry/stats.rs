@@ -1,0 +1,438 @@
+//! A `Retry`'s `stats` hook and the figures `call_with_stats` returns: a [`Recorder`] made for
+//! each call, among that call's guards, beside the `Retry`'s own hooks (borrowed).
+
+use core::future::Future;
+use core::time::Duration;
+use std::sync::OnceLock;
+
+use crate::fleet::Budget;
+use crate::policy::{
+    CancelToken, Classify, ClassifyOk, Clock, Decision, GiveUp, GiveUpReason, Resend, RetryEvent,
+    RetryStats, Unset,
+};
+use crate::run::guard::Guard;
+use crate::run::hedge::HedgeWith;
+use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
+use crate::run::stats::{Recorder, StatsHook};
+use crate::run::timeout::AttemptTimeout;
+
+use super::{Cancellable, GuardPair, Retry};
+
+/// A [`Retry`]'s guards with a `stats` hook ([`Retry::stats`]): the guards `P` refuse and
+/// hear as before; each call's figures go to `F`.
+#[derive(Clone, Copy, Debug)]
+pub struct WithStats<P, F> {
+    guards: P,
+    hook: F,
+}
+
+impl<P: GuardPair, F: Copy> GuardPair for WithStats<P, F> {
+    type Breaker = P::Breaker;
+    type Throttle = P::Throttle;
+    type With<Br, Th> = WithStats<P::With<Br, Th>, F>;
+    fn breaker(&self) -> P::Breaker {
+        self.guards.breaker()
+    }
+    fn throttle(&self) -> P::Throttle {
+        self.guards.throttle()
+    }
+    fn with<Br, Th>(&self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
+        WithStats {
+            guards: self.guards.with(breaker, throttle),
+            hook: self.hook,
+        }
+    }
+}
+
+impl<R, P: Guard<R>, F> Guard<R> for WithStats<P, F> {
+    #[inline(always)]
+    fn before(
+        &self,
+        first: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (R, GiveUpReason)> {
+        self.guards.before(first, clock, function)
+    }
+    #[inline(always)]
+    fn answered(&self, answered: bool, clock: Clock) {
+        self.guards.answered(answered, clock);
+    }
+    #[inline(always)]
+    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
+        self.guards.ended(success, clock, function);
+    }
+    #[inline(always)]
+    fn cancel(&self) -> Option<&CancelToken> {
+        self.guards.cancel()
+    }
+}
+
+/// Where a [`Retry`]'s guards keep its `stats` hook: [`Unset`] for guards without one.
+pub trait StatsOf {
+    /// The hook.
+    type Hook: StatsHook;
+    /// The hook.
+    fn stats_hook(&self) -> &Self::Hook;
+}
+
+impl StatsOf for Unset {
+    type Hook = Unset;
+    #[inline(always)]
+    fn stats_hook(&self) -> &Unset {
+        &Unset
+    }
+}
+
+impl<A, B> StatsOf for (A, B) {
+    type Hook = Unset;
+    #[inline(always)]
+    fn stats_hook(&self) -> &Unset {
+        &Unset
+    }
+}
+
+impl<P: StatsOf> StatsOf for Cancellable<'_, P> {
+    type Hook = P::Hook;
+    #[inline(always)]
+    fn stats_hook(&self) -> &P::Hook {
+        self.guards().stats_hook()
+    }
+}
+
+impl<P, F: Fn(&RetryStats)> StatsOf for WithStats<P, F> {
+    type Hook = F;
+    #[inline(always)]
+    fn stats_hook(&self) -> &F {
+        &self.hook
+    }
+}
+
+/// A borrowed hook, heard as itself.
+pub(super) struct HookRef<'a, H>(pub(super) &'a H);
+
+impl<H: StatsHook> StatsHook for HookRef<'_, H> {
+    const ACTIVE: bool = H::ACTIVE;
+    #[inline(always)]
+    fn stats(&self, stats: &RetryStats) {
+        self.0.stats(stats);
+    }
+}
+
+/// The hook of a call whose figures are returned: the `Retry`'s hook hears them, and the slot
+/// keeps them.
+struct Returning<'a, H> {
+    hook: &'a H,
+    slot: &'a OnceLock<RetryStats>,
+}
+
+impl<H: StatsHook> StatsHook for Returning<'_, H> {
+    #[inline]
+    fn stats(&self, stats: &RetryStats) {
+        self.hook.stats(stats);
+        let _ = self.slot.set(*stats);
+    }
+}
+
+/// One of a `Retry`'s hooks, borrowed for one call whose hooks add a [`Recorder`].
+#[derive(Clone, Copy)]
+pub struct Borrowed<'a, H>(&'a H);
+
+impl<E, H: Classify<E>> Classify<E> for Borrowed<'_, H> {
+    #[inline(always)]
+    fn classify(&self, error: &E) -> Decision {
+        self.0.classify(error)
+    }
+    #[inline(always)]
+    fn classify_for(&self, error: &E, resend: Resend) -> Decision {
+        self.0.classify_for(error, resend)
+    }
+}
+
+impl<T, H: ClassifyOk<T>> ClassifyOk<T> for Borrowed<'_, H> {
+    #[inline(always)]
+    fn classify_ok(&self, value: &T) -> Decision {
+        self.0.classify_ok(value)
+    }
+    #[inline(always)]
+    fn classify_ok_for(&self, value: &T, resend: Resend) -> Decision {
+        self.0.classify_ok_for(value, resend)
+    }
+}
+
+impl<E, H: Notify<E>> Notify<E> for Borrowed<'_, H> {
+    #[inline(always)]
+    fn notify(&self, error: &E, event: &RetryEvent) {
+        self.0.notify(error, event);
+    }
+    #[inline(always)]
+    fn hedge(&self, event: &RetryEvent) {
+        self.0.hedge(event);
+    }
+    #[inline(always)]
+    fn retry_ok(&self, event: &RetryEvent) {
+        self.0.retry_ok(event);
+    }
+}
+
+impl<E, H: GiveUpHook<E>> GiveUpHook<E> for Borrowed<'_, H> {
+    #[inline(always)]
+    fn give_up(&self, error: &E, give_up: &GiveUp) {
+        self.0.give_up(error, give_up);
+    }
+    #[inline(always)]
+    fn give_up_ok(&self, give_up: &GiveUp) {
+        self.0.give_up_ok(give_up);
+    }
+}
+
+impl<H: Budget> Budget for Borrowed<'_, H> {
+    type Shared = H::Shared;
+    #[inline(always)]
+    fn get(&self) -> Option<&H::Shared> {
+        self.0.get()
+    }
+}
+
+impl<R, H: Trace<R>> Trace<R> for Borrowed<'_, H> {
+    #[inline(always)]
+    fn is_silent(&self) -> bool {
+        self.0.is_silent()
+    }
+    #[inline(always)]
+    fn retry(&self, outcome: &R, event: &RetryEvent) {
+        self.0.retry(outcome, event);
+    }
+    #[inline(always)]
+    fn give_up(&self, outcome: &R, give_up: &GiveUp) {
+        self.0.give_up(outcome, give_up);
+    }
+    #[inline(always)]
+    fn hedge(&self, event: &RetryEvent) {
+        self.0.hedge(event);
+    }
+    #[inline(always)]
+    fn recovered(&self, function: &'static str, calls: u32, elapsed: Duration) {
+        self.0.recovered(function, calls, elapsed);
+    }
+}
+
+impl<R, H: Guard<R>> Guard<R> for Borrowed<'_, H> {
+    #[inline(always)]
+    fn before(
+        &self,
+        first: bool,
+        clock: Clock,
+        function: &'static str,
+    ) -> Result<(), (R, GiveUpReason)> {
+        self.0.before(first, clock, function)
+    }
+    #[inline(always)]
+    fn answered(&self, answered: bool, clock: Clock) {
+        self.0.answered(answered, clock);
+    }
+    #[inline(always)]
+    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
+        self.0.ended(success, clock, function);
+    }
+    #[inline(always)]
+    fn cancel(&self) -> Option<&CancelToken> {
+        self.0.cancel()
+    }
+    #[inline(always)]
+    fn waiting(&self, delay: Duration, clock: Clock) {
+        self.0.waiting(delay, clock);
+    }
+    #[inline(always)]
+    fn hedged(&self) {
+        self.0.hedged();
+    }
+    #[inline(always)]
+    fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
+        self.0.finished(calls, gave_up, clock);
+    }
+}
+
+/// A call's hooks: the `Retry`'s, borrowed, with the call's recorder among the guards.
+pub(super) type CallHooks<'a, C, N, G, B, T, O, Gd, H> = Hooks<
+    Borrowed<'a, C>,
+    Borrowed<'a, N>,
+    Borrowed<'a, G>,
+    Borrowed<'a, B>,
+    Borrowed<'a, T>,
+    Borrowed<'a, O>,
+    (Borrowed<'a, Gd>, &'a Recorder<H>),
+>;
+
+impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
+    /// Hand each call's figures ([`RetryStats`]: attempts, hedges, time waited and in all, how
+    /// it ended) to `hook`, once, when the call ends, success or give-up. A call that succeeds
+    /// at once costs two clock reads more; a `Retry` without the hook, nothing.
+    ///
+    /// ```
+    /// use retry_jitter::{Policy, Retry, RetryStats};
+    /// use std::time::Duration;
+    ///
+    /// let r = Retry::new(Policy::new().with_base(Duration::ZERO))
+    ///     .stats(|s: &RetryStats| println!("{}: {} attempts, waited {:?}", s.function, s.attempts, s.waited));
+    /// let mut calls = 0;
+    /// assert_eq!(r.call(|| { calls += 1; if calls < 3 { Err("busy") } else { Ok(calls) } }), Ok(3));
+    /// ```
+    pub fn stats<F: Fn(&RetryStats)>(
+        self,
+        hook: F,
+    ) -> Retry<C, N, G, B, T, L, D, O, WithStats<Gd, F>> {
+        Retry {
+            policy: self.policy,
+            hooks: Hooks {
+                on: self.hooks.on,
+                notify: self.hooks.notify,
+                give_up: self.hooks.give_up,
+                budget: self.hooks.budget,
+                trace: self.hooks.trace,
+                on_ok: self.hooks.on_ok,
+                guard: WithStats {
+                    guards: self.hooks.guard,
+                    hook,
+                },
+            },
+            name: self.name,
+            timeout: self.timeout,
+            hedge: self.hedge,
+        }
+    }
+
+    /// The call's hooks, with `recorder` among the guards.
+    #[inline(always)]
+    pub(super) fn with_recorder<'a, H>(
+        &'a self,
+        recorder: &'a Recorder<H>,
+    ) -> CallHooks<'a, C, N, G, B, T, O, Gd, H> {
+        let h = &self.hooks;
+        Hooks {
+            on: Borrowed(&h.on),
+            notify: Borrowed(&h.notify),
+            give_up: Borrowed(&h.give_up),
+            budget: Borrowed(&h.budget),
+            trace: Borrowed(&h.trace),
+            on_ok: Borrowed(&h.on_ok),
+            guard: (Borrowed(&h.guard), recorder),
+        }
+    }
+}
+
+impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
+    /// [`call`](Retry::call), returning the call's figures ([`RetryStats`]) with its outcome
+    /// (a [`stats`](Retry::stats) hook hears them too).
+    ///
+    /// ```
+    /// use retry_jitter::{Policy, Retry};
+    /// use std::time::Duration;
+    ///
+    /// let r = Retry::new(Policy::new().with_base(Duration::ZERO));
+    /// let (out, stats) = r.call_with_stats(|| Ok::<_, ()>(7));
+    /// assert_eq!((out, stats.attempts, stats.gave_up), (Ok(7), 1, None));
+    /// assert_eq!(stats.waited, Duration::ZERO);
+    /// ```
+    pub fn call_with_stats<V, E>(
+        &self,
+        mut op: impl FnMut() -> Result<V, E>,
+    ) -> (Result<V, E>, RetryStats)
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+    {
+        let slot = OnceLock::new();
+        let hook = Returning {
+            hook: self.hooks.guard.stats_hook(),
+            slot: &slot,
+        };
+        let out = self.call_recorded(hook, crate::sleep::now, |_| op());
+        (out, self.returned(slot))
+    }
+
+    /// [`call`](Retry::call) with the call's recorder of `hook`.
+    #[inline]
+    pub(super) fn call_recorded<V, E, H: StatsHook>(
+        &self,
+        hook: H,
+        clock: Clock,
+        op: impl FnMut(u32) -> Result<V, E>,
+    ) -> Result<V, E>
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+    {
+        let recorder = Recorder::new(hook, clock, self.name);
+        let hooks = self.with_recorder(&recorder);
+        crate::run::loops::run_blocking(self.policy, &hooks, self.name, op)
+    }
+}
+
+impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
+    /// [`call_async`](Retry::call_async), returning the call's figures ([`RetryStats`]) with
+    /// its outcome (a [`stats`](Retry::stats) hook hears them too).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+    /// use retry_jitter::{Jitter, Policy, Retry};
+    /// use std::time::Duration;
+    ///
+    /// let r = Retry::new(Policy::new().with_jitter(Jitter::None).with_base(Duration::from_millis(100)));
+    /// let mut calls = 0;
+    /// let (out, stats) = r.call_async_with_stats(|| { calls += 1; let n = calls; async move { if n < 3 { Err("busy") } else { Ok(n) } } }).await;
+    /// assert_eq!((out, stats.attempts), (Ok(3), 3));
+    /// assert_eq!(stats.waited, Duration::from_millis(300)); // 100 ms, then 200 ms
+    /// # }
+    /// ```
+    #[cfg(feature = "tokio")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+    pub async fn call_async_with_stats<V, E, F, Fut>(&self, mut op: F) -> (Result<V, E>, RetryStats)
+    where
+        C: Classify<E>,
+        N: Notify<E>,
+        G: GiveUpHook<E>,
+        B: Budget,
+        T: Trace<Result<V, E>>,
+        O: ClassifyOk<V>,
+        Gd: Guard<Result<V, E>>,
+        L: AttemptTimeout<E>,
+        D: HedgeWith,
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<V, E>>,
+    {
+        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+        let slot = OnceLock::new();
+        let hook = Returning {
+            hook: self.hooks.guard.stats_hook(),
+            slot: &slot,
+        };
+        let recorder = Recorder::new(hook, clock, self.name);
+        let hooks = self.with_recorder(&recorder);
+        let out = self.run_async_with(&hooks, sleep, clock, |_| op()).await;
+        (out, self.returned(slot))
+    }
+
+    /// The figures a call's recorder kept: always there once the call ended (a call ends
+    /// through the one place that reports it); should they not be, what is known.
+    fn returned(&self, slot: OnceLock<RetryStats>) -> RetryStats {
+        slot.into_inner().unwrap_or(RetryStats {
+            function: self.name,
+            attempts: 0,
+            hedges: 0,
+            waited: Duration::ZERO,
+            elapsed: Duration::ZERO,
+            gave_up: None,
+        })
+    }
+}
