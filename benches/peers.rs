@@ -1,5 +1,6 @@
-//! retry-jitter side by side with the retry crates users compare it with: backon, tokio-retry2,
-//! retry-policies, exponential-backoff. One run, one machine; BENCHMARKS.md has the figures.
+//! retry-jitter side by side with the retry crates users compare it with: backon (its closure
+//! API and its attribute, backon-macros' `#[backon]`), tokio-retry2, retry-policies,
+//! exponential-backoff. One run, one machine; BENCHMARKS.md has the figures.
 //!
 //! `cargo bench --bench peers`
 
@@ -28,6 +29,13 @@ use pairs::plain as work;
 mod failing;
 use failing::*;
 
+// backon's attribute, `#[backon]` (backon-macros): the failing call under it, shared with the
+// instruction counts (its success-path functions there are pairs-shaped; here they are below).
+#[path = "support/backon_attr.rs"]
+#[allow(dead_code)] // `backon_annotated*` are the instruction counts'; ours are below
+mod backon_attr;
+use backon_attr::{backon_attr_flaky, backon_attr_flaky_async};
+
 #[retry]
 fn ours(x: &u64) -> Result<u64, u64> {
     work(x)
@@ -35,6 +43,18 @@ fn ours(x: &u64) -> Result<u64, u64> {
 
 #[retry]
 async fn ours_async(x: &u64) -> Result<u64, u64> {
+    work(x)
+}
+
+// The same under backon's attribute, its defaults (`ExponentialBuilder::default()`, the default
+// sleeper: `std::thread::sleep` sync, tokio's async).
+#[backon_macros::backon]
+fn backon_attr(x: &u64) -> Result<u64, u64> {
+    work(x)
+}
+
+#[backon_macros::backon]
+async fn backon_attr_async(x: &u64) -> Result<u64, u64> {
     work(x)
 }
 
@@ -64,6 +84,7 @@ fn success_path(c: &mut Criterion) {
                 .call()
         })
     });
+    g.bench_function("sync/#[backon]", |b| b.iter(|| backon_attr(black_box(&x))));
     let rt = rt();
     g.bench_function("async/plain", |b| {
         b.to_async(&rt).iter(|| async { work(black_box(&x)) })
@@ -78,6 +99,9 @@ fn success_path(c: &mut Criterion) {
     g.bench_function("async/backon", |b| {
         b.to_async(&rt)
             .iter(|| (|| async { work(black_box(&x)) }).retry(ExponentialBuilder::default()))
+    });
+    g.bench_function("async/#[backon]", |b| {
+        b.to_async(&rt).iter(|| backon_attr_async(black_box(&x)))
     });
     g.bench_function("async/tokio-retry2", |b| {
         b.to_async(&rt).iter(|| {
@@ -103,12 +127,19 @@ fn failure_machinery(c: &mut Criterion) {
         b.iter(|| closure_flaky(black_box(&n)))
     });
     g.bench_function("sync/backon", |b| b.iter(|| backon_flaky(black_box(&n))));
+    g.bench_function("sync/#[backon]", |b| {
+        b.iter(|| backon_attr_flaky(black_box(&n)))
+    });
     let rt = rt();
     g.bench_function("async/#[retry]", |b| {
         b.to_async(&rt).iter(|| ours_flaky_async(black_box(&n)))
     });
     g.bench_function("async/backon", |b| {
         b.to_async(&rt).iter(|| backon_flaky_async(black_box(&n)))
+    });
+    g.bench_function("async/#[backon]", |b| {
+        b.to_async(&rt)
+            .iter(|| backon_attr_flaky_async(black_box(&n)))
     });
     g.bench_function("async/tokio-retry2 (tokio sleep 0)", |b| {
         b.to_async(&rt).iter(|| {

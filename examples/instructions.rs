@@ -4,7 +4,9 @@
 //! `annotated_parse`, `plain_async`…, each on its success path; or one of the failure path's
 //! functions of `benches/support/failing.rs` (the ones `benches/peers.rs` times), ours and
 //! backon's: `fail4`, `fail4_backon`… (a call that fails 4 times with zero waits, then
-//! succeeds) and `draws`, `draws_backon` (a fresh schedule and its first 4 waits); or a
+//! succeeds; `fail4_backon_attr`, `fail4_backon_attr_async` under backon's `#[backon]`, whose
+//! success path is `backon_annotated`, `backon_annotated_async`) and `draws`, `draws_backon`
+//! (a fresh schedule and its first 4 waits); or a
 //! budget's part of a first-try success alone: `budget_success` (`RetryBudget`),
 //! `ratio_success` (`RatioBudget`'s `begin` and `succeeded_after(0)`), `throttle_success`
 //! (`AdaptiveThrottle`'s `admit` and `answered(true)`), and `clock_read` (one
@@ -26,6 +28,10 @@ use pairs::*;
 
 #[path = "../benches/support/failing.rs"]
 mod failing;
+
+// backon's attribute, `#[backon]` (backon-macros), on the same bodies: `backon_annotated`…
+#[path = "../benches/support/backon_attr.rs"]
+mod backon_attr;
 
 // Built with feature `tower` (scripts/instructions.sh does): the layer's success path.
 #[cfg(feature = "tower")]
@@ -151,6 +157,11 @@ fn main() {
         }
         "floor_await" => calls(&|| poll_once(floor_await(black_box(&x))).is_ok()),
         "floor_counter" => calls(&|| poll_once(floor_counter(black_box(&x))).is_ok()),
+        // backon's attribute on the one-multiply body, sync and async.
+        "backon_annotated" => calls(&|| backon_attr::backon_annotated(black_box(&x)).is_ok()),
+        "backon_annotated_async" => {
+            calls(&|| poll_once(backon_attr::backon_annotated_async(black_box(&x))).is_ok());
+        }
         "hedge_async" => calls(&|| poll_once(hedge_async(black_box(&x))).is_ok()),
         // The size of each async pair's future, in bytes (no call is made).
         "sizes" => {
@@ -175,6 +186,12 @@ fn main() {
         }
         "fail4_backon_async" => {
             calls(&|| poll_once(failing::backon_flaky_async(black_box(&flaky))).is_ok());
+        }
+        "fail4_backon_attr" => {
+            calls(&|| backon_attr::backon_attr_flaky(black_box(&flaky)).is_ok());
+        }
+        "fail4_backon_attr_async" => {
+            calls(&|| poll_once(backon_attr::backon_attr_flaky_async(black_box(&flaky))).is_ok());
         }
         // A fresh schedule and its first draws (one call: `failing::DRAWS` draws).
         "draws" => {

@@ -53,7 +53,8 @@ printf '%-22s %10s %10s %9s\n' "body" "plain" "#[retry]" "overhead"
 # `#[retry(timeout = "1s")]` (`_eager`: with `sleep = tokio::time::sleep`, a timer made when
 # each attempt starts). The `floor_` rows are not `#[retry]`: hand-written loops with one
 # `.await` of a timer and no retry state (`floor_await`) or a failure count (`floor_counter`),
-# the least any retry loop inside an `async fn` costs over the plain one.
+# the least any retry loop inside an `async fn` costs over the plain one. The `backon_` rows are
+# not ours: the same one-multiply body under backon's `#[backon]` (backon-macros), its defaults.
 while read -r label plain retried; do
     p=$(per_call "$plain")
     a=$(per_call "$retried")
@@ -76,10 +77,13 @@ async_timeout_eager plain_async_failed timeout_async_eager
 async_hedge plain_async_failed hedge_async
 await_failed plain_await_failed annotated_await_failed
 await_timeout plain_await_failed timeout_await
+backon_one_multiply plain backon_annotated
+backon_async plain_async backon_annotated_async
 ROWS
 
 # The failure path, ours against backon's. Each row: a label, our function, backon's, and how
-# many units one call is (a fresh schedule's row draws 4 waits: printed per draw).
+# many units one call is (a fresh schedule's row draws 4 waits: printed per draw). The `_attr`
+# rows are backon's under its attribute, `#[backon]` (backon-macros), against our `#[retry]`.
 failure_table() {
     printf '\n%-22s %10s %10s %9s\n' "$1" "ours" "backon" "ours-backon"
     while read -r label ours theirs per; do
@@ -91,6 +95,8 @@ failure_table() {
 fail4_sync fail4 fail4_backon 1
 fail4_closure fail4_closure fail4_backon 1
 fail4_async fail4_async fail4_backon_async 1
+fail4_attr fail4 fail4_backon_attr 1
+fail4_attr_async fail4_async fail4_backon_attr_async 1
 draw_fresh_schedule draws draws_backon 4
 ROWS
 }
