@@ -20,7 +20,7 @@ pub use crate::run::hooks::{Hooks, Notify, Trace};
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
 pub use crate::run::loops::{start_time, IsResult, Loop, LoopState, Verdict};
 pub use crate::run::question_mark::Branch;
-pub use crate::run::stats::{Recorder, StatsHook};
+pub use crate::run::stats::{Kept, Recorder, StatsHook};
 pub use crate::run::timeout::limit::AttemptTimeout;
 pub use crate::run::timeout::{poll_race, poll_race_within, Limit, Race};
 pub use crate::run::wait::sleep_boxed;
@@ -30,6 +30,8 @@ pub use crate::sleep::{tokio_now, tokio_sleep};
 
 // One file per family. `#[path]`: this module is the file `private.rs` (`lib.rs` mounts it as
 // `__private`), whose submodules would otherwise be looked for beside it.
+#[path = "private/awaited.rs"]
+mod awaited;
 #[path = "private/clone.rs"]
 mod clone;
 #[path = "private/default_on.rs"]
@@ -42,6 +44,7 @@ mod limits;
 #[path = "private/render.rs"]
 mod render;
 
+pub use awaited::*;
 pub use clone::*;
 pub use default_on::*;
 pub use hooks::*;

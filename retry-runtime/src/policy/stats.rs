@@ -22,6 +22,7 @@ use super::GiveUpReason;
 /// assert_eq!(stats.gave_up, Some(GiveUpReason::Attempts));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RetryStats {
     /// The retried function's name, as in [`RetryEvent::function`](crate::RetryEvent::function).
     pub function: &'static str,

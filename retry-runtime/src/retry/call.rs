@@ -6,7 +6,7 @@ use core::time::Duration;
 
 use crate::fleet::Budget;
 use crate::policy::deadline::Started;
-use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, Unset};
+use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, RetryEvent, Unset};
 use crate::run::guard::Guard;
 use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
@@ -254,7 +254,8 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
     {
         if <Gd::Hook as StatsHook>::ACTIVE {
             let hook = HookRef(self.hooks.guard.stats_hook());
-            return self.call_recorded(hook, crate::sleep::now, |_| op());
+            let recorder = Recorder::new(hook, crate::sleep::now, self.name);
+            return self.call_recorded(&recorder, |_| op());
         }
         run_blocking(self.policy, &self.hooks, self.name, |_| op())
     }
@@ -282,7 +283,8 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
     {
         if <Gd::Hook as StatsHook>::ACTIVE {
             let hook = HookRef(self.hooks.guard.stats_hook());
-            return self.call_recorded(hook, crate::sleep::now, op);
+            let recorder = Recorder::new(hook, crate::sleep::now, self.name);
+            return self.call_recorded(&recorder, op);
         }
         run_blocking(self.policy, &self.hooks, self.name, op)
     }
@@ -376,8 +378,8 @@ impl<R, P: Guard<R>> Guard<R> for Cancellable<'_, P> {
         Some(self.token)
     }
     #[inline(always)]
-    fn waiting(&self, delay: Duration, clock: Clock) {
-        self.guards.waiting(delay, clock);
+    fn waiting(&self, event: &RetryEvent, clock: Clock) {
+        self.guards.waiting(event, clock);
     }
     #[inline(always)]
     fn hedged(&self) {

@@ -3,7 +3,6 @@
 
 use core::future::Future;
 use core::time::Duration;
-use std::sync::OnceLock;
 
 use crate::fleet::Budget;
 use crate::policy::{
@@ -13,7 +12,7 @@ use crate::policy::{
 use crate::run::guard::Guard;
 use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
-use crate::run::stats::{Recorder, StatsHook};
+use crate::run::stats::{Kept, Recorder, StatsHook};
 use crate::run::timeout::AttemptTimeout;
 
 use super::{Cancellable, GuardPair, Retry};
@@ -116,21 +115,6 @@ impl<H: StatsHook> StatsHook for HookRef<'_, H> {
     #[inline(always)]
     fn stats(&self, stats: &RetryStats) {
         self.0.stats(stats);
-    }
-}
-
-/// The hook of a call whose figures are returned: the `Retry`'s hook hears them, and the slot
-/// keeps them.
-struct Returning<'a, H> {
-    hook: &'a H,
-    slot: &'a OnceLock<RetryStats>,
-}
-
-impl<H: StatsHook> StatsHook for Returning<'_, H> {
-    #[inline]
-    fn stats(&self, stats: &RetryStats) {
-        self.hook.stats(stats);
-        let _ = self.slot.set(*stats);
     }
 }
 
@@ -240,8 +224,8 @@ impl<R, H: Guard<R>> Guard<R> for Borrowed<'_, H> {
         self.0.cancel()
     }
     #[inline(always)]
-    fn waiting(&self, delay: Duration, clock: Clock) {
-        self.0.waiting(delay, clock);
+    fn waiting(&self, event: &RetryEvent, clock: Clock) {
+        self.0.waiting(event, clock);
     }
     #[inline(always)]
     fn hedged(&self) {
@@ -347,21 +331,17 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
         O: ClassifyOk<V>,
         Gd: Guard<Result<V, E>>,
     {
-        let slot = OnceLock::new();
-        let hook = Returning {
-            hook: self.hooks.guard.stats_hook(),
-            slot: &slot,
-        };
-        let out = self.call_recorded(hook, crate::sleep::now, |_| op());
-        (out, self.returned(slot))
+        let hook = Kept(HookRef(self.hooks.guard.stats_hook()));
+        let recorder = Recorder::new(hook, crate::sleep::now, self.name);
+        let out = self.call_recorded(&recorder, |_| op());
+        (out, self.returned(&recorder))
     }
 
     /// [`call`](Retry::call) with the call's recorder of `hook`.
     #[inline]
     pub(super) fn call_recorded<V, E, H: StatsHook>(
         &self,
-        hook: H,
-        clock: Clock,
+        recorder: &Recorder<H>,
         op: impl FnMut(u32) -> Result<V, E>,
     ) -> Result<V, E>
     where
@@ -373,8 +353,7 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
         O: ClassifyOk<V>,
         Gd: Guard<Result<V, E>>,
     {
-        let recorder = Recorder::new(hook, clock, self.name);
-        let hooks = self.with_recorder(&recorder);
+        let hooks = self.with_recorder(recorder);
         crate::run::loops::run_blocking(self.policy, &hooks, self.name, op)
     }
 }
@@ -412,21 +391,17 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
         Fut: Future<Output = Result<V, E>>,
     {
         let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
-        let slot = OnceLock::new();
-        let hook = Returning {
-            hook: self.hooks.guard.stats_hook(),
-            slot: &slot,
-        };
+        let hook = Kept(HookRef(self.hooks.guard.stats_hook()));
         let recorder = Recorder::new(hook, clock, self.name);
         let hooks = self.with_recorder(&recorder);
         let out = self.run_async_with(&hooks, sleep, clock, |_| op()).await;
-        (out, self.returned(slot))
+        (out, self.returned(&recorder))
     }
 
     /// The figures a call's recorder kept: always there once the call ended (a call ends
     /// through the one place that reports it); should they not be, what is known.
-    fn returned(&self, slot: OnceLock<RetryStats>) -> RetryStats {
-        slot.into_inner().unwrap_or(RetryStats {
+    fn returned<H: StatsHook>(&self, recorder: &Recorder<H>) -> RetryStats {
+        recorder.stats().unwrap_or(RetryStats {
             function: self.name,
             attempts: 0,
             hedges: 0,

@@ -2,13 +2,11 @@
 //! the circuit breaker — and tells them, at the right moments of the one loop; and the call's
 //! [`CancelToken`], which the loop reads before each retry and races each wait against.
 
-use core::time::Duration;
-
 use crate::fleet::{
     AdaptiveThrottle, Admission, BreakerState, CircuitBreaker, CircuitOpen, Throttled,
 };
 use crate::policy::Unset;
-use crate::policy::{CancelToken, Clock, GiveUpReason};
+use crate::policy::{CancelToken, Clock, GiveUpReason, RetryEvent};
 
 /// A call's guards, as the retry loop drives them: asked before each attempt, told when an
 /// attempt was answered and when the call ended. [`Unset`] (no throttle, no breaker) is
@@ -52,10 +50,10 @@ pub trait Guard<R> {
     fn cancel(&self) -> Option<&CancelToken> {
         None
     }
-    /// A retry's wait of `delay` is about to be slept. Default: nothing.
+    /// A retry's wait of `event.delay` is about to be slept. Default: nothing.
     #[inline(always)]
-    fn waiting(&self, delay: Duration, clock: Clock) {
-        let _ = (delay, clock);
+    fn waiting(&self, event: &RetryEvent, clock: Clock) {
+        let _ = (event, clock);
     }
     /// A hedge started. Default: nothing.
     #[inline(always)]
@@ -101,9 +99,9 @@ impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
         }
     }
     #[inline(always)]
-    fn waiting(&self, delay: Duration, clock: Clock) {
-        self.0.waiting(delay, clock);
-        self.1.waiting(delay, clock);
+    fn waiting(&self, event: &RetryEvent, clock: Clock) {
+        self.0.waiting(event, clock);
+        self.1.waiting(event, clock);
     }
     #[inline(always)]
     fn hedged(&self) {

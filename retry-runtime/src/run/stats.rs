@@ -4,9 +4,10 @@
 
 use core::time::Duration;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
-use crate::policy::{Clock, GiveUpReason, RetryStats, Unset};
+use crate::policy::{Clock, GiveUp, GiveUpReason, RetryEvent, RetryStats, Unset};
 use crate::run::guard::Guard;
 
 /// What hears a call's [`RetryStats`] when it ends: any `Fn(&RetryStats)`; [`Unset`] keeps
@@ -37,6 +38,18 @@ impl StatsHook for Unset {
     fn stats(&self, _: &RetryStats) {}
 }
 
+/// The `stats` hook of a recorder whose figures an `async fn` reads after the loop (for its
+/// awaited hooks), or `call_with_stats` returns: always active, and `H` (a sync `stats` hook, or [`Unset`]) hears them too.
+pub struct Kept<H>(pub H);
+
+impl<H: StatsHook> StatsHook for Kept<H> {
+    const ACTIVE: bool = true;
+    #[inline]
+    fn stats(&self, stats: &RetryStats) {
+        self.0.stats(stats);
+    }
+}
+
 /// One call's figures as they are counted, for the `stats` hook `H`. Made when the call
 /// starts (its clock read then); as a guard (`&Recorder`), it counts the waits and hedges the
 /// loop reports, and at the end hands [`RetryStats`] to `H`. Atomics, not cells: an async
@@ -44,13 +57,10 @@ impl StatsHook for Unset {
 ///
 /// ```
 /// use retry_jitter::__private::{Guard, Recorder};
-/// use retry_jitter::RetryStats;
-/// use std::time::Duration;
-/// let rec = Recorder::new(|s: &RetryStats| assert_eq!((s.attempts, s.waited), (2, Duration::from_millis(5))), retry_jitter::sleep::now, "f");
-/// let guard = &rec;
-/// Guard::<Result<(), ()>>::waiting(&guard, Duration::from_millis(5), retry_jitter::sleep::now);
-/// std::thread::sleep(Duration::from_millis(6));
-/// Guard::<Result<(), ()>>::finished(&guard, 2, None, retry_jitter::sleep::now);
+/// use retry_jitter::{GiveUpReason, RetryStats};
+/// let rec = Recorder::new(|s: &RetryStats| assert_eq!(s.attempts, 2), retry_jitter::sleep::now, "f");
+/// Guard::<Result<(), ()>>::finished(&&rec, 2, Some(GiveUpReason::Attempts), retry_jitter::sleep::now);
+/// assert_eq!(rec.give_up().map(|g| (g.reason, g.calls)), Some((GiveUpReason::Attempts, 2)));
 /// ```
 #[derive(Debug)]
 pub struct Recorder<H> {
@@ -62,6 +72,10 @@ pub struct Recorder<H> {
     waited: AtomicU64,
     /// When the last wait ends, in nanoseconds after `start`.
     wait_end: AtomicU64,
+    /// The last retry's event, and the figures once the call ended: what an `async fn` reads
+    /// for the hooks it awaits, and what `call_with_stats` returns.
+    last_event: Mutex<Option<RetryEvent>>,
+    stats: OnceLock<RetryStats>,
 }
 
 impl<H: StatsHook> Recorder<H> {
@@ -75,7 +89,33 @@ impl<H: StatsHook> Recorder<H> {
             hedges: AtomicU32::new(0),
             waited: AtomicU64::new(0),
             wait_end: AtomicU64::new(0),
+            last_event: Mutex::new(None),
+            stats: OnceLock::new(),
         }
+    }
+
+    /// The last retry's event (before its wait).
+    pub fn event(&self) -> Option<RetryEvent> {
+        *self
+            .last_event
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The call's figures, once it ended.
+    pub fn stats(&self) -> Option<RetryStats> {
+        self.stats.get().copied()
+    }
+
+    /// How retrying ended with an error, once it did: what a `give_up` hook is told.
+    pub fn give_up(&self) -> Option<GiveUp> {
+        let stats = self.stats()?;
+        Some(GiveUp {
+            reason: stats.gave_up?,
+            calls: stats.attempts,
+            function: stats.function,
+            ok: false,
+        })
     }
 
     /// Time since the start, in nanoseconds (saturated).
@@ -89,9 +129,13 @@ impl<H: StatsHook> Recorder<H> {
 
 impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
     #[inline(always)]
-    fn waiting(&self, delay: Duration, clock: Clock) {
+    fn waiting(&self, event: &RetryEvent, clock: Clock) {
         if H::ACTIVE {
-            let delay = u64::try_from(delay.as_nanos()).unwrap_or(u64::MAX);
+            *self
+                .last_event
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = Some(*event);
+            let delay = u64::try_from(event.delay.as_nanos()).unwrap_or(u64::MAX);
             self.waited.fetch_add(delay, Ordering::Relaxed);
             let end = self.since_start(clock).saturating_add(delay);
             self.wait_end.store(end, Ordering::Relaxed);
@@ -124,12 +168,14 @@ fn finished<H: StatsHook>(
     let now = rec.since_start(clock);
     let unslept = rec.wait_end.load(Ordering::Relaxed).saturating_sub(now);
     let waited = rec.waited.load(Ordering::Relaxed).saturating_sub(unslept);
-    rec.hook.stats(&RetryStats {
+    let stats = RetryStats {
         function: rec.function,
         attempts: calls,
         hedges: rec.hedges.load(Ordering::Relaxed),
         waited: Duration::from_nanos(waited),
         elapsed: Duration::from_nanos(now),
         gave_up,
-    });
+    };
+    let _ = rec.stats.set(stats);
+    rec.hook.stats(&stats);
 }

@@ -391,7 +391,7 @@ where
     match step {
         Ok((delay, owed)) => {
             let event = state.event(delay, function, outcome.as_err().is_none());
-            hooks.guard.waiting(delay, state.clock());
+            hooks.guard.waiting(&event, state.clock());
             hooks.trace.retry(&outcome, &event);
             #[cfg(feature = "metrics")]
             crate::run::metrics::retry(function, delay);
