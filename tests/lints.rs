@@ -109,3 +109,26 @@ async fn lint_clean_expansions_still_retry() {
     assert_eq!(c.call_inline("1").await, Ok(2));
     assert_eq!(c.call_inline("").await, Err(Error(400)));
 }
+
+async fn log_async(e: &Error, ev: &RetryEvent) {
+    eprintln!("{}: {e:?} ({:?})", ev.function, ev.delay);
+}
+
+// Awaited hooks: a path sorted by its type, async closures, and the recorder they read.
+#[retry(base = "0ns", notify = log_async, give_up = async |e, _| eprintln!("{e:?}"), stats = async |s| eprintln!("{}", s.attempts))]
+async fn awaited_hooks(n: u32) -> Result<u32, Error> {
+    if n == 0 {
+        Err(Error(503))
+    } else {
+        Ok(n)
+    }
+}
+
+#[test]
+fn awaited_hooks_compile_clean() {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(awaited_hooks(2)), Ok(2));
+}

@@ -15,7 +15,7 @@ pub use crate::policy::{
 pub use crate::run::guard::{BreakerGuard, Cancelling, Guard, IntoErr, ThrottleGuard};
 pub use crate::run::hedge::config::HedgeWith;
 pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
-pub use crate::run::hooks::{Hooks, Notify, Trace};
+pub use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 #[cfg(feature = "tracing")]
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
 pub use crate::run::loops::{start_time, IsResult, Loop, LoopState, Verdict};

@@ -6,7 +6,7 @@ use quote::quote;
 use syn::Ident;
 
 use super::context::{could_be_result, local, Context};
-use super::keys::setup;
+use super::keys::{awaited_at_end, awaited_notify, setup};
 use super::loop_steps::{admit, after_attempt, AfterAttempt};
 use crate::inline_attempt::{self, InlineAttempt};
 use crate::rebind::Rebind;
@@ -44,8 +44,15 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
         last_pattern,
         after_wait,
     } = after_attempt(cx);
-    quote! {
-        #setup
+    // With an awaited `notify`, the timer is made after it: a slow hook adds to the call's
+    // time, as a sync one does.
+    let notify = awaited_notify(cx);
+    let (first_l, made, make_after) = if notify.is_empty() {
+        (&sleep_l, wait, TokenStream::new())
+    } else {
+        (delay_l, quote!(#delay_l), quote!(let #sleep_l = #wait;))
+    };
+    let run = quote! {
         #start_item
         let mut #state_l = #p_ret::LoopState::<#ret>::new();
         loop {
@@ -54,7 +61,7 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
             // The outcome is scoped to this block, so that it is not kept across the
             // `.await` of the wait: the future does not hold it (only the last error, where
             // a deadline may need it after the wait).
-            let (#sleep_l, #last_pattern) = {
+            let (#first_l, #last_pattern) = {
                 #outcome
                 // A body that never returns (`todo!()`) leaves this unreachable: not the
                 // user's code, so not the user's warning.
@@ -70,14 +77,21 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
                     match #on_failure {
                         #p::ControlFlow::Break(#out_l) => return #out_l,
                         #p::ControlFlow::Continue(#wait_pattern) => {
-                            (#wait, #last_value)
+                            (#made, #last_value)
                         }
                     }
                 }
             };
+            #notify
+            #make_after
             #sleep_l.await;
             #after_wait
         }
+    };
+    let run = awaited_at_end(cx, run);
+    quote! {
+        #setup
+        #run
     }
 }
 

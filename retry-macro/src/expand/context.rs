@@ -55,8 +55,12 @@ pub(super) struct Context<'a> {
     /// `timeout`.
     pub(super) policy_l: Ident,
     pub(super) hooks_l: Ident,
-    /// The call's recorder of its figures (`stats`).
+    /// The call's recorder of its figures (`stats`, and an `async fn`'s awaited hooks).
     pub(super) stats_l: Ident,
+    /// How `notify`, `give_up` and `stats` are called.
+    pub(super) notify: Calling,
+    pub(super) give_up: Calling,
+    pub(super) stats: Calling,
     pub(super) state_l: Ident,
     pub(super) out_l: Ident,
     pub(super) delay_l: Ident,
@@ -120,6 +124,14 @@ impl<'a> Context<'a> {
         } else {
             local("__retry_timeout", ret_span)
         };
+        // A hook an `async fn` may await: an async closure, or a path (sorted by its type). Not
+        // `notify` in a hedged one: the runtime's hedging loop calls its hooks itself.
+        let hedged = args.hedge.is_some();
+        let notify = Calling::of(&args.notify, is_async && !hedged);
+        let (give_up, stats) = (
+            Calling::of(&args.give_up, is_async),
+            Calling::of(&args.stats, is_async),
+        );
         Context {
             args,
             ret_loop: quote_spanned!(ret_span=> #p_ret::Loop::<#ret>),
@@ -130,7 +142,11 @@ impl<'a> Context<'a> {
             policy_const,
             keeps_last: args.policy.is_some()
                 || args.max_elapsed.is_some()
-                || args.cancel.is_some(),
+                || args.cancel.is_some()
+                || notify.awaits(),
+            notify,
+            give_up,
+            stats,
             sleep,
             clock,
             start,
@@ -208,6 +224,35 @@ impl<'a> Context<'a> {
             respan(&self.ret.to_token_stream(), key.span()),
         );
         quote_spanned!(key.span()=> <_ as #p_key::FromTimedOut>::timed_out::<#ret_key>)
+    }
+}
+
+/// How a hook key's value is called: by the loop (a sync hook), awaited by the `async fn`
+/// itself (an async closure), or either, as its type says (a path in an `async fn`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Calling {
+    /// No value, or a sync one.
+    Sync,
+    /// An async closure.
+    Async,
+    /// A path or another value, in an `async fn`.
+    Either,
+}
+
+impl Calling {
+    /// How `value` is called, in a function whose hooks `may_await`.
+    fn of(value: &Option<syn::Expr>, may_await: bool) -> Self {
+        match value {
+            Some(syn::Expr::Closure(c)) if c.asyncness.is_some() => Calling::Async,
+            Some(syn::Expr::Closure(_)) | None => Calling::Sync,
+            Some(_) if may_await => Calling::Either,
+            Some(_) => Calling::Sync,
+        }
+    }
+
+    /// Whether the function may await it.
+    pub(super) fn awaits(self) -> bool {
+        self != Calling::Sync
     }
 }
 

@@ -5,7 +5,7 @@ use quote::{quote, quote_spanned};
 use syn::Ident;
 
 use super::context::{local, Context};
-use super::keys::setup;
+use super::keys::{awaited_at_end, setup};
 use crate::args::HedgeArg;
 use crate::rebind::Rebind;
 
@@ -74,6 +74,7 @@ pub(super) fn hedged(
     };
     let (setup, start_item, attempt_param, pin) =
         (setup(cx), cx.start_item(), cx.attempt_param(), cx.pin());
+    let run = awaited_at_end(cx, quote!(#hedged.await));
     quote! {
         #setup
         #start_item
@@ -84,6 +85,6 @@ pub(super) fn hedged(
                 { #body }
             }
         };
-        #hedged.await
+        #run
     }
 }

@@ -6,7 +6,7 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use super::context::Context;
+use super::context::{local, Calling, Context};
 use crate::args::{Args, AttemptsArg, DurationArg};
 use crate::item::Features;
 use crate::respan::respan;
@@ -67,26 +67,55 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
     };
     // The call's figures, kept by a recorder made as the call starts, among the guards, only
     // where `stats` is given: without it the expansion is what it always was.
-    let (recorder, guard) = match &cx.args.stats {
-        Some(_) => {
+    // With hooks the function awaits, the recorder keeps for them the last retry's event and
+    // the call's figures.
+    let awaits = [cx.notify, cx.give_up, cx.stats]
+        .into_iter()
+        .any(Calling::awaits);
+    let (recorder, guard) = match (&cx.args.stats, awaits) {
+        (None, false) => (TokenStream::new(), guard),
+        _ => {
             let Context {
                 clock,
                 name,
                 stats_l,
                 ..
             } = cx;
-            let hook = hook(cx, &cx.args.stats, Check::Stats, TokenStream::new());
+            let hook = match cx.stats {
+                Calling::Sync if cx.args.stats.is_some() => {
+                    hook(cx, &cx.args.stats, Check::Stats, TokenStream::new())
+                }
+                Calling::Sync | Calling::Async => quote!(#p::Unset),
+                Calling::Either => hook(
+                    cx,
+                    &sync_part("stats", &cx.args.stats),
+                    Check::StatsValue,
+                    TokenStream::new(),
+                ),
+            };
+            let hook = if awaits {
+                quote!(#p::Kept(#hook))
+            } else {
+                hook
+            };
             (
                 quote!(let #stats_l = #p::Recorder::new(#hook, #clock, #name);),
                 quote!((#guard, &#stats_l)),
             )
         }
-        None => (TokenStream::new(), guard),
     };
+    let awaited = [
+        (cx.notify, &cx.args.notify, "notify", AsyncCheck::Notify),
+        (cx.give_up, &cx.args.give_up, "give_up", AsyncCheck::GiveUp),
+        (cx.stats, &cx.args.stats, "stats", AsyncCheck::Stats),
+    ]
+    .into_iter()
+    .map(|(calling, value, key, check)| awaited(cx, calling, value, key, check));
     quote_spanned! {cx.ret_span=>
         #ret_check
         #policy_item
         #timeout_item
+        #(#awaited)*
         #recorder
         let #hooks_l = #p_ret::Hooks {
             on: #on,
@@ -136,9 +165,27 @@ fn hooks(cx: &Context) -> HookFields {
         Some(syn::Expr::Closure(_)) | None => Check::Notify,
         Some(_) => Check::NotifyValue,
     };
-    let notify = hook(cx, &args.notify, notifier, quote!(#p_ret::Unset));
+    let notify = match cx.notify {
+        Calling::Sync => hook(cx, &args.notify, notifier, quote!(#p_ret::Unset)),
+        Calling::Async => quote!(#p_ret::Unset),
+        Calling::Either => hook(
+            cx,
+            &sync_part("notify", &args.notify),
+            notifier,
+            quote!(#p_ret::Unset),
+        ),
+    };
     let on_ok = hook(cx, &args.on_ok, Check::OnOk, quote!(#p_ret::AcceptOk));
-    let give_up = hook(cx, &args.give_up, Check::GiveUp, quote!(#p_ret::Unset));
+    let give_up = match cx.give_up {
+        Calling::Sync => hook(cx, &args.give_up, Check::GiveUp, quote!(#p_ret::Unset)),
+        Calling::Async => quote!(#p_ret::Unset),
+        Calling::Either => hook(
+            cx,
+            &sync_part("give_up", &args.give_up),
+            Check::GiveUpValue,
+            quote!(#p_ret::Unset),
+        ),
+    };
     let budget = match &args.budget {
         Some(budget) => {
             let p_at = respan(p, budget.span());
@@ -166,7 +213,9 @@ enum Check {
     Notify,
     NotifyValue,
     GiveUp,
+    GiveUpValue,
     Stats,
+    StatsValue,
 }
 
 impl Check {
@@ -202,6 +251,17 @@ impl Check {
             Check::Stats => (
                 "stats",
                 quote!(<R: #p::IsResult, F: ::core::ops::Fn(&#p::RetryStats)>),
+                quote!(#p::StatsKey),
+            ),
+            // A path's sync part (a stand-in where it is awaited), as `notify`'s.
+            Check::GiveUpValue => (
+                "give_up",
+                quote!(<R: #p::IsResult, F: #p::GiveUpHook<R::Err>>),
+                quote!(#p::GiveUpKey),
+            ),
+            Check::StatsValue => (
+                "stats",
+                quote!(<R: #p::IsResult, F: #p::StatsHook>),
                 quote!(#p::StatsKey),
             ),
         }
@@ -241,6 +301,162 @@ fn hook(cx: &Context, value: &Option<syn::Expr>, check: Check, none: TokenStream
             }}
         }
         None => none,
+    }
+}
+
+/// The local a key's value sorted by its type leaves for the loop: the sync hook, or a
+/// stand-in where the value is awaited.
+fn sync_part(key: &str, value: &Option<syn::Expr>) -> Option<syn::Expr> {
+    let at = value.as_ref().map_or_else(Span::call_site, Spanned::span);
+    let local = local(&format!("__retry_{key}_sync"), at);
+    Some(syn::parse_quote!(#local))
+}
+
+/// The local of a key's awaited hook.
+pub(super) fn async_part(key: &str) -> Ident {
+    local(&format!("__retry_{key}_async"), Span::call_site())
+}
+
+/// What an awaited hook's `AsyncFn` takes.
+#[derive(Clone, Copy)]
+enum AsyncCheck {
+    Notify,
+    GiveUp,
+    Stats,
+}
+
+/// A hook key's value the function may await, bound before the hooks: an async closure,
+/// given its signature by a generic `fn` named after the key (as a sync one's), is the
+/// awaited hook; a path is sorted by its type into the sync hook the loop calls and the
+/// awaited one (one of them a stand-in). A sync value, nothing.
+fn awaited(
+    cx: &Context,
+    calling: Calling,
+    value: &Option<syn::Expr>,
+    key: &str,
+    check: AsyncCheck,
+) -> TokenStream {
+    let Some(value) = value else {
+        return TokenStream::new();
+    };
+    let span = value.span();
+    let (p_at, ret_at) = (respan(&cx.p, span), respan(&cx.ret.to_token_stream(), span));
+    let sync_l = local(&format!("__retry_{key}_sync"), span);
+    let async_l = async_part(key);
+    let key_type = match check {
+        AsyncCheck::Notify => quote!(#p_at::NotifyKey),
+        AsyncCheck::GiveUp => quote!(#p_at::GiveUpKey),
+        AsyncCheck::Stats => quote!(#p_at::StatsKey),
+    };
+    match calling {
+        Calling::Sync => TokenStream::new(),
+        Calling::Async => {
+            let bound = match check {
+                AsyncCheck::Notify => {
+                    quote!(::core::ops::AsyncFn(&<R as #p_at::IsResult>::Err, &#p_at::RetryEvent))
+                }
+                AsyncCheck::GiveUp => {
+                    quote!(::core::ops::AsyncFn(&<R as #p_at::IsResult>::Err, &#p_at::GiveUp))
+                }
+                AsyncCheck::Stats => quote!(::core::ops::AsyncFn(&#p_at::RetryStats)),
+            };
+            let bound = respan(&bound, span);
+            let name = Ident::new(key, span);
+            let key_type = match check {
+                AsyncCheck::Notify => quote!(#p_at::AwaitNotifyKey),
+                AsyncCheck::GiveUp => quote!(#p_at::AwaitGiveUpKey),
+                AsyncCheck::Stats => quote!(#p_at::AwaitStatsKey),
+            };
+            // Checked as a sync hook is (see `hook`): a wrong one is this one error, and a
+            // stand-in that nothing reports again.
+            quote_spanned! {span=>
+                let #async_l = {
+                    #[allow(unused_imports)]
+                    use #p_at::{Keep as _, KeepUnchecked as _};
+                    ({
+                        #[inline]
+                        fn #name<R: #p_at::IsResult, F: #bound>(hook: F) -> #p_at::Hook<R, F, #key_type> {
+                            #p_at::Hook::new(hook)
+                        }
+                        #name::<#ret_at, _>
+                    })(#value)
+                    .keep()
+                };
+            }
+        }
+        Calling::Either => quote_spanned! {span=>
+            let (#sync_l, #async_l) = {
+                #[allow(unused_imports)]
+                use #p_at::{AsyncArm as _, SyncArm as _};
+                let hook = #value;
+                (&&#p_at::Probe::<#ret_at, _, #key_type>::of(&hook)).kind().split(hook)
+            };
+        },
+    }
+}
+
+/// Before a retry's wait, an awaited `notify` hook, with the last error and the retry's event
+/// (what a sync one is told); nothing without one.
+pub(super) fn awaited_notify(cx: &Context) -> TokenStream {
+    if !cx.notify.awaits() {
+        return TokenStream::new();
+    }
+    let Context {
+        p, last_l, stats_l, ..
+    } = cx;
+    let (error_l, event_l, outcome_l) = (
+        local("__retry_error", cx.ret_span),
+        local("__retry_event", cx.ret_span),
+        local("__retry_outcome", cx.ret_span),
+    );
+    let hook = async_part("notify");
+    quote_spanned! {cx.ret_span=>
+        if let (::core::option::Option::Some(#error_l), ::core::option::Option::Some(#event_l)) = (
+            #last_l.as_ref().and_then(|#outcome_l| #p::IsResult::as_err(#outcome_l)),
+            #stats_l.event(),
+        ) {
+            #hook.call_notify(#error_l, &#event_l).await;
+        }
+    }
+}
+
+/// The loop of an `async fn` (`run`, whose `return`s end it) and, after it, its awaited
+/// `give_up` (with the last error, should retrying have ended with one) and `stats` hooks; the
+/// loop alone without them.
+pub(super) fn awaited_at_end(cx: &Context, run: TokenStream) -> TokenStream {
+    if !cx.give_up.awaits() && !cx.stats.awaits() {
+        return run;
+    }
+    let Context { p, stats_l, .. } = cx;
+    let (out_l, error_l, give_up_l, figures_l) = (
+        local("__retry_returned", cx.ret_span),
+        local("__retry_error", cx.ret_span),
+        local("__retry_give_up", cx.ret_span),
+        local("__retry_figures", cx.ret_span),
+    );
+    let give_up = cx.give_up.awaits().then(|| {
+        let hook = async_part("give_up");
+        quote! {
+            if let (::core::option::Option::Some(#error_l), ::core::option::Option::Some(#give_up_l)) =
+                (#p::IsResult::as_err(&#out_l), #stats_l.give_up())
+            {
+                #hook.call_give_up(#error_l, &#give_up_l).await;
+            }
+        }
+    });
+    let stats = cx.stats.awaits().then(|| {
+        let hook = async_part("stats");
+        quote! {
+            if let ::core::option::Option::Some(#figures_l) = #stats_l.stats() {
+                #hook.call_stats(&#figures_l).await;
+            }
+        }
+    });
+    quote_spanned! {cx.ret_span=>
+        let #out_l = async { #run }.await;
+        #give_up
+        #stats
+        #out_l
     }
 }
 

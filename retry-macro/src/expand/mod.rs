@@ -75,6 +75,45 @@ fn check_attempt_name(args: &Args, sig: &syn::Signature) -> syn::Result<()> {
     Ok(())
 }
 
+/// An async closure given to `notify`, `give_up` or `stats` is awaited by the function: it
+/// must be an `async fn`, and `notify`'s must not be hedged (the runtime's hedging loop calls
+/// `notify` itself).
+fn check_awaited(args: &Args, is_async: bool) -> syn::Result<()> {
+    let keys = [
+        ("notify", &args.notify),
+        ("give_up", &args.give_up),
+        ("stats", &args.stats),
+    ];
+    for (key, value) in keys {
+        let Some(syn::Expr::Closure(syn::ExprClosure {
+            asyncness: Some(token),
+            ..
+        })) = value
+        else {
+            continue;
+        };
+        if !is_async {
+            return Err(syn::Error::new(
+                token.span,
+                format!(
+                    "an async `{key}` hook is awaited by the function, and only an `async fn` \
+                     can await it: make the function `async`, or give `{key}` a closure \
+                     without `async`"
+                ),
+            ));
+        }
+        if key == "notify" && args.hedge.is_some() {
+            return Err(syn::Error::new(
+                token.span,
+                "an async `notify` hook cannot be used with `hedge`: the hedging loop calls \
+                 `notify` itself, between attempts it keeps running; give `notify` a closure \
+                 without `async` (`give_up` and `stats` can be async with `hedge`)",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Whether `pat` binds `name`.
 fn binds(pat: &syn::Pat, name: &Ident) -> bool {
     match pat {
@@ -116,6 +155,7 @@ fn expand(args: &Args, mut item: Item) -> syn::Result<TokenStream> {
         (None, ReturnType::Default) => return Ok(item.into_token_stream()),
     };
     let is_async = item.is_async();
+    check_awaited(args, is_async)?;
     let async_trait = item.async_trait.take();
     let body = match &async_trait {
         Some(async_trait) => async_trait.body.clone(),

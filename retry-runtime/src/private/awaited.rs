@@ -5,7 +5,7 @@
 
 use core::marker::PhantomData;
 
-use super::{GiveUpKey, NotifyKey, StatsKey};
+use super::{GiveUpKey, Hook, Keep, NotifyKey, StatsKey, Unchecked};
 use crate::policy::{GiveUp, RetryEvent, RetryStats, Unset};
 use crate::run::loops::IsResult;
 
@@ -16,7 +16,7 @@ pub struct Awaited<F>(pub F);
 impl<F> Awaited<F> {
     /// `notify`.
     #[inline]
-    pub async fn notify<E>(&self, error: &E, event: &RetryEvent)
+    pub async fn call_notify<E>(&self, error: &E, event: &RetryEvent)
     where
         F: AsyncFn(&E, &RetryEvent),
     {
@@ -24,7 +24,7 @@ impl<F> Awaited<F> {
     }
     /// `give_up`.
     #[inline]
-    pub async fn give_up<E>(&self, error: &E, give_up: &GiveUp)
+    pub async fn call_give_up<E>(&self, error: &E, give_up: &GiveUp)
     where
         F: AsyncFn(&E, &GiveUp),
     {
@@ -32,7 +32,7 @@ impl<F> Awaited<F> {
     }
     /// `stats`.
     #[inline]
-    pub async fn stats(&self, stats: &RetryStats)
+    pub async fn call_stats(&self, stats: &RetryStats)
     where
         F: AsyncFn(&RetryStats),
     {
@@ -46,18 +46,63 @@ pub struct NoAwait;
 impl NoAwait {
     /// Nothing.
     #[inline(always)]
-    pub async fn notify<E>(&self, _: &E, _: &RetryEvent) {}
+    pub async fn call_notify<E>(&self, _: &E, _: &RetryEvent) {}
     /// Nothing.
     #[inline(always)]
-    pub async fn give_up<E>(&self, _: &E, _: &GiveUp) {}
+    pub async fn call_give_up<E>(&self, _: &E, _: &GiveUp) {}
     /// Nothing.
     #[inline(always)]
-    pub async fn stats(&self, _: &RetryStats) {}
+    pub async fn call_stats(&self, _: &RetryStats) {}
+}
+
+/// The key `notify` given an async closure: checked, a [`Hook`] of this key keeps as
+/// [`Awaited`].
+pub struct AwaitNotifyKey;
+/// The key `give_up` given an async closure.
+pub struct AwaitGiveUpKey;
+/// The key `stats` given an async closure.
+pub struct AwaitStatsKey;
+
+impl<R: IsResult, H: AsyncFn(&R::Err, &RetryEvent)> Keep for Hook<R, H, AwaitNotifyKey> {
+    type Hook = Awaited<H>;
+    #[inline(always)]
+    fn keep(self) -> Awaited<H> {
+        Awaited(self.into_inner())
+    }
+}
+
+impl<R: IsResult, H: AsyncFn(&R::Err, &GiveUp)> Keep for Hook<R, H, AwaitGiveUpKey> {
+    type Hook = Awaited<H>;
+    #[inline(always)]
+    fn keep(self) -> Awaited<H> {
+        Awaited(self.into_inner())
+    }
+}
+
+impl<R, H: AsyncFn(&RetryStats)> Keep for Hook<R, H, AwaitStatsKey> {
+    type Hook = Awaited<H>;
+    #[inline(always)]
+    fn keep(self) -> Awaited<H> {
+        Awaited(self.into_inner())
+    }
+}
+
+/// An awaited hook of the wrong type (one compile error already, at its key): nothing.
+impl Unchecked {
+    /// Nothing.
+    #[inline(always)]
+    pub async fn call_notify<E>(&self, _: &E, _: &RetryEvent) {}
+    /// Nothing.
+    #[inline(always)]
+    pub async fn call_give_up<E>(&self, _: &E, _: &GiveUp) {}
+    /// Nothing.
+    #[inline(always)]
+    pub async fn call_stats(&self, _: &RetryStats) {}
 }
 
 /// Sorts the value `V` given to key `K` of a function returning `R`: `(&&Probe::of(&v)).kind()`
 /// with [`AsyncArm`] and [`SyncArm`] in scope.
-pub struct Probe<R, V, K>(PhantomData<(fn(&R), fn(&V), K)>);
+pub struct Probe<R, V, K>(PhantomData<fn(&R, &V) -> K>);
 
 impl<R, V, K> Probe<R, V, K> {
     /// The probe of `value`.

@@ -45,6 +45,12 @@ impl<R, H, K> Hook<R, H, K> {
     pub const fn new(hook: H) -> Self {
         Hook(hook, PhantomData)
     }
+
+    /// The hook.
+    #[inline(always)]
+    pub(crate) fn into_inner(self) -> H {
+        self.0
+    }
 }
 
 /// A hook given to the key `K` of a function returning `R`, checked at its key. `.keep()` (autoref specialisation, with [`Keep`] and

@@ -382,6 +382,10 @@ impl<R, P: Guard<R>> Guard<R> for Cancellable<'_, P> {
         self.guards.waiting(event, clock);
     }
     #[inline(always)]
+    fn awaits(&self) -> bool {
+        self.guards.awaits()
+    }
+    #[inline(always)]
     fn hedged(&self) {
         self.guards.hedged();
     }

@@ -12,7 +12,7 @@ use crate::policy::{
 use crate::run::guard::Guard;
 use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
-use crate::run::stats::{Kept, Recorder, StatsHook};
+use crate::run::stats::{Recorder, StatsHook};
 use crate::run::timeout::AttemptTimeout;
 
 use super::{Cancellable, GuardPair, Retry};
@@ -113,6 +113,17 @@ pub(super) struct HookRef<'a, H>(pub(super) &'a H);
 impl<H: StatsHook> StatsHook for HookRef<'_, H> {
     const ACTIVE: bool = H::ACTIVE;
     #[inline(always)]
+    fn stats(&self, stats: &RetryStats) {
+        self.0.stats(stats);
+    }
+}
+
+/// The hook of a call whose figures are returned (read from its recorder): always active,
+/// and the `Retry`'s own hook hears them too.
+struct Returned<H>(H);
+
+impl<H: StatsHook> StatsHook for Returned<H> {
+    #[inline]
     fn stats(&self, stats: &RetryStats) {
         self.0.stats(stats);
     }
@@ -228,6 +239,10 @@ impl<R, H: Guard<R>> Guard<R> for Borrowed<'_, H> {
         self.0.waiting(event, clock);
     }
     #[inline(always)]
+    fn awaits(&self) -> bool {
+        self.0.awaits()
+    }
+    #[inline(always)]
     fn hedged(&self) {
         self.0.hedged();
     }
@@ -331,7 +346,7 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
         O: ClassifyOk<V>,
         Gd: Guard<Result<V, E>>,
     {
-        let hook = Kept(HookRef(self.hooks.guard.stats_hook()));
+        let hook = Returned(HookRef(self.hooks.guard.stats_hook()));
         let recorder = Recorder::new(hook, crate::sleep::now, self.name);
         let out = self.call_recorded(&recorder, |_| op());
         (out, self.returned(&recorder))
@@ -391,7 +406,7 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
         Fut: Future<Output = Result<V, E>>,
     {
         let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
-        let hook = Kept(HookRef(self.hooks.guard.stats_hook()));
+        let hook = Returned(HookRef(self.hooks.guard.stats_hook()));
         let recorder = Recorder::new(hook, clock, self.name);
         let hooks = self.with_recorder(&recorder);
         let out = self.run_async_with(&hooks, sleep, clock, |_| op()).await;

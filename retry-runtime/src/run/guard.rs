@@ -55,6 +55,12 @@ pub trait Guard<R> {
     fn waiting(&self, event: &RetryEvent, clock: Clock) {
         let _ = (event, clock);
     }
+    /// Whether the function awaits a hook with the last outcome after each step (an
+    /// `async fn`'s awaited `notify`): the loop then keeps it. Default: no.
+    #[inline(always)]
+    fn awaits(&self) -> bool {
+        false
+    }
     /// A hedge started. Default: nothing.
     #[inline(always)]
     fn hedged(&self) {}
@@ -102,6 +108,10 @@ impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
     fn waiting(&self, event: &RetryEvent, clock: Clock) {
         self.0.waiting(event, clock);
         self.1.waiting(event, clock);
+    }
+    #[inline(always)]
+    fn awaits(&self) -> bool {
+        self.0.awaits() || self.1.awaits()
     }
     #[inline(always)]
     fn hedged(&self) {

@@ -63,8 +63,10 @@ impl<'h> Retrying<'h> {
         // back here, and no drop of the old value is compiled.
         self.owed.spend();
         self.owed = owed;
-        // Kept through the wait only where the deadline or a cancel may end the call after it.
-        let last = (self.state.has_deadline() || hooks.cancel().is_some()).then_some(outcome);
+        // Kept through the wait only where the deadline or a cancel may end the call after it,
+        // or an awaited `notify` hook is handed its error.
+        let keep = self.state.has_deadline() || hooks.cancel().is_some() || hooks.awaits();
+        let last = keep.then_some(outcome);
         ControlFlow::Continue((delay, last))
     }
 

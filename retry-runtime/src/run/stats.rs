@@ -21,6 +21,9 @@ pub trait StatsHook {
     /// Whether anything hears the figures: `false` only for [`Unset`], whose recorder is
     /// nothing at all.
     const ACTIVE: bool = true;
+    /// Whether an `async fn` awaits a hook with each retry's error (an awaited `notify`),
+    /// which the loop then keeps through the wait.
+    const AWAITS: bool = false;
     /// The call ended with these figures.
     fn stats(&self, stats: &RetryStats);
 }
@@ -44,6 +47,7 @@ pub struct Kept<H>(pub H);
 
 impl<H: StatsHook> StatsHook for Kept<H> {
     const ACTIVE: bool = true;
+    const AWAITS: bool = true;
     #[inline]
     fn stats(&self, stats: &RetryStats) {
         self.0.stats(stats);
@@ -140,6 +144,10 @@ impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
             let end = self.since_start(clock).saturating_add(delay);
             self.wait_end.store(end, Ordering::Relaxed);
         }
+    }
+    #[inline(always)]
+    fn awaits(&self) -> bool {
+        H::AWAITS
     }
     #[inline(always)]
     fn hedged(&self) {

@@ -146,6 +146,10 @@ pub trait LoopHooks<R> {
     /// The call's cancel token, if it has one (a constant `None` without `cancel`).
     fn cancel(&self) -> Option<&CancelToken>;
 
+    /// Whether the function awaits a hook with the last outcome after the step (a constant
+    /// `false` without one): the outcome is then kept through the wait.
+    fn awaits(&self) -> bool;
+
     /// Whether the call was cancelled: never, without a token (and no code).
     #[inline(always)]
     fn cancelled(&self) -> bool {
@@ -299,6 +303,11 @@ where
     #[inline(always)]
     fn cancel(&self) -> Option<&CancelToken> {
         self.guard.cancel()
+    }
+
+    #[inline(always)]
+    fn awaits(&self) -> bool {
+        self.guard.awaits()
     }
 
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool {

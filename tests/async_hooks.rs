@@ -1,0 +1,150 @@
+//! `notify`, `give_up` and `stats` given an async closure or an `async fn`, in an `async fn`:
+//! awaited where a sync hook is called (before the wait; at the give-up; at the end), and a
+//! slow hook's time is the call's.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use retry_jitter::{retry, GiveUp, GiveUpReason, RetryEvent, RetryStats};
+use tokio::time::Instant;
+
+#[derive(Debug, PartialEq, Eq)]
+struct Down(u32);
+
+const MS: Duration = Duration::from_millis(1);
+
+/// What the hooks of each test heard, in order, with the paused clock's time since its start.
+static HEARD: Mutex<Vec<(&'static str, String)>> = Mutex::new(Vec::new());
+
+fn heard(function: &str) -> Vec<String> {
+    let heard = HEARD.lock().unwrap();
+    heard
+        .iter()
+        .filter(|(f, _)| *f == function)
+        .map(|(_, s)| s.clone())
+        .collect()
+}
+
+async fn log_retry(e: &Down, ev: &RetryEvent) {
+    // A hook that writes somewhere slow: 50 ms.
+    tokio::time::sleep(50 * MS).await;
+    HEARD
+        .lock()
+        .unwrap()
+        .push((ev.function, format!("retry {} after {:?}", e.0, ev.delay)));
+}
+
+async fn log_give_up(e: &Down, g: &GiveUp) {
+    tokio::time::sleep(50 * MS).await;
+    HEARD.lock().unwrap().push((
+        g.function,
+        format!("gave up on {} ({:?}, {} calls)", e.0, g.reason, g.calls),
+    ));
+}
+
+async fn log_stats(s: &RetryStats) {
+    tokio::time::sleep(50 * MS).await;
+    HEARD.lock().unwrap().push((
+        s.function,
+        format!("{} attempts, waited {:?}", s.attempts, s.waited),
+    ));
+}
+
+#[retry(attempts = 3, base = "100ms", jitter = none, notify = log_retry, give_up = log_give_up, stats = log_stats)]
+async fn async_fns(calls: &AtomicU32) -> Result<(), Down> {
+    Err(Down(calls.fetch_add(1, Ordering::SeqCst) + 1))
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_fn_hooks_are_awaited_in_order_and_their_time_is_the_calls() {
+    let calls = AtomicU32::new(0);
+    let started = Instant::now();
+    assert_eq!(async_fns(&calls).await, Err(Down(3)));
+    assert_eq!(
+        heard("async_fns"),
+        [
+            "retry 1 after 100ms",
+            "retry 2 after 200ms",
+            "gave up on 3 (Attempts, 3 calls)",
+            "3 attempts, waited 300ms",
+        ]
+    );
+    // Two notify hooks of 50 ms before the waits (100 + 200 ms), then give_up and stats.
+    assert_eq!(started.elapsed(), 500 * MS);
+}
+
+#[retry(
+    attempts = 3,
+    base = "100ms",
+    jitter = none,
+    notify = async |e: &Down, ev: &RetryEvent| {
+        tokio::time::sleep(10 * MS).await;
+        HEARD.lock().unwrap().push(("closures", format!("retry {} after {:?}", e.0, ev.delay)));
+    },
+    give_up = async |e, g| {
+        HEARD.lock().unwrap().push(("closures", format!("gave up on {} ({:?})", e.0, g.reason)));
+    },
+    stats = async |s| {
+        HEARD.lock().unwrap().push(("closures", format!("{} attempts, elapsed {:?}", s.attempts, s.elapsed)));
+    },
+)]
+async fn closures(calls: &AtomicU32) -> Result<u32, Down> {
+    let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+    if n < 3 {
+        Err(Down(n))
+    } else {
+        Ok(n)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn async_closures_get_their_signatures_and_a_success_skips_give_up() {
+    let calls = AtomicU32::new(0);
+    assert_eq!(closures(&calls).await, Ok(3));
+    assert_eq!(
+        heard("closures"),
+        [
+            "retry 1 after 100ms",
+            "retry 2 after 200ms",
+            // The two 10 ms hooks and the waits, before the last attempt.
+            "3 attempts, elapsed 320ms",
+        ]
+    );
+}
+
+fn sync_stats(s: &RetryStats) {
+    HEARD
+        .lock()
+        .unwrap()
+        .push((s.function, format!("sync: {} attempts", s.attempts)));
+}
+
+#[retry(attempts = 2, base = "0ms", stats = sync_stats, give_up = log_give_up, hedge = "10ms")]
+async fn hedged(calls: &AtomicU32) -> Result<(), Down> {
+    Err(Down(calls.fetch_add(1, Ordering::SeqCst) + 1))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_sync_path_stays_sync_and_a_hedged_fn_awaits_give_up() {
+    let calls = AtomicU32::new(0);
+    assert_eq!(hedged(&calls).await, Err(Down(2)));
+    assert_eq!(
+        heard("hedged"),
+        ["sync: 2 attempts", "gave up on 2 (Attempts, 2 calls)"]
+    );
+}
+
+#[retry(attempts = 2, base = "0ms", notify = log_retry)]
+async fn send_check(calls: &AtomicU32) -> Result<(), Down> {
+    Err(Down(calls.fetch_add(1, Ordering::SeqCst) + 1))
+}
+
+#[test]
+fn an_async_fn_with_awaited_hooks_is_still_send() {
+    fn is_send<T: Send>(_: &T) {}
+    let calls = AtomicU32::new(0);
+    let fut = send_check(&calls);
+    is_send(&fut);
+    let _ = GiveUpReason::Attempts;
+}
