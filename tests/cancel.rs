@@ -251,25 +251,105 @@ async fn the_closure_api_async_call_is_cancelled_during_its_wait() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_cancel_during_the_second_attempt_returns_its_error_after_it() {
+async fn a_cancel_during_an_async_attempt_after_a_failure_drops_it_and_returns_the_error_before() {
     let token = CancelToken::new();
     let calls = AtomicU32::new(0);
-    let r = Retry::new(Policy::new().with_base(Duration::from_secs(1))).cancel(&token);
-    let out = r
-        .call_async(|| {
-            let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
-            let token = &token;
-            async move {
-                if n == 2 {
-                    // Cancelled while running: this attempt ends as it would, and is the last.
-                    token.cancel();
-                    tokio::time::sleep(Duration::from_secs(5)).await;
-                }
-                Err::<(), _>(Down(n))
+    let reasons = Mutex::new(Vec::new());
+    let r = Retry::new(
+        Policy::new()
+            .with_base(Duration::from_secs(1))
+            .with_jitter(Jitter::None),
+    )
+    .cancel(&token)
+    .give_up(|_: &Down, g: &GiveUp| reasons.lock().unwrap().push((g.reason, g.calls)));
+    let started = tokio::time::Instant::now();
+    let call = r.call_async(|| {
+        let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+        async move {
+            if n == 2 {
+                // A slow second attempt, cancelled 2 s into its 5.
+                tokio::time::sleep(Duration::from_secs(5)).await;
             }
-        })
-        .await;
-    assert_eq!((out, calls.load(Ordering::SeqCst)), (Err(Down(2)), 2));
+            Err::<(), _>(Down(n))
+        }
+    });
+    let cancel = async {
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        token.cancel();
+    };
+    let (out, ()) = tokio::join!(call, cancel);
+    // Dropped at once: the error of the attempt before it, 1 s of wait and 2 s of attempt.
+    assert_eq!((out, calls.load(Ordering::SeqCst)), (Err(Down(1)), 2));
+    assert_eq!(started.elapsed(), Duration::from_secs(3));
+    assert_eq!(*reasons.lock().unwrap(), [(GiveUpReason::Cancelled, 1)]);
+}
+
+#[retry(attempts = 5, base = "1s", jitter = none, cancel = token, give_up = record)]
+async fn slow_second(token: &CancelToken, calls: &AtomicU32) -> Result<(), Down> {
+    let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+    if n == 2 {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    Err(Down(n))
+}
+
+#[retry(attempts = 5, base = "1s", jitter = none, timeout = "10s", cancel = token)]
+async fn slow_second_timed(token: &CancelToken, calls: &AtomicU32) -> Result<(), std::io::Error> {
+    let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+    if n == 2 {
+        tokio::time::sleep(Duration::from_secs(5)).await;
+    }
+    // A reset connection: transient, retried.
+    Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, format!("down {n}")))
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_async_fn_drops_an_attempt_cancelled_after_a_failure_with_or_without_timeout() {
+    for timed in [false, true] {
+        let token = CancelToken::new();
+        let calls = AtomicU32::new(0);
+        let started = tokio::time::Instant::now();
+        let cancel = async {
+            tokio::time::sleep(Duration::from_secs(3)).await;
+            token.cancel();
+        };
+        let call = async {
+            if timed {
+                slow_second_timed(&token, &calls)
+                    .await
+                    .map_err(|e| Down(e.to_string()["down ".len()..].parse().unwrap()))
+            } else {
+                slow_second(&token, &calls).await
+            }
+        };
+        let (out, ()) = tokio::join!(call, cancel);
+        assert_eq!(out, Err(Down(1)), "timed: {timed}");
+        assert_eq!(calls.load(Ordering::SeqCst), 2);
+        assert_eq!(
+            started.elapsed(),
+            Duration::from_secs(3),
+            "not the 5 s attempt"
+        );
+    }
+    assert_eq!(gave_up("slow_second"), [(GiveUpReason::Cancelled, 1)]);
+}
+
+#[retry(attempts = 5, base = "1s", jitter = none, cancel = token)]
+fn blocking_slow_second(token: &CancelToken, calls: &AtomicU32) -> Result<(), Down> {
+    let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+    if n == 2 {
+        // Cancelled while running: a sync attempt is not interrupted, and is the last.
+        token.cancel();
+    }
+    Err(Down(n))
+}
+
+#[test]
+fn a_sync_attempt_cancelled_while_running_ends_as_it_would_and_is_the_last() {
+    let token = CancelToken::new();
+    let calls = AtomicU32::new(0);
+    assert_eq!(blocking_slow_second(&token, &calls), Err(Down(2)));
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
 
 #[test]

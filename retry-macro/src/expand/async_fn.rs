@@ -2,7 +2,7 @@
 //! raced against a `timeout`.
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{quote, ToTokens};
 use syn::Ident;
 
 use super::context::{could_be_result, local, Context};
@@ -52,9 +52,14 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
     } else {
         (delay_l, quote!(#delay_l), quote!(let #sleep_l = #wait;))
     };
+    let kept = cx.args.cancel.is_some().then(|| {
+        let kept_l = &cx.kept_l;
+        quote!(let mut #kept_l = ::core::option::Option::None;)
+    });
     let run = quote! {
         #start_item
         let mut #state_l = #p_ret::LoopState::<#ret>::new();
+        #kept
         loop {
             #admit
             #attempt_bind
@@ -131,13 +136,25 @@ fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenSt
         label,
         ..
     } = cx;
-    let inline = could_be_result(ret)
+    // With `cancel`, the attempt is a future, raced against the token (see `cancellable`).
+    let inline = (could_be_result(ret) && cx.args.cancel.is_none())
         .then(|| inline_attempt::rewrite(body, label, p, *ret_span).ok())
         .flatten();
     let attempt = match inline {
         Some(InlineAttempt { stmts, labelled }) => {
             let label = labelled.then(|| quote!(#label:));
             quote!(#label { #rebind #stmts })
+        }
+        None if cx.args.cancel.is_some() => {
+            let (outside, nested) = nested_attempt(cx, rebind, body);
+            let ended_l = local("__retry_ended", *ret_span);
+            let ended = cancellable(cx, quote!({ #outside #nested }));
+            quote! {
+                match #ended {
+                    ::core::result::Result::Ok(#ended_l) => #ended_l,
+                    ::core::result::Result::Err(#ended_l) => return #ended_l,
+                }
+            }
         }
         None => {
             let (outside, nested) = nested_attempt(cx, rebind, body);
@@ -146,6 +163,30 @@ fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenSt
     };
     quote! {
         let #out_l: #ret = #attempt;
+    }
+}
+
+/// With `cancel`, an attempt after a failure raced against the token: `Ok` with what the
+/// attempt ended with, or, should the token be cancelled first (the attempt dropped), `Err`
+/// with the last outcome, given up as cancelled, to return. Without a kept outcome (the first
+/// attempt), the attempt alone.
+fn cancellable(cx: &Context, attempt: TokenStream) -> TokenStream {
+    let Context {
+        p,
+        kept_l,
+        hooks_l,
+        state_l,
+        name,
+        ..
+    } = cx;
+    let last_l = local("__retry_cancelled_last", cx.ret_span);
+    quote! {
+        match #p::attempt_or_cancel_in(#attempt, #kept_l.take(), &#hooks_l).await {
+            ::core::result::Result::Ok(#last_l) => ::core::result::Result::Ok(#last_l),
+            ::core::result::Result::Err(#last_l) => ::core::result::Result::Err(
+                #p::LoopState::cancelled(&mut #state_l, #last_l, &#hooks_l, #name),
+            ),
+        }
     }
 }
 
@@ -173,6 +214,27 @@ fn timed_attempt(cx: &Context, key: &Ident, rebind: &Rebind, body: &TokenStream)
         local("__retry_race", ret_span),
     );
     let timed_out = cx.timed_out(key);
+    let raced = if cx.args.cancel.is_some() {
+        let ended = cancellable(cx, race_l.to_token_stream());
+        quote! {
+            match #ended {
+                ::core::result::Result::Ok(::core::result::Result::Ok(#out_l)) => (#out_l, false),
+                ::core::result::Result::Ok(::core::result::Result::Err(#cut_l)) => {
+                    (#timed_out(#cut_l), #deadline_l)
+                }
+                ::core::result::Result::Err(#out_l) => return #out_l,
+            }
+        }
+    } else {
+        quote! {
+            match #race_l.await {
+                ::core::result::Result::Ok(#out_l) => (#out_l, false),
+                ::core::result::Result::Err(#cut_l) => {
+                    (#timed_out(#cut_l), #deadline_l)
+                }
+            }
+        }
+    };
     quote! {
         let (#out_l, #cut_l): (#ret, bool) = {
             #outside
@@ -181,12 +243,7 @@ fn timed_attempt(cx: &Context, key: &Ident, rebind: &Rebind, body: &TokenStream)
             // The attempt and its timer raced in place, in the function's own
             // future: stored once, with no borrow of either beside them.
             let #race_l = #p::Race::new(#nested, #sleep(#limit_l), #limit_l, #clock as #p::Clock);
-            match #race_l.await {
-                ::core::result::Result::Ok(#out_l) => (#out_l, false),
-                ::core::result::Result::Err(#cut_l) => {
-                    (#timed_out(#cut_l), #deadline_l)
-                }
-            }
+            #raced
         };
     }
 }

@@ -65,6 +65,8 @@ pub(super) struct Context<'a> {
     pub(super) out_l: Ident,
     pub(super) delay_l: Ident,
     pub(super) last_l: Ident,
+    /// With `cancel`, in an `async fn`: the last outcome kept through the attempt after it.
+    pub(super) kept_l: Ident,
     pub(super) start_l: Ident,
     pub(super) timeout_l: Ident,
     /// The label of an attempt written inline, which its `return`s and `?`s break to.
@@ -157,6 +159,7 @@ impl<'a> Context<'a> {
             out_l,
             delay_l: local("__retry_delay", ret_span),
             last_l: local("__retry_last", ret_span),
+            kept_l: local("__retry_kept", ret_span),
             start_l,
             timeout_l,
             label: syn::Lifetime {

@@ -130,7 +130,20 @@ fn after_wait(cx: &Context, last: TokenStream) -> TokenStream {
         out_l,
         ..
     } = cx;
+    let last_kept = local("__retry_last_kept", cx.ret_span);
     let args = cx.args;
+    // An `async fn` with `cancel` keeps the last outcome through the next attempt, which a
+    // cancel drops (see `cancellable`).
+    if cx.is_async && args.cancel.is_some() {
+        let Context { p, kept_l, .. } = cx;
+        return quote_spanned! {cx.ret_span=>
+            #[allow(unreachable_code)]
+            let () = match #p::LoopState::resumed_keeping(&mut #state_l, #last, &#hooks_l, #name) {
+                #p_ret::ControlFlow::Break(#out_l) => return #out_l,
+                #p_ret::ControlFlow::Continue(#last_kept) => #kept_l = #last_kept,
+            };
+        };
+    }
     if args.budget.is_some()
         || args.policy.is_some()
         || args.max_elapsed.is_some()

@@ -17,10 +17,12 @@ use std::time::Instant;
 /// call returns its last error, reported as
 /// [`GiveUpReason::Cancelled`](crate::GiveUpReason::Cancelled).
 ///
-/// An attempt already running is not interrupted: a call's first attempt always runs (there
-/// would be no error to return otherwise), and a call returns only once its running attempt
-/// has ended. To abandon an `async` call mid-attempt, drop its future, for example in a
-/// `tokio::select!` against [`cancelled`](CancelToken::cancelled).
+/// An attempt running when the token is cancelled: in an `async fn` (and
+/// [`call_async`](crate::Retry::call_async)), one after a failure is dropped at once, and the
+/// call returns the error before it; a call's first attempt always runs to its end (there
+/// would be no error to return otherwise), as does a sync attempt (a thread cannot be
+/// interrupted) and a hedged call's. To abandon an `async` call during its first attempt, drop
+/// its future, for example in a `tokio::select!` against [`cancelled`](CancelToken::cancelled).
 ///
 /// `new` is a `const fn`, so a token can be a `static`; a clone is cheap (a reference count)
 /// and shares the state of the token it was cloned from: cancelling either cancels both.

@@ -1,13 +1,16 @@
 //! The keys that limit a call: `policy`, and `timeout`, `throttle` and `breaker`, whose
 //! refusals the function's error type must be made from; `cancel`, the call's token.
 
+use core::future::Future;
 use core::time::Duration;
 
 use crate::fleet::{AdaptiveThrottle, CircuitBreaker, CircuitOpen, Throttled};
 use crate::policy::TimedOut;
 use crate::policy::{CancelToken, Policy};
-use crate::run::guard::{BreakerGuard, Cancelling, ThrottleGuard};
+use crate::run::guard::{BreakerGuard, Cancelling, Guard, ThrottleGuard};
+use crate::run::hooks::Hooks;
 use crate::run::loops::IsResult;
+use crate::run::wait::attempt_or_cancel;
 
 /// `policy = …` takes a `Policy` or a `&Policy`.
 #[diagnostic::on_unimplemented(
@@ -149,4 +152,19 @@ impl<'a> CancelArg<'a> for &'a CancelToken {
     fn cancelling(self) -> Cancelling<'a> {
         Cancelling::new(self)
     }
+}
+
+/// An `async fn`'s attempt with `cancel = …`: [`attempt_or_cancel`] with the hooks' token,
+/// its outcome type read from the kept `last` one.
+#[inline]
+pub async fn attempt_or_cancel_in<F, R, C, N, G, B, T, O, Gd>(
+    attempt: F,
+    last: Option<R>,
+    hooks: &Hooks<C, N, G, B, T, O, Gd>,
+) -> Result<F::Output, R>
+where
+    F: Future,
+    Gd: Guard<R>,
+{
+    attempt_or_cancel(attempt, last, hooks.guard.cancel()).await
 }

@@ -14,7 +14,7 @@ use crate::run::loops::{run_blocking, verdict, Loop, LoopState};
 use crate::run::state::start_time;
 use crate::run::stats::{Recorder, StatsHook};
 use crate::run::timeout::{AttemptTimeout, Limit, Race};
-use crate::run::wait::sleep_or_cancel;
+use crate::run::wait::{attempt_or_cancel, sleep_or_cancel};
 
 use super::stats::{HookRef, StatsOf};
 use super::Retry;
@@ -195,18 +195,27 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             return Loop::hedged(call, hooks, name, hedge, timeout, sleep, op, None).await;
         }
         let mut state = LoopState::<Result<V, E>>::new();
+        let cancel = Guard::<Result<V, E>>::cancel(&hooks.guard);
+        // With a cancel token, the last outcome, kept through an attempt after a failure: a
+        // cancel during that attempt drops it and ends the call with this one.
+        let mut kept = None;
         loop {
             if let ControlFlow::Break(refused) = state.admit(hooks, self.name, clock) {
                 return refused;
             }
             let attempt = state.attempt();
             let (outcome, cut) = match self.timeout.limit() {
-                None => (op(attempt).await, false),
+                None => match attempt_or_cancel(op(attempt), kept.take(), cancel).await {
+                    Ok(outcome) => (outcome, false),
+                    Err(last) => return state.cancelled(last, hooks, self.name),
+                },
                 Some((timeout, timed_out)) => {
                     let Limit { duration, deadline } = Limit::of(timeout, call.owned());
-                    match Race::new(op(attempt), sleep(duration), duration, clock).await {
-                        Ok(outcome) => (outcome, false),
-                        Err(t) => (Err(timed_out(t)), deadline),
+                    let race = Race::new(op(attempt), sleep(duration), duration, clock);
+                    match attempt_or_cancel(race, kept.take(), cancel).await {
+                        Ok(Ok(outcome)) => (outcome, false),
+                        Ok(Err(t)) => (Err(timed_out(t)), deadline),
+                        Err(last) => return state.cancelled(last, hooks, self.name),
                     }
                 }
             };
@@ -218,7 +227,6 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             // The outcome is gone before the wait: only the last one is kept through it,
             // where the policy has a deadline that may end the call after it.
             // With a cancel token, the wait ends at once when it is cancelled.
-            let cancel = Guard::<Result<V, E>>::cancel(&hooks.guard);
             let (wait, last) = match state.failed(call, outcome, verdict, hooks, self.name, cut) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue((delay, last)) => {
@@ -226,8 +234,9 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 }
             };
             wait.await;
-            if let ControlFlow::Break(outcome) = state.resumed(last, hooks, self.name) {
-                return outcome;
+            match state.resumed_keeping(last, hooks, self.name) {
+                ControlFlow::Break(outcome) => return outcome,
+                ControlFlow::Continue(last) => kept = last,
             }
         }
     }
@@ -399,7 +408,9 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// Stop retrying once `token` is cancelled: a wait between attempts ends at once (the
     /// blocking wait of [`call`](Retry::call) too), no further attempt starts, and the call
     /// returns its last error ([`GiveUpReason::Cancelled`](crate::GiveUpReason::Cancelled)).
-    /// An attempt already running is not interrupted, and the first attempt is always made.
+    /// The first attempt is always made; in [`call_async`](Retry::call_async), a later one
+    /// running when the token is cancelled is dropped, and the error before it returned; a
+    /// sync attempt is not interrupted.
     /// See [`CancelToken`]. (Given twice, the last token is the one read.)
     ///
     /// ```

@@ -97,6 +97,31 @@ impl<'h> Retrying<'h> {
         self.owed.spend();
         ControlFlow::Continue(())
     }
+
+    /// [`resumed`](Retrying::resumed), handing `last` back to race the next attempt against
+    /// the call's cancel token ([`attempt_or_cancel`](crate::run::wait::attempt_or_cancel)).
+    #[inline(always)]
+    fn resumed_keeping<R: IsResult, H: LoopHooks<R>>(
+        &mut self,
+        last: Option<R>,
+        hooks: &H,
+        function: &'static str,
+    ) -> ControlFlow<R, Option<R>> {
+        match last {
+            Some(last)
+                if hooks.cancel().is_some()
+                    && !hooks.cancelled()
+                    && !self.state.past_deadline() =>
+            {
+                self.owed.spend();
+                ControlFlow::Continue(Some(last))
+            }
+            last => {
+                self.resumed(last, hooks, function)?;
+                ControlFlow::Continue(None)
+            }
+        }
+    }
 }
 
 /// The state of one call of a retry loop written in the function (an `async fn`'s, a
@@ -214,6 +239,40 @@ impl<'h, R> LoopState<'h, R> {
         match &mut self.state {
             Some(failing) => failing.resumed(last, hooks, function),
             None => ControlFlow::Continue(()),
+        }
+    }
+
+    /// [`resumed`](LoopState::resumed), with a cancel token: `Continue` with the last outcome
+    /// kept, for the next attempt to race against the token (`None` without one).
+    #[cold]
+    #[inline(never)]
+    pub fn resumed_keeping<H: LoopHooks<R>>(
+        &mut self,
+        last: Option<R>,
+        hooks: &H,
+        function: &'static str,
+    ) -> ControlFlow<R, Option<R>>
+    where
+        R: IsResult,
+    {
+        match &mut self.state {
+            Some(failing) => failing.resumed_keeping(last, hooks, function),
+            None => ControlFlow::Continue(None),
+        }
+    }
+
+    /// The call's token was cancelled during an attempt after a failure: the attempt was
+    /// dropped, and the call ends with the `last` outcome, given up as
+    /// [`Cancelled`](GiveUpReason::Cancelled).
+    #[cold]
+    #[inline(never)]
+    pub fn cancelled<H: LoopHooks<R>>(&mut self, last: R, hooks: &H, function: &'static str) -> R
+    where
+        R: IsResult,
+    {
+        match &self.state {
+            Some(failing) => hooks.give_up(&failing.state, last, GiveUpReason::Cancelled, function),
+            None => last,
         }
     }
 

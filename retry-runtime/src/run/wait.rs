@@ -78,3 +78,31 @@ impl<F: Future<Output = ()>> Future for CancelWait<'_, F> {
         core::pin::Pin::new(&mut this.wait).poll(cx)
     }
 }
+
+/// An attempt of an async loop with a cancel token, after a failure (`last`, the outcome
+/// before it): dropped should the token be cancelled before it ends, and `Err(last)` handed
+/// back for the call to end with. The first attempt (no `last`), or a call without a token,
+/// runs to its end: `Ok` with its outcome. Polled first, an attempt that ends as the token is
+/// cancelled stands.
+pub async fn attempt_or_cancel<F, R>(
+    attempt: F,
+    last: Option<R>,
+    cancel: Option<&CancelToken>,
+) -> Result<F::Output, R>
+where
+    F: Future,
+{
+    let (Some(last), Some(token)) = (last, cancel) else {
+        return Ok(attempt.await);
+    };
+    let mut attempt = core::pin::pin!(attempt);
+    let mut cancelled = core::pin::pin!(token.cancelled());
+    let ended = core::future::poll_fn(|cx| {
+        if let core::task::Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
+            return core::task::Poll::Ready(Some(outcome));
+        }
+        cancelled.as_mut().poll(cx).map(|()| None)
+    })
+    .await;
+    ended.ok_or(last)
+}
