@@ -89,7 +89,8 @@
 //!   (`std::io::Error` is `Transient`; modules [`http`](mod@http), [`reqwest`](mod@reqwest) and
 //!   [`sqlx`](mod@sqlx) behind features);
 //! - [`Policy`], [`Backoff`] and [`Jitter`]: the delay math, built at run time;
-//! - [`RetryEvent`], [`GiveUp`] and [`GiveUpReason`]: what the hooks are told;
+//! - [`RetryEvent`], [`GiveUp`] and [`GiveUpReason`]: what the hooks are told; [`RetryStats`]:
+//!   a call's figures (`stats = …`, [`Retry::call_with_stats`]);
 //! - [`RetryBudget`]: a fleet's retries capped; [`TimedOut`], [`attempt_time_left`] and
 //!   [`hedge`](mod@hedge): slow attempts; [`CancelToken`]: stopping a call's retries from
 //!   outside (`cancel = &TOKEN`); [`testing`]: seeded jitter, waits recorded instead of

@@ -300,7 +300,10 @@ async fn slow_second_timed(token: &CancelToken, calls: &AtomicU32) -> Result<(),
         tokio::time::sleep(Duration::from_secs(5)).await;
     }
     // A reset connection: transient, retried.
-    Err(std::io::Error::new(std::io::ErrorKind::ConnectionReset, format!("down {n}")))
+    Err(std::io::Error::new(
+        std::io::ErrorKind::ConnectionReset,
+        format!("down {n}"),
+    ))
 }
 
 #[tokio::test(start_paused = true)]

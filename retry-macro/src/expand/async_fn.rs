@@ -5,8 +5,9 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::Ident;
 
+use super::awaited::{awaited_at_end, awaited_notify};
 use super::context::{could_be_result, local, Context};
-use super::keys::{awaited_at_end, awaited_notify, setup};
+use super::keys::setup;
 use super::loop_steps::{admit, after_attempt, AfterAttempt};
 use crate::inline_attempt::{self, InlineAttempt};
 use crate::rebind::Rebind;

@@ -4,8 +4,9 @@ use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::Ident;
 
+use super::awaited::awaited_at_end;
 use super::context::{local, Context};
-use super::keys::{awaited_at_end, setup};
+use super::keys::setup;
 use crate::args::HedgeArg;
 use crate::rebind::Rebind;
 

@@ -3,6 +3,7 @@
 //!
 //! - context.rs: what every shape is written with (paths, return type, generated locals)
 //! - keys.rs: what each key of the attribute becomes (the policy, the `timeout`, the hooks)
+//! - awaited.rs: the hooks an `async fn` awaits (async `notify`, `give_up`, `stats`)
 //! - loop_steps.rs: the steps around an attempt in a loop written here
 //! - sync.rs: a sync fn, its attempt a closure the runtime's blocking loop calls, or inline in
 //!   a loop written here under `#[track_caller]`, so that the caller's location reaches it
@@ -11,6 +12,7 @@
 //! - hedged.rs: a hedged `async fn`, run by the runtime's hedging loop
 
 mod async_fn;
+mod awaited;
 mod context;
 mod hedged;
 mod keys;
