@@ -40,20 +40,8 @@ impl<F> Awaited<F> {
     }
 }
 
-/// No async hook: a sync one, called by the loop.
-pub struct NoAwait;
-
-impl NoAwait {
-    /// Nothing.
-    #[inline(always)]
-    pub async fn call_notify<E>(&self, _: &E, _: &RetryEvent) {}
-    /// Nothing.
-    #[inline(always)]
-    pub async fn call_give_up<E>(&self, _: &E, _: &GiveUp) {}
-    /// Nothing.
-    #[inline(always)]
-    pub async fn call_stats(&self, _: &RetryStats) {}
-}
+/// No async hook: a sync one, called by the loop (the stand-in of a wrong one too: nothing).
+pub type NoAwait = Unchecked;
 
 /// The key `notify` given an async closure: checked, a [`Hook`] of this key keeps as
 /// [`Awaited`].
@@ -87,7 +75,8 @@ impl<R, H: AsyncFn(&RetryStats)> Keep for Hook<R, H, AwaitStatsKey> {
     }
 }
 
-/// An awaited hook of the wrong type (one compile error already, at its key): nothing.
+/// No awaited hook: a sync one (called by the loop), or one of the wrong type (one compile
+/// error already, at its key). Nothing.
 impl Unchecked {
     /// Nothing.
     #[inline(always)]
@@ -170,6 +159,6 @@ impl SyncKind {
     /// `(value, NoAwait)`.
     #[inline(always)]
     pub fn split<V>(self, value: V) -> (V, NoAwait) {
-        (value, NoAwait)
+        (value, Unchecked)
     }
 }

@@ -6,8 +6,8 @@ use core::time::Duration;
 
 use crate::fleet::Budget;
 use crate::policy::deadline::Started;
-use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, RetryEvent, Unset};
-use crate::run::guard::Guard;
+use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, Unset};
+use crate::run::guard::{forward_guard, Guard};
 use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 use crate::run::loops::{run_blocking, verdict, Loop, LoopState};
@@ -364,45 +364,7 @@ impl<P> Cancellable<'_, P> {
     }
 }
 
-impl<R, P: Guard<R>> Guard<R> for Cancellable<'_, P> {
-    #[inline(always)]
-    fn before(
-        &self,
-        first: bool,
-        clock: Clock,
-        function: &'static str,
-    ) -> Result<(), (R, crate::policy::GiveUpReason)> {
-        self.guards.before(first, clock, function)
-    }
-    #[inline(always)]
-    fn answered(&self, answered: bool, clock: Clock) {
-        self.guards.answered(answered, clock);
-    }
-    #[inline(always)]
-    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
-        self.guards.ended(success, clock, function);
-    }
-    #[inline(always)]
-    fn cancel(&self) -> Option<&CancelToken> {
-        Some(self.token)
-    }
-    #[inline(always)]
-    fn waiting(&self, event: &RetryEvent, clock: Clock) {
-        self.guards.waiting(event, clock);
-    }
-    #[inline(always)]
-    fn awaits(&self) -> bool {
-        self.guards.awaits()
-    }
-    #[inline(always)]
-    fn hedged(&self) {
-        self.guards.hedged();
-    }
-    #[inline(always)]
-    fn finished(&self, calls: u32, gave_up: Option<crate::policy::GiveUpReason>, clock: Clock) {
-        self.guards.finished(calls, gave_up, clock);
-    }
-}
+forward_guard!(impl['t, P] Cancellable<'t, P> => guards: P, cancel: token);
 
 impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// Stop retrying once `token` is cancelled: a wait between attempts ends at once (the

@@ -6,10 +6,9 @@ use core::time::Duration;
 
 use crate::fleet::Budget;
 use crate::policy::{
-    CancelToken, Classify, ClassifyOk, Clock, Decision, GiveUp, GiveUpReason, Resend, RetryEvent,
-    RetryStats, Unset,
+    Classify, ClassifyOk, Decision, GiveUp, Resend, RetryEvent, RetryStats, Unset,
 };
-use crate::run::guard::Guard;
+use crate::run::guard::{forward_guard, Guard};
 use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 use crate::run::stats::{Recorder, StatsHook};
@@ -43,29 +42,7 @@ impl<P: GuardPair, F: Copy> GuardPair for WithStats<P, F> {
     }
 }
 
-impl<R, P: Guard<R>, F> Guard<R> for WithStats<P, F> {
-    #[inline(always)]
-    fn before(
-        &self,
-        first: bool,
-        clock: Clock,
-        function: &'static str,
-    ) -> Result<(), (R, GiveUpReason)> {
-        self.guards.before(first, clock, function)
-    }
-    #[inline(always)]
-    fn answered(&self, answered: bool, clock: Clock) {
-        self.guards.answered(answered, clock);
-    }
-    #[inline(always)]
-    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
-        self.guards.ended(success, clock, function);
-    }
-    #[inline(always)]
-    fn cancel(&self) -> Option<&CancelToken> {
-        self.guards.cancel()
-    }
-}
+forward_guard!(impl[P, F] WithStats<P, F> => guards: P);
 
 /// Where a [`Retry`]'s guards keep its `stats` hook: [`Unset`] for guards without one.
 pub trait StatsOf {
@@ -212,45 +189,7 @@ impl<R, H: Trace<R>> Trace<R> for Borrowed<'_, H> {
     }
 }
 
-impl<R, H: Guard<R>> Guard<R> for Borrowed<'_, H> {
-    #[inline(always)]
-    fn before(
-        &self,
-        first: bool,
-        clock: Clock,
-        function: &'static str,
-    ) -> Result<(), (R, GiveUpReason)> {
-        self.0.before(first, clock, function)
-    }
-    #[inline(always)]
-    fn answered(&self, answered: bool, clock: Clock) {
-        self.0.answered(answered, clock);
-    }
-    #[inline(always)]
-    fn ended(&self, success: bool, clock: Clock, function: &'static str) {
-        self.0.ended(success, clock, function);
-    }
-    #[inline(always)]
-    fn cancel(&self) -> Option<&CancelToken> {
-        self.0.cancel()
-    }
-    #[inline(always)]
-    fn waiting(&self, event: &RetryEvent, clock: Clock) {
-        self.0.waiting(event, clock);
-    }
-    #[inline(always)]
-    fn awaits(&self) -> bool {
-        self.0.awaits()
-    }
-    #[inline(always)]
-    fn hedged(&self) {
-        self.0.hedged();
-    }
-    #[inline(always)]
-    fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
-        self.0.finished(calls, gave_up, clock);
-    }
-}
+forward_guard!(impl['a, H] Borrowed<'a, H> => 0: H);
 
 /// A call's hooks: the `Retry`'s, borrowed, with the call's recorder among the guards.
 pub(super) type CallHooks<'a, C, N, G, B, T, O, Gd, H> = Hooks<

@@ -74,6 +74,68 @@ pub trait Guard<R> {
 
 impl<R> Guard<R> for Unset {}
 
+/// `Guard` for a type wrapping other guards, every method handed to them (`$inner`, a field),
+/// but `cancel` where the wrapper has a token of its own: the one forwarding, for
+/// `Cancellable`, `WithStats` and `Borrowed`.
+macro_rules! forward_guard {
+    (impl[$($gen:tt)*] $ty:ty => $inner:tt: $p:ident $(, cancel: $token:ident)?) => {
+        impl<$($gen)*, R> $crate::run::guard::Guard<R> for $ty
+        where
+            $p: $crate::run::guard::Guard<R>,
+        {
+            #[inline(always)]
+            fn before(
+                &self,
+                first: bool,
+                clock: $crate::policy::Clock,
+                function: &'static str,
+            ) -> Result<(), (R, $crate::policy::GiveUpReason)> {
+                self.$inner.before(first, clock, function)
+            }
+            #[inline(always)]
+            fn answered(&self, answered: bool, clock: $crate::policy::Clock) {
+                self.$inner.answered(answered, clock);
+            }
+            #[inline(always)]
+            fn ended(&self, success: bool, clock: $crate::policy::Clock, function: &'static str) {
+                self.$inner.ended(success, clock, function);
+            }
+            #[inline(always)]
+            fn cancel(&self) -> Option<&$crate::policy::CancelToken> {
+                forward_guard!(@cancel self, $inner $(, $token)?)
+            }
+            #[inline(always)]
+            fn waiting(&self, event: &$crate::policy::RetryEvent, clock: $crate::policy::Clock) {
+                self.$inner.waiting(event, clock);
+            }
+            #[inline(always)]
+            fn awaits(&self) -> bool {
+                self.$inner.awaits()
+            }
+            #[inline(always)]
+            fn hedged(&self) {
+                self.$inner.hedged();
+            }
+            #[inline(always)]
+            fn finished(
+                &self,
+                calls: u32,
+                gave_up: Option<$crate::policy::GiveUpReason>,
+                clock: $crate::policy::Clock,
+            ) {
+                self.$inner.finished(calls, gave_up, clock);
+            }
+        }
+    };
+    (@cancel $this:ident, $inner:tt) => {
+        $this.$inner.cancel()
+    };
+    (@cancel $this:ident, $inner:tt, $token:ident) => {
+        Some($this.$token)
+    };
+}
+pub(crate) use forward_guard;
+
 /// Both guards: the first is asked first (the breaker, which refuses whole calls, before the
 /// throttle, which refuses attempts).
 impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
