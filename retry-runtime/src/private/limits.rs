@@ -154,7 +154,7 @@ impl<'a> CancelArg<'a> for &'a CancelToken {
     }
 }
 
-/// An `async fn`'s attempt with `cancel = …`: [`attempt_or_cancel`] with the hooks' token,
+/// An `async fn`'s attempt with `cancel = …`: `run::wait::attempt_or_cancel` with the hooks' token,
 /// its outcome type read from the kept `last` one.
 #[inline]
 pub async fn attempt_or_cancel_in<F, R, C, N, G, B, T, O, Gd>(
