@@ -281,7 +281,8 @@ async fn a_cancel_during_an_async_attempt_after_a_failure_drops_it_and_returns_t
     // Dropped at once: the error of the attempt before it, 1 s of wait and 2 s of attempt.
     assert_eq!((out, calls.load(Ordering::SeqCst)), (Err(Down(1)), 2));
     assert_eq!(started.elapsed(), Duration::from_secs(3));
-    assert_eq!(*reasons.lock().unwrap(), [(GiveUpReason::Cancelled, 1)]);
+    // Two calls made: the dropped one counts.
+    assert_eq!(*reasons.lock().unwrap(), [(GiveUpReason::Cancelled, 2)]);
 }
 
 #[retry(attempts = 5, base = "1s", jitter = none, cancel = token, give_up = record)]
@@ -334,7 +335,7 @@ async fn an_async_fn_drops_an_attempt_cancelled_after_a_failure_with_or_without_
             "not the 5 s attempt"
         );
     }
-    assert_eq!(gave_up("slow_second"), [(GiveUpReason::Cancelled, 1)]);
+    assert_eq!(gave_up("slow_second"), [(GiveUpReason::Cancelled, 2)]);
 }
 
 #[retry(attempts = 5, base = "1s", jitter = none, cancel = token)]

@@ -63,8 +63,8 @@ impl<'h> Retrying<'h> {
         // back here, and no drop of the old value is compiled.
         self.owed.spend();
         self.owed = owed;
-        // Kept through the wait only where the deadline or a cancel may end the call after it,
-        // or an awaited `notify` hook is handed its error.
+        // Kept through the wait where the deadline or a cancel may end the call after it, or an
+        // awaited `notify` is handed its error.
         let keep = self.state.has_deadline() || hooks.cancel().is_some() || hooks.awaits();
         let last = keep.then_some(outcome);
         ControlFlow::Continue((delay, last))
@@ -98,8 +98,8 @@ impl<'h> Retrying<'h> {
         ControlFlow::Continue(())
     }
 
-    /// [`resumed`](Retrying::resumed), handing `last` back to race the next attempt against
-    /// the call's cancel token ([`attempt_or_cancel`](crate::run::wait::attempt_or_cancel)).
+    /// [`resumed`](Retrying::resumed), `last` handed back to race the next attempt against the
+    /// token ([`attempt_or_cancel`](crate::run::wait::attempt_or_cancel)).
     #[inline(always)]
     fn resumed_keeping<R: IsResult, H: LoopHooks<R>>(
         &mut self,
@@ -107,12 +107,9 @@ impl<'h> Retrying<'h> {
         hooks: &H,
         function: &'static str,
     ) -> ControlFlow<R, Option<R>> {
+        let keep = hooks.cancel().is_some() && !hooks.cancelled() && !self.state.past_deadline();
         match last {
-            Some(last)
-                if hooks.cancel().is_some()
-                    && !hooks.cancelled()
-                    && !self.state.past_deadline() =>
-            {
+            Some(last) if keep => {
                 self.owed.spend();
                 ControlFlow::Continue(Some(last))
             }
@@ -242,8 +239,8 @@ impl<'h, R> LoopState<'h, R> {
         }
     }
 
-    /// [`resumed`](LoopState::resumed), with a cancel token: `Continue` with the last outcome
-    /// kept, for the next attempt to race against the token (`None` without one).
+    /// [`resumed`](LoopState::resumed), keeping the last outcome for the next attempt to race
+    /// against the cancel token (`None` without one).
     #[cold]
     #[inline(never)]
     pub fn resumed_keeping<H: LoopHooks<R>>(
@@ -261,17 +258,19 @@ impl<'h, R> LoopState<'h, R> {
         }
     }
 
-    /// The call's token was cancelled during an attempt after a failure: the attempt was
-    /// dropped, and the call ends with the `last` outcome, given up as
-    /// [`Cancelled`](GiveUpReason::Cancelled).
+    /// A cancel dropped an attempt after a failure (a call made: counted); the call ends with
+    /// `last`, given up as [`Cancelled`](GiveUpReason::Cancelled).
     #[cold]
     #[inline(never)]
     pub fn cancelled<H: LoopHooks<R>>(&mut self, last: R, hooks: &H, function: &'static str) -> R
     where
         R: IsResult,
     {
-        match &self.state {
-            Some(failing) => hooks.give_up(&failing.state, last, GiveUpReason::Cancelled, function),
+        match &mut self.state {
+            Some(failing) => {
+                failing.state.count_running(1);
+                hooks.give_up(&failing.state, last, GiveUpReason::Cancelled, function)
+            }
             None => last,
         }
     }
