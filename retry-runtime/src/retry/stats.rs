@@ -1,7 +1,6 @@
 //! A `Retry`'s `stats` hook and the figures `call_with_stats` returns: a [`Recorder`] made for
 //! each call, among that call's guards, beside the `Retry`'s own hooks (borrowed).
 
-use core::future::Future;
 use core::time::Duration;
 
 use crate::fleet::Budget;
@@ -9,10 +8,8 @@ use crate::policy::{
     Classify, ClassifyOk, Decision, GiveUp, Resend, RetryEvent, RetryStats, Unset,
 };
 use crate::run::guard::{forward_guard, Guard};
-use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 use crate::run::stats::{Recorder, StatsHook};
-use crate::run::timeout::AttemptTimeout;
 
 use super::{Cancellable, GuardPair, Retry};
 
@@ -339,10 +336,10 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
         T: Trace<Result<V, E>>,
         O: ClassifyOk<V>,
         Gd: Guard<Result<V, E>>,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
+        L: crate::run::timeout::AttemptTimeout<E>,
+        D: crate::run::hedge::HedgeWith,
         F: FnMut() -> Fut,
-        Fut: Future<Output = Result<V, E>>,
+        Fut: core::future::Future<Output = Result<V, E>>,
     {
         let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
         let hook = Returned(HookRef(self.hooks.guard.stats_hook()));
