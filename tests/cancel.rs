@@ -428,3 +428,20 @@ fn a_cancellable_async_fn_is_send() {
     let r = Retry::new(Policy::new()).cancel(&token);
     send(&r.call_async(|| async { Err::<(), _>(Down(1)) }));
 }
+
+/// Send, not Sync: an error a future may own across an `.await`, but not borrow.
+#[derive(Debug)]
+struct Unshared(std::cell::Cell<u32>);
+
+#[retry(attempts = 3, base = "0ms", cancel = token, stats = |_: &retry_jitter::RetryStats| {})]
+async fn unshared_error(token: &CancelToken) -> Result<(), Unshared> {
+    Err(Unshared(std::cell::Cell::new(1)))
+}
+
+#[test]
+fn a_cancellable_async_fn_whose_error_is_not_sync_is_still_send() {
+    fn is_send<T: Send>(_: &T) {}
+    let token = CancelToken::new();
+    // The last error is kept through the next attempt by value, never borrowed across it.
+    is_send(&unshared_error(&token));
+}
