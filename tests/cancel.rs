@@ -444,4 +444,10 @@ fn a_cancellable_async_fn_whose_error_is_not_sync_is_still_send() {
     let token = CancelToken::new();
     // The last error is kept through the next attempt by value, never borrowed across it.
     is_send(&unshared_error(&token));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let out = rt.block_on(unshared_error(&token));
+    assert_eq!(out.map_err(|e| e.0.get()), Err(1));
 }
