@@ -8,6 +8,7 @@ use syn::spanned::Spanned;
 use syn::Ident;
 
 use super::context::{local, Calling, Context};
+use super::keys::{hook, Check};
 use crate::respan::respan;
 
 /// The local a key's value sorted by its type leaves for the loop: the sync hook, or a
@@ -57,38 +58,15 @@ pub(super) fn awaited(
     match calling {
         Calling::Sync => TokenStream::new(),
         Calling::Async => {
-            let bound = match check {
-                AsyncCheck::Notify => {
-                    quote!(::core::ops::AsyncFn(&<R as #p_at::IsResult>::Err, &#p_at::RetryEvent))
-                }
-                AsyncCheck::GiveUp => {
-                    quote!(::core::ops::AsyncFn(&<R as #p_at::IsResult>::Err, &#p_at::GiveUp))
-                }
-                AsyncCheck::Stats => quote!(::core::ops::AsyncFn(&#p_at::RetryStats)),
-            };
-            let bound = respan(&bound, span);
-            let name = Ident::new(key, span);
-            let key_type = match check {
-                AsyncCheck::Notify => quote!(#p_at::AwaitNotifyKey),
-                AsyncCheck::GiveUp => quote!(#p_at::AwaitGiveUpKey),
-                AsyncCheck::Stats => quote!(#p_at::AwaitStatsKey),
-            };
-            // Checked as a sync hook is (see `hook`): a wrong one is this one error, and a
+            // Checked as a sync hook is (`keys::hook`): a wrong one is this one error, and a
             // stand-in that nothing reports again.
-            quote_spanned! {span=>
-                let #async_l = {
-                    #[allow(unused_imports)]
-                    use #p_at::{Keep as _, KeepUnchecked as _};
-                    ({
-                        #[inline]
-                        fn #name<R: #p_at::IsResult, F: #bound>(hook: F) -> #p_at::Hook<R, F, #key_type> {
-                            #p_at::Hook::new(hook)
-                        }
-                        #name::<#ret_at, _>
-                    })(#value)
-                    .keep()
-                };
-            }
+            let check = match check {
+                AsyncCheck::Notify => Check::AwaitNotify,
+                AsyncCheck::GiveUp => Check::AwaitGiveUp,
+                AsyncCheck::Stats => Check::AwaitStats,
+            };
+            let hook = hook(cx, &Some(value.clone()), check, TokenStream::new());
+            quote_spanned!(span=> let #async_l = #hook;)
         }
         Calling::Either => quote_spanned! {span=>
             let (#sync_l, #async_l) = {

@@ -67,9 +67,8 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
         None => quote!((#breaker, #throttle)),
     };
     // The call's figures, kept by a recorder made as the call starts, among the guards, only
-    // where `stats` is given: without it the expansion is what it always was.
-    // With hooks the function awaits, the recorder keeps for them the last retry's event and
-    // the call's figures.
+    // where `stats` is given or a hook is awaited (the recorder keeps what it is handed):
+    // without them the expansion is what it always was.
     let awaits = [cx.notify, cx.give_up, cx.stats]
         .into_iter()
         .any(Calling::awaits);
@@ -94,8 +93,11 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
                     TokenStream::new(),
                 ),
             };
+            // Every call's figures for an awaited `stats`; the event and error kept for an
+            // awaited `notify`; an awaited `give_up` alone reads only a give-up.
             let hook = if awaits {
-                quote!(#p::Kept(#hook))
+                let (all, notify) = (cx.stats.awaits(), cx.notify.awaits());
+                quote!(#p::Kept::<_, #all, #notify>(#hook))
             } else {
                 hook
             };
@@ -208,7 +210,7 @@ fn hooks(cx: &Context) -> HookFields {
 
 /// How a hook key's value is checked: the bounds of the `fn` named after the key.
 #[derive(Clone, Copy)]
-enum Check {
+pub(super) enum Check {
     On,
     OnOk,
     Notify,
@@ -217,6 +219,10 @@ enum Check {
     GiveUpValue,
     Stats,
     StatsValue,
+    /// An async closure an `async fn` awaits, kept as `Awaited`.
+    AwaitNotify,
+    AwaitGiveUp,
+    AwaitStats,
 }
 
 impl Check {
@@ -265,6 +271,21 @@ impl Check {
                 quote!(<R: #p::IsResult, F: #p::StatsHook>),
                 quote!(#p::StatsKey),
             ),
+            Check::AwaitNotify => (
+                "notify",
+                quote!(<R: #p::IsResult, F: ::core::ops::AsyncFn(&R::Err, &#p::RetryEvent)>),
+                quote!(#p::AwaitNotifyKey),
+            ),
+            Check::AwaitGiveUp => (
+                "give_up",
+                quote!(<R: #p::IsResult, F: ::core::ops::AsyncFn(&R::Err, &#p::GiveUp)>),
+                quote!(#p::AwaitGiveUpKey),
+            ),
+            Check::AwaitStats => (
+                "stats",
+                quote!(<R: #p::IsResult, F: ::core::ops::AsyncFn(&#p::RetryStats)>),
+                quote!(#p::AwaitStatsKey),
+            ),
         }
     }
 }
@@ -276,7 +297,12 @@ impl Check {
 /// is an item of a block that only names it, and the value is outside that block: a user's
 /// own `fn on` stays theirs. `.keep()` hands the hook on, or a stand-in for a wrong one, which
 /// nothing reports again (see `Hook`).
-fn hook(cx: &Context, value: &Option<syn::Expr>, check: Check, none: TokenStream) -> TokenStream {
+pub(super) fn hook(
+    cx: &Context,
+    value: &Option<syn::Expr>,
+    check: Check,
+    none: TokenStream,
+) -> TokenStream {
     match value {
         Some(value) => {
             let span = value.span();

@@ -18,11 +18,14 @@ use crate::run::guard::Guard;
     note = "write `stats = |s: &RetryStats| …`, or name a `fn(&RetryStats)`"
 )]
 pub trait StatsHook {
-    /// Whether anything hears the figures: `false` only for [`Unset`], whose recorder is
-    /// nothing at all.
+    /// Whether anything is counted: `false` only for [`Unset`], whose recorder is nothing at
+    /// all.
     const ACTIVE: bool = true;
-    /// Whether an `async fn` awaits a hook with each retry's error (an awaited `notify`),
-    /// which the loop then keeps through the wait.
+    /// Whether every call's figures are wanted, a success's too, and so its time (two clock
+    /// reads): not where only a give-up is read (an awaited `give_up` alone).
+    const TIMED: bool = Self::ACTIVE;
+    /// Whether an `async fn` awaits a `notify` hook with each retry's error and event: the
+    /// loop then keeps the error through the wait, and the recorder the event.
     const AWAITS: bool = false;
     /// The call ended with these figures.
     fn stats(&self, stats: &RetryStats);
@@ -41,13 +44,15 @@ impl StatsHook for Unset {
     fn stats(&self, _: &RetryStats) {}
 }
 
-/// The `stats` hook of a recorder whose figures an `async fn` reads after the loop (for its
-/// awaited hooks), or `call_with_stats` returns: always active, and `H` (a sync `stats` hook, or [`Unset`]) hears them too.
-pub struct Kept<H>(pub H);
+/// The hook of a recorder whose figures are read after the call, beside `H` (a sync `stats`
+/// hook, or [`Unset`]), which hears them too: by `call_with_stats` (`ALL` calls' figures), and
+/// by an `async fn` for the hooks it awaits (`ALL` for an awaited `stats`, `NOTIFY` for an
+/// awaited `notify`; an awaited `give_up` alone needs neither).
+pub struct Kept<H, const ALL: bool = true, const NOTIFY: bool = false>(pub H);
 
-impl<H: StatsHook> StatsHook for Kept<H> {
-    const ACTIVE: bool = true;
-    const AWAITS: bool = true;
+impl<H: StatsHook, const ALL: bool, const NOTIFY: bool> StatsHook for Kept<H, ALL, NOTIFY> {
+    const TIMED: bool = ALL || H::ACTIVE;
+    const AWAITS: bool = NOTIFY;
     #[inline]
     fn stats(&self, stats: &RetryStats) {
         self.0.stats(stats);
@@ -89,7 +94,7 @@ impl<H: StatsHook> Recorder<H> {
         Recorder {
             hook,
             function,
-            start: H::ACTIVE.then(clock),
+            start: H::TIMED.then(clock),
             hedges: AtomicU32::new(0),
             waited: AtomicU64::new(0),
             wait_end: AtomicU64::new(0),
@@ -122,7 +127,8 @@ impl<H: StatsHook> Recorder<H> {
         })
     }
 
-    /// Time since the start, in nanoseconds (saturated).
+    /// Time since the start, in nanoseconds (saturated); 0 where the call is not timed (no
+    /// clock read).
     fn since_start(&self, clock: Clock) -> u64 {
         let elapsed = self.start.map_or(Duration::ZERO, |start| {
             clock().saturating_duration_since(start)
@@ -134,11 +140,13 @@ impl<H: StatsHook> Recorder<H> {
 impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
     #[inline(always)]
     fn waiting(&self, event: &RetryEvent, clock: Clock) {
-        if H::ACTIVE {
+        if H::AWAITS {
             *self
                 .last_event
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner) = Some(*event);
+        }
+        if H::ACTIVE {
             let delay = u64::try_from(event.delay.as_nanos()).unwrap_or(u64::MAX);
             self.waited.fetch_add(delay, Ordering::Relaxed);
             let end = self.since_start(clock).saturating_add(delay);
@@ -157,15 +165,15 @@ impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
     }
     #[inline(always)]
     fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
-        if H::ACTIVE {
+        // A success is of no interest where only a give-up is read: nothing on that path.
+        if H::ACTIVE && (H::TIMED || gave_up.is_some()) {
             finished(self, calls, gave_up, clock);
         }
     }
 }
 
 /// The figures, handed to the hook: a wait the call ended during (a cancel) counts what was
-/// slept of it.
-#[cold]
+/// slept of it. Out of line: called once a call.
 #[inline(never)]
 fn finished<H: StatsHook>(
     rec: &Recorder<H>,
@@ -186,4 +194,34 @@ fn finished<H: StatsHook>(
     };
     let _ = rec.stats.set(stats);
     rec.hook.stats(&stats);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    static READS: AtomicUsize = AtomicUsize::new(0);
+
+    fn counted() -> Instant {
+        READS.fetch_add(1, Ordering::SeqCst);
+        Instant::now()
+    }
+
+    #[test]
+    fn a_recorder_for_an_awaited_give_up_alone_reads_no_clock_and_keeps_no_success() {
+        let rec = Recorder::new(Kept::<Unset, false, false>(Unset), counted, "f");
+        let guard = &rec;
+        Guard::<Result<(), ()>>::finished(&guard, 1, None, counted);
+        assert_eq!(rec.stats(), None, "a success is not kept");
+        Guard::<Result<(), ()>>::finished(&guard, 3, Some(GiveUpReason::Attempts), counted);
+        let g = rec.give_up().expect("a give-up is kept");
+        assert_eq!((g.reason, g.calls), (GiveUpReason::Attempts, 3));
+        assert_eq!(READS.load(Ordering::SeqCst), 0, "no clock read");
+        // Every call's figures (an awaited `stats`, `call_with_stats`): timed.
+        let timed = Recorder::new(Kept::<Unset>(Unset), counted, "f");
+        Guard::<Result<(), ()>>::finished(&&timed, 1, None, counted);
+        assert_eq!(timed.stats().map(|s| s.attempts), Some(1));
+        assert_eq!(READS.load(Ordering::SeqCst), 2, "the start and the end");
+    }
 }
