@@ -297,3 +297,17 @@ async fn call_async_with_stats_and_a_stats_hook_on_call_async() {
     assert_eq!(r.call_async(|| async { Ok::<_, Down>(0) }).await, Ok(0));
     assert_eq!(count.load(Ordering::SeqCst), 2, "once per call");
 }
+
+#[test]
+fn a_stats_hook_that_is_not_copy_takes_a_breaker_after_it() {
+    // A `move` closure owning an `Arc`: not `Copy`, and guards set after it still work.
+    let heard = std::sync::Arc::new(AtomicU32::new(0));
+    let seen = heard.clone();
+    let r = Retry::new(Policy::new().with_attempts(1))
+        .stats(move |_: &RetryStats| {
+            seen.fetch_add(1, Ordering::SeqCst);
+        })
+        .breaker(&UNUSED);
+    assert_eq!(r.call(|| Ok::<_, Down>(1)), Ok(1));
+    assert_eq!(heard.load(Ordering::SeqCst), 1);
+}

@@ -328,9 +328,10 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     where
         Gd: GuardPair,
     {
-        let guard = &self.hooks.guard;
-        let guards = guard.with(guard.breaker(), ThrottleGuard::new(throttle, IntoErr));
-        self.with_guard(guards)
+        self.map_guard(|guard| {
+            let breaker = guard.breaker();
+            guard.with(breaker, ThrottleGuard::new(throttle, IntoErr))
+        })
     }
 
     /// Count this call's outcome in `breaker`, and while it is open fail at once with
@@ -356,13 +357,15 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     where
         Gd: GuardPair,
     {
-        let guard = &self.hooks.guard;
-        let guards = guard.with(BreakerGuard::new(breaker, IntoErr), guard.throttle());
-        self.with_guard(guards)
+        self.map_guard(|guard| {
+            let throttle = guard.throttle();
+            guard.with(BreakerGuard::new(breaker, IntoErr), throttle)
+        })
     }
 
-    /// The same retry with other guards.
-    fn with_guard<Gd2>(self, guard: Gd2) -> Retry<C, N, G, B, T, L, D, O, Gd2> {
+    /// The same retry, its guards made into others by `f` (a breaker, a throttle, a cancel
+    /// token or a `stats` hook added): the one place the other fields are carried over.
+    fn map_guard<Gd2>(self, f: impl FnOnce(Gd) -> Gd2) -> Retry<C, N, G, B, T, L, D, O, Gd2> {
         Retry {
             policy: self.policy,
             hooks: Hooks {
@@ -372,7 +375,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 budget: self.hooks.budget,
                 trace: self.hooks.trace,
                 on_ok: self.hooks.on_ok,
-                guard,
+                guard: f(self.hooks.guard),
             },
             name: self.name,
             timeout: self.timeout,

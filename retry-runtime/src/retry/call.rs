@@ -261,12 +261,7 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
         O: ClassifyOk<V>,
         Gd: Guard<Result<V, E>> + StatsOf,
     {
-        if <Gd::Hook as StatsHook>::ACTIVE {
-            let hook = HookRef(self.hooks.guard.stats_hook());
-            let recorder = Recorder::new(hook, crate::sleep::now, self.name);
-            return self.call_recorded(&recorder, |_| op());
-        }
-        run_blocking(self.policy, &self.hooks, self.name, |_| op())
+        self.call_with_attempt(|_| op())
     }
 
     /// [`call`](Retry::call), handing `op` the 1-based number of the attempt it makes.
@@ -313,7 +308,7 @@ pub trait GuardPair {
     /// The throttle slot.
     fn throttle(&self) -> Self::Throttle;
     /// The same guards with these two slots.
-    fn with<Br, Th>(&self, breaker: Br, throttle: Th) -> Self::With<Br, Th>;
+    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th>;
 }
 
 impl<A: Copy, B: Copy> GuardPair for (A, B) {
@@ -326,7 +321,7 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
     fn throttle(&self) -> B {
         self.1
     }
-    fn with<Br, Th>(&self, breaker: Br, throttle: Th) -> (Br, Th) {
+    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> (Br, Th) {
         (breaker, throttle)
     }
 }
@@ -349,7 +344,7 @@ impl<'t, P: GuardPair> GuardPair for Cancellable<'t, P> {
     fn throttle(&self) -> P::Throttle {
         self.guards.throttle()
     }
-    fn with<Br, Th>(&self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
+    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
         Cancellable {
             guards: self.guards.with(breaker, throttle),
             token: self.token,
@@ -391,23 +386,6 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     where
         Gd: GuardPair,
     {
-        Retry {
-            policy: self.policy,
-            hooks: crate::run::hooks::Hooks {
-                on: self.hooks.on,
-                notify: self.hooks.notify,
-                give_up: self.hooks.give_up,
-                budget: self.hooks.budget,
-                trace: self.hooks.trace,
-                on_ok: self.hooks.on_ok,
-                guard: Cancellable {
-                    guards: self.hooks.guard,
-                    token,
-                },
-            },
-            name: self.name,
-            timeout: self.timeout,
-            hedge: self.hedge,
-        }
+        self.map_guard(|guards| Cancellable { guards, token })
     }
 }

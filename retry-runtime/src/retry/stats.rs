@@ -21,7 +21,7 @@ pub struct WithStats<P, F> {
     hook: F,
 }
 
-impl<P: GuardPair, F: Copy> GuardPair for WithStats<P, F> {
+impl<P: GuardPair, F> GuardPair for WithStats<P, F> {
     type Breaker = P::Breaker;
     type Throttle = P::Throttle;
     type With<Br, Th> = WithStats<P::With<Br, Th>, F>;
@@ -31,7 +31,7 @@ impl<P: GuardPair, F: Copy> GuardPair for WithStats<P, F> {
     fn throttle(&self) -> P::Throttle {
         self.guards.throttle()
     }
-    fn with<Br, Th>(&self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
+    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
         WithStats {
             guards: self.guards.with(breaker, throttle),
             hook: self.hook,
@@ -206,24 +206,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         self,
         hook: F,
     ) -> Retry<C, N, G, B, T, L, D, O, WithStats<Gd, F>> {
-        Retry {
-            policy: self.policy,
-            hooks: Hooks {
-                on: self.hooks.on,
-                notify: self.hooks.notify,
-                give_up: self.hooks.give_up,
-                budget: self.hooks.budget,
-                trace: self.hooks.trace,
-                on_ok: self.hooks.on_ok,
-                guard: WithStats {
-                    guards: self.hooks.guard,
-                    hook,
-                },
-            },
-            name: self.name,
-            timeout: self.timeout,
-            hedge: self.hedge,
-        }
+        self.map_guard(|guards| WithStats { guards, hook })
     }
 
     /// The call's hooks, with `recorder` among the guards.
