@@ -148,14 +148,7 @@ fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenSt
         }
         None if cx.args.cancel.is_some() => {
             let (outside, nested) = nested_attempt(cx, rebind, body);
-            let ended_l = local("__retry_ended", *ret_span);
-            let ended = cancellable(cx, quote!({ #outside #nested }));
-            quote! {
-                match #ended {
-                    ::core::result::Result::Ok(#ended_l) => #ended_l,
-                    ::core::result::Result::Err(#ended_l) => return #ended_l,
-                }
-            }
+            cancellable(cx, quote!({ #outside #nested }))
         }
         None => {
             let (outside, nested) = nested_attempt(cx, rebind, body);
@@ -167,10 +160,10 @@ fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenSt
     }
 }
 
-/// With `cancel`, an attempt after a failure raced against the token: `Ok` with what the
-/// attempt ended with, or, should the token be cancelled first (the attempt dropped), `Err`
-/// with the last outcome, given up as cancelled, to return. Without a kept outcome (the first
-/// attempt), the attempt alone.
+/// With `cancel`, an attempt after a failure raced against the token: what the attempt ended
+/// with, or, should the token be cancelled first (the attempt dropped), a `return` of the last
+/// outcome, given up as cancelled. Without a kept outcome (the first attempt), the attempt
+/// alone.
 fn cancellable(cx: &Context, attempt: TokenStream) -> TokenStream {
     let Context {
         p,
@@ -181,12 +174,13 @@ fn cancellable(cx: &Context, attempt: TokenStream) -> TokenStream {
         ..
     } = cx;
     let last_l = local("__retry_cancelled_last", cx.ret_span);
+    let ended_l = local("__retry_ended", cx.ret_span);
     quote! {
         match #p::attempt_or_cancel_in(#attempt, #kept_l.take(), &#hooks_l).await {
-            ::core::result::Result::Ok(#last_l) => ::core::result::Result::Ok(#last_l),
-            ::core::result::Result::Err(#last_l) => ::core::result::Result::Err(
-                #p::LoopState::cancelled(&mut #state_l, #last_l, &#hooks_l, #name),
-            ),
+            ::core::result::Result::Ok(#ended_l) => #ended_l,
+            ::core::result::Result::Err(#last_l) => {
+                return #p::LoopState::cancelled(&mut #state_l, #last_l, &#hooks_l, #name);
+            }
         }
     }
 }
@@ -215,25 +209,16 @@ fn timed_attempt(cx: &Context, key: &Ident, rebind: &Rebind, body: &TokenStream)
         local("__retry_race", ret_span),
     );
     let timed_out = cx.timed_out(key);
-    let raced = if cx.args.cancel.is_some() {
-        let ended = cancellable(cx, race_l.to_token_stream());
-        quote! {
-            match #ended {
-                ::core::result::Result::Ok(::core::result::Result::Ok(#out_l)) => (#out_l, false),
-                ::core::result::Result::Ok(::core::result::Result::Err(#cut_l)) => {
-                    (#timed_out(#cut_l), #deadline_l)
-                }
-                ::core::result::Result::Err(#out_l) => return #out_l,
-            }
-        }
+    // With `cancel`, the race itself raced against the token.
+    let ended = if cx.args.cancel.is_some() {
+        cancellable(cx, race_l.to_token_stream())
     } else {
-        quote! {
-            match #race_l.await {
-                ::core::result::Result::Ok(#out_l) => (#out_l, false),
-                ::core::result::Result::Err(#cut_l) => {
-                    (#timed_out(#cut_l), #deadline_l)
-                }
-            }
+        quote!(#race_l.await)
+    };
+    let raced = quote! {
+        match #ended {
+            ::core::result::Result::Ok(#out_l) => (#out_l, false),
+            ::core::result::Result::Err(#cut_l) => (#timed_out(#cut_l), #deadline_l),
         }
     };
     quote! {

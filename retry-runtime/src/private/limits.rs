@@ -154,8 +154,9 @@ impl<'a> CancelArg<'a> for &'a CancelToken {
     }
 }
 
-/// An `async fn`'s attempt with `cancel = …`: `run::wait::attempt_or_cancel` with the hooks' token,
-/// its outcome type read from the kept `last` one.
+/// An `async fn`'s attempt with `cancel = …`: after a failure (`last` kept), raced against the
+/// hooks' token (`run::wait::attempt_or_cancel`), its outcome type read from `last`; the first
+/// attempt alone.
 #[inline]
 pub async fn attempt_or_cancel_in<F, R, C, N, G, B, T, O, Gd>(
     attempt: F,
@@ -166,5 +167,8 @@ where
     F: Future,
     Gd: Guard<R>,
 {
-    attempt_or_cancel(attempt, last, hooks.guard.cancel()).await
+    match (hooks.guard.cancel(), last) {
+        (Some(token), Some(last)) => attempt_or_cancel(attempt, last, token).await,
+        _ => Ok(attempt.await),
+    }
 }

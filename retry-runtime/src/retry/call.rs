@@ -204,15 +204,27 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 return refused;
             }
             let attempt = state.attempt();
+            // Raced against the token only after a failure, with a token: without one, this
+            // folds away and the attempt is awaited as it is.
+            let raced = cancel.zip(kept.take());
             let (outcome, cut) = match self.timeout.limit() {
-                None => match attempt_or_cancel(op(attempt), kept.take(), cancel).await {
-                    Ok(outcome) => (outcome, false),
-                    Err(last) => return state.cancelled(last, hooks, self.name),
+                None => match raced {
+                    None => (op(attempt).await, false),
+                    Some((token, last)) => {
+                        match attempt_or_cancel(op(attempt), last, token).await {
+                            Ok(outcome) => (outcome, false),
+                            Err(last) => return state.cancelled(last, hooks, self.name),
+                        }
+                    }
                 },
                 Some((timeout, timed_out)) => {
                     let Limit { duration, deadline } = Limit::of(timeout, call.owned());
                     let race = Race::new(op(attempt), sleep(duration), duration, clock);
-                    match attempt_or_cancel(race, kept.take(), cancel).await {
+                    let ended = match raced {
+                        None => Ok(race.await),
+                        Some((token, last)) => attempt_or_cancel(race, last, token).await,
+                    };
+                    match ended {
                         Ok(Ok(outcome)) => (outcome, false),
                         Ok(Err(t)) => (Err(timed_out(t)), deadline),
                         Err(last) => return state.cancelled(last, hooks, self.name),

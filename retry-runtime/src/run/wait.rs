@@ -48,61 +48,54 @@ where
     F: Future<Output = ()>,
     S: FnOnce(Duration) -> F,
 {
-    CancelWait {
-        wait: sleep_boxed(delay, sleep),
+    OrCancel {
+        future: sleep_boxed(delay, sleep),
         cancel: cancel.map(CancelToken::cancelled),
     }
 }
 
-/// One wait of an async retry loop with a cancel token: ready when the timer is, or when the
-/// token is cancelled, whichever comes first.
-pub struct CancelWait<'a, F> {
-    wait: Wait<F>,
+/// One wait of an async retry loop with a cancel token: over when the timer is, or when the
+/// token is cancelled (`None`), whichever comes first.
+pub type CancelWait<'a, F> = OrCancel<'a, Wait<F>>;
+
+/// `future`, raced against the call's cancel token, if any: `Some` with its output, or `None`
+/// once the token is cancelled first. Polled first, a future that ends as the token is
+/// cancelled stands.
+pub struct OrCancel<'a, F> {
+    future: F,
     cancel: Option<Cancelled<'a>>,
 }
 
-impl<F: Future<Output = ()>> Future for CancelWait<'_, F> {
-    type Output = ();
+impl<F: Future + Unpin> Future for OrCancel<'_, F> {
+    type Output = Option<F::Output>;
 
     #[inline]
     fn poll(
         self: core::pin::Pin<&mut Self>,
         cx: &mut core::task::Context<'_>,
-    ) -> core::task::Poll<()> {
+    ) -> core::task::Poll<Self::Output> {
         let this = self.get_mut();
-        if let Some(cancel) = &mut this.cancel {
-            if core::pin::Pin::new(cancel).poll(cx).is_ready() {
-                return core::task::Poll::Ready(());
-            }
+        if let core::task::Poll::Ready(output) = core::pin::Pin::new(&mut this.future).poll(cx) {
+            return core::task::Poll::Ready(Some(output));
         }
-        core::pin::Pin::new(&mut this.wait).poll(cx)
+        match &mut this.cancel {
+            Some(cancel) => core::pin::Pin::new(cancel).poll(cx).map(|()| None),
+            None => core::task::Poll::Pending,
+        }
     }
 }
 
-/// An attempt of an async loop with a cancel token, after a failure (`last`, the outcome
-/// before it): dropped should the token be cancelled before it ends, and `Err(last)` handed
-/// back for the call to end with. The first attempt (no `last`), or a call without a token,
-/// runs to its end: `Ok` with its outcome. Polled first, an attempt that ends as the token is
-/// cancelled stands.
-pub async fn attempt_or_cancel<F, R>(
+/// An attempt of an async loop after a failure (`last`, the outcome before it), raced against
+/// the call's `token`: dropped should the token be cancelled before it ends, and `Err(last)`
+/// handed back for the call to end with; else `Ok` with its outcome.
+pub async fn attempt_or_cancel<F: Future, R>(
     attempt: F,
-    last: Option<R>,
-    cancel: Option<&CancelToken>,
-) -> Result<F::Output, R>
-where
-    F: Future,
-{
-    let (Some(last), Some(token)) = (last, cancel) else {
-        return Ok(attempt.await);
+    last: R,
+    token: &CancelToken,
+) -> Result<F::Output, R> {
+    let raced = OrCancel {
+        future: core::pin::pin!(attempt),
+        cancel: Some(token.cancelled()),
     };
-    let mut attempt = core::pin::pin!(attempt);
-    let mut cancelled = core::pin::pin!(token.cancelled());
-    let ended = core::future::poll_fn(|cx| {
-        if let core::task::Poll::Ready(outcome) = attempt.as_mut().poll(cx) {
-            return core::task::Poll::Ready(Some(outcome));
-        }
-        cancelled.as_mut().poll(cx).map(|()| None)
-    })
-    .await;
-    ended.ok_or(last)
+    raced.await.ok_or(last)
 }
