@@ -146,5 +146,34 @@ fn an_async_fn_with_awaited_hooks_is_still_send() {
     let calls = AtomicU32::new(0);
     let fut = send_check(&calls);
     is_send(&fut);
-    let _ = GiveUpReason::Attempts;
+}
+
+static DEADLINE_GAVE_UP: Mutex<Vec<(GiveUpReason, u32)>> = Mutex::new(Vec::new());
+
+#[retry(
+    attempts = 5,
+    base = "100ms",
+    jitter = none,
+    max_elapsed = "250ms",
+    notify = async |_: &Down, _: &RetryEvent| tokio::time::sleep(200 * MS).await,
+    give_up = |_: &Down, g: &GiveUp| DEADLINE_GAVE_UP.lock().unwrap().push((g.reason, g.calls)),
+)]
+async fn slow_notify_past_deadline(calls: &AtomicU32) -> Result<(), Down> {
+    Err(Down(calls.fetch_add(1, Ordering::SeqCst) + 1))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_slow_awaited_notify_counts_toward_max_elapsed() {
+    let calls = AtomicU32::new(0);
+    let started = Instant::now();
+    // The first attempt fails at 0; the 100 ms wait (it ends before 250 ms) is drawn, the
+    // hook takes 200 ms, the wait is slept in full: at 300 ms, past the deadline, no second
+    // attempt starts, and the error the hook was handed is returned.
+    assert_eq!(slow_notify_past_deadline(&calls).await, Err(Down(1)));
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(started.elapsed(), 300 * MS);
+    assert_eq!(
+        *DEADLINE_GAVE_UP.lock().unwrap(),
+        [(GiveUpReason::Elapsed, 1)]
+    );
 }

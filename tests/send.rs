@@ -1,7 +1,9 @@
 //! A retried `async fn`'s future is `Send` whenever the body's future is, whatever the
 //! function's `T` and `E` are: nothing of the `Result` is held across an `.await` — not the
 //! body's, not the wait's. (With `max_elapsed`, or a `policy` that may carry one, the last
-//! error is kept through each wait, so the future is `Send` when the error type is too.)
+//! error is kept through each wait, so the future is `Send` when the error type is too; so
+//! with `cancel`, which keeps it through the next attempt, and an awaited `notify`, which is
+//! handed it. A `stats` hook keeps none.)
 //!
 //! Each function here is spawned on tokio's multi-thread runtime, which takes only `Send`
 //! futures: the file compiles only if that holds, and the call counts show the loop ran.
@@ -123,6 +125,16 @@ async fn hedged_timed_local_error() -> Result<u32, LocalError> {
     Ok(7)
 }
 
+static WITH_STATS: AtomicU32 = AtomicU32::new(0);
+
+/// A sync `stats` hook: its recorder is held across the waits by reference, and keeps no error.
+#[retry(attempts = 3, base = "1ms", stats = |s: &retry_jitter::RetryStats| assert!(s.attempts > 0))]
+async fn stats_rc_error() -> Result<u32, Rc<str>> {
+    tick().await;
+    fail_twice!(WITH_STATS);
+    Ok(7)
+}
+
 /// A method whose `Self` is shared across threads, as an axum handler's state is.
 struct Service {
     calls: AtomicU32,
@@ -173,6 +185,7 @@ async fn retried_futures_with_errors_that_are_not_send_are_send_and_retry() {
         spawn(timed_local_error()),
         spawn(hedged_rc_error()),
         spawn(hedged_timed_local_error()),
+        spawn(stats_rc_error()),
         spawn(service.get()),
     ];
     for task in tasks {
@@ -190,6 +203,7 @@ async fn retried_futures_with_errors_that_are_not_send_are_send_and_retry() {
         &TIMED,
         &HEDGED,
         &HEDGED_TIMED,
+        &WITH_STATS,
         &service.calls,
     ] {
         assert_eq!(calls.load(Ordering::Relaxed), 3);
