@@ -4,6 +4,7 @@
 //! in. A user meets them in types, as tower's own `tower::retry::future::ResponseFuture`.
 
 use core::future::Future;
+use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
@@ -11,18 +12,34 @@ pub use super::chain::{ChainFuture, InChain, OutOfChain};
 use super::service::{BoxFuture, FirstAttempt, Serve};
 use super::BoxError;
 
+/// The future of a [`RetryService`](super::RetryService) serving a `Req`: a
+/// [`RetryFuture`] with the parts of `T`'s call spelled out.
+pub type ResponseFuture<T, Req> = RetryFuture<
+    T,
+    Req,
+    <T as Serve<Req>>::Attempt,
+    <T as Serve<Req>>::Response,
+    <T as Serve<Req>>::Kept,
+>;
+
 pin_project_lite::pin_project! {
-    /// The future of a [`RetryService`](super::RetryService): the first attempt's future
-    /// itself, polled in place (a first-attempt success boxes no retry loop; a replayed HTTP
-    /// body is still recorded as it is sent), and the boxed loop only once it failed.
-    pub struct ResponseFuture<T: Serve<Req>, Req> {
+    /// The future of a [`RetryService`](super::RetryService), named [`ResponseFuture`]: the
+    /// first attempt's future `F` itself, polled in place (a first-attempt success boxes no
+    /// retry loop; a replayed HTTP body is still recorded as it is sent), and the boxed loop
+    /// only once it failed.
+    ///
+    /// Its parameters are its fields' types, so that the struct itself asks nothing of
+    /// them: a request the service cannot retry is reported once, as what the service lacks,
+    /// not again as a bound of this future.
+    pub struct RetryFuture<T, Req, F, R, K> {
         #[pin]
-        state: State<T::Attempt, T::Response>,
+        state: State<F, R>,
         // The service (a clone, with its layer) and what the request mode kept: what the loop
         // needs if the first attempt is not the answer. Two fields, so that what was kept is
         // moved once, into its place in the future.
         service: Option<T>,
-        kept: Option<T::Kept>,
+        kept: Option<K>,
+        request: PhantomData<fn(Req)>,
     }
 }
 
@@ -37,25 +54,31 @@ pin_project_lite::pin_project! {
 impl<T: Serve<Req>, Req> ResponseFuture<T, Req> {
     /// The first attempt alone, `service` and `kept` held for the loop.
     pub(super) fn first(future: T::Attempt, service: T, kept: Option<T::Kept>) -> Self {
-        ResponseFuture {
+        RetryFuture {
             state: State::First { future },
             service: Some(service),
             kept,
+            request: PhantomData,
         }
     }
 
     /// The loop, from the first attempt on.
     pub(super) fn looping(future: BoxFuture<T::Response>) -> Self {
-        ResponseFuture {
+        RetryFuture {
             state: State::Looping { future },
             service: None,
             kept: None,
+            request: PhantomData,
         }
     }
 }
 
-impl<T: Serve<Req>, Req> Future for ResponseFuture<T, Req> {
-    type Output = Result<T::Response, BoxError>;
+impl<T, Req, F, R, K> Future for RetryFuture<T, Req, F, R, K>
+where
+    T: Serve<Req, Attempt = F, Response = R, Kept = K>,
+    F: Future<Output = Result<R, T::Error>>,
+{
+    type Output = Result<R, BoxError>;
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {

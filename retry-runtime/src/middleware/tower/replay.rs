@@ -210,7 +210,9 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
     }
 
     async fn clone_request(kept: &K::Kept, head: Self::Owned) -> http::Request<B> {
-        Self::clone_attempt(kept, head).await.0
+        <Self as Replay<http::Request<B>>>::clone_attempt(kept, head)
+            .await
+            .0
     }
 
     async fn clone_attempt(kept: &K::Kept, head: Self::Owned) -> (http::Request<B>, u32) {
@@ -240,6 +242,41 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
         left: impl FnOnce() -> Option<Duration>,
     ) {
         self.stamp_headers(req.headers_mut(), attempt, left);
+    }
+}
+
+/// A request no one can make: a second impl, so that which `Req` an HTTP mode serves is
+/// read from the request given, never guessed from the one impl above (a `u32` handed to
+/// `RetryLayer::new`'s service is then reported as a `u32` it cannot retry, with what to
+/// do, not as a closure that should have taken an `http::Request`).
+#[diagnostic::do_not_recommend]
+impl<K: Clone + Send + Sync + 'static> Replay<core::convert::Infallible> for HttpRequests<K> {
+    type Shared = ();
+    type Owned = core::convert::Infallible;
+
+    fn keep(
+        &self,
+        req: &mut core::convert::Infallible,
+        _: usize,
+        _: Writes,
+        _: impl FnOnce() -> Option<Duration>,
+    ) -> Option<((), core::convert::Infallible)> {
+        match *req {}
+    }
+
+    fn replayable(_: &()) -> bool {
+        false
+    }
+
+    fn resend(_: &((), core::convert::Infallible), _: Writes) -> Resend {
+        Resend::Any
+    }
+
+    fn clone_request(
+        _: &(),
+        req: core::convert::Infallible,
+    ) -> impl Future<Output = core::convert::Infallible> + Send + '_ {
+        ready(req)
     }
 }
 
