@@ -165,8 +165,11 @@ impl<On, OnOk, B, L, D, K> RetryLayer<On, OnOk, B, L, D, HttpRequests<K>> {
 )]
 pub trait OkBeforeCloneRequests {}
 
+// Not offered in the message, which says what to write instead.
+#[diagnostic::do_not_recommend]
 impl OkBeforeCloneRequests for ByStatus {}
 
+#[diagnostic::do_not_recommend]
 impl OkBeforeCloneRequests for AcceptOk {}
 
 impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
