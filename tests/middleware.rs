@@ -778,3 +778,53 @@ async fn clone_bodies_classifies_http_responses_by_status() {
     assert_eq!(resp.unwrap().status(), 200);
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
+
+/// A call in flight is held in a user's own struct under its public name,
+/// `ResponseFuture<RetryService<S>, Req>` (as tower's `Retry` future is named), and awaited
+/// later: a `503` answered first, then the `200`, through the loop the future turns into.
+#[tokio::test(start_paused = true)]
+async fn a_call_in_flight_is_held_as_a_named_response_future() {
+    use retry_jitter::tower::future::ResponseFuture;
+    use retry_jitter::tower::RetryService;
+    use tower::{Layer, Service};
+
+    #[derive(Clone)]
+    struct Echo(Arc<AtomicU32>);
+    impl Service<http::Request<Full<Bytes>>> for Echo {
+        type Response = http::Response<Full<Bytes>>;
+        type Error = Infallible;
+        type Future = std::future::Ready<Result<Self::Response, Infallible>>;
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, req: http::Request<Full<Bytes>>) -> Self::Future {
+            let status = if self.0.fetch_add(1, Ordering::SeqCst) == 0 {
+                503
+            } else {
+                200
+            };
+            let resp = http::Response::builder()
+                .status(status)
+                .body(req.into_body());
+            std::future::ready(Ok(resp.unwrap()))
+        }
+    }
+    struct Pending {
+        call: ResponseFuture<RetryService<Echo>, http::Request<Full<Bytes>>>,
+    }
+
+    let calls = Arc::new(AtomicU32::new(0));
+    let mut svc: RetryService<Echo> = RetryLayer::new(quick()).layer(Echo(calls.clone()));
+    let req = http::Request::post("/orders").header("idempotency-key", "k1");
+    let req = req.body(Full::from("one order")).unwrap();
+    let pending = Pending {
+        call: svc.ready().await.unwrap().call(req),
+    };
+    let resp = pending.call.await.unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(
+        resp.into_body().collect().await.unwrap().to_bytes(),
+        "one order"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+}
