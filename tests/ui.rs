@@ -15,16 +15,19 @@ fn ui() {
 /// under `__private`, no file of the crate's own sources. Read from the goldens, so that a
 /// regenerated golden that brings one back fails here.
 ///
-/// `STILL_SHOWING` lists the goldens that still do, each with what shows: each one fixed
-/// leaves the list, and a golden that is clean while still listed fails too, so the list
-/// only shrinks. What is left is rustc's to print, after our message:
-/// - `svc.call(u32)` in method form is E0599, which points at `RetryService`'s definition
-///   whenever its source file is readable (no attribute hides it); rustc shows the one impl of
-///   `Replay` for `HttpRequests` and of `ClassifyOk` for `ByStatus` beside the message, also
-///   under `#[diagnostic::do_not_recommend]` (a second, hidden impl moves the hint to the
-///   `Serve`/`Service` impls instead);
-/// - `clone_requests()`'s `where OnOk: OkBeforeCloneRequests` is reported as the method's
-///   bound, with its file (a bound on the impl instead makes it E0599).
+/// `STILL_SHOWING` lists the goldens that still do: each one fixed leaves the list, and a
+/// golden that is clean while still listed fails too, so the list only shrinks. What is left
+/// is rustc's to print, after our message:
+/// - `layer-over-requests-it-cannot-retry`: `svc.call(7u32)` in method form is E0599, which
+///   points at `RetryService`'s definition whenever its source file is readable (no attribute
+///   hides it). In `Service::call` form, rustc names the impl of `Replay` for `HttpRequests`
+///   (marking it `#[diagnostic::do_not_recommend]` too would hide the body message behind
+///   `Replay`'s) and the one impl of `ClassifyOk` for `ByStatus` (a type's one impl is shown
+///   even when marked; a second, hidden impl moves the hint to the `Serve`/`Service` impls).
+/// - `on-ok-before-clone-requests`: `clone_requests()`'s `where OnOk: OkBeforeCloneRequests`
+///   is reported as the method's bound, with its file (a bound on the impl instead makes it
+///   E0599; no error at all means keeping an `on_ok` set before, a change to `RetryLayer`'s
+///   `OnOk` parameter).
 #[test]
 fn misuse_messages_show_none_of_the_crates_insides() {
     const STILL_SHOWING: &[&str] = &[
