@@ -147,8 +147,11 @@ fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenSt
             quote!(#label { #rebind #stmts })
         }
         None if cx.args.cancel.is_some() => {
+            // The race is awaited inside the block that made the attempt's arguments: the
+            // attempt may borrow them (a `Copy` one is captured by reference).
             let (outside, nested) = nested_attempt(cx, rebind, body);
-            cancellable(cx, quote!({ #outside #nested }))
+            let raced = cancellable(cx, nested);
+            quote!({ #outside #raced })
         }
         None => {
             let (outside, nested) = nested_attempt(cx, rebind, body);
