@@ -202,6 +202,51 @@ async fn a_wait_a_cancel_cut_short_counts_what_was_slept_of_it() {
     assert_eq!(stats.elapsed, 50 * MS);
 }
 
+/// A notify hook that takes a second (awaited: the function's own time, not a wait).
+async fn slow_notify(_: &Down, _: &retry_jitter::RetryEvent) {
+    tokio::time::sleep(Duration::from_secs(1)).await;
+}
+
+#[retry(attempts = 5, base = "10s", cap = "10s", jitter = none, cancel = token, notify = slow_notify, stats = keep)]
+async fn notified_then_cancelled(token: &CancelToken) -> Result<(), Down> {
+    Err(Down(1))
+}
+
+/// The figures of `notified_then_cancelled` cancelled `after` its start.
+async fn cancelled_after(after: Duration) -> RetryStats {
+    SEEN.lock()
+        .unwrap()
+        .retain(|s| s.function != "notified_then_cancelled");
+    let token = CancelToken::new();
+    let stop = token.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(after).await;
+        stop.cancel();
+    });
+    assert_eq!(notified_then_cancelled(&token).await, Err(Down(1)));
+    let [stats] = seen("notified_then_cancelled")[..] else {
+        panic!("{:?}", seen("notified_then_cancelled"))
+    };
+    assert_eq!(stats.gave_up, Some(GiveUpReason::Cancelled));
+    stats
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_awaited_hooks_time_is_not_waited_whichever_comes_first() {
+    // The hook's second, then 2 s of the 10 s wait slept.
+    let stats = cancelled_after(Duration::from_secs(3)).await;
+    assert_eq!(
+        stats.waited,
+        Duration::from_secs(2),
+        "not the hook's second"
+    );
+    assert_eq!(stats.elapsed, Duration::from_secs(3));
+    // Cancelled during the hook: the hook ends, the wait is never slept.
+    let stats = cancelled_after(500 * MS).await;
+    assert_eq!(stats.waited, Duration::ZERO, "nothing was slept");
+    assert_eq!(stats.elapsed, Duration::from_secs(1));
+}
+
 fn is_send<T: Send>(_: &T) {}
 
 #[test]

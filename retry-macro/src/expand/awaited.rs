@@ -86,7 +86,11 @@ pub(super) fn awaited_notify(cx: &Context) -> TokenStream {
         return TokenStream::new();
     }
     let Context {
-        p, last_l, stats_l, ..
+        p,
+        last_l,
+        stats_l,
+        clock,
+        ..
     } = cx;
     let (error_l, event_l, outcome_l) = (
         local("__retry_error", cx.ret_span),
@@ -101,6 +105,8 @@ pub(super) fn awaited_notify(cx: &Context) -> TokenStream {
         ) {
             #hook.call_notify(#error_l, &#event_l).await;
         }
+        // The wait starts after the hook: its time is not waited.
+        #stats_l.wait_starts(#clock);
     }
 }
 

@@ -111,6 +111,17 @@ impl<H: StatsHook> Recorder<H> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The wait of the last retry starts now, after an awaited `notify` hook: the hook's time
+    /// is not counted as waited, should a cancel cut the wait (or come during the hook).
+    #[inline]
+    pub fn wait_starts(&self, clock: Clock) {
+        if let (true, Some(event)) = (H::ACTIVE, self.event()) {
+            let delay = u64::try_from(event.delay.as_nanos()).unwrap_or(u64::MAX);
+            let end = self.since_start(clock).saturating_add(delay);
+            self.wait_end.store(end, Ordering::Relaxed);
+        }
+    }
+
     /// The call's figures, once it ended.
     pub fn stats(&self) -> Option<RetryStats> {
         self.stats.get().copied()
