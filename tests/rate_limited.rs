@@ -60,6 +60,50 @@ fn a_rate_limited_failure_waits_from_its_own_base_under_the_same_cap() {
     assert!(drawn.iter().any(|w| *w > MS(200)), "{drawn:?}");
 }
 
+/// Issue 49: every jitter mode spreads rate-limited waits, drawn from `rate_limited_base` with
+/// its own spread. A decorrelated draw grew from `base` (200 ms), below a third of
+/// `rate_limited_base`: every client then waited exactly 1 s, a throttled fleet back together.
+#[test]
+fn every_jitter_mode_spreads_a_rate_limited_wait() {
+    let second = Duration::from_secs(1);
+    // (mode, the first rate-limited wait's bounds)
+    let modes = [
+        (Jitter::Full, Duration::ZERO, second),
+        (Jitter::Equal, second / 2, second),
+        (Jitter::Decorrelated, second, 3 * second),
+    ];
+    testing::seed_jitter(49);
+    for (jitter, lo, hi) in modes {
+        let policy = Policy::new()
+            .with_jitter(jitter)
+            .with_attempts(2)
+            .with_cap(Duration::from_secs(30));
+        let drawn: Vec<Duration> = (0..100)
+            .flat_map(|_| waits(policy, &[Decision::RateLimited]))
+            .collect();
+        assert_eq!(drawn.len(), 100);
+        assert!(
+            drawn.iter().all(|w| (lo..=hi).contains(w)),
+            "{jitter:?}: {drawn:?}"
+        );
+        let (min, max) = (drawn.iter().min().unwrap(), drawn.iter().max().unwrap());
+        // 100 uniform draws: the least in the range's first tenth, the most in its last, but
+        // for a chance of 2·0.9^100 (5e-5) a seed; the seed is fixed.
+        assert!(*min < lo + (hi - lo) / 10, "{jitter:?}: least {min:?}");
+        assert!(*max > hi - (hi - lo) / 10, "{jitter:?}: most {max:?}");
+    }
+    // Under a cap below the rate-limited base, every mode waits the cap: nothing longer.
+    for jitter in [Jitter::Full, Jitter::Equal, Jitter::Decorrelated] {
+        let policy = Policy::new()
+            .with_jitter(jitter)
+            .with_attempts(4)
+            .with_cap(MS(300));
+        for wait in waits(policy, &[Decision::RateLimited; 3]) {
+            assert!(wait <= MS(300), "{jitter:?}: {wait:?}");
+        }
+    }
+}
+
 #[retry(attempts = 4, base = "10ms", rate_limited_base = "100ms", cap = "250ms", jitter = none, on = |d: &Decision| *d)]
 fn keyed(decisions: &Mutex<Vec<Decision>>) -> Result<(), Decision> {
     match decisions.lock().unwrap().pop() {

@@ -20,7 +20,8 @@ pub enum Jitter {
     Full,
     /// `c(k)/2 + uniform[0, c(k)/2]`: never shorter than half the ceiling.
     Equal,
-    /// `min(cap, uniform[base, 3·prev])`, `prev` starting at `base` (the AWS formula).
+    /// `min(cap, uniform[base, 3·max(prev, base)])`, `prev` starting at `base` (the AWS
+    /// formula).
     ///
     /// It does not follow `c(k)`: each wait grows from the previous one. Once `3·prev` passes the
     /// cap, most draws are clipped to exactly `cap`, so clients that have been failing for a
@@ -226,7 +227,11 @@ impl Backoff {
                 half + rng::up_to(half)
             }
             Jitter::Decorrelated => {
-                let Some(hi) = nanos_u64(prev).and_then(|prev| prev.checked_mul(3)) else {
+                // Grown from `base` at least: a `prev` below a third of it (a rate-limited
+                // wait's `rate_limited_base` above the `base` drawn from before) would
+                // leave no spread at all.
+                let Some(hi) = nanos_u64(prev).and_then(|prev| prev.max(base).checked_mul(3))
+                else {
                     return self.wide_delay(k, prev);
                 };
                 (base + rng::up_to(hi.saturating_sub(base))).min(cap)
@@ -248,7 +253,7 @@ impl Backoff {
                 rng::uniform(half, half.saturating_mul(2))
             }
             Jitter::Decorrelated => {
-                let hi = prev.saturating_mul(3).max(self.base);
+                let hi = prev.max(self.base).saturating_mul(3);
                 rng::uniform(self.base, hi).min(self.cap)
             }
             Jitter::None => self.ceiling(k),
@@ -370,7 +375,7 @@ mod tests {
         match b.jitter {
             Jitter::Full => uniform(Duration::ZERO, ceiling),
             Jitter::Equal => uniform(ceiling / 2, (ceiling / 2).saturating_mul(2)),
-            Jitter::Decorrelated => uniform(b.base, prev.saturating_mul(3).max(b.base)).min(b.cap),
+            Jitter::Decorrelated => uniform(b.base, prev.max(b.base).saturating_mul(3)).min(b.cap),
             Jitter::None => ceiling,
         }
     }
