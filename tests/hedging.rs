@@ -488,6 +488,57 @@ async fn a_hint_within_cap_delays_the_next_hedge_to_at_least_the_hint() {
     assert_eq!(out, Err(Busy(2, Duration::from_secs(3600))));
 }
 
+/// When each attempt started: the first runs `first` then fails (to be retried), the hedge
+/// after it answers "slow down" (`RateLimited`, no hint) 10 ms in, the third fails 10 ms in,
+/// the fourth succeeds.
+async fn started_after_a_rate_limited_hedge(first: Duration) -> Vec<Duration> {
+    let started = Mutex::new(Vec::new());
+    let calls = AtomicU32::new(0);
+    let t0 = Instant::now();
+    let r = Retry::new(
+        Policy::new()
+            .with_attempts(4)
+            .with_base(ms(10))
+            .with_rate_limited_base(ms(500))
+            .with_jitter(retry_jitter::Jitter::None),
+    )
+    .hedge(Hedge::After(ms(40)))
+    .on(|n: &u32| match n {
+        2 => Decision::RateLimited,
+        _ => Decision::Retry,
+    });
+    let out = r
+        .call_async(|| {
+            let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+            started.lock().unwrap().push(t0.elapsed());
+            async move {
+                match n {
+                    1 => tokio::time::sleep(first).await,
+                    2 | 3 => tokio::time::sleep(ms(10)).await,
+                    _ => return Ok(n),
+                }
+                Err(n)
+            }
+        })
+        .await;
+    assert_eq!(out, Ok(4));
+    started.into_inner().unwrap()
+}
+
+/// Issue 49: an attempt answered "slow down" while another runs. No attempt of that call,
+/// hedge or retry, starts before the wait that answer calls for: here, jitter off, the
+/// rate-limited base, 500 ms after 50 ms (it was the next hedge at its usual 40 ms delay).
+#[tokio::test(start_paused = true)]
+async fn a_rate_limited_answer_holds_back_the_next_hedge_and_retry() {
+    // The first runs on past 550 ms: the next hedge waits to 550, not to 80; then the one
+    // after it goes 40 ms later, as usual.
+    let hedges = started_after_a_rate_limited_hedge(ms(1000)).await;
+    assert_eq!(hedges, [ms(0), ms(40), ms(550), ms(590)]);
+    // The first fails at 100 ms (none runs): the retry's own wait (20 ms) is held to 550.
+    let retries = started_after_a_rate_limited_hedge(ms(100)).await;
+    assert_eq!(retries, [ms(0), ms(40), ms(550), ms(600)]);
+}
+
 /// A `Notify` that panics when it hears of a hedge.
 struct PanicsOnHedge;
 

@@ -180,16 +180,22 @@ impl RetryState {
     #[cold]
     #[inline(never)]
     fn rate_limited_wait(&mut self) -> Result<Duration, GiveUpReason> {
-        let policy = self.call.policy;
-        let backoff = policy.backoff();
-        let drawn = crate::policy::Backoff::new(policy.rate_limited_base(), backoff.cap())
-            .with_jitter(backoff.jitter())
-            .delay(self.calls_spent, self.prev);
+        let drawn = self.rate_limited_draw(self.calls_spent);
         if self.call.passed_after(drawn) {
             return Err(GiveUpReason::Elapsed);
         }
         self.prev = drawn;
         Ok(drawn)
+    }
+
+    /// A wait drawn for retry `k` after a [`Decision::RateLimited`]: from the policy's
+    /// `rate_limited_base`, with its jitter, under its cap.
+    pub(crate) fn rate_limited_draw(&self, k: u32) -> Duration {
+        let policy = self.call.policy;
+        let backoff = policy.backoff();
+        crate::policy::Backoff::new(policy.rate_limited_base(), backoff.cap())
+            .with_jitter(backoff.jitter())
+            .delay(k, self.prev)
     }
 
     /// The whole step after a failed call: classify `error` with `hooks.on`, compute the wait,

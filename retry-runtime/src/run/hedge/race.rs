@@ -371,6 +371,14 @@ where
     let (mut lead_timer, mut timer) = (pin!(lead_timer), pin!(timer));
     let histogram = hedge.histogram();
     let mut started = 1u32;
+    // An attempt answered "slow down" (`RateLimited`, a server hint) while others ran: no new
+    // attempt, hedge or retry, starts before the wait that answer called for ends.
+    let mut not_before: Option<Instant> = None;
+    let held_for = |not_before: Option<Instant>| {
+        not_before.map_or(Duration::ZERO, |t| {
+            t.saturating_duration_since((call.clock)())
+        })
+    };
     // The first attempt in place; hedges beside it boxed (only a hedged call allocates).
     #[allow(clippy::type_complexity)]
     let mut others: Vec<(Running, Pin<Box<Fut>>, Option<Pin<Box<SFut>>>)> = Vec::new();
@@ -471,7 +479,12 @@ where
                 let hint = match hooks.decide(&outcome, verdict, call.clock) {
                     Decision::Stop => Err(GiveUpReason::Stopped),
                     Decision::RetryAfter(hint) => state.allows_hint(hint).map(|()| hint),
-                    Decision::Retry | Decision::RateLimited => Ok(Duration::ZERO),
+                    // The wait a retry after it would draw (never beyond the cap; past the
+                    // deadline, no attempt starts again, and those running go on).
+                    Decision::RateLimited => {
+                        Ok(state.rate_limited_draw(state.failed_calls().saturating_add(1)))
+                    }
+                    Decision::Retry => Ok(Duration::ZERO),
                 };
                 match hint {
                     Err(reason) => {
@@ -479,10 +492,15 @@ where
                         let reason = state.end(reason);
                         return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
                     }
-                    // The server asked for time: the next hedge waits at least that long.
-                    Ok(hint) if !hint.is_zero() && !waiting && timer.is_some() => {
-                        hedge_delay = hedge_delay.max(hint);
-                        timer.set(Some(sleep(hedge_delay)));
+                    // The server asked for time: no attempt starts before it passed, and the
+                    // next hedge waits at least that long.
+                    Ok(hint) if !hint.is_zero() => {
+                        let until = (call.clock)() + hint;
+                        not_before = Some(not_before.map_or(until, |t| t.max(until)));
+                        if !waiting && timer.is_some() {
+                            hedge_delay = hedge_delay.max(hint);
+                            timer.set(Some(sleep(hedge_delay)));
+                        }
                     }
                     Ok(_) => {}
                 }
@@ -498,7 +516,8 @@ where
                     if state.has_deadline() || hooks.cancel().is_some() {
                         last.keep(outcome);
                     }
-                    timer.set(Some(sleep(delay)));
+                    // Not shorter than what an earlier "slow down" asked for.
+                    timer.set(Some(sleep(delay.max(held_for(not_before)))));
                     waiting = true;
                 }
             }
