@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use retry_jitter::hedge::Hedge;
-use retry_jitter::{retry, testing, Decision, Policy, Retry, RetryBudget};
+use retry_jitter::{retry, testing, CancelToken, Decision, Policy, Retry, RetryBudget};
 
 /// The metric names the `metrics` module's table documents: dashboards are written from them.
 mod names {
@@ -136,6 +136,13 @@ fn out_of_time() -> Result<(), io::Error> {
     Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
 }
 
+static SHUTDOWN: CancelToken = CancelToken::new();
+
+#[retry(attempts = 3, base = "1h", cap = "1h", cancel = &SHUTDOWN)]
+fn shut_down() -> Result<(), io::Error> {
+    Err(io::Error::new(io::ErrorKind::ConnectionRefused, "down"))
+}
+
 #[test]
 fn every_give_up_is_counted_with_its_reason() {
     let got = reported(|| {
@@ -145,6 +152,8 @@ fn every_give_up_is_counted_with_its_reason() {
             assert!(told_to_wait_an_hour().is_err());
             assert!(no_budget().is_err());
             assert!(out_of_time().is_err());
+            SHUTDOWN.cancel();
+            assert!(shut_down().is_err());
         });
     });
     let give_ups: BTreeMap<_, _> = got
@@ -159,6 +168,7 @@ fn every_give_up_is_counted_with_its_reason() {
         g("told_to_wait_an_hour", "hint_beyond_cap"),
         g("no_budget", "budget_empty"),
         g("out_of_time", "elapsed"),
+        g("shut_down", "cancelled"),
     ];
     let mut want: Vec<String> = want.to_vec();
     want.sort();
@@ -331,6 +341,7 @@ fn the_reason_labels_are_the_documented_ones() {
         HintBeyondCap,
         Throttled,
         CircuitOpen,
+        Cancelled,
     ]
     .map(|reason| reason.label());
     assert_eq!(
@@ -342,7 +353,8 @@ fn the_reason_labels_are_the_documented_ones() {
             "stopped",
             "hint_beyond_cap",
             "throttled",
-            "circuit_open"
+            "circuit_open",
+            "cancelled"
         ]
     );
 }
