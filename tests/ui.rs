@@ -24,6 +24,9 @@ fn ui() {
 ///   (marking it `#[diagnostic::do_not_recommend]` too would hide the body message behind
 ///   `Replay`'s) and the one impl of `ClassifyOk` for `ByStatus` (a type's one impl is shown
 ///   even when marked; a second, hidden impl moves the hint to the `Serve`/`Service` impls).
+/// - `oneshot-over-a-body-it-cannot-replay`: `.oneshot(req)` and `.ready()` on a layer over a
+///   body it cannot replay are E0599 for the same reason (`ServiceExt`'s methods need the
+///   `Service` impl the body fails); the HTTP guide page quotes it and says what to write.
 /// - `on-ok-before-clone-requests`: `clone_requests()`'s `where OnOk: OkBeforeCloneRequests`
 ///   is reported as the method's bound, with its file (a bound on the impl instead makes it
 ///   E0599; no error at all means keeping an `on_ok` set before, a change to `RetryLayer`'s
@@ -32,6 +35,7 @@ fn ui() {
 fn misuse_messages_show_none_of_the_crates_insides() {
     const STILL_SHOWING: &[&str] = &[
         "tower/layer-over-requests-it-cannot-retry.stderr",
+        "tower/oneshot-over-a-body-it-cannot-replay.stderr",
         "tower/on-ok-before-clone-requests.stderr",
     ];
     let mut dirty = Vec::new();
