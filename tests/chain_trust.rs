@@ -105,6 +105,25 @@ async fn a_zero_deadline_is_no_deadline() {
 }
 
 #[tokio::test]
+async fn the_servers_word_in_a_callers_request_changes_no_loop() {
+    // What a server says in its answers, sent instead by a caller in its request: read from
+    // answers only, so the tier's loop still makes its four attempts on its downstream's 503.
+    let (down, seen) = downstream(503, Duration::ZERO).await;
+    let top = tier(ChainLayer::new(), down).await;
+    let words = [
+        ("x-should-retry", "false"),
+        ("stripe-should-retry", "false"),
+        ("retry-after", "3600"),
+        ("x-amz-retry-after", "3600000"),
+        ("grpc-retry-pushback-ms", "-1"),
+        ("x-envoy-overloaded", "true"),
+        ("grpc-previous-rpc-attempts", "4"),
+    ];
+    assert_eq!(call(top, &words).await, 503);
+    assert_eq!(seen.calls(), 4);
+}
+
+#[tokio::test]
 async fn of_several_deadlines_the_smallest_counts() {
     // The client's 5000, then a proxy's 60 appended: as two field lines, and as one.
     for headers in [
