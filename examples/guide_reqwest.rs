@@ -3,8 +3,9 @@ use std::time::Duration;
 use retry_jitter::reqwest::{check, Error};
 use retry_jitter::{retry, RetryEvent};
 
-// Retried: 408, 425, 429, 500, 502, 503, 504 (waiting a `Retry-After`), a refused or reset
-// connection, an attempt cut by `timeout`. Returned at once: 404 and every other 4xx.
+// Retried: 408, 425, 429, every 5xx but 501 and 505, a refused or reset connection, an attempt
+// cut by `timeout`. A `Retry-After` up to `cap` (2 s) is waited, plus the draw; a longer one
+// ends the call. Returned at once: 404 and every other 4xx.
 #[retry(
     attempts = 4,
     base = "100ms",
