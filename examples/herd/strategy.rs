@@ -1,7 +1,16 @@
-//! The retry strategies compared, each a `retry_jitter::Backoff` in a `Policy`: every client's
-//! retries are decided by a `RetryState` under it, and `full+budget`'s by a shared
-//! `RetryBudget` too, the code `#[retry]` runs; the demo re-implements neither the delay math
-//! nor the counting of attempts and tokens.
+//! The retry strategies of the outage and OCC models, each a `retry_jitter::Backoff` (and, for
+//! `full+budget`, a `RetryBudget` shared by all the clients of a run). Every wait is drawn by
+//! the crate's own `Backoff`, and every token taken or given back is the crate's own
+//! `RetryBudget`'s; what counts the attempts and decides to retry differs by model:
+//!
+//! - `occ`: each client's retries are decided by a `RetryState` of its own, under a `Policy` of
+//!   this backoff with the budget as its hook: the loop `#[retry]` runs, failure by failure
+//!   (the model gives the budget its tokens back on a success, as the loop does).
+//! - `outage`: the model itself counts each client's calls against `attempts`, draws each wait
+//!   with `Backoff::delay` and asks the budget (`try_retry`, `succeeded_after`); no `RetryState`
+//!   (a million of them were too slow: BENCHMARKS.md).
+//!
+//! The other models do not use these strategies; see the crate docs (`main.rs`).
 
 use std::fmt;
 use std::time::Duration;
