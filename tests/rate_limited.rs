@@ -205,6 +205,46 @@ async fn a_real_429_without_a_hint_backs_off_from_the_rate_limited_base() {
     );
 }
 
+static HINTED: AtomicU32 = AtomicU32::new(0);
+static HINT_GIVE_UPS: Mutex<Vec<(retry_jitter::GiveUpReason, u32)>> = Mutex::new(Vec::new());
+
+fn gave_up(_: &Error, g: &retry_jitter::GiveUp) {
+    HINT_GIVE_UPS.lock().unwrap().push((g.reason, g.calls));
+}
+
+/// The README's example, its `Retry-After` comment checked: a hint past `cap` ends the call.
+#[retry(attempts = 4, base = "200ms", cap = "5s", timeout = "2s", max_elapsed = "10s", give_up = gave_up)]
+async fn fetch_hinted(client: &reqwest::Client, url: &str) -> Result<String, Error> {
+    let resp = client.get(url).send().await?;
+    Ok(check(resp).await?.text().await?)
+}
+
+/// A real server answering `429` with `Retry-After: 60`, past the 5 s `cap`: one call, then the
+/// 429 returned at once (`HintBeyondCap`), not a minute's wait.
+#[tokio::test]
+async fn a_real_retry_after_past_cap_ends_the_call_at_once() {
+    let app = axum::Router::new().route(
+        "/",
+        get(|| async {
+            HINTED.fetch_add(1, Ordering::SeqCst);
+            let mut headers = HeaderMap::new();
+            headers.insert("retry-after", "60".parse().unwrap());
+            (StatusCode::TOO_MANY_REQUESTS, headers, "slow down")
+        }),
+    );
+    let addr = loopback::serve(app).await;
+    let started = std::time::Instant::now();
+    let out = fetch_hinted(&reqwest::Client::new(), &format!("http://{addr}/")).await;
+    assert_eq!(out.unwrap_err().status().map(|s| s.as_u16()), Some(429));
+    assert_eq!(HINTED.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        *HINT_GIVE_UPS.lock().unwrap(),
+        [(retry_jitter::GiveUpReason::HintBeyondCap, 1)]
+    );
+    // Not the minute asked for (a bound a loaded machine keeps: nothing is waited at all).
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
 #[test]
 fn a_budget_prices_each_kind_and_gives_back_what_was_taken() {
     let run = |budget: &RetryBudget, decisions: &[Decision]| {
