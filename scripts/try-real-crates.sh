@@ -5,6 +5,9 @@
 #   scripts/try-real-crates.sh NAME-VERSION[:FEATURES]...
 #   e.g. scripts/try-real-crates.sh toml-1.2.2+spec-1.1.0 hyper-util-0.1.21:client-legacy,http1,tokio
 #
+# RETRY_KEYS replaces the keys (default `attempts = 2`); with a cancel token beside every argument:
+#   RETRY_KEYS='attempts = 2, cancel = { static T: ::retry_jitter::CancelToken = ::retry_jitter::CancelToken::new(); &T }'
+#
 # Each crate is copied from cargo's registry sources (~/.cargo/registry/src/*/NAME-VERSION) to
 # $OUT/NAME-VERSION (default OUT=/tmp/try-real-crates): base/ is the crate reformatted by
 # prettyplease only (the baseline: its errors and warnings are the crate's own), annot/ the

@@ -8,6 +8,9 @@
 //!
 //! Usage: annotate-retry [--format-only] [--probe] [--skip FILE] [--manifest FILE] SRC_DIR
 //!
+//! `RETRY_KEYS` replaces the attribute's keys (`attempts = 2`): `scripts/try-real-crates.sh`
+//! documents a run with `cancel`.
+//!
 //! Every `.rs` file under SRC_DIR is parsed and, when it parses, rewritten in place with
 //! prettyplease (so `--format-only` makes the baseline: the same text without the attribute).
 //! Each candidate function has an id `relative/path.rs#N` (N: its rank among the candidates of
@@ -92,8 +95,11 @@ impl Annotator<'_> {
         }
         name.push_str(&sig.ident.to_string());
         let annotated = !self.format_only && !self.skip.contains(&id);
+        // The attribute's keys: `attempts = 2`, or $RETRY_KEYS (e.g. with a `cancel`).
+        let keys: proc_macro2::TokenStream =
+            std::env::var("RETRY_KEYS").unwrap_or_else(|_| "attempts = 2".into()).parse().expect("RETRY_KEYS");
         if annotated {
-            attrs.push(syn::parse_quote!(#[::retry_jitter::retry(attempts = 2)]));
+            attrs.push(syn::parse_quote!(#[::retry_jitter::retry(#keys)]));
         }
         let probe = syn::Ident::new(&format!("retry_probe_{}", self.rank - 1), proc_macro2::Span::call_site());
         self.out.push(Candidate { id, name, annotated });
