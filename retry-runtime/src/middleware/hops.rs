@@ -72,8 +72,9 @@ pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
 
 /// Write an attempt's hop headers into its request's `headers`: `attempt` is its 1-based
 /// number, `left` the time it has (the smallest of its timeout, its loop's deadline and its
-/// caller's; `None` outside a chain's scope). A first attempt with nothing to say reads no
-/// header.
+/// caller's; `None` outside a chain's scope), written as its deadline unless the request
+/// already carries a smaller one (a deadline is lowered, never raised). A first attempt with
+/// nothing to say reads no header.
 pub(crate) fn stamp(
     hops: Option<&Hops>,
     headers: &mut HeaderMap,
@@ -86,24 +87,30 @@ pub(crate) fn stamp(
     }
     let grpc = is_grpc(headers);
     if let Some(left) = left {
-        if grpc {
-            // Lower a larger deadline the request carries (tonic's `set_timeout`), never
-            // raise a smaller one.
-            let theirs = headers
-                .get(GRPC_TIMEOUT)
-                .and_then(|v| parse_grpc_timeout(v.as_bytes()));
-            // Never 0, which a `ChainLayer` reads as "no deadline": 1 ns at least.
+        // What is sent: gRPC's format rounds down, never to 0 (which a `ChainLayer` reads as
+        // "no deadline"): 1 ns at least. Envoy's milliseconds round down too, and never to 0
+        // (its "no timeout"): less than a millisecond left is sent as 1.
+        let (name, parse, sent): (HeaderName, Parse, Duration) = if grpc {
             let left = left.max(Duration::from_nanos(1));
-            if theirs.is_none_or(|theirs| left < theirs) {
-                headers.insert(GRPC_TIMEOUT, grpc_timeout(left));
-            }
+            let name = HeaderName::from_static(GRPC_TIMEOUT);
+            (name, parse_grpc_timeout, left)
         } else {
             let name = hops
                 .and_then(|h| h.deadline.clone())
                 .unwrap_or(HeaderName::from_static(DEADLINE_HEADER));
-            // Rounded down, but never to 0, which Envoy's timeout headers read as "no
-            // timeout": less than a millisecond left is sent as 1.
-            headers.insert(name, number(left.as_millis().max(1)));
+            let millis = u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1);
+            (name, parse_millis, Duration::from_millis(millis))
+        };
+        // A deadline the request already carries (one the caller's code set: tonic's
+        // `set_timeout`, its own Envoy header; or this attempt's own, kept from the one
+        // before) is lowered, never raised: the smaller wins.
+        if least(headers, name.as_str(), parse).is_none_or(|theirs| sent < theirs) {
+            let value = if grpc {
+                grpc_timeout(sent)
+            } else {
+                number(sent.as_millis())
+            };
+            headers.insert(name, value);
         }
     }
     if grpc && attempt > 1 {
@@ -156,8 +163,23 @@ pub(crate) fn parse_grpc_timeout(value: &[u8]) -> Option<Duration> {
     })
 }
 
+/// How a deadline header's value is read: [`parse_grpc_timeout`] or [`parse_millis`].
+pub(crate) type Parse = fn(&[u8]) -> Option<Duration>;
+
+/// The smallest deadline of every value of the header `name`, each field line and each
+/// comma-separated value of one read by `parse`; `0` (Envoy's "no timeout", and what a
+/// `ChainLayer` reads as no deadline in `grpc-timeout` too) and malformed values are none.
+pub(crate) fn least(headers: &HeaderMap, name: &str, parse: Parse) -> Option<Duration> {
+    headers
+        .get_all(name)
+        .iter()
+        .flat_map(|line| line.as_bytes().split(|&b| b == b','))
+        .filter_map(|value| parse(value.trim_ascii()))
+        .filter(|left| !left.is_zero())
+        .min()
+}
+
 /// A milliseconds header value (Envoy's): ASCII digits only, at most 19 of them.
-#[cfg(feature = "tower")]
 pub(crate) fn parse_millis(value: &[u8]) -> Option<Duration> {
     digits_value(value, 19).map(Duration::from_millis)
 }
@@ -228,7 +250,6 @@ mod tests {
     }
 
     #[test]
-    #[cfg(feature = "tower")]
     fn millis_parse_digits_only() {
         assert_eq!(parse_millis(b"300"), Some(Duration::from_millis(300)));
         assert_eq!(parse_millis(b"0"), Some(Duration::ZERO));
@@ -264,6 +285,48 @@ mod tests {
     }
 
     #[test]
+    fn an_http_attempt_lowers_the_deadline_its_request_carries_and_never_raises_it() {
+        let five = Some(Duration::from_secs(5));
+        let renamed = Hops {
+            deadline: Some(HeaderName::from_static("x-deadline-ms")),
+            attempt: None,
+        };
+        // (the header's name, its values as carried, what leaves with 5 s left)
+        let cases: [(Option<&Hops>, &[&'static str], &str); 7] = [
+            (None, &["100"], "100"),
+            (None, &["60000"], "5000"),
+            (None, &["300, 80"], "300, 80"),
+            (None, &["0"], "5000"),
+            (None, &["100ms"], "5000"),
+            (Some(&renamed), &["100"], "100"),
+            (Some(&renamed), &["60000", "7000"], "5000"),
+        ];
+        for (hops, carried, want) in cases {
+            let name = hops.map_or(DEADLINE_HEADER, |h| h.deadline.as_ref().unwrap().as_str());
+            let mut h = HeaderMap::new();
+            for value in carried {
+                h.append(
+                    HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                    HeaderValue::from_static(value),
+                );
+            }
+            stamp(hops, &mut h, 1, five);
+            let sent: Vec<_> = h
+                .get_all(name)
+                .iter()
+                .map(|v| v.to_str().unwrap())
+                .collect();
+            assert_eq!(sent.join(" | "), want, "{name}: {carried:?}");
+        }
+        // The same request's next attempt, with less left: lowered again, never raised.
+        let mut h = headers(&[(DEADLINE_HEADER, "100")]);
+        stamp(None, &mut h, 2, Some(Duration::from_millis(40)));
+        assert_eq!(h[DEADLINE_HEADER], "40");
+        stamp(None, &mut h, 3, Some(Duration::from_millis(70)));
+        assert_eq!(h[DEADLINE_HEADER], "40");
+    }
+
+    #[test]
     fn a_grpc_retry_counts_previous_attempts_and_only_lowers_grpc_timeout() {
         let mut h = headers(&[
             ("content-type", "application/grpc+proto"),
@@ -283,5 +346,15 @@ mod tests {
         // Nothing left is sent as 1 ns, never as 0 (which a `ChainLayer` reads as none).
         stamp(None, &mut h, 1, Some(Duration::ZERO));
         assert_eq!(h[GRPC_TIMEOUT], "1n");
+        // Of several values the least counts, as a `ChainLayer` reads them; `0` is none.
+        let mut h = headers(&[
+            ("content-type", "application/grpc"),
+            ("grpc-timeout", "5S, 100m"),
+        ]);
+        stamp(None, &mut h, 1, Some(Duration::from_secs(1)));
+        assert_eq!(h[GRPC_TIMEOUT], "5S, 100m");
+        let mut h = headers(&[("content-type", "application/grpc"), ("grpc-timeout", "0m")]);
+        stamp(None, &mut h, 1, Some(Duration::from_millis(200)));
+        assert_eq!(h[GRPC_TIMEOUT], "200000u");
     }
 }

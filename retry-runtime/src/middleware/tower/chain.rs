@@ -37,18 +37,21 @@ const SHOULD_RETRY: &str = "x-should-retry";
 ///   ([`GiveUpReason::Elapsed`](crate::GiveUpReason)). An attempt cut, or a call ended, by the
 ///   request's deadline counts for nothing in a shared circuit breaker or throttle: it says
 ///   nothing of the downstream. Each attempt a `RetryLayer` or `RetryMiddleware` sends from
-///   inside the scope carries the time it has left in the same header (gRPC: `grpc-timeout`).
-/// - **Up: "already retried".** When a loop inside the scope gave up on a failure it would
-///   have retried but for a limit (its attempts, once it retried; time, budget, throttle,
-///   breaker), or because its downstream said "don't retry", and the handler's answer is one
-///   its caller would retry
+///   inside the scope carries the time it has left in the same header (gRPC: `grpc-timeout`);
+///   a deadline the request already carries in that header is lowered to it, never raised
+///   (the smaller wins).
+/// - **Up: "already retried".** When a loop inside the scope gave up on a failure it retried,
+///   or would have retried but for a limit (its attempts, once it retried; time, budget,
+///   throttle, breaker, a server's wait past its `cap`), or because its downstream said "don't
+///   retry", and the handler's answer is one its caller would retry
 ///   (HTTP `5xx` or `429`; gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED`), the answer gets
 ///   `x-should-retry: false` (gRPC: `grpc-retry-pushback-ms: -1`, in the trailers or the
 ///   headers of a trailers-only answer). The retries of a chain then happen at the one tier
-///   next to the failure. A failure no loop gave up on is left as it is, and so is one a loop
-///   of a single attempt ended on (a tier told to fail fast leaves the retry to its caller).
-///   An answer is gRPC by its own `content-type` (or [`grpc`](ChainLayer::grpc)), never by
-///   the request's.
+///   next to the failure. A failure no loop gave up on is left as it is; so is one a loop of
+///   a single attempt ended on after its attempt (a tier told to fail fast leaves the retry
+///   to its caller), and one a loop's [`CancelToken`](crate::CancelToken) ended (a shutdown:
+///   another replica may still serve the caller). An answer is gRPC by its own
+///   `content-type` (or [`grpc`](ChainLayer::grpc)), never by the request's.
 ///
 /// **Trust.** A request's headers are whatever its sender wrote. [`ChainLayer::new`] believes
 /// the deadline a request carries: use it behind your own proxies and for calls from your own
@@ -233,13 +236,13 @@ impl Deadlines {
         let carried = if !self.trusted {
             None
         } else if self.grpc || (self.header.is_none() && hops::is_grpc(headers)) {
-            least(headers, GRPC_TIMEOUT, hops::parse_grpc_timeout)
+            hops::least(headers, GRPC_TIMEOUT, hops::parse_grpc_timeout)
         } else {
             let name = self
                 .header
                 .as_ref()
                 .map_or(hops::DEADLINE_HEADER, |n| n.as_str());
-            least(headers, name, hops::parse_millis)
+            hops::least(headers, name, hops::parse_millis)
         };
         let left = match (carried, self.own) {
             (Some(a), Some(b)) => a.min(b),
@@ -247,23 +250,6 @@ impl Deadlines {
         };
         crate::sleep::tokio_now().checked_add(left)
     }
-}
-
-/// The smallest deadline of every value of the header `name`, each field line and each
-/// comma-separated value of one read; `0` (Envoy's "no timeout") and malformed values are
-/// none.
-fn least(
-    headers: &HeaderMap,
-    name: &str,
-    parse: fn(&[u8]) -> Option<Duration>,
-) -> Option<Duration> {
-    headers
-        .get_all(name)
-        .iter()
-        .flat_map(|line| line.as_bytes().split(|&b| b == b','))
-        .filter_map(|value| parse(value.trim_ascii()))
-        .filter(|left| !left.is_zero())
-        .min()
 }
 
 impl<S> Layer<S> for ChainLayer {
