@@ -160,16 +160,49 @@ pub(crate) fn scope_deadline() -> Option<Option<std::time::Instant>> {
 #[inline(always)]
 pub(crate) fn mark_gave_up() {}
 
-/// A loop ended for `reason` after `calls` calls: inside a scope, a limit that kept it from
-/// retrying (time, budget, throttle, breaker, a wait beyond the cap; its attempts, once it
-/// retried) marks the scope. Neither the classifier's `Stop` nor a loop of one attempt (a
-/// tier told to fail fast, `attempts = 1`, leaving the retries to its caller) does.
+/// A loop ended for `reason` after `calls` failed calls, allowed `attempts` (`None`: refused by
+/// its guards before its first attempt, where its policy is not at hand): inside a scope, marks
+/// the scope "don't retry" when [`marks`] says so.
 #[inline(always)]
-pub(crate) fn gave_up(reason: crate::GiveUpReason, calls: u32) {
-    use crate::GiveUpReason::{Attempts, Stopped};
+pub(crate) fn gave_up(reason: crate::GiveUpReason, calls: u32, attempts: Option<u32>) {
+    if marks(reason, calls, attempts) {
+        mark_gave_up();
+    }
+}
+
+/// Whether a loop that ended for `reason` after `calls` failed calls, allowed `attempts`,
+/// tells its chain's caller "don't retry" (`x-should-retry: false`, gRPC's
+/// `grpc-retry-pushback-ms: -1`): only when it retried, or would have retried but for a limit
+/// of retrying. The one place this is decided, reason by reason:
+///
+/// - [`Attempts`](crate::GiveUpReason::Attempts): it retried, and made every call allowed
+///   (`calls > 1`).
+/// - [`Elapsed`](crate::GiveUpReason::Elapsed),
+///   [`BudgetEmpty`](crate::GiveUpReason::BudgetEmpty),
+///   [`Throttled`](crate::GiveUpReason::Throttled),
+///   [`CircuitOpen`](crate::GiveUpReason::CircuitOpen),
+///   [`HintBeyondCap`](crate::GiveUpReason::HintBeyondCap): a limit (time, the budget, the
+///   throttle, the breaker, the cap on a server's wait) kept a loop that retries from
+///   retrying; its caller would meet the same limit. Not a loop of one attempt: it would not
+///   have retried anyway.
+/// - [`Stopped`](crate::GiveUpReason::Stopped): its classifier said the failure is not worth
+///   retrying. (A downstream's own "don't retry" marks the scope where it is read, in the
+///   HTTP and gRPC classifiers, whatever the loop does next.)
+/// - [`Cancelled`](crate::GiveUpReason::Cancelled): the loop's token ended it (a shutdown, a
+///   caller gone), not a limit of retrying, whether it had retried or not: another replica
+///   may still serve the caller.
+///
+/// A loop of one attempt (`attempts = 1`, a tier told to fail fast) never marks: it leaves the
+/// retry to its caller. One its breaker or throttle refused before its first attempt
+/// (`attempts` unknown) marks as a loop that retries does.
+pub(crate) fn marks(reason: crate::GiveUpReason, calls: u32, attempts: Option<u32>) -> bool {
+    use crate::GiveUpReason::{
+        Attempts, BudgetEmpty, Cancelled, CircuitOpen, Elapsed, HintBeyondCap, Stopped, Throttled,
+    };
+    let retries = attempts.is_none_or(|attempts| attempts > 1);
     match reason {
-        Stopped => {}
-        Attempts if calls <= 1 => {}
-        _ => mark_gave_up(),
+        Attempts => calls > 1,
+        Elapsed | BudgetEmpty | Throttled | CircuitOpen | HintBeyondCap => retries,
+        Stopped | Cancelled => false,
     }
 }

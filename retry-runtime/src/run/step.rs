@@ -480,7 +480,8 @@ where
         ok: outcome.as_err().is_none(),
     };
     hooks.trace.give_up(&outcome, &give_up);
-    crate::policy::scope::gave_up(reason, give_up.calls);
+    let attempts = state.map(|state| state.policy().attempts());
+    crate::policy::scope::gave_up(reason, give_up.calls, attempts);
     #[cfg(feature = "metrics")]
     crate::run::metrics::give_up(function, reason);
     match outcome.as_err() {
