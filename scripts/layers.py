@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""The runtime's layers, checked: no module imports a layer above its own, and no two files
-import each other.
+"""The runtime's layers, checked: no module imports a layer above its own; and, in both crates,
+no two files of one folder import each other (by `crate::`, `super::` or `self::` paths,
+`use` trees expanded; test modules left out).
 
 The layers (ARCHITECTURE.md), from the bottom: `policy/`, `fleet/`, `classify/`, `run/`, then the
 faces (`retry.rs`, `private.rs` and `private/`, `middleware/`). A path `crate::x::…` names the
@@ -49,6 +50,72 @@ def reexports(text):
     return names
 
 
+MACRO_SRC = SRC.parent.parent / "retry-macro" / "src"
+
+
+def expand_tree(tree):
+    """The paths of a `use` tree (`a::{b, c::{d, e}}`), each as a list of segments."""
+    tree = re.sub(r"\s+as\s+\w+", "", tree)
+    tree = re.sub(r"\s+", "", tree)
+    depth, cut = 0, None
+    for i, ch in enumerate(tree):
+        if ch == "{" and depth == 0:
+            cut = i
+            break
+        depth += ch == "{"
+    if cut is None:
+        return [[seg.split(" as ")[0] for seg in tree.split("::") if seg]]
+    prefix = [seg for seg in tree[:cut].split("::") if seg]
+    inner = tree[cut + 1 : tree.rindex("}")]
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(inner):
+        depth += (ch == "{") - (ch == "}")
+        if ch == "," and depth == 0:
+            parts.append(inner[start:i])
+            start = i + 1
+    parts.append(inner[start:])
+    return [prefix + rest for part in parts if part for rest in expand_tree(part)]
+
+
+def module_of(rel):
+    """A file's module path: `a/b.rs` is `a::b`, `a/mod.rs` and `lib.rs` their folder's."""
+    parts = list(rel.with_suffix("").parts)
+    if parts[-1] in ("mod", "lib"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def sibling_cycles(src):
+    """`a <-> b` for each two files of one folder that name each other."""
+    files = {module_of(f.relative_to(src)): f for f in sorted(src.rglob("*.rs"))}
+    names = {}
+    for module, path in files.items():
+        text = strip_comments(path.read_text())
+        text = re.split(r"#\[cfg\(test\)\]\s*mod\s+tests\b", text)[0]
+        paths = []
+        for m in re.finditer(r"\buse\s+((?:crate|super|self)::[^;]+);", text):
+            paths.extend(expand_tree(m.group(1)))
+        text = re.sub(r"\buse\s+[^;]+;", "", text)
+        paths.extend(m.group(0).split("::") for m in re.finditer(r"\b(?:crate|super|self)(?:::\w+)+", text))
+        named = set()
+        for segs in paths:
+            head, rest = segs[0], segs[1:]
+            base = [] if head == "crate" else list(module[:-1]) if head == "super" else list(module)
+            full = base + rest
+            for k in range(len(full), 0, -1):
+                if tuple(full[:k]) in files:
+                    if tuple(full[:k]) != module:
+                        named.add(tuple(full[:k]))
+                    break
+        names[module] = named
+    cycles = []
+    for a, targets in names.items():
+        for b in targets:
+            if a < b and a[:-1] == b[:-1] and a in names.get(b, ()):
+                cycles.append(f"{src.parent.name}: {'/'.join(a)}.rs and {'/'.join(b)}.rs import each other")
+    return cycles
+
+
 def main():
     lib = strip_comments((SRC / "lib.rs").read_text())
     names = reexports(lib)
@@ -88,6 +155,8 @@ def main():
             ):
                 if a < b:
                     problems.append(f"{a}.rs and {b}.rs import each other")
+    for src in (SRC, MACRO_SRC):
+        problems.extend(sibling_cycles(src))
     for p in sorted(set(problems)):
         print(f"layers: {p}")
     if problems:

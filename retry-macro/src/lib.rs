@@ -7,10 +7,12 @@
 
 // The pipeline, in order: args.rs reads the attribute; item.rs the function and its checks
 // (with async_trait.rs and signature.rs); rebind.rs and receiver.rs give each attempt its own
-// arguments; loop_exits.rs and inline_attempt.rs rewrite the body; expand/ writes the new body.
+// arguments (binding.rs, one argument's); loop_exits.rs and inline_attempt.rs rewrite the
+// body; expand/ writes the new body.
 // Helpers: duration.rs (duration literals), respan.rs (spans), walk.rs (syntax tree walks).
 mod args;
 mod async_trait;
+mod binding;
 mod duration;
 mod expand;
 mod inline_attempt;

@@ -26,23 +26,9 @@ use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, Ident, Pat, PatIdent, Signature, Type};
 
+use crate::binding::Binding;
 use crate::receiver::{may_hold_self, receiver_binding, SelfUse};
 use crate::signature::{is_borrowed_impl, receiver_type, returned_borrows, strip_group};
-
-/// The rebinding of one argument.
-pub(crate) struct Binding {
-    /// The argument's `#[cfg]`s and lint attributes (`#[allow(..)]`…), which hold for each
-    /// attempt's copy as for the argument.
-    pub(crate) attrs: Vec<Attribute>,
-    /// Its `#[expect(..)]`s, moved from the signature: the copy is what the body uses, or not.
-    pub(crate) expects: Vec<Attribute>,
-    /// The attempt's pattern (`x`, `mut x`, `(a, b)`).
-    pub(crate) pat: TokenStream,
-    /// The name the signature gives the argument.
-    pub(crate) source: Ident,
-    /// The attempt's own value, made from `source`.
-    pub(crate) value: TokenStream,
-}
 
 /// Each attempt's own arguments. As tokens: the statements that bind them where the attempt
 /// runs (the sync closure, the inline `async` attempt).

@@ -7,7 +7,7 @@ use syn::parse::Parser;
 use syn::spanned::Spanned;
 use syn::{Block, Ident, Receiver, Type};
 
-use crate::rebind::Binding;
+use crate::binding::Binding;
 use crate::signature::{receiver_type, strip_group};
 use crate::walk::VisitMut;
 

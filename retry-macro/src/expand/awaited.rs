@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::Ident;
 
 use super::context::{local, Calling, Context};
-use super::keys::{hook, Check};
+use super::hook::{hook, Check};
 use crate::respan::respan;
 
 /// The local a key's value sorted by its type leaves for the loop: the sync hook, or a

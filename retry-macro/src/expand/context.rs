@@ -6,8 +6,7 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, PathArguments, Type};
 
-use super::keys::policy_is_const;
-use crate::args::{Args, DurationArg};
+use crate::args::{Args, AttemptsArg, DurationArg};
 use crate::item::Features;
 use crate::respan::respan;
 
@@ -321,4 +320,16 @@ fn erase(ty: &mut Type) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether the policy is known at compile time (no `policy` key, and every key it is made of a
+/// literal): it is then a `const`, and the loop reads it as one.
+pub(super) fn policy_is_const(args: &Args) -> bool {
+    let lit = |d: &Option<DurationArg>| !matches!(d, Some(DurationArg::Expr(_)));
+    args.policy.is_none()
+        && !matches!(args.attempts, Some(AttemptsArg::Expr(_)))
+        && lit(&args.base)
+        && lit(&args.cap)
+        && lit(&args.max_elapsed)
+        && lit(&args.rate_limited_base)
 }

@@ -8,6 +8,7 @@ use syn::{Ident, Type};
 
 use super::awaited::{awaited, sync_part, AsyncCheck};
 use super::context::{Calling, Context};
+use super::hook::{hook, Check};
 use crate::args::{Args, AttemptsArg, DurationArg};
 use crate::item::Features;
 use crate::respan::respan;
@@ -208,129 +209,6 @@ fn hooks(cx: &Context) -> HookFields {
     }
 }
 
-/// How a hook key's value is checked: the bounds of the `fn` named after the key.
-#[derive(Clone, Copy)]
-pub(super) enum Check {
-    On,
-    OnOk,
-    Notify,
-    NotifyValue,
-    GiveUp,
-    GiveUpValue,
-    Stats,
-    StatsValue,
-    /// An async closure an `async fn` awaits, kept as `Awaited`.
-    AwaitNotify,
-    AwaitGiveUp,
-    AwaitStats,
-}
-
-impl Check {
-    /// The checking `fn`, generic over the return type `R`, and the generic arguments it is
-    /// called with: the key's name, its generics and bounds, and the hook's.
-    fn signature(self, p: &TokenStream) -> (&'static str, TokenStream, TokenStream) {
-        match self {
-            Check::On => (
-                "on",
-                quote!(<R: #p::IsResult, D: #p::OnReturns, F: ::core::ops::Fn(&R::Err) -> D>),
-                quote!(#p::OnKey),
-            ),
-            Check::OnOk => (
-                "on_ok",
-                quote!(<R: #p::IsResult, D: #p::OnOkReturns, F: ::core::ops::Fn(&R::Ok) -> D>),
-                quote!(#p::OnOkKey),
-            ),
-            Check::Notify => (
-                "notify",
-                quote!(<R: #p::IsResult, F: ::core::ops::Fn(&R::Err, &#p::RetryEvent)>),
-                quote!(#p::NotifyKey),
-            ),
-            Check::NotifyValue => (
-                "notify",
-                quote!(<R: #p::IsResult, F: #p::Notify<R::Err>>),
-                quote!(#p::NotifyKey),
-            ),
-            Check::GiveUp => (
-                "give_up",
-                quote!(<R: #p::IsResult, F: ::core::ops::Fn(&R::Err, &#p::GiveUp)>),
-                quote!(#p::GiveUpKey),
-            ),
-            Check::Stats => (
-                "stats",
-                quote!(<R: #p::IsResult, F: ::core::ops::Fn(&#p::RetryStats)>),
-                quote!(#p::StatsKey),
-            ),
-            // A path's sync part (a stand-in where it is awaited), as `notify`'s.
-            Check::GiveUpValue => (
-                "give_up",
-                quote!(<R: #p::IsResult, F: #p::GiveUpHook<R::Err>>),
-                quote!(#p::GiveUpKey),
-            ),
-            Check::StatsValue => (
-                "stats",
-                quote!(<R: #p::IsResult, F: #p::StatsHook>),
-                quote!(#p::StatsKey),
-            ),
-            Check::AwaitNotify => (
-                "notify",
-                quote!(<R: #p::IsResult, F: ::core::ops::AsyncFn(&R::Err, &#p::RetryEvent)>),
-                quote!(#p::AwaitNotifyKey),
-            ),
-            Check::AwaitGiveUp => (
-                "give_up",
-                quote!(<R: #p::IsResult, F: ::core::ops::AsyncFn(&R::Err, &#p::GiveUp)>),
-                quote!(#p::AwaitGiveUpKey),
-            ),
-            Check::AwaitStats => (
-                "stats",
-                quote!(<R: #p::IsResult, F: ::core::ops::AsyncFn(&#p::RetryStats)>),
-                quote!(#p::AwaitStatsKey),
-            ),
-        }
-    }
-}
-
-/// `on`, `notify`, `on_ok` and `give_up` get their closure signatures from the return type,
-/// through a generic `fn` of the expansion's own, named after the key and spanned at its
-/// value: a closure gets its signature before it is first called, and a mismatch is reported
-/// there, "required by a bound in `on`", with no function of the runtime's after it. The `fn`
-/// is an item of a block that only names it, and the value is outside that block: a user's
-/// own `fn on` stays theirs. `.keep()` hands the hook on, or a stand-in for a wrong one, which
-/// nothing reports again (see `Hook`).
-pub(super) fn hook(
-    cx: &Context,
-    value: &Option<syn::Expr>,
-    check: Check,
-    none: TokenStream,
-) -> TokenStream {
-    match value {
-        Some(value) => {
-            let span = value.span();
-            let (p_at, ret_at) = (respan(&cx.p, span), respan(&cx.ret.to_token_stream(), span));
-            let (name, generics, key) = check.signature(&p_at);
-            let (generics, key) = (respan(&generics, span), respan(&key, span));
-            let name = Ident::new(name, span);
-            let args = match check {
-                Check::On | Check::OnOk => quote_spanned!(span=> #ret_at, _, _),
-                _ => quote_spanned!(span=> #ret_at, _),
-            };
-            quote_spanned! {span=> {
-                #[allow(unused_imports)]
-                use #p_at::{Keep as _, KeepUnchecked as _};
-                ({
-                    #[inline]
-                    fn #name #generics(hook: F) -> #p_at::Hook<R, F, #key> {
-                        #p_at::Hook::new(hook)
-                    }
-                    #name::<#args>
-                })(#value)
-                .keep()
-            }}
-        }
-        None => none,
-    }
-}
-
 /// The breaker and the throttle, through helpers spanned at their keys: an error type without
 /// the `From` they need is reported there.
 fn guard(
@@ -394,16 +272,6 @@ fn trace(cx: &Context) -> TokenStream {
     quote_spanned! {ret_span=>
         #p_ret::tracer(#p_ret::Level::#level, #render)
     }
-}
-
-pub(super) fn policy_is_const(args: &Args) -> bool {
-    let lit = |d: &Option<DurationArg>| !matches!(d, Some(DurationArg::Expr(_)));
-    args.policy.is_none()
-        && !matches!(args.attempts, Some(AttemptsArg::Expr(_)))
-        && lit(&args.base)
-        && lit(&args.cap)
-        && lit(&args.max_elapsed)
-        && lit(&args.rate_limited_base)
 }
 
 /// The `Policy` expression: a `policy = …` key, or the defaults changed by the keys given.

@@ -15,6 +15,7 @@ mod async_fn;
 mod awaited;
 mod context;
 mod hedged;
+mod hook;
 mod keys;
 mod loop_steps;
 mod sync;

@@ -9,8 +9,18 @@ use bytes::Bytes;
 use http_body::Body;
 
 pub use super::chain::ChainBody;
-pub use super::replay::ByBodyType;
 pub use record::Replayer;
+
+/// How [`RetryLayer::new`](super::RetryLayer::new)'s mode keeps a body: as its type's
+/// [`ReplayBody`] impl says.
+///
+/// ```
+/// use retry_jitter::tower::HttpRequests;
+/// use retry_jitter::tower::body::ByBodyType;
+/// let _: HttpRequests<ByBodyType> = HttpRequests::default();
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ByBodyType;
 
 mod record;
 

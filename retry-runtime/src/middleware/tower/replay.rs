@@ -1,7 +1,7 @@
 //! The request modes, and the one hook every mode goes through to send a request again:
 //! [`Replay`], in the spirit of tower's `Policy::clone_request`.
 
-use super::body::{Cloned, KeepBody, ReplayBody};
+use super::body::{ByBodyType, Cloned, KeepBody, ReplayBody};
 use crate::middleware::writes::{self, Writes};
 use crate::policy::Resend;
 use bytes::Bytes;
@@ -45,17 +45,6 @@ pub struct HttpRequests<Bodies = ByBodyType> {
 /// let _: HttpRequests<Cloned> = CloneBodies::default();
 /// ```
 pub type CloneBodies = HttpRequests<Cloned>;
-
-/// How [`RetryLayer::new`](super::RetryLayer::new)'s mode keeps a body: as its type's
-/// [`ReplayBody`] impl says.
-///
-/// ```
-/// use retry_jitter::tower::HttpRequests;
-/// use retry_jitter::tower::body::ByBodyType;
-/// let _: HttpRequests<ByBodyType> = HttpRequests::default();
-/// ```
-#[derive(Clone, Copy, Debug, Default)]
-pub struct ByBodyType;
 
 /// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses. Public in
 /// a private module, not a trait to implement: [`ByBodyType`] asks the body type, [`Cloned`]

@@ -1,10 +1,11 @@
-//! The `Service` impl: one for both request modes, its bounds written once.
+//! The `Service` impl: one for both request modes, its bounds written once; and its future,
+//! [`ResponseFuture`] (public as `tower::future::ResponseFuture`).
 
 use core::future::{poll_fn, Future};
+use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::future::ResponseFuture;
 use super::replay::{Attempt, Kept, Replay, Verdicts};
 use super::{BoxError, RetryService, Service};
 use crate::fleet::Budget;
@@ -228,4 +229,110 @@ where
     fn call(&mut self, req: Req) -> Self::Future {
         self.start(req)
     }
+}
+
+/// The future of a [`RetryService`](super::RetryService) serving a `Req`: a
+/// [`RetryFuture`] with the parts of `T`'s call spelled out.
+pub type ResponseFuture<T, Req> = RetryFuture<
+    T,
+    Req,
+    <T as Serve<Req>>::Attempt,
+    <T as Serve<Req>>::Response,
+    <T as Serve<Req>>::Kept,
+>;
+
+pin_project_lite::pin_project! {
+    /// The future of a [`RetryService`](super::RetryService), named [`ResponseFuture`]: the
+    /// first attempt's future `F` itself, polled in place (a first-attempt success boxes no
+    /// retry loop; a replayed HTTP body is still recorded as it is sent), and the boxed loop
+    /// only once it failed.
+    ///
+    /// Its parameters are its fields' types, so that the struct itself asks nothing of
+    /// them: a request the service cannot retry is reported once, as what the service lacks,
+    /// not again as a bound of this future.
+    pub struct RetryFuture<T, Req, F, R, K> {
+        #[pin]
+        state: State<F, R>,
+        // The service (a clone, with its layer) and what the request mode kept: what the loop
+        // needs if the first attempt is not the answer. Two fields, so that what was kept is
+        // moved once, into its place in the future.
+        service: Option<T>,
+        kept: Option<K>,
+        request: PhantomData<fn(Req)>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = StateProj]
+    enum State<F, R> {
+        First { #[pin] future: F },
+        Looping { future: BoxFuture<R> },
+    }
+}
+
+impl<T: Serve<Req>, Req> ResponseFuture<T, Req> {
+    /// The first attempt alone, `service` and `kept` held for the loop.
+    pub(super) fn first(future: T::Attempt, service: T, kept: Option<T::Kept>) -> Self {
+        RetryFuture {
+            state: State::First { future },
+            service: Some(service),
+            kept,
+            request: PhantomData,
+        }
+    }
+
+    /// The loop, from the first attempt on.
+    pub(super) fn looping(future: BoxFuture<T::Response>) -> Self {
+        RetryFuture {
+            state: State::Looping { future },
+            service: None,
+            kept: None,
+            request: PhantomData,
+        }
+    }
+}
+
+impl<T, Req, F, R, K> Future for RetryFuture<T, Req, F, R, K>
+where
+    T: Serve<Req, Attempt = F, Response = R, Kept = K>,
+    F: Future<Output = Result<R, T::Error>>,
+{
+    type Output = Result<R, BoxError>;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        if let StateProj::First { future } = this.state.as_mut().project() {
+            let outcome = match future.poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(outcome) => outcome,
+            };
+            // Asked in place: an accepted response is moved once, into the output, and what
+            // was kept is dropped with the future, where it is.
+            let service = this.service.as_ref().expect("kept until the loop takes it");
+            if matches!(&outcome, Ok(response) if service.accepts_first(response)) {
+                return Poll::Ready(outcome.map_err(Into::into));
+            }
+            to_loop::<T, Req>(this.state.as_mut(), this.service, this.kept, outcome);
+        }
+        match this.state.project() {
+            StateProj::Looping { future } => future.as_mut().poll(cx),
+            StateProj::First { .. } => unreachable!("the first attempt's state is left above"),
+        }
+    }
+}
+
+/// A first attempt that is not the answer: the loop takes over, that outcome its first.
+/// Out of the poll's way: a first success neither runs nor carries this.
+#[cold]
+#[inline(never)]
+fn to_loop<T: Serve<Req>, Req>(
+    mut state: Pin<&mut State<T::Attempt, T::Response>>,
+    service: &mut Option<T>,
+    kept: &mut Option<T::Kept>,
+    outcome: Result<T::Response, T::Error>,
+) {
+    let (service, kept) = (service.take().expect("taken only here"), kept.take());
+    let future = service.looping(kept, FirstAttempt::Answered(outcome.map_err(Into::into)));
+    state.set(State::Looping { future });
 }
