@@ -18,7 +18,7 @@ pub use crate::run::hedge::{Discard, Hedge, LatencyHistogram};
 pub use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 #[cfg(feature = "tracing")]
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
-pub use crate::run::loops::{start_time, IsResult, Loop, LoopState, Verdict};
+pub use crate::run::loops::{start_time, IsResult, LoopState, Verdict};
 pub use crate::run::question_mark::Branch;
 pub use crate::run::stats::{Kept, Recorder, StatsHook};
 pub use crate::run::timeout::limit::AttemptTimeout;
@@ -27,6 +27,7 @@ pub use crate::run::wait::sleep_boxed;
 pub use crate::sleep::{now, sleep_blocking};
 #[cfg(feature = "tokio")]
 pub use crate::sleep::{tokio_now, tokio_sleep};
+pub use entry::Loop;
 
 // One file per family. `#[path]`: this module is the file `private.rs` (`lib.rs` mounts it as
 // `__private`), whose submodules would otherwise be looked for beside it.
@@ -36,6 +37,8 @@ mod awaited;
 mod clone;
 #[path = "private/default_on.rs"]
 mod default_on;
+#[path = "private/entry.rs"]
+mod entry;
 #[path = "private/hooks.rs"]
 mod hooks;
 #[path = "private/limits.rs"]

@@ -8,9 +8,10 @@ use crate::fleet::Budget;
 use crate::policy::deadline::Started;
 use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, Unset};
 use crate::run::guard::{forward_guard, Guard};
+use crate::run::hedge::hedged_lazily;
 use crate::run::hedge::HedgeWith;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
-use crate::run::loops::{run_blocking, verdict, Loop, LoopState};
+use crate::run::loops::{run_blocking, verdict, LoopState};
 use crate::run::state::start_time;
 use crate::run::stats::{Recorder, StatsHook};
 use crate::run::timeout::{AttemptTimeout, Limit, Race};
@@ -192,7 +193,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 .limit()
                 .map(|(t, make_error)| (t, move |timed_out| Err(make_error(timed_out))));
             let name = self.name;
-            return Loop::hedged(call, hooks, name, hedge, timeout, sleep, op, None).await;
+            return hedged_lazily(call, hooks, name, hedge, timeout, sleep, op, None).await;
         }
         let mut state = LoopState::<Result<V, E>>::new();
         let cancel = Guard::<Result<V, E>>::cancel(&hooks.guard);

@@ -1,7 +1,6 @@
 //! The one retry loop's plumbing, driven by the macro's expansion and the closure API alike:
 //! the blocking loop, the async loops' per-call state, and the step after each attempt.
 
-use core::future::Future;
 use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
@@ -10,20 +9,16 @@ use std::time::Instant;
 use crate::fleet::Budget;
 use crate::policy::deadline::Started;
 use crate::policy::Clock;
-use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{GiveUpReason, Policy};
 use crate::run::account::RetryShare;
 use crate::run::guard::Guard;
-use crate::run::hedge::{hedged_lazily, Hedge, KeepLast};
-use crate::run::hooks::Notify;
-use crate::run::hooks::{GiveUpHook, Hooks};
+use crate::run::hooks::Hooks;
 use crate::run::sleep;
 pub use crate::run::state::start_time;
 use crate::run::state::RetryState;
 use crate::run::step::recovered;
 pub use crate::run::step::{verdict, IsResult, LoopHooks, Verdict};
 use crate::run::trace::Trace;
-use crate::run::wait::{sleep_or_cancel, CancelWait};
 
 /// The retry machinery of one call after its first failure: the [`RetryState`], and the
 /// budget's share for a retry that has not run yet (given back if it never does). Nothing here
@@ -325,205 +320,6 @@ impl<'h, R> LoopState<'h, R> {
             Some(outcome) => ControlFlow::Break(outcome),
             None => ControlFlow::Continue(()),
         }
-    }
-}
-
-/// The loops' entry points for a function returning `R`, as `Loop::<R>::…`: the return type
-/// is named once, in the path, so every error about it (`R` is not a `Result`) has the same
-/// span, the return type's, and the compiler reports it once.
-pub struct Loop<R>(PhantomData<fn() -> R>);
-
-impl<R> Loop<R> {
-    /// [`run_blocking`].
-    #[inline(always)]
-    pub fn run_blocking<C, N, G, B, T, O, Gd, F>(
-        policy: Policy,
-        hooks: &Hooks<C, N, G, B, T, O, Gd>,
-        function: &'static str,
-        op: F,
-    ) -> R
-    where
-        R: IsResult,
-        C: Classify<R::Err>,
-        N: Notify<R::Err>,
-        G: GiveUpHook<R::Err>,
-        B: Budget,
-        T: Trace<R>,
-        O: ClassifyOk<R::Ok>,
-        Gd: Guard<R>,
-        F: FnMut(u32) -> R,
-    {
-        run_blocking(policy, hooks, function, op)
-    }
-
-    /// The wait of an async loop with a cancel token (`cancel = …`): [`sleep_or_cancel`].
-    #[inline(always)]
-    pub fn sleep_or_cancel<'h, C, N, G, B, T, O, Gd, F, S>(
-        delay: Duration,
-        sleep: S,
-        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
-    ) -> CancelWait<'h, F>
-    where
-        Gd: Guard<R>,
-        F: Future<Output = ()>,
-        S: FnOnce(Duration) -> F,
-    {
-        sleep_or_cancel(delay, sleep, hooks.guard.cancel())
-    }
-
-    /// The blocking wait of a loop with a cancel token (`cancel = …`): ends at once should the
-    /// token be cancelled.
-    #[inline(always)]
-    pub fn sleep_blocking_or_cancel<C, N, G, B, T, O, Gd>(
-        delay: Duration,
-        hooks: &Hooks<C, N, G, B, T, O, Gd>,
-    ) where
-        Gd: Guard<R>,
-    {
-        sleep::sleep_or_cancel(delay, hooks.guard.cancel());
-    }
-
-    /// [`verdict`], with the hooks' `on_ok`.
-    #[inline(always)]
-    pub fn verdict<C, N, G, B, T, O, Gd>(
-        outcome: &R,
-        hooks: &Hooks<C, N, G, B, T, O, Gd>,
-    ) -> Verdict
-    where
-        R: IsResult,
-        O: ClassifyOk<R::Ok>,
-        Gd: Guard<R>,
-    {
-        verdict(outcome, &hooks.on_ok)
-    }
-
-    /// [`LoopState::failed`].
-    #[inline(always)]
-    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    pub fn failed<'h, C, N, G, B, T, O, Gd>(
-        attempts: &mut LoopState<'h, R>,
-        call: Started<&Policy>,
-        outcome: R,
-        verdict: Verdict,
-        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
-        function: &'static str,
-        cut: bool,
-    ) -> ControlFlow<R, Pause<R>>
-    where
-        R: IsResult,
-        C: Classify<R::Err>,
-        N: Notify<R::Err>,
-        G: GiveUpHook<R::Err>,
-        B: Budget,
-        T: Trace<R>,
-        O: ClassifyOk<R::Ok>,
-        Gd: Guard<R>,
-    {
-        attempts.failed(call, outcome, verdict, hooks, function, cut)
-    }
-
-    /// [`LoopState::failed_wait`].
-    #[inline(always)]
-    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
-    pub fn failed_wait<'h, C, N, G, B, T, O, Gd>(
-        attempts: &mut LoopState<'h, R>,
-        call: Started<&Policy>,
-        outcome: R,
-        verdict: Verdict,
-        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
-        function: &'static str,
-        cut: bool,
-    ) -> ControlFlow<R, Duration>
-    where
-        R: IsResult,
-        C: Classify<R::Err>,
-        N: Notify<R::Err>,
-        G: GiveUpHook<R::Err>,
-        B: Budget,
-        T: Trace<R>,
-        O: ClassifyOk<R::Ok>,
-        Gd: Guard<R>,
-    {
-        attempts.failed_wait(call, outcome, verdict, hooks, function, cut)
-    }
-
-    /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge). `call`'s policy is a `Policy`
-    /// or a borrow of one: a borrowed `const` (the attribute's policy of literals) is not
-    /// kept in the future at all, only its address.
-    /// (A plain `fn` returning the loop's future, not an `async fn` around it, which would
-    /// keep its arguments and that future twice.)
-    #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
-    pub fn hedged<'h, P, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>(
-        call: Started<P>,
-        hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
-        function: &'static str,
-        hedge: Hedge,
-        timeout: Option<(Duration, M)>,
-        sleep: S,
-        make: F,
-        last: K,
-    ) -> impl Future<Output = R> + use<'h, P, R, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>
-    where
-        P: core::borrow::Borrow<Policy>,
-        R: IsResult,
-        K: KeepLast<R>,
-        C: Classify<R::Err>,
-        N: Notify<R::Err>,
-        G: GiveUpHook<R::Err>,
-        B: Budget,
-        T: Trace<R>,
-        O: ClassifyOk<R::Ok>,
-        Gd: Guard<R>,
-        F: FnMut(u32) -> Fut,
-        Fut: Future<Output = R>,
-        S: FnMut(Duration) -> SFut,
-        SFut: Future<Output = ()>,
-        M: Fn(crate::policy::TimedOut) -> R,
-    {
-        hedged_lazily(call, hooks, function, hedge, timeout, sleep, make, last)
-    }
-
-    /// [`LoopState::admit`].
-    #[inline(always)]
-    pub fn admit<C, N, G, B, T, O, Gd>(
-        attempts: &LoopState<'_, R>,
-        hooks: &Hooks<C, N, G, B, T, O, Gd>,
-        function: &'static str,
-        clock: Clock,
-    ) -> ControlFlow<R>
-    where
-        R: IsResult,
-        C: Classify<R::Err>,
-        N: Notify<R::Err>,
-        G: GiveUpHook<R::Err>,
-        B: Budget,
-        T: Trace<R>,
-        O: ClassifyOk<R::Ok>,
-        Gd: Guard<R>,
-    {
-        attempts.admit(hooks, function, clock)
-    }
-
-    /// [`LoopState::resumed`].
-    #[inline(always)]
-    pub fn resumed<C, N, G, B, T, O, Gd>(
-        attempts: &mut LoopState<'_, R>,
-        last: Option<R>,
-        hooks: &Hooks<C, N, G, B, T, O, Gd>,
-        function: &'static str,
-    ) -> ControlFlow<R>
-    where
-        R: IsResult,
-        C: Classify<R::Err>,
-        N: Notify<R::Err>,
-        G: GiveUpHook<R::Err>,
-        B: Budget,
-        T: Trace<R>,
-        O: ClassifyOk<R::Ok>,
-        Gd: Guard<R>,
-    {
-        attempts.resumed(last, hooks, function)
     }
 }
 
