@@ -2,6 +2,8 @@
 //! tables, each behind its feature.
 
 #[cfg(feature = "http")]
+pub(crate) mod headers;
+#[cfg(feature = "http")]
 pub mod http;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;

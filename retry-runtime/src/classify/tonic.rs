@@ -41,11 +41,9 @@ use core::time::Duration;
 use http::HeaderMap;
 use tonic::{Code, Status};
 
+use crate::classify::headers::GRPC_RETRY_PUSHBACK_MS;
 use crate::policy::transient::Transient;
 use crate::policy::Decision;
-
-/// The header (or trailer) a gRPC server sends to say how long to wait, in milliseconds.
-pub(crate) const PUSHBACK: &str = "grpc-retry-pushback-ms";
 
 /// What to do after a call that ended with `code` (see the module's table), before any
 /// pushback: `UNAVAILABLE` and `RESOURCE_EXHAUSTED` are retried, every other code stops.
@@ -96,7 +94,7 @@ pub fn classify_code(code: Code) -> Decision {
 pub fn classify(code: Code, headers: &HeaderMap) -> Decision {
     match classify_code(code) {
         Decision::Stop => Decision::Stop,
-        decision => match headers.get(PUSHBACK) {
+        decision => match headers.get(GRPC_RETRY_PUSHBACK_MS) {
             None => decision,
             Some(value) => match value.to_str().ok().and_then(pushback) {
                 Some(wait) => Decision::RetryAfter(wait),

@@ -9,17 +9,14 @@ use std::time::Instant;
 
 use http::{HeaderMap, HeaderName, HeaderValue};
 
-/// The HTTP header that carries the time a request has left, in milliseconds, unless a
-/// builder's `.deadline_header` names another: Envoy's.
-pub(crate) const DEADLINE_HEADER: &str = "x-envoy-expected-rq-timeout-ms";
-/// gRPC's deadline, in its own format (up to 8 digits and a unit).
-pub(crate) const GRPC_TIMEOUT: &str = "grpc-timeout";
-/// gRPC's attempt count on a retry (A6): the attempts made before this one.
-pub(crate) const GRPC_PREVIOUS_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
+use crate::classify::headers::{
+    APPLICATION_GRPC, CONTENT_TYPE, GRPC_PREVIOUS_RPC_ATTEMPTS, GRPC_TIMEOUT,
+    X_ENVOY_EXPECTED_RQ_TIMEOUT_MS,
+};
 
 /// The header names a builder sends across the hop: the deadline's (`None`: the default,
-/// [`DEADLINE_HEADER`]) and the attempt number's (`None`: not sent). Public only as what a
-/// face's builder keeps.
+/// [`X_ENVOY_EXPECTED_RQ_TIMEOUT_MS`]) and the attempt number's (`None`: not sent). Public
+/// only as what a face's builder keeps.
 #[doc(hidden)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hops {
@@ -66,8 +63,8 @@ impl HopLimits {
 /// `application/grpc` or one of its `+proto`, `+json`, … forms.
 pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
     headers
-        .get(http::header::CONTENT_TYPE)
-        .is_some_and(|v| v.as_bytes().starts_with(b"application/grpc"))
+        .get(CONTENT_TYPE)
+        .is_some_and(|v| v.as_bytes().starts_with(APPLICATION_GRPC.as_bytes()))
 }
 
 /// Write an attempt's hop headers into its request's `headers`: `attempt` is its 1-based
@@ -97,7 +94,7 @@ pub(crate) fn stamp(
         } else {
             let name = hops
                 .and_then(|h| h.deadline.clone())
-                .unwrap_or(HeaderName::from_static(DEADLINE_HEADER));
+                .unwrap_or(HeaderName::from_static(X_ENVOY_EXPECTED_RQ_TIMEOUT_MS));
             let millis = u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1);
             (name, parse_millis, Duration::from_millis(millis))
         };
@@ -114,7 +111,7 @@ pub(crate) fn stamp(
         }
     }
     if grpc && attempt > 1 {
-        headers.insert(GRPC_PREVIOUS_ATTEMPTS, number(u128::from(attempt - 1)));
+        headers.insert(GRPC_PREVIOUS_RPC_ATTEMPTS, number(u128::from(attempt - 1)));
     }
     if let Some(name) = named {
         headers.insert(name.clone(), number(u128::from(attempt)));
@@ -273,11 +270,14 @@ mod tests {
         };
         let mut h = headers(&[]);
         stamp(Some(&hops), &mut h, 3, Some(Duration::from_millis(250)));
-        assert_eq!(h[DEADLINE_HEADER], "250");
+        assert_eq!(h[X_ENVOY_EXPECTED_RQ_TIMEOUT_MS], "250");
         assert_eq!(h["x-attempt"], "3");
         stamp(Some(&hops), &mut h, 4, Some(Duration::from_micros(300)));
-        assert_eq!(h[DEADLINE_HEADER], "1", "never 0, Envoy's \"no timeout\"");
-        assert!(!h.contains_key(GRPC_PREVIOUS_ATTEMPTS));
+        assert_eq!(
+            h[X_ENVOY_EXPECTED_RQ_TIMEOUT_MS], "1",
+            "never 0, Envoy's \"no timeout\""
+        );
+        assert!(!h.contains_key(GRPC_PREVIOUS_RPC_ATTEMPTS));
         // A first attempt outside a scope, with no attempt header: nothing written.
         let mut h = headers(&[("content-type", "application/grpc")]);
         stamp(None, &mut h, 1, None);
@@ -302,7 +302,9 @@ mod tests {
             (Some(&renamed), &["60000", "7000"], "5000"),
         ];
         for (hops, carried, want) in cases {
-            let name = hops.map_or(DEADLINE_HEADER, |h| h.deadline.as_ref().unwrap().as_str());
+            let name = hops.map_or(X_ENVOY_EXPECTED_RQ_TIMEOUT_MS, |h| {
+                h.deadline.as_ref().unwrap().as_str()
+            });
             let mut h = HeaderMap::new();
             for value in carried {
                 h.append(
@@ -319,11 +321,11 @@ mod tests {
             assert_eq!(sent.join(" | "), want, "{name}: {carried:?}");
         }
         // The same request's next attempt, with less left: lowered again, never raised.
-        let mut h = headers(&[(DEADLINE_HEADER, "100")]);
+        let mut h = headers(&[(X_ENVOY_EXPECTED_RQ_TIMEOUT_MS, "100")]);
         stamp(None, &mut h, 2, Some(Duration::from_millis(40)));
-        assert_eq!(h[DEADLINE_HEADER], "40");
+        assert_eq!(h[X_ENVOY_EXPECTED_RQ_TIMEOUT_MS], "40");
         stamp(None, &mut h, 3, Some(Duration::from_millis(70)));
-        assert_eq!(h[DEADLINE_HEADER], "40");
+        assert_eq!(h[X_ENVOY_EXPECTED_RQ_TIMEOUT_MS], "40");
     }
 
     #[test]
@@ -334,15 +336,15 @@ mod tests {
         ]);
         stamp(None, &mut h, 3, Some(Duration::from_millis(200)));
         assert_eq!(h[GRPC_TIMEOUT], "200000u");
-        assert_eq!(h[GRPC_PREVIOUS_ATTEMPTS], "2");
-        assert!(!h.contains_key(DEADLINE_HEADER));
+        assert_eq!(h[GRPC_PREVIOUS_RPC_ATTEMPTS], "2");
+        assert!(!h.contains_key(X_ENVOY_EXPECTED_RQ_TIMEOUT_MS));
         let mut h = headers(&[
             ("content-type", "application/grpc"),
             ("grpc-timeout", "100m"),
         ]);
         stamp(None, &mut h, 1, Some(Duration::from_secs(5)));
         assert_eq!(h[GRPC_TIMEOUT], "100m");
-        assert!(!h.contains_key(GRPC_PREVIOUS_ATTEMPTS));
+        assert!(!h.contains_key(GRPC_PREVIOUS_RPC_ATTEMPTS));
         // Nothing left is sent as 1 ns, never as 0 (which a `ChainLayer` reads as none).
         stamp(None, &mut h, 1, Some(Duration::ZERO));
         assert_eq!(h[GRPC_TIMEOUT], "1n");

@@ -4,7 +4,8 @@
 
 use http::{HeaderMap, HeaderValue, Method};
 
-use crate::http::{is_repeatable, KEYS};
+use crate::classify::headers::{IDEMPOTENCY_KEY, IDEMPOTENCY_KEYS};
+use crate::http::is_repeatable;
 use crate::policy::Resend;
 
 /// What a builder was told of the requests it sends.
@@ -42,14 +43,14 @@ pub(crate) fn needs_key(writes: Writes, method: &Method, headers: &HeaderMap) ->
 pub(crate) fn give_key(headers: &mut HeaderMap) {
     let key = new_key();
     let mut replaced = false;
-    for name in KEYS {
+    for name in IDEMPOTENCY_KEYS {
         if headers.contains_key(name) {
             headers.insert(name, key.clone());
             replaced = true;
         }
     }
     if !replaced {
-        headers.insert(KEYS[0], key);
+        headers.insert(IDEMPOTENCY_KEY, key);
     }
 }
 

@@ -3,6 +3,8 @@
 
 use http::{HeaderMap, Method, StatusCode};
 
+use crate::classify::headers::IDEMPOTENCY_KEYS;
+
 /// Whether a request may be sent again whatever became of the last one (RFC 9110 §9.2.2): its
 /// method is idempotent (`GET`, `HEAD`, `OPTIONS`, `TRACE`, `PUT`, `DELETE`), or it carries an
 /// `Idempotency-Key` (or `X-Idempotency-Key`) header, with which the server applies it once
@@ -14,11 +16,8 @@ use http::{HeaderMap, Method, StatusCode};
 /// key, as a server that de-duplicates by key has nothing to de-duplicate by.
 pub(crate) fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
     // `is_idempotent`: RFC 9110's idempotent methods, the six above, by the method's tag.
-    method.is_idempotent() || KEYS.iter().any(|name| has_key(headers, name))
+    method.is_idempotent() || IDEMPOTENCY_KEYS.iter().any(|name| has_key(headers, name))
 }
-
-/// The headers that carry an idempotency key.
-pub(crate) const KEYS: [&str; 2] = ["idempotency-key", "x-idempotency-key"];
 
 /// Whether a line of header `name` holds a key: something other than spaces and tabs.
 fn has_key(headers: &HeaderMap, name: &str) -> bool {

@@ -40,14 +40,13 @@ use std::time::SystemTime;
 
 use http::{HeaderMap, Method, StatusCode};
 
+use crate::classify::headers::{STRIPE_SHOULD_RETRY, X_ENVOY_OVERLOADED, X_SHOULD_RETRY};
 use crate::policy::Decision;
 
 mod method;
 mod retry_after;
 
 pub use method::never_sent;
-#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-pub(crate) use method::KEYS;
 pub(crate) use method::{is_repeatable, refused_before_processing};
 pub use retry_after::retry_after;
 
@@ -257,11 +256,11 @@ pub(crate) fn decide_response(
 /// assert_eq!(server_says_retry(&h), Some(false));
 /// ```
 pub fn server_says_retry(headers: &HeaderMap) -> Option<bool> {
-    if headers.contains_key("x-envoy-overloaded") {
+    if headers.contains_key(X_ENVOY_OVERLOADED) {
         return Some(false);
     }
     let mut said = None;
-    for name in ["x-should-retry", "stripe-should-retry"] {
+    for name in [X_SHOULD_RETRY, STRIPE_SHOULD_RETRY] {
         let words = headers
             .get_all(name)
             .iter()

@@ -4,8 +4,9 @@
 use core::time::Duration;
 use std::time::SystemTime;
 
-use http::header::RETRY_AFTER;
 use http::HeaderMap;
+
+use crate::classify::headers::{RETRY_AFTER, X_AMZ_RETRY_AFTER};
 
 /// The wait a `Retry-After` header asks for: delta-seconds (`120`) or an HTTP-date
 /// (`Wed, 21 Oct 2015 07:28:00 GMT`, measured from `now`). `None` for a missing header, for
@@ -66,7 +67,7 @@ const AMZ_MOST: Duration = Duration::from_secs(5);
 
 /// `x-amz-retry-after`: whole milliseconds, at most [`AMZ_MOST`].
 fn amz_retry_after(headers: &HeaderMap) -> Option<Duration> {
-    let value = headers.get("x-amz-retry-after")?.to_str().ok()?.trim();
+    let value = headers.get(X_AMZ_RETRY_AFTER)?.to_str().ok()?.trim();
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

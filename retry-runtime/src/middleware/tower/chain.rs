@@ -12,13 +12,12 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 use http_body::{Body, Frame, SizeHint};
 
 use super::{Layer, Service};
-use crate::middleware::hops::{self, GRPC_TIMEOUT};
+use crate::classify::headers::{
+    GRPC_RETRY_PUSHBACK_MS, GRPC_STATUS, GRPC_TIMEOUT, X_ENVOY_EXPECTED_RQ_TIMEOUT_MS,
+    X_SHOULD_RETRY,
+};
+use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
-
-/// gRPC's header that lets a server forbid the client's retries (a negative wait).
-const PUSHBACK: &str = "grpc-retry-pushback-ms";
-/// The header the Stainless SDKs and [`RetryLayer`](super::RetryLayer) obey.
-const SHOULD_RETRY: &str = "x-should-retry";
 
 /// The server end of a chain of services, as an axum `Router::layer` or a tonic
 /// `Server::builder().layer`: each request's handler runs in a scope that every retry loop
@@ -241,7 +240,7 @@ impl Deadlines {
             let name = self
                 .header
                 .as_ref()
-                .map_or(hops::DEADLINE_HEADER, |n| n.as_str());
+                .map_or(X_ENVOY_EXPECTED_RQ_TIMEOUT_MS, |n| n.as_str());
             hops::least(headers, name, hops::parse_millis)
         };
         let left = match (carried, self.own) {
@@ -351,13 +350,13 @@ fn mark(headers: &mut HeaderMap, status: Option<http::StatusCode>, grpc: bool) {
     if grpc {
         // 8: RESOURCE_EXHAUSTED, 14: UNAVAILABLE.
         if matches!(
-            headers.get("grpc-status").map(HeaderValue::as_bytes),
+            headers.get(GRPC_STATUS).map(HeaderValue::as_bytes),
             Some(b"8" | b"14")
         ) {
-            headers.insert(PUSHBACK, HeaderValue::from_static("-1"));
+            headers.insert(GRPC_RETRY_PUSHBACK_MS, HeaderValue::from_static("-1"));
         }
     } else if status.is_some_and(|s| s.is_server_error() || s == 429) {
-        headers.insert(SHOULD_RETRY, HeaderValue::from_static("false"));
+        headers.insert(X_SHOULD_RETRY, HeaderValue::from_static("false"));
     }
 }
 

@@ -78,7 +78,7 @@ impl<T> ClassifyOk<http::Response<T>> for ByStatus {
     fn classify_ok_for(&self, response: &http::Response<T>, resend: Resend) -> Decision {
         let headers = response.headers();
         #[cfg(feature = "tonic")]
-        if let Some(code) = headers.get("grpc-status") {
+        if let Some(code) = headers.get(crate::classify::headers::GRPC_STATUS) {
             let code = tonic::Code::from_bytes(code.as_bytes());
             return crate::tonic::classify(code, headers);
         }
