@@ -11,7 +11,7 @@ use crate::run::hooks::Hooks;
 
 mod call;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-mod faces;
+mod for_middleware;
 mod stats;
 
 pub use call::{Cancellable, GuardPair};

@@ -1,7 +1,7 @@
-//! The builder both faces share: the loop's settings and the classifiers, their setters written
-//! once. [`RetryLayer`](crate::tower::RetryLayer) and
-//! [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) are this type with their
-//! face's own settings (`F`).
+//! The builder `RetryLayer` and `RetryMiddleware` share: the loop's settings and the
+//! classifiers, their setters written once. [`RetryLayer`](crate::tower::RetryLayer) and
+//! [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) are this type with the
+//! settings only one of them has (`F`: `LayerOnly`, `MiddlewareOnly`).
 
 use core::time::Duration;
 
@@ -17,9 +17,9 @@ use crate::policy::RetryAll;
 use crate::policy::Unset;
 use crate::{Policy, Retry};
 
-/// The settings of a retry middleware, whatever its face: the loop's ([`Retry`]'s policy,
-/// budget, timeout, hedge, name), its classifiers of errors (`On`) and of responses (`OnOk`),
-/// and what only its face has (`F`). Named through its faces,
+/// The settings of a retry middleware, the layer or the middleware: the loop's ([`Retry`]'s
+/// policy, budget, timeout, hedge, name), its classifiers of errors (`On`) and of responses
+/// (`OnOk`), and what only one of them has (`F`). Named through its aliases,
 /// [`RetryLayer`](crate::tower::RetryLayer) and
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware), which add their
 /// constructors.
@@ -40,18 +40,18 @@ use crate::{Policy, Retry};
 /// ```
 #[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
-pub struct RetryBuilder<Face, On, OnOk, Budget, Timeout, Hedge> {
+pub struct RetryBuilder<F, On, OnOk, Budget, Timeout, Hedge> {
     /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
     pub(super) retry: Retry<RetryAll, Unset, Unset, Budget, Unset, Timeout, Hedge>,
     pub(super) on: On,
     pub(super) on_ok: OnOk,
     /// Which requests may be sent twice.
     pub(super) writes: Writes,
-    pub(super) face: Face,
+    pub(super) only: F,
 }
 
 impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
-    /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the face's error
+    /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the error it sees
     /// (`tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed, which
     /// a closure may downcast; `reqwest-middleware`: `reqwest_middleware::Error`), usually a
     /// closure `Fn(&Error) -> D` where `D: Into<Decision>`.
@@ -76,11 +76,11 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             on,
             on_ok: self.on_ok,
             writes: self.writes,
-            face: self.face,
+            only: self.only,
         }
     }
 
-    /// Which responses are retried: a [`ClassifyOk`](crate::hooks::ClassifyOk) of the face's
+    /// Which responses are retried: a [`ClassifyOk`](crate::hooks::ClassifyOk) of the
     /// response (`tower`: the inner service's, an `http::Response<B>` for HTTP;
     /// `reqwest-middleware`: `reqwest::Response`), usually a closure `Fn(&Response) -> D`
     /// where `D: Into<Decision>`. A response it retries is treated like a retryable error; when
@@ -106,7 +106,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             on: self.on,
             on_ok,
             writes: self.writes,
-            face: self.face,
+            only: self.only,
         }
     }
 
@@ -128,7 +128,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             on: self.on,
             on_ok: self.on_ok,
             writes: self.writes,
-            face: self.face,
+            only: self.only,
         }
     }
 
@@ -151,7 +151,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             on: self.on,
             on_ok: self.on_ok,
             writes: self.writes,
-            face: self.face,
+            only: self.only,
         }
     }
 
@@ -177,7 +177,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
             on: self.on,
             on_ok: self.on_ok,
             writes: self.writes,
-            face: self.face,
+            only: self.only,
         }
     }
 
@@ -241,22 +241,22 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     }
 }
 
-/// A face whose requests carry headers across the hop ([`RetryLayer`](crate::tower::RetryLayer)
-/// over `http::Request`s, and [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware)):
-/// where it keeps their names. Not a trait to implement.
+/// A middleware whose requests carry headers across the hop
+/// ([`RetryLayer`](crate::tower::RetryLayer) over `http::Request`s, and
+/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware)): where it keeps their names. Not a trait to implement.
 #[doc(hidden)]
-pub trait FaceHops {
-    /// The header names, made the face's own to change.
+pub trait OwnHops {
+    /// The header names, its own to change.
     fn hops_mut(&mut self) -> &mut Hops;
 }
 
-/// The names a face keeps, behind one pointer (none until a setter names one): what the face
+/// The names a middleware keeps, behind one pointer (none until a setter names one): what it
 /// adds to the future of every request is one word.
 pub(crate) fn hops_mut(hops: &mut Option<Arc<Hops>>) -> &mut Hops {
     Arc::make_mut(hops.get_or_insert_with(Arc::default))
 }
 
-impl<F: FaceHops, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
+impl<F: OwnHops, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// Send the time each attempt has left, in milliseconds, in the header `name` instead of
     /// Envoy's `x-envoy-expected-rq-timeout-ms`. An attempt made inside a
     /// [`ChainLayer`](crate::tower::ChainLayer)'s scope sends the smallest of its `timeout`,
@@ -274,7 +274,7 @@ impl<F: FaceHops, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// # }
     /// ```
     pub fn deadline_header(mut self, name: HeaderName) -> Self {
-        self.face.hops_mut().deadline = Some(name);
+        self.only.hops_mut().deadline = Some(name);
         self
     }
 
@@ -293,20 +293,20 @@ impl<F: FaceHops, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// # }
     /// ```
     pub fn attempt_header(mut self, name: HeaderName) -> Self {
-        self.face.hops_mut().attempt = Some(name);
+        self.only.hops_mut().attempt = Some(name);
         self
     }
 }
 
 impl<F, On, OnOk> RetryBuilder<F, On, OnOk, Unset, Unset, Unset> {
-    /// A face's builder: `policy`, named `name`, its default classifiers and settings.
-    pub(super) fn start(policy: Policy, name: &'static str, on: On, on_ok: OnOk, face: F) -> Self {
+    /// A middleware's builder: `policy`, named `name`, its default classifiers and settings.
+    pub(super) fn start(policy: Policy, name: &'static str, on: On, on_ok: OnOk, only: F) -> Self {
         RetryBuilder {
             retry: Retry::new(policy).with_name(name),
             on,
             on_ok,
             writes: Writes::ByMethod,
-            face,
+            only,
         }
     }
 }

@@ -75,30 +75,30 @@ pub type RetryMiddleware<
     Budget = Unset,
     Timeout = Unset,
     Hedge = Unset,
-> = RetryBuilder<MiddlewareFace, On, OnOk, Budget, Timeout, Hedge>;
+> = RetryBuilder<MiddlewareOnly, On, OnOk, Budget, Timeout, Hedge>;
 
 // In the middleware's type, never named by a user: public in a private module.
-mod face {
+mod own {
     use std::sync::Arc;
 
-    use crate::middleware::builder::{hops_mut, FaceHops};
+    use crate::middleware::builder::{hops_mut, OwnHops};
     use crate::middleware::hops::Hops;
 
     /// What a [`RetryMiddleware`](super::RetryMiddleware) keeps of its own: the names of the
     /// headers its attempts carry across the hop.
     #[derive(Clone, Debug, Default)]
-    pub struct MiddlewareFace {
+    pub struct MiddlewareOnly {
         /// The hop's header names, when a setter named one.
         pub(super) hops: Option<Arc<Hops>>,
     }
 
-    impl FaceHops for MiddlewareFace {
+    impl OwnHops for MiddlewareOnly {
         fn hops_mut(&mut self) -> &mut Hops {
             hops_mut(&mut self.hops)
         }
     }
 }
-use face::MiddlewareFace;
+use own::MiddlewareOnly;
 
 impl RetryMiddleware {
     /// Retry under `policy`: errors by [`TransportErrors`], responses by [`ByStatus`].
@@ -110,8 +110,8 @@ impl RetryMiddleware {
     /// # let _ = m;
     /// ```
     pub fn new(policy: Policy) -> Self {
-        let face = MiddlewareFace::default();
-        RetryBuilder::start(policy, "reqwest", TransportErrors, ByStatus, face)
+        let only = MiddlewareOnly::default();
+        RetryBuilder::start(policy, "reqwest", TransportErrors, ByStatus, only)
     }
 }
 
@@ -201,7 +201,7 @@ where
         let resend = writes::resend(self.writes, &method, req.headers());
         let extensions = &*extensions;
         let limits = self.retry.hop_limits::<Error>();
-        let hops = self.face.hops.as_deref();
+        let hops = self.only.hops.as_deref();
         let Some(copy) = req.try_clone() else {
             // A streaming body: sent once (with the timeout), its answer is the answer.
             let once = self.retry.clone().once();

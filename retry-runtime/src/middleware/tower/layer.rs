@@ -34,13 +34,13 @@ pub type RetryLayer<
     Timeout = Unset,
     Hedge = Unset,
     Requests = HttpRequests,
-> = RetryBuilder<LayerFace<Requests>, On, OnOk, Budget, Timeout, Hedge>;
+> = RetryBuilder<LayerOnly<Requests>, On, OnOk, Budget, Timeout, Hedge>;
 
 /// What a [`RetryLayer`] has that a `RetryMiddleware` has not: the largest request body it
 /// replays, and its request mode ([`HttpRequests`], [`CloneBodies`] or [`CloneRequests`]). In
 /// the layer's type, never named by a user: public in a private module.
 #[derive(Clone, Debug)]
-pub struct LayerFace<Requests> {
+pub struct LayerOnly<Requests> {
     /// A `u32`, beside the builder's one-byte settings: the response future that carries the
     /// layer stays small enough to be moved inline (a body buffered past 4 GiB is not
     /// replayed anyway).
@@ -59,11 +59,11 @@ impl RetryLayer {
     /// # let _ = layer;
     /// ```
     pub fn new(policy: Policy) -> Self {
-        let face = LayerFace {
+        let only = LayerOnly {
             limit: DEFAULT_BODY_LIMIT as u32,
             mode: HttpRequests::default(),
         };
-        RetryBuilder::start(policy, "tower", TransportErrors, ByStatus, face)
+        RetryBuilder::start(policy, "tower", TransportErrors, ByStatus, only)
     }
 }
 
@@ -79,7 +79,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// # let _ = layer;
     /// ```
     pub fn with_body_limit(mut self, limit: usize) -> Self {
-        self.face.limit = u32::try_from(limit).unwrap_or(u32::MAX);
+        self.only.limit = u32::try_from(limit).unwrap_or(u32::MAX);
         self
     }
 }
@@ -141,16 +141,16 @@ impl<On, OnOk, B, L, D, K> RetryLayer<On, OnOk, B, L, D, HttpRequests<K>> {
     /// # }
     /// ```
     pub fn clone_bodies(self) -> RetryLayer<On, OnOk, B, L, D, CloneBodies> {
-        let face = LayerFace {
-            limit: self.face.limit,
-            mode: self.face.mode.keeping(),
+        let only = LayerOnly {
+            limit: self.only.limit,
+            mode: self.only.mode.keeping(),
         };
         RetryBuilder {
             retry: self.retry,
             on: self.on,
             on_ok: self.on_ok,
             writes: self.writes,
-            face,
+            only,
         }
     }
 }
@@ -206,8 +206,8 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     where
         OnOk: OkBeforeCloneRequests,
     {
-        let face = LayerFace {
-            limit: self.face.limit,
+        let only = LayerOnly {
+            limit: self.only.limit,
             mode: CloneRequests,
         };
         RetryBuilder {
@@ -215,7 +215,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
             on: self.on,
             on_ok: AcceptOk,
             writes: self.writes,
-            face,
+            only,
         }
     }
 }

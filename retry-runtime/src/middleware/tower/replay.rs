@@ -10,7 +10,7 @@ use core::marker::PhantomData;
 use core::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
-use crate::middleware::builder::{hops_mut, FaceHops};
+use crate::middleware::builder::{hops_mut, OwnHops};
 use crate::middleware::hops::{self, Hops};
 use core::time::Duration;
 
@@ -62,7 +62,7 @@ impl<B: http_body::Body<Data = Bytes> + Clone + Send + 'static> BodyMode<B> for 
     type Kept = Cloned;
 }
 
-impl<K> FaceHops for super::layer::LayerFace<HttpRequests<K>> {
+impl<K> OwnHops for super::layer::LayerOnly<HttpRequests<K>> {
     fn hops_mut(&mut self) -> &mut Hops {
         hops_mut(&mut self.mode.hops)
     }
@@ -79,7 +79,7 @@ impl<K> FaceHops for super::layer::LayerFace<HttpRequests<K>> {
 pub struct CloneRequests;
 
 /// What a request mode keeps of a call's request: what is shared, and what the attempts own.
-pub type Kept<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
+pub type Saved<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 
 /// How a request mode sends a call's request again: what it keeps of the request when the
 /// first attempt is sent, and the next attempt's request from that. Every mode goes through
@@ -115,7 +115,7 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         limit: usize,
         writes: Writes,
         left: impl FnOnce() -> Option<Duration>,
-    ) -> Option<Kept<Self, Req>>;
+    ) -> Option<Saved<Self, Req>>;
 
     /// Whether a next attempt can be sent, for an attempt that ended unjudged (see
     /// [`judge`](Replay::judge)); if not, the call ends on the outcome in hand.
@@ -124,7 +124,7 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// Whether the request may be sent again whatever became of it (by its method and key,
     /// and `writes`), or only when a failure proves it was not applied: what the classifiers
     /// are told. Asked once the first attempt failed: a success reads nothing of the request.
-    fn resend(kept: &Kept<Self, Req>, writes: Writes) -> Resend;
+    fn resend(kept: &Saved<Self, Req>, writes: Writes) -> Resend;
 
     /// The next attempt's request, once it can be sent (a hedge may start while the first
     /// attempt still sends the body to replay), from a clone of what the attempts own.
@@ -181,7 +181,7 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
         limit: usize,
         writes: Writes,
         left: impl FnOnce() -> Option<Duration>,
-    ) -> Option<Kept<Self, http::Request<B>>> {
+    ) -> Option<Saved<Self, http::Request<B>>> {
         if writes::needs_key(writes, req.method(), req.headers()) {
             writes::give_key(req.headers_mut());
         }
@@ -194,7 +194,7 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
         kept.replayable()
     }
 
-    fn resend((_, head): &Kept<Self, http::Request<B>>, writes: Writes) -> Resend {
+    fn resend((_, head): &Saved<Self, http::Request<B>>, writes: Writes) -> Resend {
         writes::resend(writes, head.method(), head.headers())
     }
 

@@ -6,7 +6,7 @@ use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::replay::{Attempt, Kept, Replay, Verdicts};
+use super::replay::{Attempt, Replay, Saved, Verdicts};
 use super::{BoxError, RetryService, Service};
 use crate::fleet::Budget;
 use crate::hedge::HedgeWith;
@@ -40,7 +40,7 @@ pub trait Serve<Req>: Sized {
     type Attempt: Future<Output = Result<Self::Response, Self::Error>>;
     /// What the request mode keeps of a request for the next attempts: what the
     /// classifiers share, and what the attempts own.
-    type Kept;
+    type Saved;
 
     /// The inner service's `poll_ready`.
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
@@ -58,7 +58,7 @@ pub trait Serve<Req>: Sized {
     /// with the request the mode replays from `kept` (`None`: the request is sent once).
     fn looping(
         self,
-        kept: Option<Self::Kept>,
+        kept: Option<Self::Saved>,
         first: FirstAttempt<Self::Attempt, Self::Response>,
     ) -> BoxFuture<Self::Response>;
 }
@@ -80,7 +80,7 @@ where
     type Response = S::Response;
     type Error = S::Error;
     type Attempt = S::Future;
-    type Kept = Kept<M, Req>;
+    type Saved = Saved<M, Req>;
 
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -88,9 +88,9 @@ where
 
     fn start(&mut self, mut req: Req) -> ResponseFuture<Self, Req> {
         let retry = &self.layer.retry;
-        let kept = self.layer.face.mode.keep(
+        let kept = self.layer.only.mode.keep(
             &mut req,
-            usize::try_from(self.layer.face.limit).unwrap_or(usize::MAX),
+            usize::try_from(self.layer.only.limit).unwrap_or(usize::MAX),
             self.layer.writes,
             || retry.hop_limits::<BoxError>().left(),
         );
@@ -120,7 +120,7 @@ where
     #[inline(never)]
     fn looping(
         self,
-        kept: Option<Kept<M, Req>>,
+        kept: Option<Saved<M, Req>>,
         first: FirstAttempt<S::Future, S::Response>,
     ) -> BoxFuture<S::Response> {
         let RetryService {
@@ -180,7 +180,7 @@ where
                         let (shared, owned) = shared
                             .zip(owned.clone())
                             .expect("a request sent once is not retried");
-                        let mode = layer.face.mode.clone();
+                        let mode = layer.only.mode.clone();
                         (template.clone(), M::clone_attempt(shared, owned), mode)
                     });
                     let attempt_number = sent;
@@ -238,7 +238,7 @@ pub type ResponseFuture<T, Req> = RetryFuture<
     Req,
     <T as Serve<Req>>::Attempt,
     <T as Serve<Req>>::Response,
-    <T as Serve<Req>>::Kept,
+    <T as Serve<Req>>::Saved,
 >;
 
 pin_project_lite::pin_project! {
@@ -272,7 +272,7 @@ pin_project_lite::pin_project! {
 
 impl<T: Serve<Req>, Req> ResponseFuture<T, Req> {
     /// The first attempt alone, `service` and `kept` held for the loop.
-    pub(super) fn first(future: T::Attempt, service: T, kept: Option<T::Kept>) -> Self {
+    pub(super) fn first(future: T::Attempt, service: T, kept: Option<T::Saved>) -> Self {
         RetryFuture {
             state: State::First { future },
             service: Some(service),
@@ -294,7 +294,7 @@ impl<T: Serve<Req>, Req> ResponseFuture<T, Req> {
 
 impl<T, Req, F, R, K> Future for RetryFuture<T, Req, F, R, K>
 where
-    T: Serve<Req, Attempt = F, Response = R, Kept = K>,
+    T: Serve<Req, Attempt = F, Response = R, Saved = K>,
     F: Future<Output = Result<R, T::Error>>,
 {
     type Output = Result<R, BoxError>;
@@ -329,7 +329,7 @@ where
 fn to_loop<T: Serve<Req>, Req>(
     mut state: Pin<&mut State<T::Attempt, T::Response>>,
     service: &mut Option<T>,
-    kept: &mut Option<T::Kept>,
+    kept: &mut Option<T::Saved>,
     outcome: Result<T::Response, T::Error>,
 ) {
     let (service, kept) = (service.take().expect("taken only here"), kept.take());
