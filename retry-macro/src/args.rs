@@ -1,4 +1,5 @@
-//! The attribute's grammar, `#[retry(key = value, …)]`, and the checks on it alone.
+//! The attribute's grammar, `#[retry(key = value, …)]`: each key's value read, or the error of
+//! reading it (what the keys mean together is valid.rs's to check).
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -10,7 +11,7 @@ use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 use crate::duration;
 
 /// A key of the attribute: its name, what reads its value into [`Args`], and whether `policy`
-/// sets it too (then the two cannot be combined).
+/// sets it too (then the two cannot be combined: valid.rs).
 struct Key {
     name: &'static str,
     set: Set,
@@ -88,6 +89,11 @@ fn put<T>(slot: &mut Option<T>, value: T) -> syn::Result<()> {
     Ok(())
 }
 
+/// Whether `policy` sets the key `name` too.
+pub(crate) fn set_by_policy(name: &str) -> bool {
+    KEYS.iter().any(|key| key.in_policy && key.name == name)
+}
+
 /// The levels of `trace_level`, by the word the attribute uses.
 pub(crate) const LEVELS: &[(&str, &str)] = &[
     ("error", "ERROR"),
@@ -97,16 +103,14 @@ pub(crate) const LEVELS: &[(&str, &str)] = &[
     ("trace", "TRACE"),
 ];
 
-const DEFAULT_BASE_NANOS: u128 = 200_000_000;
-const DEFAULT_CAP_NANOS: u128 = 30_000_000_000;
-
 /// A duration key's value: a literal parsed here, or an expression of type `Duration`.
 pub(crate) enum DurationArg {
     Lit { nanos: u128, lit: LitStr },
     Expr(Box<Expr>),
 }
 
-/// `attempts`: a literal checked here, or an expression of type `u32`.
+/// `attempts`: a literal (a `u32`, read here; 0 is valid.rs's error), or an expression of type
+/// `u32`.
 pub(crate) enum AttemptsArg {
     Lit(u32, Span),
     Expr(Box<Expr>),
@@ -161,17 +165,19 @@ pub(crate) struct Args {
     /// Every key's value as written: what the keys may name (`attempts = tries`), for the
     /// rebinding of the arguments (rebind.rs).
     pub values: Vec<Expr>,
+    /// The keys in the order written (a key given twice, once), each with how many `errors`
+    /// came before it: valid.rs reports the checks on a key's value in its place among them.
+    pub keys: Vec<(Ident, usize)>,
+    /// The errors of reading, in order: an unknown key, a key given twice, a value its key
+    /// cannot read. Reported by valid.rs with its own, so that one pass tells them all.
+    pub errors: Vec<syn::Error>,
 }
 
 impl Parse for Args {
+    /// The keys read, each error of reading kept in `errors`; an `Err` only where the tokens
+    /// are not `key = value, …` at all.
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut args = Args::default();
-        let mut seen: Vec<Ident> = Vec::new();
-        let mut errors: Option<syn::Error> = None;
-        let mut push = |e: syn::Error| match &mut errors {
-            Some(all) => all.combine(e),
-            None => errors = Some(e),
-        };
         while !input.is_empty() {
             let key = Ident::parse_any(input)?;
             if !input.peek(Token![=]) {
@@ -186,26 +192,20 @@ impl Parse for Args {
                 input.parse::<Token![,]>()?;
             }
             let name = key.to_string();
-            if seen.iter().any(|k| *k == name) {
-                push(syn::Error::new(
+            if args.keys.iter().any(|(k, _)| *k == name) {
+                args.errors.push(syn::Error::new(
                     key.span(),
                     format!("duplicate key `{name}`: give each key once; remove this one"),
                 ));
                 continue;
             }
-            seen.push(key.clone());
+            args.keys.push((key.clone(), args.errors.len()));
             args.values.push(value.clone());
             if let Err(e) = args.set(&key, value) {
-                push(e);
+                args.errors.push(e);
             }
         }
-        if let Err(e) = args.check(&seen) {
-            push(e);
-        }
-        match errors {
-            Some(e) => Err(e),
-            None => Ok(args),
-        }
+        Ok(args)
     }
 }
 
@@ -228,75 +228,6 @@ impl Args {
                 ))
             }
         }
-    }
-
-    /// Checks between keys: `policy` against the keys it replaces, `cap` against `base`.
-    fn check(&self, seen: &[Ident]) -> syn::Result<()> {
-        if self.policy.is_some() {
-            if let Some(key) = seen
-                .iter()
-                .find(|k| KEYS.iter().any(|key| key.in_policy && *k == key.name))
-            {
-                return Err(syn::Error::new(
-                    key.span(),
-                    format!(
-                        "`{key}` cannot be combined with `policy`: the policy already sets it; \
-                         set it on the Policy instead (`Policy::new().with_{key}(…)`) \
-                         or remove `policy`"
-                    ),
-                ));
-            }
-        }
-        let lit = |arg: &Option<DurationArg>| match arg {
-            Some(DurationArg::Lit { nanos, lit }) => Some((*nanos, lit.span())),
-            _ => None,
-        };
-        let (base, cap) = (lit(&self.base), lit(&self.cap));
-        // `rate_limited_base` above the cap: every rate-limited wait would be the cap.
-        let cap_known = match (cap, &self.cap) {
-            (Some((c, _)), _) => Some(c),
-            (None, None) => Some(DEFAULT_CAP_NANOS),
-            _ => None,
-        };
-        if let (Some((r, span)), Some(c)) = (lit(&self.rate_limited_base), cap_known) {
-            if c < r {
-                let (r, c) = (duration::show(r), duration::show(c));
-                let default = if self.cap.is_none() {
-                    "the default, "
-                } else {
-                    ""
-                };
-                return Err(syn::Error::new(
-                    span,
-                    format!(
-                        "`rate_limited_base` ({r}) is above `cap` ({default}{c}): every wait \
-                         after a rate-limited error would be cut to the cap; raise `cap` to at \
-                         least {r} or lower `rate_limited_base`"
-                    ),
-                ));
-            }
-        }
-        let (base_nanos, cap_nanos, span) = match (base, cap, &self.base, &self.cap) {
-            (Some((b, _)), Some((c, span)), _, _) => (b, c, span),
-            (Some((b, span)), None, _, None) => (b, DEFAULT_CAP_NANOS, span),
-            (None, Some((c, span)), None, _) => (DEFAULT_BASE_NANOS, c, span),
-            _ => return Ok(()),
-        };
-        if cap_nanos < base_nanos {
-            let (b, c) = (duration::show(base_nanos), duration::show(cap_nanos));
-            let default =
-                |arg: &Option<DurationArg>| if arg.is_none() { "the default, " } else { "" };
-            return Err(syn::Error::new(
-                span,
-                format!(
-                    "`cap` ({}{c}) is below `base` ({}{b}): every wait would be cut to the cap; \
-                     raise `cap` to at least {b} or lower `base`",
-                    default(&self.cap),
-                    default(&self.base)
-                ),
-            ));
-        }
-        Ok(())
     }
 }
 
@@ -332,13 +263,6 @@ fn attempts(value: Expr) -> syn::Result<AttemptsArg> {
             "`attempts` is a `u32`: write a whole number from 1 to 4294967295",
         )
     })?;
-    if n == 0 {
-        return Err(syn::Error::new(
-            int.span(),
-            "`attempts = 0` would never call the function: `attempts` counts every call, \
-             the first included; write `attempts = 1` for no retries",
-        ));
-    }
     Ok(AttemptsArg::Lit(n, int.span()))
 }
 
@@ -535,11 +459,19 @@ mod tests {
     use proc_macro2::{Delimiter, Group, TokenTree};
     use quote::quote;
 
+    /// The attribute read, and checked as the macro checks it (valid.rs, which reports the
+    /// errors of reading with its own).
+    fn read(tokens: TokenStream) -> syn::Result<Args> {
+        let args: Args = syn::parse2(tokens)?;
+        crate::valid::args(&args)?;
+        Ok(args)
+    }
+
     /// `key = value` with the value in an invisible group, as a `macro_rules!` fragment is.
     fn grouped(key: &str, value: TokenStream) -> syn::Result<Args> {
         let key = Ident::new(key, Span::call_site());
         let value = TokenTree::Group(Group::new(Delimiter::None, value));
-        syn::parse2(quote!(#key = #value))
+        read(quote!(#key = #value))
     }
 
     #[test]
@@ -557,18 +489,15 @@ mod tests {
             };
             // `crate` is a keyword: not an `Ident` to make, a token to parse.
             let name: TokenStream = key.name.parse().unwrap();
-            let args: syn::Result<Args> = syn::parse2(quote!(#name = #value));
+            let args = read(quote!(#name = #value));
             assert!(args.is_ok(), "{}", key.name);
-            let with_policy: syn::Result<Args> = syn::parse2(quote!(policy = p, #name = #value));
+            let with_policy = read(quote!(policy = p, #name = #value));
             let excluded = with_policy
                 .err()
                 .is_some_and(|e| e.to_string().contains("cannot be combined with `policy`"));
             assert_eq!(excluded, key.in_policy, "{}", key.name);
         }
-        let err = syn::parse2::<Args>(quote!(atempts = 3))
-            .err()
-            .unwrap()
-            .to_string();
+        let err = read(quote!(atempts = 3)).err().unwrap().to_string();
         assert!(err.contains("(did you mean `attempts`?)"), "{err}");
         for key in KEYS {
             assert!(err.contains(&format!("`{}`", key.name)), "{err}");

@@ -5,10 +5,11 @@
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
-// The pipeline, in order: args.rs reads the attribute; item.rs the function and its checks
-// (with async_trait.rs and signature.rs); rebind.rs and receiver.rs give each attempt its own
-// arguments (binding.rs, one argument's); loop_exits.rs and inline_attempt.rs rewrite the
-// body; expand/ writes the new body.
+// The pipeline, in order: args.rs reads the attribute; item.rs the function (with
+// async_trait.rs and signature.rs); valid.rs makes every semantic check, so that what follows
+// cannot fail; rebind.rs and receiver.rs give each attempt its own arguments (binding.rs, one
+// argument's); loop_exits.rs and inline_attempt.rs rewrite the body; expand/ writes the new
+// body.
 // Helpers: duration.rs (duration literals), respan.rs (spans), walk.rs (syntax tree walks).
 mod args;
 mod async_trait;
@@ -22,6 +23,7 @@ mod rebind;
 mod receiver;
 mod respan;
 mod signature;
+mod valid;
 mod walk;
 
 use proc_macro::TokenStream;

@@ -27,7 +27,8 @@ use syn::spanned::Spanned;
 use syn::{Attribute, FnArg, Ident, Pat, PatIdent, Signature, Type};
 
 use crate::binding::Binding;
-use crate::receiver::{may_hold_self, receiver_binding, SelfUse};
+use crate::loop_exits::fence_loop_exits;
+use crate::receiver::{may_hold_self, receiver_binding, rename_self, SelfUse};
 use crate::signature::{is_borrowed_impl, receiver_type, returned_borrows, strip_group};
 
 /// Each attempt's own arguments. As tokens: the statements that bind them where the attempt
@@ -73,6 +74,18 @@ impl Rebind {
         }
         (outside, inside)
     }
+
+    /// The body as each attempt runs it: its `self` renamed where the attempt has one of its
+    /// own (receiver.rs), and a `break` or `continue` outside the user's loops fenced off, so
+    /// that it stays the error it is without `#[retry]` (loop_exits.rs). The expansion writes
+    /// it; valid.rs checks the one a `#[track_caller]` sync fn inlines.
+    pub(crate) fn attempt_body(&self, body: TokenStream) -> TokenStream {
+        let body = match &self.self_alias {
+            Some(alias) => rename_self(&body, alias),
+            None => body,
+        };
+        fence_loop_exits(body)
+    }
 }
 
 /// Rewrites the signature's patterns as the table says, and returns the rebindings.
@@ -84,7 +97,7 @@ impl Rebind {
 /// - `keys`: the attribute's values.
 /// - `output`: the return type (the future's output under `#[async_trait]`). A `&mut` argument
 ///   it may hold a shared borrow of is not re-borrowed: the body borrows from the argument
-///   itself, as without `#[retry]` (item.rs rejects the other borrows).
+///   itself, as without `#[retry]` (valid.rs rejects the other borrows).
 pub(crate) fn rebind(
     sig: &mut Signature,
     private: &TokenStream,

@@ -1,7 +1,7 @@
 //! What the signature says, read from its syntax: the receiver's type, the borrows of `&mut`
-//! arguments the return type may hold, the `impl AsRef` arguments an attempt can borrow. Both
-//! the checks on the function (item.rs) and the per-attempt rebinding (rebind.rs) ask it; it
-//! asks neither.
+//! arguments the return type may hold, the `impl AsRef` arguments an attempt can borrow, whether
+//! the return type may be a `Result`. The checks (valid.rs), the function (item.rs), the
+//! per-attempt rebinding (rebind.rs) and the expansion ask it; it asks none of them.
 
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
@@ -260,5 +260,22 @@ pub(crate) fn strip_group(ty: &Type) -> &Type {
         Type::Group(g) => strip_group(&g.elem),
         Type::Paren(p) => strip_group(&p.elem),
         other => other,
+    }
+}
+
+/// Whether the return type may be a `Result` (or an alias of one). Where it visibly is not, the
+/// one error about it is all the user should see, and a `?` that suits it (on an `Option` in a
+/// function returning an `Option`) must not be another: the attempt stays a nested block, where
+/// `?` is rustc's own.
+pub(crate) fn could_be_result(ret: &Type) -> bool {
+    match ret {
+        Type::Path(path) => path.path.segments.last().is_some_and(|last| {
+            !["Option", "Poll", "ControlFlow"]
+                .iter()
+                .any(|name| last.ident == name)
+        }),
+        Type::Group(group) => could_be_result(&group.elem),
+        Type::Paren(paren) => could_be_result(&paren.elem),
+        _ => false,
     }
 }

@@ -6,11 +6,12 @@ use quote::{quote, ToTokens};
 use syn::Ident;
 
 use super::awaited::{awaited_at_end, awaited_notify};
-use super::context::{could_be_result, local, Context};
+use super::context::{local, Context};
 use super::keys::setup;
 use super::loop_steps::{admit, after_attempt, AfterAttempt};
 use crate::inline_attempt::{self, InlineAttempt};
 use crate::rebind::Rebind;
+use crate::signature::could_be_result;
 
 /// An `async fn`'s loop, each turn an attempt, then its outcome judged, then the wait.
 pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {

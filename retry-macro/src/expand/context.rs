@@ -7,8 +7,8 @@ use syn::spanned::Spanned;
 use syn::{GenericArgument, Ident, PathArguments, Type};
 
 use crate::args::{Args, AttemptsArg, DurationArg};
-use crate::item::Features;
 use crate::respan::respan;
+use crate::valid::Features;
 
 /// A generated local: invisible to the user's code (mixed-site hygiene), located at `at` so that
 /// the calls it appears in are reported there.
@@ -255,23 +255,6 @@ impl Calling {
     /// Whether the function may await it.
     pub(super) fn awaits(self) -> bool {
         self != Calling::Sync
-    }
-}
-
-/// Whether the return type may be a `Result` (or an alias of one). Where it visibly is not, the
-/// one error about it is all the user should see, and a `?` that suits it (on an `Option` in a
-/// function returning an `Option`) must not be another: the attempt stays a nested block, where
-/// `?` is rustc's own.
-pub(super) fn could_be_result(ret: &Type) -> bool {
-    match ret {
-        Type::Path(path) => path.path.segments.last().is_some_and(|last| {
-            !["Option", "Poll", "ControlFlow"]
-                .iter()
-                .any(|name| last.ident == name)
-        }),
-        Type::Group(group) => could_be_result(&group.elem),
-        Type::Paren(paren) => could_be_result(&paren.elem),
-        _ => false,
     }
 }
 

@@ -10,8 +10,8 @@ use super::awaited::{awaited, sync_part, AsyncCheck};
 use super::context::{Calling, Context};
 use super::hook::{hook, Check};
 use crate::args::{Args, AttemptsArg, DurationArg};
-use crate::item::Features;
 use crate::respan::respan;
+use crate::valid::Features;
 
 /// The policy, the `timeout` and the hooks, bound before any attempt.
 pub(super) fn setup(cx: &Context) -> TokenStream {

@@ -4,10 +4,10 @@
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
 
-use super::context::{could_be_result, local, Context};
+use super::context::{local, Context};
 use super::keys::setup;
 use super::loop_steps::{admit, after_attempt, AfterAttempt};
-use crate::inline_attempt::{self, InlineAttempt, NotInline};
+use crate::inline_attempt::{self, InlineAttempt};
 use crate::item::Item;
 use crate::rebind::Rebind;
 
@@ -58,25 +58,15 @@ pub(super) fn sync_closure(
 
 /// `#[track_caller]` on a sync fn: the attempt is written inline in the function, where the
 /// caller's location reaches it; in the closure the runtime's loop calls, it would not (a
-/// closure cannot be `#[track_caller]`). A body that cannot be written inline is an error.
+/// closure cannot be `#[track_caller]`). valid.rs rejects a body that cannot be written inline;
+/// should one get here, its attempt stays a closure rather than the macro panicking.
 pub(super) fn track_caller_attempt(
     cx: &Context,
     item: &Item,
     body: &TokenStream,
-) -> syn::Result<Option<InlineAttempt>> {
-    let track_caller = item
-        .attrs
-        .iter()
-        .find(|a| a.path().is_ident("track_caller"));
-    match track_caller {
-        Some(attr) if !cx.is_async && could_be_result(&cx.ret) => {
-            match inline_attempt::rewrite(body, &cx.label, &cx.p, cx.ret_span) {
-                Ok(inline) => Ok(Some(inline)),
-                Err(not_inline) => Err(track_caller_error(not_inline, attr)),
-            }
-        }
-        _ => Ok(None),
-    }
+) -> Option<InlineAttempt> {
+    item.inline_track_caller()?;
+    inline_attempt::rewrite(body, &cx.label, &cx.p, cx.ret_span).ok()
 }
 
 /// A `#[track_caller]` sync fn: the async loop's shape, its attempt inline, waiting with the
@@ -143,54 +133,5 @@ pub(super) fn track_caller_loop(
             };
             #after_wait
         }
-    }
-}
-
-/// `#[track_caller]` on a sync fn whose attempt cannot be written inline: said on what keeps it
-/// from being, with what to write instead.
-fn track_caller_error(not_inline: NotInline, attr: &syn::Attribute) -> syn::Error {
-    const WHY: &str = "so each attempt would run in a closure, and a closure cannot be \
-                       `#[track_caller]`";
-    match not_inline {
-        NotInline::Macro { path, known } => {
-            let mut name = String::new();
-            for s in &path.segments {
-                if !name.is_empty() {
-                    name.push_str("::");
-                }
-                name.push_str(&s.ident.to_string());
-            }
-            let message = if known {
-                format!(
-                    "`#[retry]` cannot keep `#[track_caller]` with a `?` or `return` inside \
-                     `{name}!(…)`, where it cannot rewrite them to end the attempt, {WHY}; \
-                     move them out of the macro's arguments (`let value = f()?;` before it), \
-                     or remove `#[track_caller]`"
-                )
-            } else {
-                format!(
-                    "`#[retry]` cannot keep `#[track_caller]` with `{name}!` in the body: a \
-                     macro other than the standard library's may hide a `return`, {WHY}; call \
-                     `{name}!` from a function of your own that the body calls, or remove \
-                     `#[track_caller]`"
-                )
-            };
-            syn::Error::new_spanned(path, message)
-        }
-        NotInline::Verbatim(span) => syn::Error::new(
-            span,
-            format!(
-                "`#[retry]` cannot keep `#[track_caller]` with this in the body: syntax it \
-                 cannot read, which may hide a `return` or `?`, {WHY}; remove \
-                 `#[track_caller]`"
-            ),
-        ),
-        NotInline::Unparsed => syn::Error::new_spanned(
-            attr,
-            format!(
-                "`#[retry]` cannot keep `#[track_caller]` on a body it cannot read, {WHY}; \
-                 remove `#[track_caller]`"
-            ),
-        ),
     }
 }
