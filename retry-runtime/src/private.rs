@@ -20,7 +20,7 @@ pub use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 pub use crate::run::hooks::{Render, Rendered, Tracer, Unrendered};
 pub use crate::run::loops::{start_time, IsResult, LoopState, Verdict};
 pub use crate::run::question_mark::Branch;
-pub use crate::run::stats::{Kept, Recorder, StatsHook};
+pub use crate::run::stats::{ReadAfter, Recorder, StatsHook};
 pub use crate::run::timeout::limit::AttemptTimeout;
 pub use crate::run::timeout::{poll_race, poll_race_within, Limit, Race};
 pub use crate::run::wait::sleep_boxed;

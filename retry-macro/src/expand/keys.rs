@@ -98,7 +98,7 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
             // awaited `notify`; an awaited `give_up` alone reads only a give-up.
             let hook = if awaits {
                 let (all, notify) = (cx.stats.awaits(), cx.notify.awaits());
-                quote!(#p::Kept::<_, #all, #notify>(#hook))
+                quote!(#p::ReadAfter::<_, #all, #notify>(#hook))
             } else {
                 hook
             };

@@ -9,7 +9,7 @@ use crate::policy::{
 };
 use crate::run::guard::{forward_guard, Guard};
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
-use crate::run::stats::{Kept, Recorder, StatsHook};
+use crate::run::stats::{ReadAfter, Recorder, StatsHook};
 
 use super::{Cancellable, GuardPair, Retry};
 
@@ -254,7 +254,7 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
         O: ClassifyOk<V>,
         Gd: Guard<Result<V, E>>,
     {
-        let hook: Kept<_> = Kept(HookRef(self.hooks.guard.stats_hook()));
+        let hook: ReadAfter<_> = ReadAfter(HookRef(self.hooks.guard.stats_hook()));
         let recorder = Recorder::new(hook, crate::sleep::now, self.name);
         let out = self.call_recorded(&recorder, |_| op());
         (out, self.returned(&recorder))
@@ -314,7 +314,7 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
         Fut: core::future::Future<Output = Result<V, E>>,
     {
         let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
-        let hook: Kept<_> = Kept(HookRef(self.hooks.guard.stats_hook()));
+        let hook: ReadAfter<_> = ReadAfter(HookRef(self.hooks.guard.stats_hook()));
         let recorder = Recorder::new(hook, clock, self.name);
         let hooks = self.with_recorder(&recorder);
         let out = self.run_async_with(&hooks, sleep, clock, |_| op()).await;

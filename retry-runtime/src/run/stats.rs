@@ -48,9 +48,9 @@ impl StatsHook for Unset {
 /// hook, or [`Unset`]), which hears them too: by `call_with_stats` (`ALL` calls' figures), and
 /// by an `async fn` for the hooks it awaits (`ALL` for an awaited `stats`, `NOTIFY` for an
 /// awaited `notify`; an awaited `give_up` alone needs neither).
-pub struct Kept<H, const ALL: bool = true, const NOTIFY: bool = false>(pub H);
+pub struct ReadAfter<H, const ALL: bool = true, const NOTIFY: bool = false>(pub H);
 
-impl<H: StatsHook, const ALL: bool, const NOTIFY: bool> StatsHook for Kept<H, ALL, NOTIFY> {
+impl<H: StatsHook, const ALL: bool, const NOTIFY: bool> StatsHook for ReadAfter<H, ALL, NOTIFY> {
     const TIMED: bool = ALL || H::ACTIVE;
     const AWAITS: bool = NOTIFY;
     #[inline]
@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn a_recorder_for_an_awaited_give_up_alone_reads_no_clock_and_keeps_no_success() {
-        let rec = Recorder::new(Kept::<Unset, false, false>(Unset), counted, "f");
+        let rec = Recorder::new(ReadAfter::<Unset, false, false>(Unset), counted, "f");
         let guard = &rec;
         Guard::<Result<(), ()>>::finished(&guard, 1, None, counted);
         assert_eq!(rec.stats(), None, "a success is not kept");
@@ -230,7 +230,7 @@ mod tests {
         assert_eq!((g.reason, g.calls), (GiveUpReason::Attempts, 3));
         assert_eq!(READS.load(Ordering::SeqCst), 0, "no clock read");
         // Every call's figures (an awaited `stats`, `call_with_stats`): timed.
-        let timed = Recorder::new(Kept::<Unset>(Unset), counted, "f");
+        let timed = Recorder::new(ReadAfter::<Unset>(Unset), counted, "f");
         Guard::<Result<(), ()>>::finished(&&timed, 1, None, counted);
         assert_eq!(timed.stats().map(|s| s.attempts), Some(1));
         assert_eq!(READS.load(Ordering::SeqCst), 2, "the start and the end");
