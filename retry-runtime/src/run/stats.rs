@@ -116,10 +116,16 @@ impl<H: StatsHook> Recorder<H> {
     #[inline]
     pub fn wait_starts(&self, clock: Clock) {
         if let (true, Some(event)) = (H::ACTIVE, self.event()) {
-            let delay = u64::try_from(event.delay.as_nanos()).unwrap_or(u64::MAX);
-            let end = self.since_start(clock).saturating_add(delay);
-            self.wait_end.store(end, Ordering::Relaxed);
+            self.wait_ends_after(nanos(event.delay), clock);
         }
+    }
+
+    /// The wait now starting lasts `delay` nanoseconds: where it ends, for a cancel that cuts
+    /// it (see [`finished`]).
+    #[inline(always)]
+    fn wait_ends_after(&self, delay: u64, clock: Clock) {
+        let end = self.since_start(clock).saturating_add(delay);
+        self.wait_end.store(end, Ordering::Relaxed);
     }
 
     /// The call's figures, once it ended.
@@ -141,11 +147,16 @@ impl<H: StatsHook> Recorder<H> {
     /// Time since the start, in nanoseconds (saturated); 0 where the call is not timed (no
     /// clock read).
     fn since_start(&self, clock: Clock) -> u64 {
-        let elapsed = self.start.map_or(Duration::ZERO, |start| {
+        nanos(self.start.map_or(Duration::ZERO, |start| {
             clock().saturating_duration_since(start)
-        });
-        u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX)
+        }))
     }
+}
+
+/// A duration in nanoseconds, saturated.
+#[inline(always)]
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
@@ -158,10 +169,9 @@ impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
                 .unwrap_or_else(PoisonError::into_inner) = Some(*event);
         }
         if H::ACTIVE {
-            let delay = u64::try_from(event.delay.as_nanos()).unwrap_or(u64::MAX);
+            let delay = nanos(event.delay);
             self.waited.fetch_add(delay, Ordering::Relaxed);
-            let end = self.since_start(clock).saturating_add(delay);
-            self.wait_end.store(end, Ordering::Relaxed);
+            self.wait_ends_after(delay, clock);
         }
     }
     #[inline(always)]
