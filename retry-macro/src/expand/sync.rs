@@ -58,15 +58,17 @@ pub(super) fn sync_closure(
 
 /// `#[track_caller]` on a sync fn: the attempt is written inline in the function, where the
 /// caller's location reaches it; in the closure the runtime's loop calls, it would not (a
-/// closure cannot be `#[track_caller]`). valid.rs rejects a body that cannot be written inline;
-/// should one get here, its attempt stays a closure rather than the macro panicking.
+/// closure cannot be `#[track_caller]`). valid.rs has rejected a body that cannot be written
+/// inline: one that got here anyway is the macro's bug, said loudly, never a closure that would
+/// drop the caller's location without a word.
 pub(super) fn track_caller_attempt(
     cx: &Context,
     item: &Item,
     body: &TokenStream,
 ) -> Option<InlineAttempt> {
     item.inline_track_caller()?;
-    inline_attempt::rewrite(body, &cx.label, &cx.p, cx.ret_span).ok()
+    let inline = inline_attempt::rewrite(body, &cx.label, &cx.p, cx.ret_span);
+    Some(inline.unwrap_or_else(|_| unreachable!("valid.rs lets through only a body it can inline")))
 }
 
 /// A `#[track_caller]` sync fn: the async loop's shape, its attempt inline, waiting with the
