@@ -19,7 +19,7 @@ use axum::http::{HeaderMap, HeaderName, StatusCode};
 use axum::routing::get;
 use retry_jitter::reqwest_middleware::RetryMiddleware;
 use retry_jitter::tower::{out_of_chain, ChainLayer};
-use retry_jitter::{AdaptiveThrottle, CircuitBreaker, Policy, Retry};
+use retry_jitter::{AdaptiveThrottle, CircuitBreaker, Policy, Retry, RetryBudget};
 
 const ENVOY: &str = "x-envoy-expected-rq-timeout-ms";
 
@@ -297,6 +297,69 @@ async fn a_callers_deadline_does_not_drive_a_shared_throttle() {
         10,
         "the throttle refused ordinary calls"
     );
+}
+
+/// A tier under `ChainLayer::new()` whose handler calls `down` with `Retry` (four attempts)
+/// under a shared budget: `200` when the call succeeded, else `503`.
+async fn budgeted_tier(down: SocketAddr, budget: &'static RetryBudget) -> SocketAddr {
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let handler = move || {
+        let client = client.clone();
+        async move {
+            let fetch = || {
+                let client = client.clone();
+                async move {
+                    let resp = client.get(format!("http://{down}/")).send().await;
+                    resp.map_err(std::io::Error::other)?
+                        .error_for_status()
+                        .map_err(std::io::Error::other)
+                }
+            };
+            match Retry::new(four()).budget(budget).call_async(fetch).await {
+                Ok(_) => StatusCode::OK,
+                Err(_) => StatusCode::SERVICE_UNAVAILABLE,
+            }
+        }
+    };
+    let app = axum::Router::new()
+        .route("/", get(handler))
+        .layer(ChainLayer::new());
+    loopback::serve(app).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strangers_deadlines_do_not_drain_a_shared_budget() {
+    // Three retries' worth (5 tokens each).
+    static BUDGET: RetryBudget = RetryBudget::new(15);
+    let (down, seen) = downstream(503, HEALTHY).await;
+    let top = budgeted_tier(down, &BUDGET).await;
+    // Ten strangers at once, each with 1 ms, said three ways: one value, two values, and as
+    // gRPC (its content-type on this HTTP route, and `grpc-timeout`). Each call's first
+    // attempt is cut by its own caller's deadline, before any retry: no token is taken.
+    for headers in [
+        &[(ENVOY, "1")][..],
+        &[(ENVOY, "1, 5000")][..],
+        &[("content-type", "application/grpc"), ("grpc-timeout", "1m")][..],
+    ] {
+        assert_eq!(
+            at_once(top, 10, headers).await,
+            vec![503; 10],
+            "{headers:?}"
+        );
+    }
+    assert_eq!(
+        BUDGET.available(),
+        15,
+        "a stranger's deadline spent the budget"
+    );
+    // An ordinary caller still gets its three retries.
+    settle().await;
+    let before = seen.calls();
+    assert_eq!(call(top, &[]).await, 503);
+    assert_eq!(seen.calls() - before, 4);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
