@@ -24,6 +24,10 @@ fn ui() {
 ///   (marking it `#[diagnostic::do_not_recommend]` too would hide the body message behind
 ///   `Replay`'s) and the one impl of `ClassifyOk` for `ByStatus` (a type's one impl is shown
 ///   even when marked; a second, hidden impl moves the hint to the `Serve`/`Service` impls).
+/// - `on-transient-for-an-error-without-transient`: `on = retry_jitter::transient` is a path
+///   to a generic `fn`, instantiated where the key's checking `fn` and the loop name it: our
+///   message three times, each with rustc's "required by a bound in `transient`" and its
+///   file. One error would need the key's check to see the path is `transient` (left).
 /// - `oneshot-over-a-body-it-cannot-replay`: `.oneshot(req)` and `.ready()` on a layer over a
 ///   body it cannot replay are E0599 for the same reason (`ServiceExt`'s methods need the
 ///   `Service` impl the body fails); the HTTP guide page quotes it and says what to write.
@@ -34,6 +38,7 @@ fn ui() {
 #[test]
 fn misuse_messages_show_none_of_the_crates_insides() {
     const STILL_SHOWING: &[&str] = &[
+        "on-transient-for-an-error-without-transient.stderr",
         "tower/layer-over-requests-it-cannot-retry.stderr",
         "tower/oneshot-over-a-body-it-cannot-replay.stderr",
         "tower/on-ok-before-clone-requests.stderr",

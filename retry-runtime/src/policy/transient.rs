@@ -25,6 +25,11 @@ use crate::policy::{Classify, Decision};
 /// assert_eq!(transient(&DbError::Deadlock), Decision::Retry);
 /// assert_eq!(transient(&DbError::Constraint("unique".into())), Decision::Stop);
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` does not implement `Transient`: `retry_jitter::transient` cannot classify it",
+    label = "no `Transient` impl for `{Self}`",
+    note = "give `on` a classifier of your own (`on = |e: &{Self}| …`, returning `bool` or `Decision`), or implement `retry_jitter::Transient` for your error type"
+)]
 pub trait Transient {
     /// What to do about this error.
     fn decision(&self) -> Decision;
