@@ -54,24 +54,31 @@ pub use stats::WithStats;
 /// });
 /// assert_eq!((result.unwrap_err().kind(), calls), (io::ErrorKind::NotFound, 1));
 /// ```
+///
+/// Its type parameters are written by its setters, one letter each, the same in every `impl`:
+/// `C` ([`on`](Retry::on)), `N` ([`notify`](Retry::notify)), `G` ([`give_up`](Retry::give_up)),
+/// `B` ([`budget`](Retry::budget)), `T` ([`trace`](Retry::trace)), `L`
+/// ([`timeout`](Retry::timeout)), `D` ([`hedge`](Retry::hedge)), `O` ([`on_ok`](Retry::on_ok))
+/// and `Gd`, the guards ([`breaker`](Retry::breaker), [`throttle`](Retry::throttle),
+/// [`cancel`](Retry::cancel), [`stats`](Retry::stats)).
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a Retry does nothing until `call` or `call_async`"]
 pub struct Retry<
-    On = RetryAll,
-    Notify = Unset,
-    GiveUp = Unset,
-    Budget = Unset,
-    Trace = Unset,
-    Timeout = Unset,
-    Hedge = Unset,
-    OnOk = AcceptOk,
-    Guards = (Unset, Unset),
+    C = RetryAll,
+    N = Unset,
+    G = Unset,
+    B = Unset,
+    T = Unset,
+    L = Unset,
+    D = Unset,
+    O = AcceptOk,
+    Gd = (Unset, Unset),
 > {
     policy: Policy,
-    hooks: Hooks<On, Notify, GiveUp, Budget, Trace, OnOk, Guards>,
+    hooks: Hooks<C, N, G, B, T, O, Gd>,
     name: &'static str,
-    timeout: Timeout,
-    hedge: Hedge,
+    timeout: L,
+    hedge: D,
 }
 
 impl Retry {

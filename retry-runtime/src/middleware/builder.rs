@@ -18,8 +18,8 @@ use crate::policy::Unset;
 use crate::{Policy, Retry};
 
 /// The settings of a retry middleware, the layer or the middleware: the loop's ([`Retry`]'s
-/// policy, budget, timeout, hedge, name), its classifiers of errors (`On`) and of responses
-/// (`OnOk`), and what only one of them has (`F`). Named through its aliases,
+/// policy, budget, timeout, hedge, name), its classifiers of errors (`C`) and of responses
+/// (`O`), and what only one of them has (`F`). Named through its aliases,
 /// [`RetryLayer`](crate::tower::RetryLayer) and
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware), which add their
 /// constructors.
@@ -38,19 +38,24 @@ use crate::{Policy, Retry};
 /// # let _ = layer;
 /// # }
 /// ```
+///
+/// Its type parameters, the same letters as [`Retry`]'s where they mean the same: `F` what only
+/// one face has, `C` ([`on`](RetryBuilder::on)), `O` ([`on_ok`](RetryBuilder::on_ok)), `B`
+/// ([`budget`](RetryBuilder::budget)), `L` ([`timeout`](RetryBuilder::timeout)) and `D`
+/// ([`hedge`](RetryBuilder::hedge)).
 #[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
-pub struct RetryBuilder<F, On, OnOk, Budget, Timeout, Hedge> {
+pub struct RetryBuilder<F, C, O, B, L, D> {
     /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
-    pub(super) retry: Retry<RetryAll, Unset, Unset, Budget, Unset, Timeout, Hedge>,
-    pub(super) on: On,
-    pub(super) on_ok: OnOk,
+    pub(super) retry: Retry<RetryAll, Unset, Unset, B, Unset, L, D>,
+    pub(super) on: C,
+    pub(super) on_ok: O,
     /// Which requests may be sent twice.
     pub(super) writes: Writes,
     pub(super) only: F,
 }
 
-impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
+impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the error it sees
     /// (`tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed, which
     /// a closure may downcast; `reqwest-middleware`: `reqwest_middleware::Error`), usually a
@@ -70,7 +75,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// # let _ = (layer, m);
     /// # }
     /// ```
-    pub fn on<On2>(self, on: On2) -> RetryBuilder<F, On2, OnOk, B, L, D> {
+    pub fn on<C2>(self, on: C2) -> RetryBuilder<F, C2, O, B, L, D> {
         RetryBuilder {
             retry: self.retry,
             on,
@@ -100,7 +105,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// # let _ = (layer, m);
     /// # }
     /// ```
-    pub fn on_ok<OnOk2>(self, on_ok: OnOk2) -> RetryBuilder<F, On, OnOk2, B, L, D> {
+    pub fn on_ok<O2>(self, on_ok: O2) -> RetryBuilder<F, C, O2, B, L, D> {
         RetryBuilder {
             retry: self.retry,
             on: self.on,
@@ -122,7 +127,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// # let _ = layer;
     /// # }
     /// ```
-    pub fn budget<S: SharedBudget>(self, budget: &S) -> RetryBuilder<F, On, OnOk, &S, L, D> {
+    pub fn budget<S: SharedBudget>(self, budget: &S) -> RetryBuilder<F, C, O, &S, L, D> {
         RetryBuilder {
             retry: self.retry.budget(budget),
             on: self.on,
@@ -145,7 +150,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// # let _ = layer;
     /// # }
     /// ```
-    pub fn timeout(self, timeout: Duration) -> RetryBuilder<F, On, OnOk, B, Duration, D> {
+    pub fn timeout(self, timeout: Duration) -> RetryBuilder<F, C, O, B, Duration, D> {
         RetryBuilder {
             retry: self.retry.timeout(timeout),
             on: self.on,
@@ -171,7 +176,7 @@ impl<F, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     /// # let _ = layer;
     /// # }
     /// ```
-    pub fn hedge(self, hedge: Hedge) -> RetryBuilder<F, On, OnOk, B, L, Hedge> {
+    pub fn hedge(self, hedge: Hedge) -> RetryBuilder<F, C, O, B, L, Hedge> {
         RetryBuilder {
             retry: self.retry.hedge(hedge),
             on: self.on,
@@ -256,7 +261,7 @@ pub(crate) fn hops_mut(hops: &mut Option<Arc<Hops>>) -> &mut Hops {
     Arc::make_mut(hops.get_or_insert_with(Arc::default))
 }
 
-impl<F: OwnHops, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
+impl<F: OwnHops, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     /// Send the time each attempt has left, in milliseconds, in the header `name` instead of
     /// Envoy's `x-envoy-expected-rq-timeout-ms`. An attempt made inside a
     /// [`ChainLayer`](crate::tower::ChainLayer)'s scope sends the smallest of its `timeout`,
@@ -298,9 +303,9 @@ impl<F: OwnHops, On, OnOk, B, L, D> RetryBuilder<F, On, OnOk, B, L, D> {
     }
 }
 
-impl<F, On, OnOk> RetryBuilder<F, On, OnOk, Unset, Unset, Unset> {
+impl<F, C, O> RetryBuilder<F, C, O, Unset, Unset, Unset> {
     /// A middleware's builder: `policy`, named `name`, its default classifiers and settings.
-    pub(super) fn start(policy: Policy, name: &'static str, on: On, on_ok: OnOk, only: F) -> Self {
+    pub(super) fn start(policy: Policy, name: &'static str, on: C, on_ok: O, only: F) -> Self {
         RetryBuilder {
             retry: Retry::new(policy).with_name(name),
             on,

@@ -69,13 +69,10 @@ pub use crate::middleware::builder::RetryBuilder;
 ///     .build();
 /// # let _ = client;
 /// ```
-pub type RetryMiddleware<
-    On = TransportErrors,
-    OnOk = ByStatus,
-    Budget = Unset,
-    Timeout = Unset,
-    Hedge = Unset,
-> = RetryBuilder<MiddlewareOnly, On, OnOk, Budget, Timeout, Hedge>;
+///
+/// Its type parameters are [`RetryBuilder`]'s (`C`, `O`, `B`, `L`, `D`).
+pub type RetryMiddleware<C = TransportErrors, O = ByStatus, B = Unset, L = Unset, D = Unset> =
+    RetryBuilder<MiddlewareOnly, C, O, B, L, D>;
 
 // In the middleware's type, never named by a user: public in a private module.
 mod own {
@@ -180,10 +177,10 @@ impl ClassifyOk<Response> for ByStatus {
 }
 
 #[async_trait::async_trait]
-impl<On, OnOk, B, L, D> Middleware for RetryMiddleware<On, OnOk, B, L, D>
+impl<C, O, B, L, D> Middleware for RetryMiddleware<C, O, B, L, D>
 where
-    On: Classify<Error> + Clone + Send + Sync + 'static,
-    OnOk: ClassifyOk<Response> + Send + Sync + 'static,
+    C: Classify<Error> + Clone + Send + Sync + 'static,
+    O: ClassifyOk<Response> + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
     L: AttemptTimeout<Error> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,

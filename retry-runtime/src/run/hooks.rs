@@ -132,22 +132,23 @@ impl<E> GiveUpHook<E> for Unset {
 /// let hooks = Hooks { on: RetryAll, notify: Unset, give_up: Unset, budget: Unset, trace: Unset, on_ok: AcceptOk, guard: Unset };
 /// # let _ = hooks;
 /// ```
+///
+/// The parameters are [`Retry`](crate::Retry)'s, with the same letters.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct Hooks<On, Notify, GiveUp, Budget, Trace, OnOk = crate::policy::AcceptOk, Guards = Unset>
-{
+pub struct Hooks<C, N, G, B, T, O = crate::policy::AcceptOk, Gd = Unset> {
     /// Which errors are retried: a [`Classify`](crate::hooks::Classify).
-    pub on: On,
+    pub on: C,
     /// Told before each wait: a [`Notify`](crate::hooks::Notify).
-    pub notify: Notify,
+    pub notify: N,
     /// Told once when retrying ends with an error: a [`GiveUpHook`].
-    pub give_up: GiveUp,
+    pub give_up: G,
     /// The shared budget, if any: a [`Budget`](crate::hooks::Budget).
-    pub budget: Budget,
+    pub budget: B,
     /// Trace events: a [`Trace`](crate::__private::Trace).
-    pub trace: Trace,
+    pub trace: T,
     /// Which `Ok` values are retried (`on_ok`): a [`ClassifyOk`](crate::hooks::ClassifyOk); every one
     /// is taken with [`AcceptOk`](crate::policy::AcceptOk).
-    pub on_ok: OnOk,
+    pub on_ok: O,
     /// The throttle and the circuit breaker, if any: a [`Guard`](crate::__private::Guard).
-    pub guard: Guards,
+    pub guard: Gd,
 }

@@ -27,25 +27,28 @@ use crate::Policy;
 ///     .with_name("inventory");
 /// # let _ = layer;
 /// ```
+///
+/// Its type parameters are [`RetryBuilder`]'s (`C`, `O`, `B`, `L`, `D`), then `M`, the request
+/// mode.
 pub type RetryLayer<
-    On = TransportErrors,
-    OnOk = ByStatus,
-    Budget = Unset,
-    Timeout = Unset,
-    Hedge = Unset,
-    Requests = HttpRequests,
-> = RetryBuilder<LayerOnly<Requests>, On, OnOk, Budget, Timeout, Hedge>;
+    C = TransportErrors,
+    O = ByStatus,
+    B = Unset,
+    L = Unset,
+    D = Unset,
+    M = HttpRequests,
+> = RetryBuilder<LayerOnly<M>, C, O, B, L, D>;
 
 /// What a [`RetryLayer`] has that a `RetryMiddleware` has not: the largest request body it
 /// replays, and its request mode ([`HttpRequests`], [`CloneBodies`] or [`CloneRequests`]). In
 /// the layer's type, never named by a user: public in a private module.
 #[derive(Clone, Debug)]
-pub struct LayerOnly<Requests> {
+pub struct LayerOnly<M> {
     /// A `u32`, beside the builder's one-byte settings: the response future that carries the
     /// layer stays small enough to be moved inline (a body buffered past 4 GiB is not
     /// replayed anyway).
     pub(super) limit: u32,
-    pub(super) mode: Requests,
+    pub(super) mode: M,
 }
 
 impl RetryLayer {
@@ -67,7 +70,7 @@ impl RetryLayer {
     }
 }
 
-impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
+impl<C, O, B, L, D, M> RetryLayer<C, O, B, L, D, M> {
     /// Replay request bodies of at most `limit` bytes (default 64 KiB); a
     /// larger body is sent once and not retried. `0` replays only empty bodies; a limit past
     /// 4 GiB is 4 GiB.
@@ -84,7 +87,7 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     }
 }
 
-impl<On, OnOk, B, L, D, K> RetryLayer<On, OnOk, B, L, D, HttpRequests<K>> {
+impl<C, O, B, L, D, K> RetryLayer<C, O, B, L, D, HttpRequests<K>> {
     /// Retry `http::Request<B>`s for any `B: Clone + http_body::Body<Data = Bytes>`, the body
     /// cloned for each attempt: a body type of your own, which the layer does not replay
     /// otherwise ([`ReplayBody`](super::body::ReplayBody)). Everything else is as for the bodies it
@@ -140,7 +143,7 @@ impl<On, OnOk, B, L, D, K> RetryLayer<On, OnOk, B, L, D, HttpRequests<K>> {
     /// assert_eq!(calls.load(Ordering::SeqCst), 6);
     /// # }
     /// ```
-    pub fn clone_bodies(self) -> RetryLayer<On, OnOk, B, L, D, CloneBodies> {
+    pub fn clone_bodies(self) -> RetryLayer<C, O, B, L, D, CloneBodies> {
         let only = LayerOnly {
             limit: self.only.limit,
             mode: self.only.mode.keeping(),
@@ -172,7 +175,7 @@ impl OkBeforeCloneRequests for ByStatus {}
 #[diagnostic::do_not_recommend]
 impl OkBeforeCloneRequests for AcceptOk {}
 
-impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
+impl<C, O, B, L, D, M> RetryLayer<C, O, B, L, D, M> {
     /// For a service that is not HTTP: take any `Req: Clone` and clone it for each attempt,
     /// as tower's own `Retry` does, and take every `Ok` as the answer ([`AcceptOk`]; set
     /// [`on_ok`](RetryLayer::on_ok) after this to classify them). Errors are classified by the
@@ -202,9 +205,9 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     /// ```
     // The bound on the method, not the impl: an `on_ok` set before is then the message
     // below, not "the method exists but its trait bounds were not satisfied".
-    pub fn clone_requests(self) -> RetryLayer<On, AcceptOk, B, L, D, CloneRequests>
+    pub fn clone_requests(self) -> RetryLayer<C, AcceptOk, B, L, D, CloneRequests>
     where
-        OnOk: OkBeforeCloneRequests,
+        O: OkBeforeCloneRequests,
     {
         let only = LayerOnly {
             limit: self.only.limit,
@@ -220,10 +223,10 @@ impl<On, OnOk, B, L, D, M> RetryLayer<On, OnOk, B, L, D, M> {
     }
 }
 
-impl<S, On: Clone, OnOk: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
-    for RetryLayer<On, OnOk, B, L, D, M>
+impl<S, C: Clone, O: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
+    for RetryLayer<C, O, B, L, D, M>
 {
-    type Service = RetryService<S, On, OnOk, B, L, D, M>;
+    type Service = RetryService<S, C, O, B, L, D, M>;
 
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
@@ -294,16 +297,18 @@ impl<S, On: Clone, OnOk: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
 /// assert_eq!(body, "7 left"); // the 503 retried
 /// # }
 /// ```
+///
+/// Its type parameters: the inner service `S`, then its [`RetryLayer`]'s.
 #[derive(Clone, Debug)]
 pub struct RetryService<
     S,
-    On = TransportErrors,
-    OnOk = ByStatus,
-    Budget = Unset,
-    Timeout = Unset,
-    Hedge = Unset,
-    Requests = HttpRequests,
+    C = TransportErrors,
+    O = ByStatus,
+    B = Unset,
+    L = Unset,
+    D = Unset,
+    M = HttpRequests,
 > {
     pub(super) inner: S,
-    pub(super) layer: RetryLayer<On, OnOk, Budget, Timeout, Hedge, Requests>,
+    pub(super) layer: RetryLayer<C, O, B, L, D, M>,
 }

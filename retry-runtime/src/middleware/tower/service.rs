@@ -14,7 +14,7 @@ use crate::policy::{Classify, ClassifyOk};
 use crate::run::timeout::AttemptTimeout;
 use crate::Decision;
 
-impl<S, Req, On, OnOk, B, L, D, M> Serve<Req> for RetryService<S, On, OnOk, B, L, D, M>
+impl<S, Req, C, O, B, L, D, M> Serve<Req> for RetryService<S, C, O, B, L, D, M>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Error: Into<BoxError>,
@@ -22,8 +22,8 @@ where
     S::Response: Send,
     M: Replay<Req>,
     Req: Send + 'static,
-    On: Classify<BoxError> + Clone + Send + Sync + 'static,
-    OnOk: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
+    C: Classify<BoxError> + Clone + Send + Sync + 'static,
+    O: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
     L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
@@ -165,7 +165,7 @@ where
     }
 }
 
-impl<S, Req, On, OnOk, B, L, D, M> Service<Req> for RetryService<S, On, OnOk, B, L, D, M>
+impl<S, Req, C, O, B, L, D, M> Service<Req> for RetryService<S, C, O, B, L, D, M>
 where
     Self: Serve<Req>,
 {
