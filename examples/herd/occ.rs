@@ -169,7 +169,7 @@ impl Occ {
                     last_done = last_done.max(t);
                     // Every failed write was retried, each retry taking the budget's tokens.
                     if let Some(b) = hooks.budget.get() {
-                        b.succeeded_after(states[c].failed_calls());
+                        b.succeeded(states[c].taken());
                     }
                 }
                 Event::WriteReply(c, false) => {

@@ -9,6 +9,65 @@ use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::run::hedge::Hedge;
 use crate::run::hooks::Hooks;
 
+/// Writes one of [`Retry`]'s `call*` methods with the loop's bounds on its parts, stated here
+/// once, added to the bounds it writes in `where { … }`: `on` classifies `E`, `on_ok`
+/// classifies `V`, `notify` and `give_up` take `&E`, the trace and the guards see
+/// `Result<V, E>`; an `async fn`'s timeout makes an `E` and its hedge is one (a blocking
+/// method's are `Unset`).
+///
+/// A macro, not a trait that bundles them: Rust has no bound aliases, and a trait's bounds reach
+/// a generic body only through its associated types, whose futures a generic caller that boxes
+/// them as `Send` (the tower and reqwest-middleware faces) cannot prove `Send` ("implementation
+/// of … is not general enough"). Spelled out on each method, a hook that does not fit is
+/// reported at the bound it misses, as before.
+macro_rules! with_loop_bounds {
+    (
+        @write [$($async:tt)?] $(#[$attr:meta])* $vis:vis fn $name:ident<$($g:ident),*>($($params:tt)*)
+        -> $ret:ty where { $($extra:tt)* } $body:block
+    ) => {
+        $(#[$attr])*
+        $vis $($async)? fn $name<$($g),*>($($params)*) -> $ret
+        where
+            C: $crate::policy::Classify<E>,
+            N: $crate::run::hooks::Notify<E>,
+            G: $crate::run::hooks::GiveUpHook<E>,
+            B: $crate::fleet::Budget,
+            T: $crate::run::trace::Trace<Result<V, E>>,
+            O: $crate::policy::ClassifyOk<V>,
+            Gd: $crate::run::guard::Guard<Result<V, E>> + $crate::retry::stats::StatsOf,
+            $($extra)*
+        $body
+    };
+    (
+        $(#[$attr:meta])*
+        $vis:vis async fn $name:ident<$($g:ident),*>($($params:tt)*) -> $ret:ty
+        where { $($extra:tt)* }
+        $body:block
+    ) => {
+        with_loop_bounds! {
+            @write [async] $(#[$attr])* $vis fn $name<$($g),*>($($params)*) -> $ret
+            where {
+                L: $crate::run::timeout::AttemptTimeout<E>,
+                D: $crate::run::hedge::HedgeWith,
+                $($extra)*
+            }
+            $body
+        }
+    };
+    (
+        $(#[$attr:meta])*
+        $vis:vis fn $name:ident<$($g:ident),*>($($params:tt)*) -> $ret:ty
+        where { $($extra:tt)* }
+        $body:block
+    ) => {
+        with_loop_bounds! {
+            @write [] $(#[$attr])* $vis fn $name<$($g),*>($($params)*) -> $ret
+            where { $($extra)* }
+            $body
+        }
+    };
+}
+
 mod call;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod for_middleware;

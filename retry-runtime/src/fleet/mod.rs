@@ -17,22 +17,33 @@ pub use throttle::AdaptiveThrottle;
 use crate::policy::Clock;
 use crate::policy::Unset;
 
-/// A budget many calls share, as the retry loop uses it: asked before each retry (and hedge),
-/// told when a call begins and when it succeeds. [`RetryBudget`] is one; implement it for a
-/// budget of your own shape and pass `&YOURS` to `budget = …` or [`Retry::budget`](crate::Retry::budget).
+/// A budget many calls share, as the retry loop uses it: one method per moment of a call it
+/// hears of. A call is counted ([`begin`](SharedBudget::begin)) when its first attempt ends or
+/// its first hedge is due, whichever comes first; each retry and each hedge is charged
+/// ([`take_retry`](SharedBudget::take_retry), which may refuse it) just before it starts; a
+/// share granted to a retry that never ran is given back ([`refund`](SharedBudget::refund));
+/// a call that succeeds says what its retries and hedges took
+/// ([`succeeded`](SharedBudget::succeeded), [`Taken::NONE`] at its first attempt). Every
+/// loop, `#[retry]`'s, the closure API's, hedged or not, and the tower and reqwest faces, tells
+/// it at these moments, and only at these (`run/account.rs` is where). [`RetryBudget`] is
+/// one; implement it for a budget of your own shape and pass `&YOURS` to `budget = …` or
+/// [`Retry::budget`](crate::Retry::budget).
 ///
 /// `clock` is the loop's clock (tokio's under a paused test clock, the system's, or the
 /// `clock = …` key's): read it only where the budget needs the time.
 ///
 /// ```
-/// use retry_jitter::{Clock, RetryTicket, SharedBudget};
+/// use retry_jitter::{Charge, Clock, RetryTicket, SharedBudget};
 /// use std::sync::atomic::{AtomicU32, Ordering};
 ///
-/// /// At most `n` retries, ever.
+/// /// At most `n` retries, ever; hedges are free.
 /// struct Quota(AtomicU32);
 ///
 /// impl SharedBudget for Quota {
-///     fn take_retry(&self, _: Clock) -> Option<RetryTicket> {
+///     fn take_retry(&self, charge: Charge, _: Clock) -> Option<RetryTicket> {
+///         if charge == Charge::Hedge {
+///             return Some(RetryTicket::NONE);
+///         }
 ///         let left = self.0.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
 ///         left.ok().map(|_| RetryTicket::NONE)
 ///     }
@@ -47,43 +58,93 @@ use crate::policy::Unset;
 /// assert_eq!((r, calls), (Err("down"), 2)); // one retry, then the quota is spent
 /// ```
 pub trait SharedBudget: Sync {
-    /// A call's first attempt was made (a budget shaped as a share of the calls made counts
-    /// it here). The loops call it as the first attempt ends, before any retry is asked for:
-    /// a call still in its first attempt has paid nothing yet, and one dropped then asks for
-    /// no retry. Default: nothing.
+    /// A call is counted: its first attempt ended (before any retry is asked for), or its
+    /// first hedge is due while that attempt still runs. A call still in its first attempt has
+    /// paid nothing yet, and one dropped then asks for nothing. Default: nothing.
     #[inline(always)]
     fn begin(&self, clock: Clock) {
         let _ = clock;
     }
-    /// One retry (or hedge) is about to be made: take what it costs, or `None` to refuse it
-    /// (the call then ends with its last error, [`GiveUpReason::BudgetEmpty`](crate::GiveUpReason::BudgetEmpty)).
-    /// The ticket is what [`refund`](SharedBudget::refund) is handed should the retry not
+    /// A retry or a hedge, `charge` says which, is about to start: take what it costs, or
+    /// `None` to refuse it (a refused retry ends the call with its last error,
+    /// [`GiveUpReason::BudgetEmpty`](crate::GiveUpReason::BudgetEmpty); a refused hedge is not
+    /// started). The ticket is what [`refund`](SharedBudget::refund) is handed should it not
     /// run: [`RetryTicket::NONE`] for a budget that keeps no account of where a share was
     /// taken; [`RatioBudget`]'s names the slot of its window.
-    fn take_retry(&self, clock: Clock) -> Option<RetryTicket>;
-    /// [`take_retry`](SharedBudget::take_retry) for a retry after a
-    /// [`Decision::RateLimited`](crate::Decision::RateLimited), which a budget may price apart
-    /// ([`RetryBudget::with_costs`]). Default: `take_retry`.
-    #[inline(always)]
-    fn take_rate_limited(&self, clock: Clock) -> Option<RetryTicket> {
-        self.take_retry(clock)
-    }
-    /// A retry that [`take_retry`](SharedBudget::take_retry) granted never ran (the future
+    fn take_retry(&self, charge: Charge, clock: Clock) -> Option<RetryTicket>;
+    /// A share [`take_retry`](SharedBudget::take_retry) granted was not used (the future
     /// dropped during the wait, a hook panicked, the deadline came first): give it back.
     fn refund(&self, ticket: RetryTicket);
-    /// A call succeeded after `retries` granted retries (`0`: at its first attempt). Default:
-    /// nothing.
+    /// A call succeeded; `taken` is what its retries and hedges took
+    /// ([`Taken::NONE`]: it succeeded at its first attempt). Default: nothing.
     #[inline(always)]
-    fn succeeded_after(&self, retries: u32) {
-        let _ = retries;
+    fn succeeded(&self, taken: Taken) {
+        let _ = taken;
     }
-    /// A call succeeded after `retries` granted retries, `rate_limited` of them taken with
-    /// [`take_rate_limited`](SharedBudget::take_rate_limited). Default:
-    /// [`succeeded_after(retries)`](SharedBudget::succeeded_after).
-    #[inline(always)]
-    fn recovered(&self, retries: u32, rate_limited: u32) {
-        let _ = rate_limited;
-        self.succeeded_after(retries);
+}
+
+/// What a share of a budget is taken for ([`SharedBudget::take_retry`]).
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Charge {
+    /// A retry after a failure.
+    Retry,
+    /// A retry after a [`Decision::RateLimited`](crate::Decision::RateLimited) (a 429, a
+    /// server's "slow down"), which a budget may price apart ([`RetryBudget::with_costs`]).
+    RateLimited,
+    /// A hedge: another attempt started beside one that has not answered (`hedge = …`).
+    Hedge,
+}
+
+/// What one call's retries and hedges took from its budget, by [`Charge`], told to
+/// [`SharedBudget::succeeded`] when the call succeeds.
+///
+/// ```
+/// use retry_jitter::Taken;
+/// assert_eq!(Taken::NONE.total(), 0);
+/// ```
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Taken {
+    /// Shares taken for [`Charge::Retry`].
+    pub retries: u32,
+    /// Shares taken for [`Charge::RateLimited`].
+    pub rate_limited: u32,
+    /// Shares taken for [`Charge::Hedge`].
+    pub hedges: u32,
+}
+
+impl Taken {
+    /// Nothing taken: a call that succeeded at its first attempt.
+    pub const NONE: Taken = Taken {
+        retries: 0,
+        rate_limited: 0,
+        hedges: 0,
+    };
+
+    /// Every share taken, of every kind.
+    ///
+    /// ```
+    /// use retry_jitter::{Charge, Taken};
+    /// let mut taken = Taken::NONE;
+    /// taken.count(Charge::Retry);
+    /// taken.count(Charge::Hedge);
+    /// assert_eq!(taken.total(), 2);
+    /// ```
+    pub const fn total(&self) -> u32 {
+        self.retries
+            .saturating_add(self.rate_limited)
+            .saturating_add(self.hedges)
+    }
+
+    /// One more share taken for `charge`.
+    pub fn count(&mut self, charge: Charge) {
+        let n = match charge {
+            Charge::Retry => &mut self.retries,
+            Charge::RateLimited => &mut self.rate_limited,
+            Charge::Hedge => &mut self.hedges,
+        };
+        *n = n.saturating_add(1);
     }
 }
 
@@ -125,8 +186,9 @@ impl SharedBudget for RatioBudget {
     fn begin(&self, clock: Clock) {
         RatioBudget::begin(self, clock);
     }
+    /// Every charge is one retry of the ratio.
     #[inline(always)]
-    fn take_retry(&self, clock: Clock) -> Option<RetryTicket> {
+    fn take_retry(&self, _: Charge, clock: Clock) -> Option<RetryTicket> {
         RatioBudget::take_retry(self, clock)
     }
     #[inline(always)]
@@ -136,14 +198,18 @@ impl SharedBudget for RatioBudget {
 }
 
 impl SharedBudget for RetryBudget {
+    /// A retry or a hedge costs [`retry_cost`](RetryBudget::retry_cost), a rate-limited
+    /// retry [`rate_limited_cost`](RetryBudget::rate_limited_cost).
     #[inline(always)]
-    fn take_retry(&self, _: Clock) -> Option<RetryTicket> {
-        RetryBudget::try_retry(self).then_some(RetryTicket::NONE)
-    }
-    #[inline(always)]
-    fn take_rate_limited(&self, _: Clock) -> Option<RetryTicket> {
-        self.try_take(self.rate_limited_cost())
-            .then_some(RetryTicket::RATE_LIMITED)
+    fn take_retry(&self, charge: Charge, _: Clock) -> Option<RetryTicket> {
+        match charge {
+            Charge::RateLimited => self
+                .try_take(self.rate_limited_cost())
+                .then_some(RetryTicket::RATE_LIMITED),
+            Charge::Retry | Charge::Hedge => {
+                RetryBudget::try_retry(self).then_some(RetryTicket::NONE)
+            }
+        }
     }
     #[inline(always)]
     fn refund(&self, ticket: RetryTicket) {
@@ -152,17 +218,15 @@ impl SharedBudget for RetryBudget {
             _ => RetryBudget::refund_retry(self),
         }
     }
+    /// Gives back what the call's retries and hedges took, or the first-try reward if they
+    /// took nothing.
     #[inline(always)]
-    fn succeeded_after(&self, retries: u32) {
-        RetryBudget::succeeded_after(self, retries);
-    }
-    #[inline(always)]
-    fn recovered(&self, retries: u32, rate_limited: u32) {
-        if rate_limited == 0 {
-            return RetryBudget::succeeded_after(self, retries);
+    fn succeeded(&self, taken: Taken) {
+        if taken.rate_limited == 0 {
+            return RetryBudget::succeeded_after(self, taken.total());
         }
-        let others = retries.saturating_sub(rate_limited);
-        let rate_limited = rate_limited.saturating_mul(self.rate_limited_cost());
+        let others = taken.retries.saturating_add(taken.hedges);
+        let rate_limited = taken.rate_limited.saturating_mul(self.rate_limited_cost());
         self.give_back(
             others
                 .saturating_mul(self.retry_cost())

@@ -4,14 +4,12 @@ use core::future::Future;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::fleet::Budget;
 use crate::policy::deadline::Started;
-use crate::policy::{CancelToken, Classify, ClassifyOk, Clock, Unset};
-use crate::run::guard::{forward_guard, Guard};
+use crate::policy::{CancelToken, Clock, Unset};
+use crate::run::guard::forward_guard;
 use crate::run::hedge::hedged_lazily;
 use crate::run::hedge::HedgeWith;
-use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
-use crate::run::loops::{run_blocking, verdict, LoopState};
+use crate::run::loops::{run_blocking, LoopHooks, LoopState};
 use crate::run::state::start_time;
 use crate::run::stats::{Recorder, StatsHook};
 use crate::run::timeout::{AttemptTimeout, Limit, Race};
@@ -21,158 +19,129 @@ use super::stats::{HookRef, StatsOf};
 use super::Retry;
 
 impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
-    /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
-    /// waits with `tokio::time::sleep` (and measuring `max_elapsed` on tokio's clock).
-    ///
-    /// The future is `Send` when `op`'s futures are and `V` and `E` are: the last outcome is
-    /// kept through each wait, to be returned should the policy's `max_elapsed` pass during it.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_jitter::{Policy, Retry};
-    /// let r = Retry::new(Policy::default());
-    /// assert_eq!(r.call_async(|| async { Ok::<_, ()>(42) }).await, Ok(42));
-    /// # }
-    /// ```
-    #[cfg(feature = "tokio")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-    pub async fn call_async<V, E, F, Fut>(&self, mut op: F) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>> + StatsOf,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<V, E>>,
-    {
-        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
-        self.run_async(sleep, clock, |_| op()).await
-    }
-
-    /// [`call_async`](Retry::call_async), handing `op` the 1-based number of the attempt it
-    /// makes (each hedge its own): to fail over to the next endpoint, tag an attempt in a header
-    /// or log it.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_jitter::{Policy, Retry};
-    /// let endpoints = ["http://a.invalid", "http://b.invalid"];
-    /// let r = Retry::new(Policy::new().with_attempts(3));
-    /// let used = r.call_async_with_attempt(|n| async move {
-    ///     let endpoint = endpoints[(n - 1) as usize % endpoints.len()];
-    ///     if n < 2 { Err(endpoint) } else { Ok(endpoint) }
-    /// }).await;
-    /// assert_eq!(used, Ok("http://b.invalid"));
-    /// # }
-    /// ```
-    #[cfg(feature = "tokio")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-    pub async fn call_async_with_attempt<V, E, F, Fut>(&self, op: F) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>> + StatsOf,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-        F: FnMut(u32) -> Fut,
-        Fut: Future<Output = Result<V, E>>,
-    {
-        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
-        self.run_async(sleep, clock, op).await
-    }
-
-    /// [`call_async`](Retry::call_async) on any runtime: `sleep` is the timer, `clock` the
-    /// clock `max_elapsed` is measured on (use [`sleep::now`](crate::sleep::now) unless the
-    /// timer has a clock of its own).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")] async fn main() {
-    /// use retry_jitter::{sleep, Policy, Retry};
-    /// use std::time::Duration;
-    ///
-    /// async fn my_sleep(d: Duration) { tokio::time::sleep(d).await }
-    /// let r = Retry::new(Policy::new().with_base(Duration::from_millis(1)));
-    /// let mut n = 0;
-    /// let out = r.call_async_with(my_sleep, sleep::now, || { n += 1; let k = n; async move {
-    ///     if k < 2 { Err("busy") } else { Ok(k) }
-    /// }}).await;
-    /// assert_eq!(out, Ok(2));
-    /// # }
-    /// ```
-    pub async fn call_async_with<V, E, F, Fut, S, SFut>(
-        &self,
-        sleep: S,
-        clock: Clock,
-        mut op: F,
-    ) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>> + StatsOf,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<V, E>>,
-        S: FnMut(Duration) -> SFut,
-        SFut: Future<Output = ()>,
-    {
-        self.run_async(sleep, clock, |_| op()).await
-    }
-
-    /// The async loop, with each call's recorder where the guards have a `stats` hook.
-    async fn run_async<V, E, F, Fut, S, SFut>(&self, sleep: S, clock: Clock, op: F) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>> + StatsOf,
-        L: AttemptTimeout<E>,
-        D: HedgeWith,
-        F: FnMut(u32) -> Fut,
-        Fut: Future<Output = Result<V, E>>,
-        S: FnMut(Duration) -> SFut,
-        SFut: Future<Output = ()>,
-    {
-        if <Gd::Hook as StatsHook>::ACTIVE {
-            let recorder = Recorder::new(HookRef(self.hooks.guard.stats_hook()), clock, self.name);
-            let hooks = self.with_recorder(&recorder);
-            return self.run_async_with(&hooks, sleep, clock, op).await;
+    with_loop_bounds! {
+        /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
+        /// waits with `tokio::time::sleep` (and measuring `max_elapsed` on tokio's clock).
+        ///
+        /// The future is `Send` when `op`'s futures are and `V` and `E` are: the last outcome is
+        /// kept through each wait, to be returned should the policy's `max_elapsed` pass during it.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+        /// use retry_jitter::{Policy, Retry};
+        /// let r = Retry::new(Policy::default());
+        /// assert_eq!(r.call_async(|| async { Ok::<_, ()>(42) }).await, Ok(42));
+        /// # }
+        /// ```
+        #[cfg(feature = "tokio")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+        pub async fn call_async<V, E, F, Fut>(&self, mut op: F) -> Result<V, E>
+        where {
+            F: FnMut() -> Fut,
+            Fut: Future<Output = Result<V, E>>,
         }
-        self.run_async_with(&self.hooks, sleep, clock, op).await
+        {
+            let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+            self.run_async(sleep, clock, |_| op()).await
+        }
     }
 
-    /// The async loop every `call_async*` runs: `op` is handed the attempt's number.
-    pub(super) async fn run_async_with<V, E, F, Fut, S, SFut, C2, N2, G2, B2, T2, O2, Gd2>(
+    with_loop_bounds! {
+        /// [`call_async`](Retry::call_async), handing `op` the 1-based number of the attempt it
+        /// makes (each hedge its own): to fail over to the next endpoint, tag an attempt in a header
+        /// or log it.
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+        /// use retry_jitter::{Policy, Retry};
+        /// let endpoints = ["http://a.invalid", "http://b.invalid"];
+        /// let r = Retry::new(Policy::new().with_attempts(3));
+        /// let used = r.call_async_with_attempt(|n| async move {
+        ///     let endpoint = endpoints[(n - 1) as usize % endpoints.len()];
+        ///     if n < 2 { Err(endpoint) } else { Ok(endpoint) }
+        /// }).await;
+        /// assert_eq!(used, Ok("http://b.invalid"));
+        /// # }
+        /// ```
+        #[cfg(feature = "tokio")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+        pub async fn call_async_with_attempt<V, E, F, Fut>(&self, op: F) -> Result<V, E>
+        where {
+            F: FnMut(u32) -> Fut,
+            Fut: Future<Output = Result<V, E>>,
+        }
+        {
+            let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+            self.run_async(sleep, clock, op).await
+        }
+    }
+
+    with_loop_bounds! {
+        /// [`call_async`](Retry::call_async) on any runtime: `sleep` is the timer, `clock` the
+        /// clock `max_elapsed` is measured on (use [`sleep::now`](crate::sleep::now) unless the
+        /// timer has a clock of its own).
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread")] async fn main() {
+        /// use retry_jitter::{sleep, Policy, Retry};
+        /// use std::time::Duration;
+        ///
+        /// async fn my_sleep(d: Duration) { tokio::time::sleep(d).await }
+        /// let r = Retry::new(Policy::new().with_base(Duration::from_millis(1)));
+        /// let mut n = 0;
+        /// let out = r.call_async_with(my_sleep, sleep::now, || { n += 1; let k = n; async move {
+        ///     if k < 2 { Err("busy") } else { Ok(k) }
+        /// }}).await;
+        /// assert_eq!(out, Ok(2));
+        /// # }
+        /// ```
+        pub async fn call_async_with<V, E, F, Fut, S, SFut>(
+            &self,
+            sleep: S,
+            clock: Clock,
+            mut op: F,
+        ) -> Result<V, E>
+        where {
+            F: FnMut() -> Fut,
+            Fut: Future<Output = Result<V, E>>,
+            S: FnMut(Duration) -> SFut,
+            SFut: Future<Output = ()>,
+        }
+        {
+            self.run_async(sleep, clock, |_| op()).await
+        }
+    }
+
+    with_loop_bounds! {
+        /// The async loop, with each call's recorder where the guards have a `stats` hook.
+        async fn run_async<V, E, F, Fut, S, SFut>(&self, sleep: S, clock: Clock, op: F) -> Result<V, E>
+        where {
+            F: FnMut(u32) -> Fut,
+            Fut: Future<Output = Result<V, E>>,
+            S: FnMut(Duration) -> SFut,
+            SFut: Future<Output = ()>,
+        }
+        {
+            if <Gd::Hook as StatsHook>::ACTIVE {
+                let recorder = Recorder::new(HookRef(self.hooks.guard.stats_hook()), clock, self.name);
+                let hooks = self.with_recorder(&recorder);
+                return self.run_async_with(&hooks, sleep, clock, op).await;
+            }
+            self.run_async_with(&self.hooks, sleep, clock, op).await
+        }
+    }
+
+    /// The async loop every `call_async*` runs, with `hooks` (the `Retry`'s, or theirs with a
+    /// call's recorder): `op` is handed the attempt's number.
+    pub(super) async fn run_async_with<V, E, H, F, Fut, S, SFut>(
         &self,
-        hooks: &Hooks<C2, N2, G2, B2, T2, O2, Gd2>,
+        hooks: &H,
         mut sleep: S,
         clock: Clock,
         mut op: F,
     ) -> Result<V, E>
     where
-        C2: Classify<E>,
-        N2: Notify<E>,
-        G2: GiveUpHook<E>,
-        B2: Budget,
-        T2: Trace<Result<V, E>>,
-        O2: ClassifyOk<V>,
-        Gd2: Guard<Result<V, E>>,
+        H: LoopHooks<Result<V, E>>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut(u32) -> Fut,
@@ -196,7 +165,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             return hedged_lazily(call, hooks, name, hedge, timeout, sleep, op, None).await;
         }
         let mut state = LoopState::<Result<V, E>>::new();
-        let cancel = Guard::<Result<V, E>>::cancel(&hooks.guard);
+        let cancel = hooks.cancel();
         // With a cancel token, the last outcome, kept through an attempt after a failure: a
         // cancel during that attempt drops it and ends the call with this one.
         let mut kept = None;
@@ -232,7 +201,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                     }
                 }
             };
-            let verdict = verdict(&outcome, &hooks.on_ok);
+            let verdict = hooks.verdict(&outcome);
             if verdict.accepted() {
                 state.succeeded_with(hooks, self.name, clock);
                 return outcome;
@@ -256,54 +225,46 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
 }
 
 impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
-    /// Call `op` until it succeeds or retrying ends, sleeping the waits with
-    /// [`std::thread::sleep`].
-    ///
-    /// ```
-    /// use retry_jitter::{Policy, Retry};
-    /// let r = Retry::new(Policy::default());
-    /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
-    /// ```
-    pub fn call<V, E>(&self, mut op: impl FnMut() -> Result<V, E>) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>> + StatsOf,
-    {
-        self.call_with_attempt(|_| op())
+    with_loop_bounds! {
+        /// Call `op` until it succeeds or retrying ends, sleeping the waits with
+        /// [`std::thread::sleep`].
+        ///
+        /// ```
+        /// use retry_jitter::{Policy, Retry};
+        /// let r = Retry::new(Policy::default());
+        /// assert_eq!(r.call(|| Ok::<_, ()>(42)), Ok(42));
+        /// ```
+        pub fn call<V, E>(&self, mut op: impl FnMut() -> Result<V, E>) -> Result<V, E>
+        where {
+        }
+        {
+            self.call_with_attempt(|_| op())
+        }
     }
 
-    /// [`call`](Retry::call), handing `op` the 1-based number of the attempt it makes.
-    ///
-    /// ```
-    /// use retry_jitter::{Policy, Retry};
-    /// use std::time::Duration;
-    ///
-    /// let mut seen = Vec::new();
-    /// let r = Retry::new(Policy::new().with_attempts(3).with_base(Duration::ZERO));
-    /// let out = r.call_with_attempt(|n| { seen.push(n); if n < 3 { Err(n) } else { Ok(n) } });
-    /// assert_eq!((out, seen), (Ok(3), vec![1, 2, 3]));
-    /// ```
-    pub fn call_with_attempt<V, E>(&self, op: impl FnMut(u32) -> Result<V, E>) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>> + StatsOf,
-    {
-        if <Gd::Hook as StatsHook>::ACTIVE {
-            let hook = HookRef(self.hooks.guard.stats_hook());
-            let recorder = Recorder::new(hook, crate::sleep::now, self.name);
-            return self.call_recorded(&recorder, op);
+    with_loop_bounds! {
+        /// [`call`](Retry::call), handing `op` the 1-based number of the attempt it makes.
+        ///
+        /// ```
+        /// use retry_jitter::{Policy, Retry};
+        /// use std::time::Duration;
+        ///
+        /// let mut seen = Vec::new();
+        /// let r = Retry::new(Policy::new().with_attempts(3).with_base(Duration::ZERO));
+        /// let out = r.call_with_attempt(|n| { seen.push(n); if n < 3 { Err(n) } else { Ok(n) } });
+        /// assert_eq!((out, seen), (Ok(3), vec![1, 2, 3]));
+        /// ```
+        pub fn call_with_attempt<V, E>(&self, op: impl FnMut(u32) -> Result<V, E>) -> Result<V, E>
+        where {
         }
-        run_blocking(self.policy, &self.hooks, self.name, op)
+        {
+            if <Gd::Hook as StatsHook>::ACTIVE {
+                let hook = HookRef(self.hooks.guard.stats_hook());
+                let recorder = Recorder::new(hook, crate::sleep::now, self.name);
+                return run_blocking(self.policy, &self.with_recorder(&recorder), self.name, op);
+            }
+            run_blocking(self.policy, &self.hooks, self.name, op)
+        }
     }
 }
 
@@ -374,7 +335,7 @@ impl<P> Cancellable<'_, P> {
 
 forward_guard!(impl['t, P] Cancellable<'t, P> => guards: P, cancel: token);
 
-impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
+impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// Stop retrying once `token` is cancelled: a wait between attempts ends at once (the
     /// blocking wait of [`call`](Retry::call) too), no further attempt starts, and the call
     /// returns its last error ([`GiveUpReason::Cancelled`](crate::GiveUpReason::Cancelled)).
@@ -395,10 +356,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// let out = r.call(|| { calls += 1; token.cancel(); Err::<(), _>("down") });
     /// assert_eq!((out, calls), (Err("down"), 1));
     /// ```
-    pub fn cancel(self, token: &CancelToken) -> Retry<C, N, G, B, T, L, D, O, Cancellable<'_, Gd>>
-    where
-        Gd: GuardPair,
-    {
+    pub fn cancel(self, token: &CancelToken) -> Retry<C, N, G, B, T, L, D, O, Cancellable<'_, Gd>> {
         self.map_guard(|guards| Cancellable { guards, token })
     }
 }

@@ -63,6 +63,6 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (Unset, Unset)> {
         B: Budget,
     {
         self.hooks
-            .first_try::<Result<V, E>>(crate::sleep::tokio_now, self.name);
+            .succeeded::<Result<V, E>>(None, crate::sleep::tokio_now, self.name);
     }
 }

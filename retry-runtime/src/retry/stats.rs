@@ -7,7 +7,7 @@ use crate::fleet::Budget;
 use crate::policy::{
     Classify, ClassifyOk, Decision, GiveUp, Resend, RetryEvent, RetryStats, Unset,
 };
-use crate::run::guard::{forward_guard, Guard};
+use crate::run::guard::forward_guard;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 use crate::run::stats::{ReadAfter, Recorder, StatsHook};
 
@@ -229,96 +229,67 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
 }
 
 impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
-    /// [`call`](Retry::call), returning the call's figures ([`RetryStats`]) with its outcome
-    /// (a [`stats`](Retry::stats) hook hears them too).
-    ///
-    /// ```
-    /// use retry_jitter::{Policy, Retry};
-    /// use std::time::Duration;
-    ///
-    /// let r = Retry::new(Policy::new().with_base(Duration::ZERO));
-    /// let (out, stats) = r.call_with_stats(|| Ok::<_, ()>(7));
-    /// assert_eq!((out, stats.attempts, stats.gave_up), (Ok(7), 1, None));
-    /// assert_eq!(stats.waited, Duration::ZERO);
-    /// ```
-    pub fn call_with_stats<V, E>(
-        &self,
-        mut op: impl FnMut() -> Result<V, E>,
-    ) -> (Result<V, E>, RetryStats)
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-    {
-        let hook: ReadAfter<_> = ReadAfter(HookRef(self.hooks.guard.stats_hook()));
-        let recorder = Recorder::new(hook, crate::sleep::now, self.name);
-        let out = self.call_recorded(&recorder, |_| op());
-        (out, self.returned(&recorder))
-    }
-
-    /// [`call`](Retry::call) with the call's recorder of `hook`.
-    #[inline]
-    pub(super) fn call_recorded<V, E, H: StatsHook>(
-        &self,
-        recorder: &Recorder<H>,
-        op: impl FnMut(u32) -> Result<V, E>,
-    ) -> Result<V, E>
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-    {
-        let hooks = self.with_recorder(recorder);
-        crate::run::loops::run_blocking(self.policy, &hooks, self.name, op)
+    with_loop_bounds! {
+        /// [`call`](Retry::call), returning the call's figures ([`RetryStats`]) with its outcome
+        /// (a [`stats`](Retry::stats) hook hears them too).
+        ///
+        /// ```
+        /// use retry_jitter::{Policy, Retry};
+        /// use std::time::Duration;
+        ///
+        /// let r = Retry::new(Policy::new().with_base(Duration::ZERO));
+        /// let (out, stats) = r.call_with_stats(|| Ok::<_, ()>(7));
+        /// assert_eq!((out, stats.attempts, stats.gave_up), (Ok(7), 1, None));
+        /// assert_eq!(stats.waited, Duration::ZERO);
+        /// ```
+        pub fn call_with_stats<V, E>(
+            &self,
+            mut op: impl FnMut() -> Result<V, E>,
+        ) -> (Result<V, E>, RetryStats)
+        where {
+        }
+        {
+            let hook: ReadAfter<_> = ReadAfter(HookRef(self.hooks.guard.stats_hook()));
+            let recorder = Recorder::new(hook, crate::sleep::now, self.name);
+            let hooks = self.with_recorder(&recorder);
+            let out = crate::run::loops::run_blocking(self.policy, &hooks, self.name, |_| op());
+            (out, self.returned(&recorder))
+        }
     }
 }
 
 impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
-    /// [`call_async`](Retry::call_async), returning the call's figures ([`RetryStats`]) with
-    /// its outcome (a [`stats`](Retry::stats) hook hears them too).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
-    /// use retry_jitter::{Jitter, Policy, Retry};
-    /// use std::time::Duration;
-    ///
-    /// let r = Retry::new(Policy::new().with_jitter(Jitter::None).with_base(Duration::from_millis(100)));
-    /// let mut calls = 0;
-    /// let (out, stats) = r.call_async_with_stats(|| { calls += 1; let n = calls; async move { if n < 3 { Err("busy") } else { Ok(n) } } }).await;
-    /// assert_eq!((out, stats.attempts), (Ok(3), 3));
-    /// assert_eq!(stats.waited, Duration::from_millis(300)); // 100 ms, then 200 ms
-    /// # }
-    /// ```
-    #[cfg(feature = "tokio")]
-    #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
-    pub async fn call_async_with_stats<V, E, F, Fut>(&self, mut op: F) -> (Result<V, E>, RetryStats)
-    where
-        C: Classify<E>,
-        N: Notify<E>,
-        G: GiveUpHook<E>,
-        B: Budget,
-        T: Trace<Result<V, E>>,
-        O: ClassifyOk<V>,
-        Gd: Guard<Result<V, E>>,
-        L: crate::run::timeout::AttemptTimeout<E>,
-        D: crate::run::hedge::HedgeWith,
-        F: FnMut() -> Fut,
-        Fut: core::future::Future<Output = Result<V, E>>,
-    {
-        let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
-        let hook: ReadAfter<_> = ReadAfter(HookRef(self.hooks.guard.stats_hook()));
-        let recorder = Recorder::new(hook, clock, self.name);
-        let hooks = self.with_recorder(&recorder);
-        let out = self.run_async_with(&hooks, sleep, clock, |_| op()).await;
-        (out, self.returned(&recorder))
+    with_loop_bounds! {
+        /// [`call_async`](Retry::call_async), returning the call's figures ([`RetryStats`]) with
+        /// its outcome (a [`stats`](Retry::stats) hook hears them too).
+        ///
+        /// ```
+        /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
+        /// use retry_jitter::{Jitter, Policy, Retry};
+        /// use std::time::Duration;
+        ///
+        /// let r = Retry::new(Policy::new().with_jitter(Jitter::None).with_base(Duration::from_millis(100)));
+        /// let mut calls = 0;
+        /// let (out, stats) = r.call_async_with_stats(|| { calls += 1; let n = calls; async move { if n < 3 { Err("busy") } else { Ok(n) } } }).await;
+        /// assert_eq!((out, stats.attempts), (Ok(3), 3));
+        /// assert_eq!(stats.waited, Duration::from_millis(300)); // 100 ms, then 200 ms
+        /// # }
+        /// ```
+        #[cfg(feature = "tokio")]
+        #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+        pub async fn call_async_with_stats<V, E, F, Fut>(&self, mut op: F) -> (Result<V, E>, RetryStats)
+        where {
+            F: FnMut() -> Fut,
+            Fut: core::future::Future<Output = Result<V, E>>,
+        }
+        {
+            let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+            let hook: ReadAfter<_> = ReadAfter(HookRef(self.hooks.guard.stats_hook()));
+            let recorder = Recorder::new(hook, clock, self.name);
+            let hooks = self.with_recorder(&recorder);
+            let out = self.run_async_with(&hooks, sleep, clock, |_| op()).await;
+            (out, self.returned(&recorder))
+        }
     }
 
     /// The figures a call's recorder kept: always there once the call ended (a call ends

@@ -1,26 +1,29 @@
-//! A call's account with its shared budget: every loop charges and pays back through
-//! [`Account`], so when a call is counted, charged and refunded is written once.
+//! A call's account with its shared budget, and when the budget hears of the call: every loop
+//! (`#[retry]`'s blocking and async loops, the closure API's, the hedged race, and through
+//! them the tower and reqwest faces) reaches the budget only through [`Account`], at the
+//! moments its methods name, one [`SharedBudget`] method each:
+//!
+//! | the loop's moment | `Account` | the budget hears |
+//! |---|---|---|
+//! | the first attempt succeeded | [`first_success`](Account::first_success) | `begin`, then `succeeded(Taken::NONE)` |
+//! | the first attempt failed, or the first hedge is due while it runs (the call's retry state begins, `LoopHooks::begin`) | [`begin`](Account::begin) | `begin` |
+//! | a retry (`Charge::Retry`, `Charge::RateLimited`) or a hedge (`Charge::Hedge`) is about to start | [`take`](Account::take) | `take_retry(charge)` |
+//! | a share taken was not used (its [`RetryShare`] dropped unspent) | | `refund` |
+//! | a later attempt succeeded | [`succeeded`](Account::succeeded) | `succeeded(taken)` |
 
-use crate::fleet::{RetryTicket, SharedBudget};
+use crate::fleet::{Charge, RetryTicket, SharedBudget, Taken};
 use crate::policy::Clock;
 
-/// What one call has taken from its budget, and the moments the budget hears of the call:
-/// [`begin`](Account::begin) (its first attempt was made), [`first_success`](Account::first_success),
-/// [`take`](Account::take) (a retry or a hedge), a refund (a [`RetryShare`] dropped before its
-/// retry ran) and [`recovered`](Account::recovered) (a success after retries).
-///
-/// Without a budget (`None`) each of them is nothing at all.
+/// What one call has taken from its budget, and the moments the budget hears of the call
+/// (the module's table). Without a budget (`None`) each of them is nothing at all.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Account {
-    /// Retries and hedges the budget granted: what a later success gives back.
-    taken: u32,
-    /// Of those, the retries after a `Decision::RateLimited`, which a budget may price apart.
-    rate_limited: u32,
+    /// Retries and hedges the budget granted, by charge: what a later success gives back.
+    taken: Taken,
 }
 
 impl Account {
-    /// A call's first attempt was made. A call whose first attempt fails is counted here, as
-    /// the attempt ends; one that succeeds at once, in [`first_success`](Account::first_success).
+    /// The call's first attempt failed, or its first hedge is due: the call is counted.
     #[inline(always)]
     pub(crate) fn begin<S: SharedBudget>(budget: Option<&S>, clock: Clock) {
         if let Some(budget) = budget {
@@ -28,45 +31,46 @@ impl Account {
         }
     }
 
-    /// A call's first attempt succeeded: the call is counted and the first-try reward paid.
+    /// The call's first attempt succeeded: the call is counted, and succeeded having taken
+    /// nothing.
     #[inline(always)]
     pub(crate) fn first_success<S: SharedBudget>(budget: Option<&S>, clock: Clock) {
         if let Some(budget) = budget {
             budget.begin(clock);
-            budget.succeeded_after(0);
+            budget.succeeded(Taken::NONE);
         }
     }
 
-    /// Take one retry's (or hedge's) share: `None` if the budget refuses it. The share is
-    /// given back if what is returned is dropped before the retry runs.
+    /// A retry or a hedge is about to start: take its share, `None` if the budget refuses it.
+    /// The share is given back if what is returned is dropped before it runs.
     #[inline(always)]
     pub(crate) fn take<'b, S: SharedBudget>(
         &mut self,
         budget: Option<&'b S>,
         clock: Clock,
-        rate_limited: bool,
+        charge: Charge,
     ) -> Option<RetryShare<'b>> {
         match budget {
             Some(budget) => {
-                let ticket = if rate_limited {
-                    budget.take_rate_limited(clock)?
-                } else {
-                    budget.take_retry(clock)?
-                };
-                self.taken += 1;
-                self.rate_limited += u32::from(rate_limited);
+                let ticket = budget.take_retry(charge, clock)?;
+                self.taken.count(charge);
                 Some(RetryShare(Some((budget as &dyn SharedBudget, ticket))))
             }
             None => Some(RetryShare(None)),
         }
     }
 
-    /// The call succeeded after failed (or hedged) attempts: the budget gets back what they
-    /// took (the first-try reward if none took anything).
+    /// What the call's retries and hedges took.
     #[inline(always)]
-    pub(crate) fn recovered<S: SharedBudget>(&self, budget: Option<&S>) {
+    pub(crate) fn taken(&self) -> Taken {
+        self.taken
+    }
+
+    /// A later attempt succeeded: the budget hears what the call's retries and hedges took.
+    #[inline(always)]
+    pub(crate) fn succeeded<S: SharedBudget>(&self, budget: Option<&S>) {
         if let Some(budget) = budget {
-            budget.recovered(self.taken, self.rate_limited);
+            budget.succeeded(self.taken);
         }
     }
 }
@@ -104,23 +108,27 @@ mod tests {
     fn a_dropped_share_is_refunded_and_a_spent_one_is_not() {
         let budget = RetryBudget::new(10);
         let mut account = Account::default();
-        let share = account.take(Some(&budget), sleep::now, false).unwrap();
+        let share = account
+            .take(Some(&budget), sleep::now, Charge::Retry)
+            .unwrap();
         assert_eq!(budget.available(), 5);
         drop(share);
         assert_eq!(budget.available(), 10);
-        let mut share = account.take(Some(&budget), sleep::now, false).unwrap();
+        let mut share = account
+            .take(Some(&budget), sleep::now, Charge::Hedge)
+            .unwrap();
         share.spend();
         drop(share);
         assert_eq!(budget.available(), 5);
-        assert_eq!(account.taken, 2);
+        assert_eq!(account.taken.retries + account.taken.hedges, 2);
     }
 
     #[test]
     fn without_a_budget_every_share_is_granted() {
         let mut account = Account::default();
         assert!(account
-            .take::<RetryBudget>(None, sleep::now, false)
+            .take::<RetryBudget>(None, sleep::now, Charge::Retry)
             .is_some());
-        assert_eq!(account.taken, 0);
+        assert_eq!(account.taken, Taken::NONE);
     }
 }

@@ -17,7 +17,7 @@ use crate::run::sleep;
 pub use crate::run::state::start_time;
 use crate::run::state::RetryState;
 use crate::run::step::recovered;
-pub use crate::run::step::{verdict, IsResult, LoopHooks, Verdict};
+pub use crate::run::step::{IsResult, LoopHooks, Verdict};
 use crate::run::trace::Trace;
 
 /// The retry machinery of one call after its first failure: the [`RetryState`], and the
@@ -34,9 +34,9 @@ struct Retrying<'h> {
 pub type Pause<R> = (Duration, Option<R>);
 
 impl<'h> Retrying<'h> {
-    fn new(call: Started<&Policy>) -> Self {
+    fn new(state: RetryState) -> Self {
         Retrying {
-            state: RetryState::resume(call.owned()),
+            state,
             owed: RetryShare::default(),
         }
     }
@@ -150,6 +150,17 @@ impl<'h, R> LoopState<'h, R> {
         }
     }
 
+    /// The 1-based number of the attempt about to run (`attempt = n`): 1 until one fails.
+    #[inline(always)]
+    pub fn attempt(&self) -> u32 {
+        match &self.state {
+            None => 1,
+            Some(failing) => failing.state.failed_calls().saturating_add(1),
+        }
+    }
+}
+
+impl<'h, R: IsResult> LoopState<'h, R> {
     /// After a failed attempt (check [`succeeded`] first: the success path must not come
     /// here); `cut` when the deadline cut it. `Break` with the outcome if retrying ends on it,
     /// `Continue` with the wait before the next attempt and what [`resumed`](LoopState::resumed)
@@ -165,10 +176,7 @@ impl<'h, R> LoopState<'h, R> {
         hooks: &'h H,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, Pause<R>>
-    where
-        R: IsResult,
-    {
+    ) -> ControlFlow<R, Pause<R>> {
         let failing = self.failing(call, hooks);
         failing.failed(outcome, verdict, hooks, function, cut)
     }
@@ -187,10 +195,7 @@ impl<'h, R> LoopState<'h, R> {
         hooks: &'h H,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, Duration>
-    where
-        R: IsResult,
-    {
+    ) -> ControlFlow<R, Duration> {
         let failing = self.failing(call, hooks);
         let (delay, _) = failing.failed(outcome, verdict, hooks, function, cut)?;
         ControlFlow::Continue(delay)
@@ -199,19 +204,8 @@ impl<'h, R> LoopState<'h, R> {
     /// The state after a failure, made at the first one (the budget counts the call then).
     #[inline(always)]
     fn failing<H: LoopHooks<R>>(&mut self, call: Started<&Policy>, hooks: &H) -> &mut Retrying<'h> {
-        self.state.get_or_insert_with(|| {
-            hooks.begin(call.clock);
-            Box::new(Retrying::new(call))
-        })
-    }
-
-    /// The 1-based number of the attempt about to run (`attempt = n`): 1 until one fails.
-    #[inline(always)]
-    pub fn attempt(&self) -> u32 {
-        match &self.state {
-            None => 1,
-            Some(failing) => failing.state.failed_calls().saturating_add(1),
-        }
+        self.state
+            .get_or_insert_with(|| Box::new(Retrying::new(hooks.begin(call.owned()))))
     }
 
     /// After a wait, before the next attempt, with the `last` error [`failed`](LoopState::failed)
@@ -224,10 +218,7 @@ impl<'h, R> LoopState<'h, R> {
         last: Option<R>,
         hooks: &H,
         function: &'static str,
-    ) -> ControlFlow<R>
-    where
-        R: IsResult,
-    {
+    ) -> ControlFlow<R> {
         match &mut self.state {
             Some(failing) => failing.resumed(last, hooks, function),
             None => ControlFlow::Continue(()),
@@ -243,10 +234,7 @@ impl<'h, R> LoopState<'h, R> {
         last: Option<R>,
         hooks: &H,
         function: &'static str,
-    ) -> ControlFlow<R, Option<R>>
-    where
-        R: IsResult,
-    {
+    ) -> ControlFlow<R, Option<R>> {
         match &mut self.state {
             Some(failing) => failing.resumed_keeping(last, hooks, function),
             None => ControlFlow::Continue(None),
@@ -257,10 +245,7 @@ impl<'h, R> LoopState<'h, R> {
     /// `last`, given up as [`Cancelled`](GiveUpReason::Cancelled).
     #[cold]
     #[inline(never)]
-    pub fn cancelled<H: LoopHooks<R>>(&mut self, last: R, hooks: &H, function: &'static str) -> R
-    where
-        R: IsResult,
-    {
+    pub fn cancelled<H: LoopHooks<R>>(&mut self, last: R, hooks: &H, function: &'static str) -> R {
         match &mut self.state {
             Some(failing) => {
                 failing.state.count_running(1);
@@ -286,10 +271,8 @@ impl<'h, R> LoopState<'h, R> {
                 return recovered(hooks, &failing.state, function);
             }
         }
-        match &self.state {
-            None => hooks.first_try::<R>(clock, function),
-            Some(failing) => hooks.paid_back::<R>(&failing.state, clock, function),
-        }
+        let state = self.state.as_ref().map(|failing| &failing.state);
+        hooks.succeeded::<R>(state, clock, function);
     }
 
     /// [`succeeded`](LoopState::succeeded) for any hooks that serve `R` (the closure API's).
@@ -301,7 +284,7 @@ impl<'h, R> LoopState<'h, R> {
         clock: Clock,
     ) {
         match &self.state {
-            None => hooks.first_try(clock, function),
+            None => hooks.succeeded(None, clock, function),
             Some(failing) => hooks.recovered(&failing.state, function),
         }
     }
@@ -340,7 +323,7 @@ where
     let first = op(1);
     let verdict = hooks.verdict(&first);
     if verdict.accepted() {
-        hooks.first_try(sleep::now, function);
+        hooks.succeeded(None, sleep::now, function);
         return first;
     }
     retry_blocking(policy, start, first, verdict, hooks, function, op)
@@ -362,13 +345,11 @@ where
     H: LoopHooks<R>,
     F: FnMut(u32) -> R,
 {
-    hooks.begin(sleep::now);
-    let call = Started {
-        policy: &policy,
+    let mut failing = Retrying::new(hooks.begin(Started {
+        policy,
         clock: sleep::now,
         start,
-    };
-    let mut failing = Retrying::new(call);
+    }));
     let (mut outcome, mut verdict) = (first, verdict);
     loop {
         let last = match failing.failed(outcome, verdict, hooks, function, false) {

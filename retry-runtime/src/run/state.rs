@@ -3,7 +3,7 @@
 use core::time::Duration;
 use std::time::Instant;
 
-use crate::fleet::{Budget, SharedBudget};
+use crate::fleet::{Budget, Charge, SharedBudget, Taken};
 use crate::policy::deadline::Started;
 use crate::policy::Clock;
 use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent};
@@ -115,6 +115,25 @@ impl RetryState {
     /// ```
     pub fn failed_calls(&self) -> u32 {
         self.calls_spent
+    }
+
+    /// What this call's retries and hedges took from its budget, by [`Charge`]: what a loop
+    /// of your own tells [`SharedBudget::succeeded`] when the call succeeds.
+    ///
+    /// ```
+    /// use retry_jitter::hooks::{AcceptOk, Hooks, Unset};
+    /// use retry_jitter::{Policy, RetryBudget, RetryState, SharedBudget};
+    ///
+    /// static BUDGET: RetryBudget = RetryBudget::new(10);
+    /// let hooks = Hooks { on: |_: &u16| true, notify: Unset, give_up: Unset, budget: &BUDGET, trace: Unset, on_ok: AcceptOk, guard: Unset };
+    /// let mut state = RetryState::new(Policy::default());
+    /// assert!(state.on_error(&503, &hooks, "fetch").is_ok()); // a retry: 5 tokens taken
+    /// assert_eq!((state.taken().retries, BUDGET.available()), (1, 5));
+    /// BUDGET.succeeded(state.taken()); // the retry succeeded: they come back
+    /// assert_eq!(BUDGET.available(), 10);
+    /// ```
+    pub fn taken(&self) -> Taken {
+        self.account.taken()
     }
 
     /// A call just failed and `decision` says what to do: the wait before the next call, or
@@ -273,8 +292,11 @@ impl RetryState {
         } else {
             self.next_wait(decision)
         }?;
-        let rate_limited = decision == Decision::RateLimited;
-        self.take_retry(error, delay, rate_limited, hooks, function)
+        let charge = match decision {
+            Decision::RateLimited => Charge::RateLimited,
+            _ => Charge::Retry,
+        };
+        self.take_retry(error, delay, charge, hooks, function)
     }
 
     /// The rest of a retry step once its wait is known: the budget's tokens, and `notify`.
@@ -283,7 +305,7 @@ impl RetryState {
         &mut self,
         error: Option<&E>,
         delay: Duration,
-        rate_limited: bool,
+        charge: Charge,
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
         function: &'static str,
     ) -> Result<(Duration, RetryShare<'h>), GiveUpReason>
@@ -292,7 +314,7 @@ impl RetryState {
         B: Budget,
     {
         // Owed from here on: should `notify` unwind, the share goes back.
-        let Some(owed) = self.take_share(hooks.budget.get(), rate_limited) else {
+        let Some(owed) = self.take_share(hooks.budget.get(), charge) else {
             return Err(GiveUpReason::BudgetEmpty);
         };
         let event = self.event(delay, function, error.is_none());
@@ -379,15 +401,15 @@ impl RetryState {
         })
     }
 
-    /// Take one retry's (or hedge's) share of `budget`, priced as a retry after a
-    /// [`Decision::RateLimited`] if `rate_limited`: `None` if the budget refuses it.
+    /// Take the share of `budget` a retry or a hedge costs (`charge` says which): `None` if
+    /// the budget refuses it.
     #[inline(always)]
     pub(crate) fn take_share<'b, S: SharedBudget>(
         &mut self,
         budget: Option<&'b S>,
-        rate_limited: bool,
+        charge: Charge,
     ) -> Option<RetryShare<'b>> {
-        self.account.take(budget, self.call.clock, rate_limited)
+        self.account.take(budget, self.call.clock, charge)
     }
 
     /// The clock this call is timed on.

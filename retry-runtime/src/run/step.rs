@@ -5,7 +5,8 @@
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::fleet::Budget;
+use crate::fleet::{Budget, Charge};
+use crate::policy::deadline::Started;
 use crate::policy::{CancelToken, Clock};
 use crate::policy::{Classify, ClassifyOk};
 use crate::policy::{Decision, GiveUp, GiveUpReason, RetryEvent};
@@ -60,7 +61,7 @@ pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
     state: &RetryState,
     function: &'static str,
 ) {
-    hooks.paid_back::<R>(state, state.clock(), function);
+    hooks.succeeded::<R>(Some(state), state.clock(), function);
     #[cfg(feature = "metrics")]
     crate::run::metrics::recovered(function);
     // The elapsed time is read (a clock read, with `tracing`) only for a trace that shows it.
@@ -80,6 +81,7 @@ pub trait LoopHooks<R> {
     /// reported to `give_up` and the trace and breaks out; a retried one comes back with the
     /// wait and the budget's share its retry owes.
     #[allow(clippy::type_complexity)]
+    #[inline]
     fn step<'h>(
         &'h self,
         state: &mut RetryState,
@@ -87,11 +89,14 @@ pub trait LoopHooks<R> {
         verdict: Verdict,
         function: &'static str,
         cut: bool,
-    ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)>;
+    ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
+        self.step_as(state, outcome, verdict, function, cut, false)
+    }
 
     /// [`step`](LoopHooks::step), inlined whole into the loop that calls it (the blocking loop,
     /// `LoopState`): the hooks' types and a constant policy then leave only what they do.
     #[allow(clippy::type_complexity)]
+    #[inline(always)]
     fn step_inline<'h>(
         &'h self,
         state: &mut RetryState,
@@ -99,7 +104,35 @@ pub trait LoopHooks<R> {
         verdict: Verdict,
         function: &'static str,
         cut: bool,
+    ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
+        self.step_as(state, outcome, verdict, function, cut, true)
+    }
+
+    /// [`step`](LoopHooks::step); `inline`: with the classification and the wait inlined too
+    /// (a constant).
+    #[doc(hidden)]
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn step_as<'h>(
+        &'h self,
+        state: &mut RetryState,
+        outcome: R,
+        verdict: Verdict,
+        function: &'static str,
+        cut: bool,
+        inline: bool,
     ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)>;
+
+    /// Retrying ends with `outcome` for `reason`: the trace, the metrics, the `give_up` hook
+    /// and the guards' `finished` hear of it, and the outcome is handed back.
+    #[doc(hidden)]
+    fn report(
+        &self,
+        state: Option<&RetryState>,
+        outcome: R,
+        reason: GiveUpReason,
+        function: &'static str,
+        clock: Clock,
+    ) -> R;
 
     /// Retrying ends with `outcome` (an error, or an `Ok` `on_ok` retried) for `reason`: tell
     /// the trace and the `give_up` hook, and hand the outcome back.
@@ -114,18 +147,15 @@ pub trait LoopHooks<R> {
     /// What an attempt's `outcome` is: taken, an error, or an `Ok` that `on_ok` retries.
     fn verdict(&self, outcome: &R) -> Verdict;
 
-    /// A call begins (its first attempt is made and failed, or the hedge delay passed): the
-    /// budget counts it.
-    fn begin(&self, clock: Clock);
+    /// The call's retry state begins (its first attempt failed, or its first hedge is due
+    /// while that attempt runs): the budget counts the call then, and only then.
+    fn begin(&self, call: Started) -> RetryState;
 
-    /// A call succeeded at its first attempt: the budget counts it and pays the first-try
-    /// reward, and the guards are told.
-    fn first_try(&self, clock: Clock, function: &'static str);
-
-    /// A call that [`begin`](LoopHooks::begin) counted succeeded: the budget is paid back
-    /// what its retries took (the first-try reward if none did), and the guards are told.
-    /// Nothing is reported ([`recovered`](LoopHooks::recovered) reports).
-    fn paid_back(&self, state: &RetryState, function: &'static str);
+    /// A call succeeded, at its first attempt (`state`: `None`; the budget counts the call)
+    /// or after its retry state began: the budget hears what its retries and hedges took,
+    /// and the guards are told. Nothing is reported ([`recovered`](LoopHooks::recovered)
+    /// reports).
+    fn succeeded(&self, state: Option<&RetryState>, clock: Clock, function: &'static str);
 
     /// Before an attempt, the guards are asked (`state`: the call's state, `None` before its
     /// first attempt): `Some` with the outcome the call ends with (already reported, as a
@@ -158,43 +188,35 @@ pub trait LoopHooks<R> {
 }
 
 impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
-    /// A call begins (its first attempt is made): the budget counts it. Nothing at all
-    /// without a budget.
+    /// [`LoopHooks::begin`]: the call is counted. Nothing at all without a budget.
     #[inline(always)]
-    fn begin(&self, clock: Clock) {
-        Account::begin(self.budget.get(), clock);
+    fn begin(&self, call: Started) -> RetryState {
+        Account::begin(self.budget.get(), call.clock);
+        RetryState::resume(call)
     }
 
-    /// A call succeeded at its first attempt: the budget counts the call and pays the
-    /// first-try reward, the guards hear of an answered call. Nothing at all without them.
+    /// [`LoopHooks::succeeded`]: at its first attempt (`state`: `None`) the budget counts the
+    /// call and hears it took nothing, else what its retries and hedges took; the guards hear
+    /// of an answered call. Nothing at all without a budget or a guard.
     #[inline(always)]
-    pub(crate) fn first_try<R>(&self, clock: Clock, function: &'static str)
-    where
+    pub(crate) fn succeeded<R>(
+        &self,
+        state: Option<&RetryState>,
+        clock: Clock,
+        function: &'static str,
+    ) where
         Gd: Guard<R>,
     {
-        Account::first_success(self.budget.get(), clock);
-        self.succeeded::<R>(1, clock, function);
-    }
-
-    /// A call that began succeeded: the budget gets back what its retries took (the
-    /// first-try reward if none did), the guards hear of it. Nothing at all without a budget
-    /// or a guard.
-    #[inline(always)]
-    pub(crate) fn paid_back<R>(&self, state: &RetryState, clock: Clock, function: &'static str)
-    where
-        Gd: Guard<R>,
-    {
-        state.account().recovered(self.budget.get());
-        self.succeeded::<R>(state.failed_calls().saturating_add(1), clock, function);
-    }
-
-    /// The guards hear that the call's last attempt was answered and the call succeeded,
-    /// after `calls` calls.
-    #[inline(always)]
-    fn succeeded<R>(&self, calls: u32, clock: Clock, function: &'static str)
-    where
-        Gd: Guard<R>,
-    {
+        let calls = match state {
+            None => {
+                Account::first_success(self.budget.get(), clock);
+                1
+            }
+            Some(state) => {
+                state.account().succeeded(self.budget.get());
+                state.failed_calls().saturating_add(1)
+            }
+        };
         self.guard.answered(true, clock);
         self.guard.ended(true, clock, function);
         self.guard.finished(calls, None, clock);
@@ -212,28 +234,93 @@ where
     O: ClassifyOk<R::Ok>,
     Gd: Guard<R>,
 {
-    #[inline]
-    fn step<'h>(
+    #[inline(always)]
+    fn step_as<'h>(
         &'h self,
         state: &mut RetryState,
         outcome: R,
         verdict: Verdict,
         function: &'static str,
         cut: bool,
+        inline: bool,
     ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
-        step(self, state, outcome, verdict, function, cut, false)
+        // The throttle hears whether the service answered: an `Ok`, or an error it stopped on.
+        let step = match (verdict, outcome.as_err()) {
+            _ if cut => {
+                // Cut by the caller's deadline, the attempt says nothing of the service.
+                if !state.deadline_is_callers() {
+                    self.guard.answered(false, state.clock());
+                }
+                Err(state.end(GiveUpReason::Elapsed))
+            }
+            // Cancelled (`cancel = …`), no retry is made: the call ends with this outcome, before
+            // any wait is drawn, any budget taken or `notify` told (a `Decision::Stop` still says
+            // `Stopped`). Without a token, no code.
+            (Verdict::RetryOk(decision), _) => {
+                self.guard.answered(true, state.clock());
+                if decision != Decision::Stop && LoopHooks::<R>::cancelled(self) {
+                    Err(state.end(GiveUpReason::Cancelled))
+                } else {
+                    state.decided_step::<R::Err, _, _, _, _, _, _, _>(
+                        decision, None, self, function, inline,
+                    )
+                }
+            }
+            (_, Some(error)) => {
+                let decision = self.on.classify(error);
+                self.guard
+                    .answered(decision == Decision::Stop, state.clock());
+                if decision != Decision::Stop && LoopHooks::<R>::cancelled(self) {
+                    Err(state.end(GiveUpReason::Cancelled))
+                } else {
+                    state.decided_step(decision, Some(error), self, function, inline)
+                }
+            }
+            (_, None) => {
+                recovered(self, state, function);
+                return ControlFlow::Break(outcome);
+            }
+        };
+        match step {
+            Ok((delay, owed)) => {
+                let event = state.event(delay, function, outcome.as_err().is_none());
+                self.guard.waiting(&event, state.clock());
+                self.trace.retry(&outcome, &event);
+                #[cfg(feature = "metrics")]
+                crate::run::metrics::retry(function, delay);
+                ControlFlow::Continue((delay, owed, outcome))
+            }
+            Err(reason) => {
+                ControlFlow::Break(LoopHooks::give_up(self, state, outcome, reason, function))
+            }
+        }
     }
 
-    #[inline(always)]
-    fn step_inline<'h>(
-        &'h self,
-        state: &mut RetryState,
+    fn report(
+        &self,
+        state: Option<&RetryState>,
         outcome: R,
-        verdict: Verdict,
+        reason: GiveUpReason,
         function: &'static str,
-        cut: bool,
-    ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
-        step(self, state, outcome, verdict, function, cut, true)
+        clock: Clock,
+    ) -> R {
+        let give_up = GiveUp {
+            reason,
+            calls: state.map_or(0, RetryState::failed_calls),
+            function,
+            ok: outcome.as_err().is_none(),
+        };
+        self.trace.give_up(&outcome, &give_up);
+        let attempts = state.map(|state| state.policy().attempts());
+        crate::policy::scope::gave_up(reason, give_up.calls, attempts);
+        #[cfg(feature = "metrics")]
+        crate::run::metrics::give_up(function, reason);
+        match outcome.as_err() {
+            Some(error) => self.give_up.give_up(error, &give_up),
+            None => self.give_up.give_up_ok(&give_up),
+        }
+        self.guard.finished(give_up.calls, Some(reason), clock);
+        outcome
     }
 
     fn give_up(
@@ -250,7 +337,7 @@ where
         if reason != GiveUpReason::Elapsed || !state.deadline_is_callers() {
             self.guard.ended(answered, state.clock(), function);
         }
-        reported(self, Some(state), outcome, reason, function, state.clock())
+        self.report(Some(state), outcome, reason, function, state.clock())
     }
 
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R> {
@@ -260,7 +347,7 @@ where
         if reason != GiveUpReason::CircuitOpen {
             self.guard.ended(false, clock, function);
         }
-        Some(reported(self, state, outcome, reason, function, clock))
+        Some(self.report(state, outcome, reason, function, clock))
     }
 
     #[inline(always)]
@@ -269,18 +356,13 @@ where
     }
 
     #[inline(always)]
-    fn begin(&self, clock: Clock) {
-        Hooks::begin(self, clock);
+    fn begin(&self, call: Started) -> RetryState {
+        Hooks::begin(self, call)
     }
 
     #[inline(always)]
-    fn first_try(&self, clock: Clock, function: &'static str) {
-        Hooks::first_try::<R>(self, clock, function);
-    }
-
-    #[inline(always)]
-    fn paid_back(&self, state: &RetryState, function: &'static str) {
-        Hooks::paid_back::<R>(self, state, state.clock(), function);
+    fn succeeded(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) {
+        Hooks::succeeded::<R>(self, state, clock, function);
     }
 
     fn recovered(&self, state: &RetryState, function: &'static str) {
@@ -324,7 +406,7 @@ where
             return false;
         }
         // Owed until the hedge starts: should a hook unwind, the share goes back.
-        let Some(mut owed) = state.take_share(self.budget.get(), false) else {
+        let Some(mut owed) = state.take_share(self.budget.get(), Charge::Hedge) else {
             return false;
         };
         self.guard.hedged();
@@ -334,81 +416,6 @@ where
         crate::run::metrics::hedge(event.function);
         owed.spend();
         true
-    }
-}
-
-/// [`LoopHooks::step`]; `inline`: with the classification and the wait inlined too (a constant).
-#[allow(clippy::type_complexity)]
-#[inline(always)]
-fn step<'h, R, C, N, G, B, T, O, Gd>(
-    hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
-    state: &mut RetryState,
-    outcome: R,
-    verdict: Verdict,
-    function: &'static str,
-    cut: bool,
-    inline: bool,
-) -> ControlFlow<R, (Duration, RetryShare<'h>, R)>
-where
-    R: IsResult,
-    C: Classify<R::Err>,
-    N: Notify<R::Err>,
-    G: GiveUpHook<R::Err>,
-    B: Budget,
-    T: Trace<R>,
-    O: ClassifyOk<R::Ok>,
-    Gd: Guard<R>,
-{
-    // The throttle hears whether the service answered: an `Ok`, or an error it stopped on.
-    let step = match (verdict, outcome.as_err()) {
-        _ if cut => {
-            // Cut by the caller's deadline, the attempt says nothing of the service.
-            if !state.deadline_is_callers() {
-                hooks.guard.answered(false, state.clock());
-            }
-            Err(state.end(GiveUpReason::Elapsed))
-        }
-        // Cancelled (`cancel = …`), no retry is made: the call ends with this outcome, before
-        // any wait is drawn, any budget taken or `notify` told (a `Decision::Stop` still says
-        // `Stopped`). Without a token, no code.
-        (Verdict::RetryOk(decision), _) => {
-            hooks.guard.answered(true, state.clock());
-            if decision != Decision::Stop && LoopHooks::<R>::cancelled(hooks) {
-                Err(state.end(GiveUpReason::Cancelled))
-            } else {
-                state.decided_step::<R::Err, _, _, _, _, _, _, _>(
-                    decision, None, hooks, function, inline,
-                )
-            }
-        }
-        (_, Some(error)) => {
-            let decision = hooks.on.classify(error);
-            hooks
-                .guard
-                .answered(decision == Decision::Stop, state.clock());
-            if decision != Decision::Stop && LoopHooks::<R>::cancelled(hooks) {
-                Err(state.end(GiveUpReason::Cancelled))
-            } else {
-                state.decided_step(decision, Some(error), hooks, function, inline)
-            }
-        }
-        (_, None) => {
-            recovered(hooks, state, function);
-            return ControlFlow::Break(outcome);
-        }
-    };
-    match step {
-        Ok((delay, owed)) => {
-            let event = state.event(delay, function, outcome.as_err().is_none());
-            hooks.guard.waiting(&event, state.clock());
-            hooks.trace.retry(&outcome, &event);
-            #[cfg(feature = "metrics")]
-            crate::run::metrics::retry(function, delay);
-            ControlFlow::Continue((delay, owed, outcome))
-        }
-        Err(reason) => {
-            ControlFlow::Break(LoopHooks::give_up(hooks, state, outcome, reason, function))
-        }
     }
 }
 
@@ -455,39 +462,4 @@ impl<T, E> IsResult for Result<T, E> {
     fn from_err(error: E) -> Self {
         Err(error)
     }
-}
-
-/// Retrying ends with `outcome` for `reason`: the trace, the metrics, the `give_up` hook and
-/// the guards' `finished` hear of it, and the outcome is handed back.
-fn reported<R, C, N, G, B, T, O, Gd>(
-    hooks: &Hooks<C, N, G, B, T, O, Gd>,
-    state: Option<&RetryState>,
-    outcome: R,
-    reason: GiveUpReason,
-    function: &'static str,
-    clock: Clock,
-) -> R
-where
-    R: IsResult,
-    G: GiveUpHook<R::Err>,
-    T: Trace<R>,
-    Gd: Guard<R>,
-{
-    let give_up = GiveUp {
-        reason,
-        calls: state.map_or(0, RetryState::failed_calls),
-        function,
-        ok: outcome.as_err().is_none(),
-    };
-    hooks.trace.give_up(&outcome, &give_up);
-    let attempts = state.map(|state| state.policy().attempts());
-    crate::policy::scope::gave_up(reason, give_up.calls, attempts);
-    #[cfg(feature = "metrics")]
-    crate::run::metrics::give_up(function, reason);
-    match outcome.as_err() {
-        Some(error) => hooks.give_up.give_up(error, &give_up),
-        None => hooks.give_up.give_up_ok(&give_up),
-    }
-    hooks.guard.finished(give_up.calls, Some(reason), clock);
-    outcome
 }

@@ -280,15 +280,14 @@ where
                     let (outcome, cut) = ended_attempt(outcome, info, &timeout);
                     let verdict = hooks.verdict(&outcome);
                     if verdict.accepted() {
-                        hooks.first_try(call.clock, function);
+                        hooks.succeeded(None, call.clock, function);
                         return outcome;
                     }
-                    hooks.begin(call.clock);
                     // None runs: the loop's state begins, with the usual step, and the backoff
                     // wait in the loop's timer.
                     first.lead.set(None);
                     first.timer.set(None);
-                    let mut state = RetryState::resume(call.owned());
+                    let mut state = hooks.begin(call.owned());
                     match hooks.step(&mut state, outcome, verdict, function, cut) {
                         ControlFlow::Break(outcome) => return outcome,
                         ControlFlow::Continue((delay, tokens, outcome)) => {
@@ -302,12 +301,11 @@ where
                     }
                 }
                 None => {
-                    hooks.begin(call.clock);
                     first.timer.set(None);
                     // The attempt runs on, under what is left of its limit; the hedge due now
                     // reports the delay that passed (a `pNN` one as the percentile reads now).
                     let left = first.info.limit_left(call.clock);
-                    let state = RetryState::resume(call.owned());
+                    let state = hooks.begin(call.owned());
                     let delay =
                         next_hedge_delay(&hedge, 1, call.policy.borrow()).unwrap_or_default();
                     (state, left.map(&mut sleep), None, delay)
@@ -468,7 +466,7 @@ where
                     state.count_running(running());
                     hooks.recovered(&state, function);
                 } else {
-                    hooks.paid_back(&state, function);
+                    hooks.succeeded(Some(&state), call.clock, function);
                 }
                 return Poll::Ready(outcome);
             }
