@@ -153,6 +153,9 @@ mod tracer {
 
     /// The target of every event (and span) the crate emits: the crate's name, not the module
     /// an event happens to be written in, so that `RUST_LOG=retry_jitter=debug` shows them all.
+    /// It is the events' module path too, and they name no file nor line: a subscriber that
+    /// prints where an event comes from (`.with_file(true)`, JSON) shows the crate, not the
+    /// runtime's insides.
     pub const TARGET: &str = "retry_jitter";
 
     /// A duration in whole milliseconds (rounded down, saturating): what `delay_ms` and
@@ -161,54 +164,197 @@ mod tracer {
         u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
     }
 
-    macro_rules! at_level {
-        ($level:expr, $($event:tt)*) => {
-            match $level {
-                Level::ERROR => tracing::event!(target: TARGET, Level::ERROR, $($event)*),
-                Level::WARN => tracing::event!(target: TARGET, Level::WARN, $($event)*),
-                Level::INFO => tracing::event!(target: TARGET, Level::INFO, $($event)*),
-                Level::DEBUG => tracing::event!(target: TARGET, Level::DEBUG, $($event)*),
-                _ => tracing::event!(target: TARGET, Level::TRACE, $($event)*),
-            }
+    // `tracing::event!` writes the call site's module path, file and line into its event's
+    // metadata, and has no way to say otherwise; so the events' callsites are written here by
+    // hand, as the macro writes its own: a `static` `DefaultCallsite` per event, registered
+    // with the subscribers on its first use, its `Interest` cached, with a `static` `Metadata`
+    // that says `TARGET` for both target and module path, and no file nor line. A callsite
+    // has one level, and the level is chosen at run time: each kind of event has five
+    // callsites, one per level.
+
+    use tracing::callsite::{Callsite as _, DefaultCallsite, Identifier};
+    use tracing::field::{Field, FieldSet, Value};
+    use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
+    use tracing::metadata::Kind;
+    use tracing::{Event, Metadata};
+
+    /// One kind of event's callsites, one per level (ERROR, WARN, INFO, DEBUG, TRACE), each
+    /// with the same `N` fields: an event is given `N` values, or does not compile.
+    struct Sites<const N: usize>([DefaultCallsite; 5]);
+
+    impl<const N: usize> Sites<N> {
+        /// The callsite at `level`.
+        #[inline(always)]
+        fn at(&'static self, level: Level) -> &'static DefaultCallsite {
+            &self.0[match level {
+                Level::ERROR => 0,
+                Level::WARN => 1,
+                Level::INFO => 2,
+                Level::DEBUG => 3,
+                _ => 4,
+            }]
+        }
+
+        /// The fields of `site` (one of these callsites), in their order.
+        fn fields(&'static self, site: &'static DefaultCallsite) -> [Field; N] {
+            let mut fields = site.metadata().fields().iter();
+            core::array::from_fn(|_| fields.next().expect("N fields"))
+        }
+    }
+
+    /// Each of `fields` with its value, for `FieldSet::value_set`.
+    fn pairs<'a, const N: usize>(
+        fields: &'a [Field; N],
+        values: [&'a dyn Value; N],
+    ) -> [(&'a Field, Option<&'a dyn Value>); N] {
+        core::array::from_fn(|i| (&fields[i], Some(values[i])))
+    }
+
+    /// An event's metadata: named `name`, at `level`, with the `fields` of the callsite `site`.
+    const fn metadata(
+        name: &'static str,
+        level: Level,
+        fields: &'static [&'static str],
+        site: &'static DefaultCallsite,
+    ) -> Metadata<'static> {
+        Metadata::new(
+            name,
+            TARGET,
+            level,
+            None,
+            None,
+            Some(TARGET),
+            // What `tracing_core::identify_callsite!` writes.
+            FieldSet::new(fields, Identifier(site)),
+            Kind::EVENT,
+        )
+    }
+
+    /// `static $sites: Sites<N>`, the callsites of the event `$name` with its `N` fields, in
+    /// the order [`event!`] is given their values.
+    macro_rules! sites {
+        ($($sites:ident = $name:literal: $($field:ident),+;)+) => {$(
+            static $sites: Sites<{ [$(stringify!($field)),+].len() }> = {
+                const FIELDS: &[&str] = &[$(stringify!($field)),+];
+                static META: [Metadata<'static>; 5] = [
+                    metadata($name, Level::ERROR, FIELDS, &$sites.0[0]),
+                    metadata($name, Level::WARN, FIELDS, &$sites.0[1]),
+                    metadata($name, Level::INFO, FIELDS, &$sites.0[2]),
+                    metadata($name, Level::DEBUG, FIELDS, &$sites.0[3]),
+                    metadata($name, Level::TRACE, FIELDS, &$sites.0[4]),
+                ];
+                Sites([
+                    DefaultCallsite::new(&META[0]),
+                    DefaultCallsite::new(&META[1]),
+                    DefaultCallsite::new(&META[2]),
+                    DefaultCallsite::new(&META[3]),
+                    DefaultCallsite::new(&META[4]),
+                ])
+            };
+        )+};
+    }
+
+    sites! {
+        RETRYING = "retrying": message, function, attempt, delay_ms;
+        RETRYING_ERROR = "retrying": message, function, attempt, delay_ms, error;
+        RETRYING_OK = "retrying on an Ok value": message, function, attempt, delay_ms;
+        RETRYING_VALUE = "retrying on an Ok value": message, function, attempt, delay_ms, value;
+        HEDGING = "hedging": message, function, attempt, delay_ms;
+        RECOVERED = "recovered": message, function, calls, elapsed_ms;
+        GIVING_UP = "giving up": message, function, calls, reason;
+        GIVING_UP_ERROR = "giving up": message, function, calls, reason, error;
+        GIVING_UP_OK = "giving up on an Ok value": message, function, calls, reason;
+        GIVING_UP_VALUE = "giving up on an Ok value": message, function, calls, reason, value;
+    }
+
+    /// Whether the current subscriber takes the event of `site` (at `level`): the checks of
+    /// `tracing::event!`, in its order. The levels every subscriber turns off, then the
+    /// callsite's cached `Interest` (the first time, this registers the callsite with every
+    /// subscriber), and only when that is "sometimes", the subscriber's `enabled`.
+    #[inline(always)]
+    fn enabled(site: &'static DefaultCallsite, level: Level) -> bool {
+        level <= STATIC_MAX_LEVEL && level <= LevelFilter::current() && {
+            let interest = site.interest();
+            !interest.is_never()
+                && (interest.is_always()
+                    || tracing::dispatcher::get_default(|d| d.enabled(site.metadata())))
+        }
+    }
+
+    /// The value set of the event `$message` at `$site`, one of `$sites`, its other fields'
+    /// values the `$value`s: one expression, its temporaries kept to the end of the statement
+    /// it is in, as the one `tracing::event!` writes.
+    macro_rules! values {
+        ($sites:ident, $site:ident, $message:literal, $($value:expr),+) => {
+            &$site.metadata().fields().value_set(&pairs(
+                &$sites.fields($site),
+                [&format_args!($message) as &dyn Value, $(&$value),+],
+            ))
         };
+    }
+
+    /// The event `$message` of the callsites `$sites` at `$level`, its other fields' values
+    /// the `$value`s: what `tracing::event!(target: TARGET, $level, $field…, $message)` does
+    /// for a subscriber. The values are put together only when the event is taken. (Not
+    /// forwarded to `log` by itself, as that macro does under `tracing`'s `log` feature: its
+    /// way of doing it is not public.)
+    macro_rules! event {
+        ($sites:ident at $level:expr, $message:literal, $($value:expr),+ $(,)?) => {{
+            let level: Level = $level;
+            let site = $sites.at(level);
+            if enabled(site, level) {
+                Event::dispatch(site.metadata(), values!($sites, site, $message, $($value),+));
+            }
+        }};
     }
 
     impl<R, F: Render<R>> Trace<R> for Tracer<F> {
         fn retry(&self, error: &R, ev: &RetryEvent) {
             let delay_ms = whole_ms(ev.delay);
             let (function, attempt) = (ev.function, ev.attempt);
+            let level = self.level;
             match self.render.render(error) {
-                Rendered::Display(e) => {
-                    at_level!(self.level, function, attempt, delay_ms, error = %e, "retrying")
-                }
-                Rendered::Debug(e) => {
-                    at_level!(self.level, function, attempt, delay_ms, error = ?e, "retrying")
-                }
-                Rendered::Value(v) => at_level!(
-                    self.level,
+                Rendered::Display(e) => event!(
+                    RETRYING_ERROR at level,
+                    "retrying",
                     function,
                     attempt,
                     delay_ms,
-                    value = ?v,
-                    "retrying on an Ok value"
+                    tracing::field::display(e),
                 ),
-                Rendered::Nothing if ev.ok => {
-                    at_level!(
-                        self.level,
-                        function,
-                        attempt,
-                        delay_ms,
-                        "retrying on an Ok value"
-                    )
+                Rendered::Debug(e) => event!(
+                    RETRYING_ERROR at level,
+                    "retrying",
+                    function,
+                    attempt,
+                    delay_ms,
+                    tracing::field::debug(e),
+                ),
+                Rendered::Value(v) => event!(
+                    RETRYING_VALUE at level,
+                    "retrying on an Ok value",
+                    function,
+                    attempt,
+                    delay_ms,
+                    tracing::field::debug(v),
+                ),
+                Rendered::Nothing if ev.ok => event!(
+                    RETRYING_OK at level,
+                    "retrying on an Ok value",
+                    function,
+                    attempt,
+                    delay_ms,
+                ),
+                Rendered::Nothing => {
+                    event!(RETRYING at level, "retrying", function, attempt, delay_ms)
                 }
-                Rendered::Nothing => at_level!(self.level, function, attempt, delay_ms, "retrying"),
             }
         }
 
         fn hedge(&self, ev: &RetryEvent) {
             let delay_ms = whole_ms(ev.delay);
             let (function, attempt) = (ev.function, ev.attempt);
-            at_level!(self.level, function, attempt, delay_ms, "hedging");
+            event!(HEDGING at self.level, "hedging", function, attempt, delay_ms);
         }
 
         fn recovered(&self, function: &'static str, calls: u32, elapsed: core::time::Duration) {
@@ -220,36 +366,47 @@ mod tracer {
                 Level::INFO => Level::DEBUG,
                 _ => Level::TRACE,
             };
-            at_level!(level, function, calls, elapsed_ms, "recovered");
+            event!(RECOVERED at level, "recovered", function, calls, elapsed_ms);
         }
 
         fn give_up(&self, error: &R, g: &GiveUp) {
             let (function, calls, reason) = (g.function, g.calls, g.reason.as_str());
+            let level = self.level;
             match self.render.render(error) {
-                Rendered::Display(e) => {
-                    at_level!(self.level, function, calls, reason, error = %e, "giving up")
-                }
-                Rendered::Debug(e) => {
-                    at_level!(self.level, function, calls, reason, error = ?e, "giving up")
-                }
-                Rendered::Value(v) => at_level!(
-                    self.level,
+                Rendered::Display(e) => event!(
+                    GIVING_UP_ERROR at level,
+                    "giving up",
                     function,
                     calls,
                     reason,
-                    value = ?v,
-                    "giving up on an Ok value"
+                    tracing::field::display(e),
                 ),
-                Rendered::Nothing if g.ok => {
-                    at_level!(
-                        self.level,
-                        function,
-                        calls,
-                        reason,
-                        "giving up on an Ok value"
-                    )
+                Rendered::Debug(e) => event!(
+                    GIVING_UP_ERROR at level,
+                    "giving up",
+                    function,
+                    calls,
+                    reason,
+                    tracing::field::debug(e),
+                ),
+                Rendered::Value(v) => event!(
+                    GIVING_UP_VALUE at level,
+                    "giving up on an Ok value",
+                    function,
+                    calls,
+                    reason,
+                    tracing::field::debug(v),
+                ),
+                Rendered::Nothing if g.ok => event!(
+                    GIVING_UP_OK at level,
+                    "giving up on an Ok value",
+                    function,
+                    calls,
+                    reason,
+                ),
+                Rendered::Nothing => {
+                    event!(GIVING_UP at level, "giving up", function, calls, reason)
                 }
-                Rendered::Nothing => at_level!(self.level, function, calls, reason, "giving up"),
             }
         }
     }
