@@ -13,119 +13,13 @@ use std::time::Duration;
 use retry_jitter::hedge::Hedge;
 use retry_jitter::{retry, testing, Policy, Retry};
 use tracing::callsite::Identifier;
-use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Subscriber};
 
-/// One recorded event: its metadata and its fields, rendered.
-#[derive(Debug, Clone)]
-struct Recorded {
-    name: &'static str,
-    level: Level,
-    target: &'static str,
-    module_path: Option<&'static str>,
-    file: Option<&'static str>,
-    line: Option<u32>,
-    callsite: Identifier,
-    fields: Vec<(String, String)>,
-}
-
-impl Recorded {
-    fn get(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-
-    fn names(&self) -> Vec<&str> {
-        self.fields.iter().map(|(n, _)| n.as_str()).collect()
-    }
-}
-
-#[derive(Clone, Default)]
-struct Recorder {
-    events: Arc<Mutex<Vec<Recorded>>>,
-    callsites: Arc<Mutex<HashSet<Identifier>>>,
-}
-
-struct Fields<'a>(&'a mut Vec<(String, String)>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.push((field.name().to_owned(), format!("{value:?}")));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.push((field.name().to_owned(), value.to_owned()));
-    }
-}
-
-impl Subscriber for Recorder {
-    fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
-        self.callsites.lock().unwrap().insert(meta.callsite());
-        Interest::always()
-    }
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let meta = event.metadata();
-        let mut fields = Vec::new();
-        event.record(&mut Fields(&mut fields));
-        self.events.lock().unwrap().push(Recorded {
-            name: meta.name(),
-            level: *meta.level(),
-            target: meta.target(),
-            module_path: meta.module_path(),
-            file: meta.file(),
-            line: meta.line(),
-            callsite: meta.callsite(),
-            fields,
-        });
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
-/// `f`'s events, each checked for what its metadata says of its origin.
-fn capture(f: impl FnOnce()) -> Vec<Recorded> {
-    let recorder = Recorder::default();
-    tracing::subscriber::with_default(recorder.clone(), f);
-    let events = recorder.events.lock().unwrap().clone();
-    for event in &events {
-        assert_from_the_crate(event);
-    }
-    events
-}
-
-/// The metadata names the crate, never a module or a file of the runtime.
-fn assert_from_the_crate(event: &Recorded) {
-    assert_eq!(event.target, "retry_jitter", "{event:#?}");
-    assert!(
-        matches!(event.module_path, None | Some("retry_jitter")),
-        "the module path is the crate's, not the runtime's: {event:#?}"
-    );
-    if let Some(file) = event.file {
-        assert!(
-            !file.contains("retry-runtime") && !file.contains("retry_runtime"),
-            "no file of the runtime: {event:#?}"
-        );
-    }
-    assert!(
-        event.file.is_some() || event.line.is_none(),
-        "no line without a file: {event:#?}"
-    );
-    assert!(
-        !event.name.contains(".rs") && !event.name.contains("retry-runtime"),
-        "the event's name points at no source file: {event:#?}"
-    );
-}
+#[path = "support/trace_recorder.rs"]
+mod trace_recorder;
+use trace_recorder::{capture, Recorder};
 
 const LEVELS: [Level; 5] = [
     Level::ERROR,
@@ -451,8 +345,7 @@ fn a_subscriber_without_interest_gets_no_event() {
 fn registered() -> HashSet<Identifier> {
     let recorder = Recorder::default();
     tracing::subscriber::with_default(recorder.clone(), || {});
-    let callsites = recorder.callsites.lock().unwrap().clone();
-    callsites
+    recorder.callsites()
 }
 
 #[test]

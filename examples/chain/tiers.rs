@@ -28,13 +28,12 @@ pub fn four() -> Policy {
 }
 
 /// A hop's client: hyper's, through `RetryLayer` with [`four`] attempts of at most 2 s each
-/// (the `Duration`: its timeout; the parameters after it are the layer's defaults).
+/// (the `Duration` in its `Settings`: its timeout, after its budget, `Unset`).
 pub type HopClient = retry_jitter::tower::RetryService<
     Client<HttpConnector, Full<Bytes>>,
     retry_jitter::tower::TransportErrors,
     retry_jitter::tower::ByStatus,
-    retry_jitter::hooks::Unset,
-    Duration,
+    retry_jitter::tower::Settings<retry_jitter::tower::Unset, Duration>,
 >;
 
 /// A new hop client.

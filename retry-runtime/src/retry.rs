@@ -74,7 +74,11 @@ mod for_middleware;
 mod stats;
 
 pub use call::{Cancellable, GuardPair};
-pub use stats::WithStats;
+#[cfg(feature = "tower")]
+pub use for_middleware::Unguarded;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub use for_middleware::{InResponse, PutsStats};
+pub use stats::{StatsOf, WithStats};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///

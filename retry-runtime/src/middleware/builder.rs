@@ -12,9 +12,14 @@ use http::HeaderName;
 use super::hops::Hops;
 use super::writes::Writes;
 use crate::fleet::SharedBudget;
+use crate::fleet::{AdaptiveThrottle, CircuitBreaker};
 use crate::hedge::Hedge;
-use crate::policy::RetryAll;
+use crate::http::Failed;
 use crate::policy::Unset;
+use crate::policy::{AcceptOk, RetryAll};
+use crate::policy::{CancelToken, GiveUp, RetryEvent, RetryStats};
+use crate::retry::{Cancellable, GuardPair, InResponse, WithStats};
+use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::{Policy, Retry};
 
 /// The settings of a retry middleware, the layer or the middleware: the loop's ([`Retry`]'s
@@ -39,23 +44,28 @@ use crate::{Policy, Retry};
 /// # }
 /// ```
 ///
-/// Its type parameters, the same letters as [`Retry`]'s where they mean the same: `F` what only
-/// one face has, `C` ([`on`](RetryBuilder::on)), `O` ([`on_ok`](RetryBuilder::on_ok)), `B`
-/// ([`budget`](RetryBuilder::budget)), `L` ([`timeout`](RetryBuilder::timeout)) and `D`
-/// ([`hedge`](RetryBuilder::hedge)).
+/// Its type parameters: `F` what only one middleware has, `C` ([`on`](RetryBuilder::on)),
+/// `O` ([`on_ok`](RetryBuilder::on_ok)), and `R`, the loop's settings: a [`Retry`] whose
+/// parameters the other setters write (`budget`, `timeout`, `hedge`, `notify`, `give_up`,
+/// the guards).
 #[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
-pub struct RetryBuilder<F, C, O, B, L, D> {
+pub struct RetryBuilder<F, C, O, R = Retry> {
     /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
-    pub(super) retry: Retry<RetryAll, Unset, Unset, B, Unset, L, D>,
+    pub(super) retry: R,
     pub(super) on: C,
     pub(super) on_ok: O,
     /// Which requests may be sent twice.
     pub(super) writes: Writes,
+    /// The level of the events the middleware's calls emit.
+    #[cfg(feature = "tracing")]
+    pub(super) level: tracing::Level,
     pub(super) only: F,
 }
 
-impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
+// The setters' types are the settings they change: spelled out, one letter each.
+#[allow(clippy::type_complexity)]
+impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, G>> {
     /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the error it sees
     /// (`tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed, which
     /// a closure may downcast; `reqwest-middleware`: `reqwest_middleware::Error`), usually a
@@ -75,12 +85,14 @@ impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     /// # let _ = (layer, m);
     /// # }
     /// ```
-    pub fn on<C2>(self, on: C2) -> RetryBuilder<F, C2, O, B, L, D> {
+    pub fn on<C2>(self, on: C2) -> RetryBuilder<F, C2, O, Settings<B, L, D, Gd, N, G>> {
         RetryBuilder {
             retry: self.retry,
             on,
             on_ok: self.on_ok,
             writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
             only: self.only,
         }
     }
@@ -88,8 +100,12 @@ impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     /// Which responses are retried: a [`ClassifyOk`](crate::hooks::ClassifyOk) of the
     /// response (`tower`: the inner service's, an `http::Response<B>` for HTTP;
     /// `reqwest-middleware`: `reqwest::Response`), usually a closure `Fn(&Response) -> D`
-    /// where `D: Into<Decision>`. A response it retries is treated like a retryable error; when
-    /// retrying ends on one, it is returned.
+    /// where `D: Into<Decision>`, in place of the default, [`ByStatus`](crate::tower::ByStatus).
+    /// A response it retries is a poll, an answer that is not yet the one wanted: it waits the
+    /// backoff and is sent again, and when retrying ends on one, it is returned; but it is no
+    /// failure, so `notify` and `give_up` are not told of it and the breaker and the throttle
+    /// count it as answered. (A response the default retries, a `503`, a `429`, is a failure
+    /// to all of them.)
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
@@ -105,12 +121,14 @@ impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     /// # let _ = (layer, m);
     /// # }
     /// ```
-    pub fn on_ok<O2>(self, on_ok: O2) -> RetryBuilder<F, C, O2, B, L, D> {
+    pub fn on_ok<O2>(self, on_ok: O2) -> RetryBuilder<F, C, O2, Settings<B, L, D, Gd, N, G>> {
         RetryBuilder {
             retry: self.retry,
             on: self.on,
             on_ok,
             writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
             only: self.only,
         }
     }
@@ -127,12 +145,17 @@ impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     /// # let _ = layer;
     /// # }
     /// ```
-    pub fn budget<S: SharedBudget>(self, budget: &S) -> RetryBuilder<F, C, O, &S, L, D> {
+    pub fn budget<S: SharedBudget>(
+        self,
+        budget: &S,
+    ) -> RetryBuilder<F, C, O, Settings<&S, L, D, Gd, N, G>> {
         RetryBuilder {
             retry: self.retry.budget(budget),
             on: self.on,
             on_ok: self.on_ok,
             writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
             only: self.only,
         }
     }
@@ -150,12 +173,17 @@ impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     /// # let _ = layer;
     /// # }
     /// ```
-    pub fn timeout(self, timeout: Duration) -> RetryBuilder<F, C, O, B, Duration, D> {
+    pub fn timeout(
+        self,
+        timeout: Duration,
+    ) -> RetryBuilder<F, C, O, Settings<B, Duration, D, Gd, N, G>> {
         RetryBuilder {
             retry: self.retry.timeout(timeout),
             on: self.on,
             on_ok: self.on_ok,
             writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
             only: self.only,
         }
     }
@@ -176,12 +204,14 @@ impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     /// # let _ = layer;
     /// # }
     /// ```
-    pub fn hedge(self, hedge: Hedge) -> RetryBuilder<F, C, O, B, L, Hedge> {
+    pub fn hedge(self, hedge: Hedge) -> RetryBuilder<F, C, O, Settings<B, L, Hedge, Gd, N, G>> {
         RetryBuilder {
             retry: self.retry.hedge(hedge),
             on: self.on,
             on_ok: self.on_ok,
             writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
             only: self.only,
         }
     }
@@ -229,6 +259,193 @@ impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
         self
     }
 
+    /// Tell `hook` of each retry before its wait: what failed ([`Failed::Error`], the
+    /// middleware's error, or [`Failed::Status`], a response retried for its status or the
+    /// server's word) and the [`RetryEvent`], as `#[retry]`'s `notify` is told. A response a
+    /// user's [`on_ok`](RetryBuilder::on_ok) retries (polling) is an answer: not told.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::http::Failed;
+    /// use retry_jitter::tower::{BoxError, RetryLayer};
+    /// use retry_jitter::{Policy, RetryEvent};
+    /// let layer = RetryLayer::new(Policy::default()).notify(|f: &Failed<'_, BoxError>, ev: &RetryEvent| {
+    ///     eprintln!("attempt {} failed ({f}), retry in {:?}", ev.attempt, ev.delay);
+    /// });
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn notify<N2>(self, hook: N2) -> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N2, G>>
+    where
+        F: ErrorOf,
+        N2: Fn(&Failed<'_, F::Error>, &RetryEvent),
+    {
+        self.with_retry(|retry| retry.notify(hook))
+    }
+
+    /// Tell `hook` once, when retrying ends on a failure, what failed and why it ended
+    /// ([`GiveUp`]), as `#[retry]`'s `give_up` is told. A call that ends on a response retried
+    /// for its status is a give-up too: the response is still what the caller gets.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::http::Failed;
+    /// use retry_jitter::tower::{BoxError, RetryLayer};
+    /// use retry_jitter::{GiveUp, Policy};
+    /// let layer = RetryLayer::new(Policy::default()).give_up(|f: &Failed<'_, BoxError>, g: &GiveUp| {
+    ///     eprintln!("gave up ({}) after {} calls: {f}", g.reason, g.calls);
+    /// });
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn give_up<G2>(self, hook: G2) -> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, G2>>
+    where
+        F: ErrorOf,
+        G2: Fn(&Failed<'_, F::Error>, &GiveUp),
+    {
+        self.with_retry(|retry| retry.give_up(hook))
+    }
+
+    /// Hand each call's figures ([`RetryStats`]: attempts, hedges, time waited and in all, how
+    /// it ended) to `hook`, once, when the call ends (see [`Retry::stats`]). A call that ends
+    /// on a response retried for its status has `gave_up` set.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::{Policy, RetryStats};
+    /// let layer = RetryLayer::new(Policy::default())
+    ///     .stats(|s: &RetryStats| eprintln!("{} attempts, {:?} waited", s.attempts, s.waited));
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn stats<H: Fn(&RetryStats)>(
+        self,
+        hook: H,
+    ) -> RetryBuilder<F, C, O, Settings<B, L, D, WithStats<Gd, H>, N, G>> {
+        self.with_retry(|retry| retry.stats(hook))
+    }
+
+    /// Stop retrying once `token` is cancelled (see [`Retry::cancel`]): a wait ends at once,
+    /// no further request is sent, and the call returns its last outcome. The middleware keeps
+    /// a clone of the token (clones share their state): cancel the one you keep.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::{CancelToken, Policy};
+    /// let shutdown = CancelToken::new();
+    /// let layer = RetryLayer::new(Policy::default()).cancel(&shutdown);
+    /// shutdown.cancel(); // at shutdown: no call through the layer retries again
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn cancel(
+        self,
+        token: &CancelToken,
+    ) -> RetryBuilder<F, C, O, Settings<B, L, D, Cancellable<CancelToken, Gd>, N, G>>
+    where
+        Gd: GuardPair,
+    {
+        self.with_retry(|retry| retry.cancel_owned(token.clone()))
+    }
+
+    /// Ask `throttle` before every request the middleware sends (see [`Retry::throttle`]): a
+    /// request it rejects is not sent, and the call ends with the middleware's error made
+    /// from [`Throttled`](crate::Throttled). A response retried for its status counts as a
+    /// request the service did not accept.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::{AdaptiveThrottle, Policy};
+    /// use std::time::Duration;
+    /// static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(60));
+    /// let layer = RetryLayer::new(Policy::default()).throttle(&THROTTLE);
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn throttle(
+        self,
+        throttle: &AdaptiveThrottle,
+    ) -> RetryBuilder<
+        F,
+        C,
+        O,
+        Settings<B, L, D, Gd::With<Gd::Breaker, ThrottleGuard<'_, IntoErr>>, N, G>,
+    >
+    where
+        Gd: GuardPair,
+    {
+        self.with_retry(|retry| retry.throttle(throttle))
+    }
+
+    /// Count each call in `breaker`, and while it is open fail a call at once, sending
+    /// nothing, with the middleware's error made from [`CircuitOpen`](crate::CircuitOpen)
+    /// (see [`Retry::breaker`]). A call that ends on a response retried for its status is a
+    /// failure to it.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::{CircuitBreaker, Policy};
+    /// use std::time::Duration;
+    /// static BREAKER: CircuitBreaker = CircuitBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5));
+    /// let layer = RetryLayer::new(Policy::default()).breaker(&BREAKER);
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn breaker(
+        self,
+        breaker: &CircuitBreaker,
+    ) -> RetryBuilder<
+        F,
+        C,
+        O,
+        Settings<B, L, D, Gd::With<BreakerGuard<'_, IntoErr>, Gd::Throttle>, N, G>,
+    >
+    where
+        Gd: GuardPair,
+    {
+        self.with_retry(|retry| retry.breaker(breaker))
+    }
+
+    /// Put each call's figures ([`RetryStats`]) in the response that comes out of it, in its
+    /// extensions: `response.extensions().get::<RetryStats>()`, for an `http::Response` and a
+    /// `reqwest::Response`, a response retried for its status too (`gave_up` set), so that a
+    /// handler can log or export them without a hook. Without it the middleware reads no clock
+    /// for figures and adds nothing to a response.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
+    /// let layer = RetryLayer::new(Policy::default()).stats_in_response();
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn stats_in_response(
+        self,
+    ) -> RetryBuilder<F, C, O, Settings<B, L, D, InResponse<Gd>, N, G>> {
+        self.with_retry(Retry::in_response)
+    }
+
+    /// The same middleware with other loop settings.
+    fn with_retry<R2>(
+        self,
+        f: impl FnOnce(Settings<B, L, D, Gd, N, G>) -> R2,
+    ) -> RetryBuilder<F, C, O, R2> {
+        RetryBuilder {
+            retry: f(self.retry),
+            on: self.on,
+            on_ok: self.on_ok,
+            writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
+            only: self.only,
+        }
+    }
+
     /// The name hooks and metrics see as [`RetryEvent::function`](crate::RetryEvent::function)
     /// (default `"tower"` or `"reqwest"`).
     ///
@@ -246,6 +463,50 @@ impl<F, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     }
 }
 
+impl<F, C, O, R> RetryBuilder<F, C, O, R> {
+    /// Emit the events of each call (retrying, recovered, giving up, and a request not sent
+    /// again by the write rule) at `level` (feature `tracing`; `WARN` by default, as
+    /// `#[retry]`'s, the recovery one level below). What an event says of a request is its
+    /// method, scheme, host and path; of a response, its status; of an error, its `Display`:
+    /// never a header or a body.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
+    /// let layer = RetryLayer::new(Policy::default()).trace(tracing::Level::INFO);
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+    pub fn trace(mut self, level: tracing::Level) -> Self {
+        self.level = level;
+        self
+    }
+
+    /// The level of its calls' events.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn level(&self) -> tracing::Level {
+        self.level
+    }
+
+    /// No level: without feature `tracing`, its calls emit nothing.
+    #[cfg(not(feature = "tracing"))]
+    pub(crate) fn level(&self) -> super::Unlevelled {
+        super::Unlevelled
+    }
+}
+
+/// What a middleware's hooks are told its error is: [`BoxError`](crate::tower::BoxError) for
+/// [`RetryLayer`](crate::tower::RetryLayer), `reqwest_middleware::Error` for
+/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware). Not a trait to implement.
+#[doc(hidden)]
+pub trait ErrorOf {
+    /// The error.
+    type Error;
+}
+
 /// A middleware whose requests carry headers across the hop
 /// ([`RetryLayer`](crate::tower::RetryLayer) over `http::Request`s, and
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware)): where it keeps their names. Not a trait to implement.
@@ -261,7 +522,7 @@ pub(crate) fn hops_mut(hops: &mut Option<Arc<Hops>>) -> &mut Hops {
     Arc::make_mut(hops.get_or_insert_with(Arc::default))
 }
 
-impl<F: OwnHops, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
+impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
     /// Send the time each attempt has left, in milliseconds, in the header `name` instead of
     /// Envoy's `x-envoy-expected-rq-timeout-ms`. An attempt made inside a
     /// [`ChainLayer`](crate::tower::ChainLayer)'s scope sends the smallest of its `timeout`,
@@ -303,7 +564,7 @@ impl<F: OwnHops, C, O, B, L, D> RetryBuilder<F, C, O, B, L, D> {
     }
 }
 
-impl<F, C, O> RetryBuilder<F, C, O, Unset, Unset, Unset> {
+impl<F, C, O> RetryBuilder<F, C, O> {
     /// A middleware's builder: `policy`, named `name`, its default classifiers and settings.
     pub(super) fn start(policy: Policy, name: &'static str, on: C, on_ok: O, only: F) -> Self {
         RetryBuilder {
@@ -311,7 +572,47 @@ impl<F, C, O> RetryBuilder<F, C, O, Unset, Unset, Unset> {
             on,
             on_ok,
             writes: Writes::ByMethod,
+            #[cfg(feature = "tracing")]
+            level: tracing::Level::WARN,
             only,
         }
     }
 }
+
+/// A middleware's loop settings: the [`Retry`] whose classifiers each call sets, with what
+/// the setters give it, values first: `B` ([`budget`](RetryBuilder::budget): a
+/// `&'static RetryBudget`), `L` ([`timeout`](RetryBuilder::timeout): `Duration`), `D`
+/// ([`hedge`](RetryBuilder::hedge): `Hedge`), `Gd` the guards (a pair, breaker first:
+/// [`Breaker`] and [`Throttle`] for `static` ones, [`Unset`] for none; wrapped by
+/// [`cancel`](RetryBuilder::cancel) and [`stats`](RetryBuilder::stats)), then the hooks, `N`
+/// ([`notify`](RetryBuilder::notify)) and `G` ([`give_up`](RetryBuilder::give_up)). A
+/// service configured with values is written with it in one line:
+///
+/// ```
+/// # #[cfg(feature = "tower")] {
+/// use retry_jitter::tower::{Breaker, ByStatus, RetryLayer, RetryService, Settings, TransportErrors, Unset};
+/// use retry_jitter::{CircuitBreaker, Policy, RetryBudget};
+/// use std::time::Duration;
+///
+/// static BUDGET: RetryBudget = RetryBudget::new(500);
+/// static BREAKER: CircuitBreaker = CircuitBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5));
+///
+/// struct Inventory {
+///     client: RetryService<Client, TransportErrors, ByStatus, Settings<&'static RetryBudget, Duration, Unset, (Breaker, Unset)>>,
+/// }
+/// # #[derive(Clone)] struct Client;
+/// let layer = RetryLayer::new(Policy::default()).budget(&BUDGET).timeout(Duration::from_secs(2)).breaker(&BREAKER);
+/// let inventory = Inventory { client: tower_layer::Layer::layer(&layer, Client) };
+/// # let _ = inventory;
+/// # }
+/// ```
+pub type Settings<B = Unset, L = Unset, D = Unset, Gd = (Unset, Unset), N = Unset, G = Unset> =
+    Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd>;
+
+/// A `static` [`CircuitBreaker`] among a middleware's guards ([`RetryBuilder::breaker`]), as
+/// its [`Settings`] name it.
+pub type Breaker = BreakerGuard<'static, IntoErr>;
+
+/// A `static` [`AdaptiveThrottle`] among a middleware's guards ([`RetryBuilder::throttle`]),
+/// as its [`Settings`] name it.
+pub type Throttle = ThrottleGuard<'static, IntoErr>;

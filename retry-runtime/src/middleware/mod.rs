@@ -4,6 +4,12 @@
 //! responses with [`Retry::on_ok`](crate::Retry::on_ok).
 
 mod builder;
+#[cfg(all(
+    feature = "tracing",
+    any(feature = "tower", feature = "reqwest-middleware")
+))]
+pub(crate) mod describe;
+pub(crate) mod failure;
 mod hops;
 pub(crate) use hops::HopLimits;
 #[cfg(feature = "reqwest-middleware")]
@@ -22,9 +28,7 @@ pub(crate) fn attempt<F: core::future::Future>(
 ) -> tracing::instrument::Instrumented<F> {
     let span = match resend_count {
         0 => tracing::Span::none(),
-        n => {
-            tracing::info_span!(target: crate::run::trace::TARGET, "retry_attempt", "http.request.resend_count" = n)
-        }
+        n => crate::run::trace::attempt_span(n),
     };
     tracing::Instrument::instrument(future, span)
 }
@@ -34,4 +38,120 @@ pub(crate) fn attempt<F: core::future::Future>(
 #[inline(always)]
 pub(crate) fn attempt<F: core::future::Future>(future: F, _resend_count: u32) -> F {
     future
+}
+
+/// The trace of one call of a middleware (feature `tracing`): its events at `level`, a
+/// failure shown as [`Failed`](crate::http::Failed) shows it (an error's `Display`, a
+/// response's status), a response retried as a poll not shown at all (nor any header, nor a
+/// body).
+#[cfg(feature = "tracing")]
+#[allow(clippy::type_complexity)]
+pub(crate) fn call_trace<Resp, E: core::fmt::Display>(
+    level: tracing::Level,
+) -> crate::run::hooks::Tracer<
+    fn(&Result<Resp, failure::Failure<E, Resp>>) -> crate::run::hooks::Rendered<'_>,
+> {
+    fn shown<Resp, E: core::fmt::Display>(
+        outcome: &Result<Resp, failure::Failure<E, Resp>>,
+    ) -> crate::run::hooks::Rendered<'_> {
+        match outcome {
+            Err(failure) => crate::run::hooks::Rendered::Display(failure),
+            Ok(_) => crate::run::hooks::Rendered::Nothing,
+        }
+    }
+    crate::run::hooks::tracer(level, shown::<Resp, E>)
+}
+
+/// The trace of one call of a middleware: without feature `tracing`, none.
+#[cfg(not(feature = "tracing"))]
+#[inline(always)]
+#[allow(clippy::extra_unused_type_parameters)] // Named as with the feature: one call site.
+pub(crate) fn call_trace<Resp, E>(_: Unlevelled) -> crate::policy::Unset {
+    crate::policy::Unset
+}
+
+/// A middleware's level of events, without feature `tracing`: none.
+#[cfg(not(feature = "tracing"))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unlevelled;
+
+/// Tells, with feature `tracing`, that a call's request is not sent again, and why: the
+/// "not sent again" event, at the middleware's level, saying of the request what
+/// [`Described`](describe::Described) says (nothing, where the request was not kept). Without
+/// the feature, nothing.
+#[derive(Clone, Copy)]
+pub(crate) struct NotSent<'a> {
+    #[cfg(feature = "tracing")]
+    level: tracing::Level,
+    #[cfg(feature = "tracing")]
+    function: &'static str,
+    #[cfg(feature = "tracing")]
+    request: Option<&'a (dyn core::fmt::Display + Sync)>,
+    #[cfg(not(feature = "tracing"))]
+    unused: core::marker::PhantomData<&'a ()>,
+}
+
+/// Why a request is not sent again: a write (`POST`, `PATCH`…) without an idempotency key, on
+/// an outcome that does not prove it was not applied.
+pub(crate) const NO_KEY: &str = "a write without an idempotency key";
+/// Why a request is not sent again: its body cannot be sent twice (over the replay limit, or
+/// answered before it was sent whole).
+pub(crate) const NOT_REPLAYABLE: &str = "a body it cannot replay";
+
+impl<'a> NotSent<'a> {
+    /// For a call of `function`, events at `level`, its request shown as `request` says.
+    #[cfg(feature = "tracing")]
+    pub(crate) fn new(
+        level: tracing::Level,
+        function: &'static str,
+        request: Option<&'a (dyn core::fmt::Display + Sync)>,
+    ) -> Self {
+        NotSent {
+            level,
+            function,
+            request,
+        }
+    }
+
+    /// Without feature `tracing`: nothing to tell.
+    #[cfg(not(feature = "tracing"))]
+    pub(crate) fn new(
+        _: Unlevelled,
+        _: &'static str,
+        _: Option<&'a (dyn core::fmt::Display + Sync)>,
+    ) -> Self {
+        NotSent {
+            unused: core::marker::PhantomData,
+        }
+    }
+
+    /// The request is not sent again, for `why`.
+    #[cold]
+    pub(crate) fn say(&self, why: &'static str) {
+        #[cfg(feature = "tracing")]
+        {
+            let unknown: &(dyn core::fmt::Display + Sync) = &"a request whose head was not kept";
+            let request = self.request.unwrap_or(unknown);
+            crate::run::trace::not_sent_again(self.level, self.function, request, why);
+        }
+        let _ = why;
+    }
+
+    /// `decision` on an outcome whose request may be sent again only as `resend` says, where
+    /// `any` is the decision were it sent again freely: told if the write rule alone stops it.
+    #[inline(always)]
+    pub(crate) fn checked(
+        &self,
+        decision: crate::Decision,
+        resend: crate::policy::Resend,
+        any: impl FnOnce() -> crate::Decision,
+    ) -> crate::Decision {
+        if decision == crate::Decision::Stop
+            && resend != crate::policy::Resend::Any
+            && any() != crate::Decision::Stop
+        {
+            self.say(NO_KEY);
+        }
+        decision
+    }
 }

@@ -44,17 +44,22 @@ use http::Extensions;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Error, Middleware, Next};
 
+use super::builder::ErrorOf;
+use super::failure::{poll, Failure, GiveUpFailed, NotifyFailed};
 use super::hops;
 use super::writes;
-use crate::fleet::Budget;
+use super::NotSent;
+use crate::fleet::{Budget, CircuitOpen, Throttled};
 use crate::hedge::HedgeWith;
 use crate::policy::Resend;
-use crate::policy::Unset;
 use crate::policy::{Classify, ClassifyOk};
+use crate::retry::{PutsStats, StatsOf};
+use crate::run::guard::Guard;
 use crate::run::timeout::AttemptTimeout;
 use crate::{Decision, Policy, TimedOut, Transient};
 
-pub use crate::middleware::builder::RetryBuilder;
+pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
+pub use crate::policy::Unset;
 
 /// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self). Its setters
 /// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `with_name`) are [`RetryBuilder`]'s, shared
@@ -70,9 +75,9 @@ pub use crate::middleware::builder::RetryBuilder;
 /// # let _ = client;
 /// ```
 ///
-/// Its type parameters are [`RetryBuilder`]'s (`C`, `O`, `B`, `L`, `D`).
-pub type RetryMiddleware<C = TransportErrors, O = ByStatus, B = Unset, L = Unset, D = Unset> =
-    RetryBuilder<MiddlewareOnly, C, O, B, L, D>;
+/// Its type parameters are [`RetryBuilder`]'s (`C`, `O`, `R`: the loop's [`Settings`]).
+pub type RetryMiddleware<C = TransportErrors, O = ByStatus, R = Settings> =
+    RetryBuilder<MiddlewareOnly, C, O, R>;
 
 // In the middleware's type, never named by a user: public in a private module.
 mod own {
@@ -174,16 +179,27 @@ impl ClassifyOk<Response> for ByStatus {
     fn classify_ok_for(&self, response: &Response, resend: Resend) -> Decision {
         crate::http::classify_response_now(response.status(), response.headers(), resend)
     }
+
+    /// A response this retries is a failure, of its status.
+    #[inline(always)]
+    fn failure_status(&self, response: &Response) -> Option<u16> {
+        Some(response.status().as_u16())
+    }
 }
 
 #[async_trait::async_trait]
-impl<C, O, B, L, D> Middleware for RetryMiddleware<C, O, B, L, D>
+impl<C, O, N, G, B, L, D, Gd> Middleware for RetryMiddleware<C, O, Settings<B, L, D, Gd, N, G>>
 where
     C: Classify<Error> + Clone + Send + Sync + 'static,
     O: ClassifyOk<Response> + Send + Sync + 'static,
+    N: NotifyFailed<Error> + Clone + Send + Sync + 'static,
+    G: GiveUpFailed<Error> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<Error> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<Lost> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
+    Gd: Guard<Result<Response, Lost>> + StatsOf + PutsStats<Response>,
+    Gd: Clone + Send + Sync + 'static,
+    Gd::Hook: Sync,
 {
     async fn handle(
         &self,
@@ -197,45 +213,92 @@ where
         writes::add_key(self.writes, &method, req.headers_mut());
         let resend = writes::resend(self.writes, &method, req.headers());
         let extensions = &*extensions;
-        let limits = self.retry.hop_limits::<Error>();
+        let limits = self.retry.hop_limits::<Lost>();
         let hops = self.only.hops.as_deref();
-        let Some(copy) = req.try_clone() else {
-            // A streaming body: sent once (with the timeout), its answer is the answer.
-            let once = self.retry.clone().once();
-            let mut req = Some(req);
-            return once
-                .call_async(move || {
-                    let (req, next, mut ext) = (req.take(), next.clone(), extensions.clone());
-                    async move {
-                        let mut req = req.expect("a request sent once is not retried");
-                        hops::stamp(hops, req.headers_mut(), 1, limits.left());
-                        next.run(req, &mut ext).await
-                    }
-                })
-                .await;
+        let trace = || crate::middleware::call_trace::<Response, Error>(self.level());
+        // A response retried for its status is a failure of the loop: classified as the
+        // attempt ends (`sort`), its decision kept in it.
+        // Told with what the "not sent again" event says of the request.
+        let on_failure = move |not_sent: &NotSent<'_>, failure: &Lost| match failure {
+            Failure::Error(e) => {
+                not_sent.checked(on.classify_for(e, resend), resend, || on.classify(e))
+            }
+            Failure::Status { decision, .. } => *decision,
         };
+        let on_poll = move |r: &Response| poll(on_ok, r, resend);
+        let Some(copy) = req.try_clone() else {
+            // A streaming body: sent once (with the timeout), its answer is the answer; the
+            // event that says so shows the request as it was (it is sent away).
+            #[cfg(feature = "tracing")]
+            let shown = crate::middleware::describe::Described::reqwest(&req).to_string();
+            #[cfg(feature = "tracing")]
+            let shown = Some(&shown as &(dyn core::fmt::Display + Sync));
+            #[cfg(not(feature = "tracing"))]
+            let shown = None;
+            let not_sent = &NotSent::new(self.level(), self.retry.name(), shown);
+            let on_once = move |failure: &Lost| {
+                let decision = on_failure(not_sent, failure);
+                if decision != Decision::Stop {
+                    not_sent.say(crate::middleware::NOT_REPLAYABLE);
+                }
+                decision
+            };
+            let once = self.retry.for_call(on_once, on_poll, trace(), true, false);
+            let mut req = Some(req);
+            let op = move || {
+                let (req, next, mut ext) = (req.take(), next.clone(), extensions.clone());
+                async move {
+                    let mut req = req.expect("a request sent once is not retried");
+                    hops::stamp(hops, req.headers_mut(), 1, limits.left());
+                    Failure::sort(next.run(req, &mut ext).await, on_ok, resend, not_sent)
+                }
+            };
+            if Gd::PUTS {
+                let (outcome, stats) = once.call_async_with_stats(op).await;
+                return Failure::answer_with::<Gd>(outcome, stats);
+            }
+            return Failure::answer(once.call_async(op).await);
+        };
+        #[cfg(feature = "tracing")]
+        let shown = crate::middleware::describe::Described::reqwest(&req);
+        #[cfg(feature = "tracing")]
+        let shown = Some(&shown as &(dyn core::fmt::Display + Sync));
+        #[cfg(not(feature = "tracing"))]
+        let shown = None;
+        let not_sent = &NotSent::new(self.level(), self.retry.name(), shown);
+        let on = move |failure: &Lost| on_failure(not_sent, failure);
         let retry = self
             .retry
-            .clone()
-            .hedge_if(resend == Resend::Any)
-            .on(move |e: &Error| on.classify_for(e, resend))
-            .on_ok(move |r: &Response| on_ok.classify_ok_for(r, resend));
+            .for_call(on, on_poll, trace(), false, resend == Resend::Any);
         let (mut first, req, mut sent) = (Some(copy), &req, 0);
-        retry
-            .call_async(move || {
-                let req = first.take().or_else(|| req.try_clone());
-                let (next, mut ext) = (next.clone(), extensions.clone());
-                sent += 1;
-                let attempt_number = sent;
-                let attempt = async move {
-                    let mut req = req.expect("a request that cloned once clones again");
-                    hops::stamp(hops, req.headers_mut(), attempt_number, limits.left());
-                    next.run(req, &mut ext).await
-                };
-                super::attempt(attempt, sent - 1)
-            })
-            .await
+        let op = move || {
+            let req = first.take().or_else(|| req.try_clone());
+            let (next, mut ext) = (next.clone(), extensions.clone());
+            sent += 1;
+            let attempt_number = sent;
+            let attempt = async move {
+                let mut req = req.expect("a request that cloned once clones again");
+                hops::stamp(hops, req.headers_mut(), attempt_number, limits.left());
+                Failure::sort(next.run(req, &mut ext).await, on_ok, resend, not_sent)
+            };
+            super::attempt(attempt, sent - 1)
+        };
+        // The figures are kept only where they go in the response.
+        if Gd::PUTS {
+            let (outcome, stats) = retry.call_async_with_stats(op).await;
+            Failure::answer_with::<Gd>(outcome, stats)
+        } else {
+            Failure::answer(retry.call_async(op).await)
+        }
     }
+}
+
+/// A failed attempt of the middleware, to its loop: its error, or a response retried for its
+/// status.
+type Lost = Failure<Error, Response>;
+
+impl ErrorOf for MiddlewareOnly {
+    type Error = Error;
 }
 
 /// The error of an attempt cut by [`RetryMiddleware::timeout`](RetryBuilder::timeout): a middleware error whose
@@ -249,5 +312,33 @@ where
 impl From<TimedOut> for Error {
     fn from(t: TimedOut) -> Self {
         Error::middleware(t)
+    }
+}
+
+/// The error of a request the middleware's [`throttle`](RetryBuilder::throttle) rejected: a
+/// middleware error whose source is [`Throttled`].
+///
+/// ```
+/// use retry_jitter::Throttled;
+/// let e = reqwest_middleware::Error::from(Throttled);
+/// assert!(e.is_middleware());
+/// ```
+impl From<Throttled> for Error {
+    fn from(t: Throttled) -> Self {
+        Error::middleware(t)
+    }
+}
+
+/// The error of a call the middleware's [`breaker`](RetryBuilder::breaker) refused: a
+/// middleware error whose source is [`CircuitOpen`].
+///
+/// ```
+/// use retry_jitter::CircuitOpen;
+/// let e = reqwest_middleware::Error::from(CircuitOpen);
+/// assert!(e.is_middleware());
+/// ```
+impl From<CircuitOpen> for Error {
+    fn from(c: CircuitOpen) -> Self {
+        Error::middleware(c)
     }
 }

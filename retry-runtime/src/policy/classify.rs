@@ -127,6 +127,17 @@ pub trait ClassifyOk<T> {
         let _ = resend;
         self.classify_ok(value)
     }
+
+    /// The status of `value`, a response, where this classifies responses by their status
+    /// and a response it retries is a failure (the middleware faces' default classifiers,
+    /// `ByStatus`: a 503, a 429); `None` for every other classifier, whose retried values are
+    /// polls, answers not yet the one wanted. The faces ask; not for implementors.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn failure_status(&self, value: &T) -> Option<u16> {
+        let _ = value;
+        None
+    }
 }
 
 // Not recommended: a classifier of the wrong type is reported as this trait's message, not as

@@ -1,5 +1,6 @@
 //! Running a [`Retry`]: `call` and `call_async`, on the loop `#[retry]` runs.
 
+use core::borrow::Borrow;
 use core::future::Future;
 use core::ops::ControlFlow;
 use core::time::Duration;
@@ -300,18 +301,20 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
     }
 }
 
-/// The closure API's guards with a cancel token ([`Retry::cancel`]): the loop reads the
-/// token; the guards inside are asked and told as without it.
+/// The closure API's guards with a cancel token ([`Retry::cancel`]: `K` is a
+/// `&CancelToken`; a middleware's [`cancel`](crate::tower::RetryBuilder::cancel) keeps a
+/// `CancelToken`, a clone): the loop reads the token; the guards inside are asked and told as
+/// without it.
 #[derive(Clone, Copy, Debug)]
-pub struct Cancellable<'t, P> {
+pub struct Cancellable<K, P> {
     guards: P,
-    token: &'t CancelToken,
+    token: K,
 }
 
-impl<'t, P: GuardPair> GuardPair for Cancellable<'t, P> {
+impl<K: Borrow<CancelToken>, P: GuardPair> GuardPair for Cancellable<K, P> {
     type Breaker = P::Breaker;
     type Throttle = P::Throttle;
-    type With<Br, Th> = Cancellable<'t, P::With<Br, Th>>;
+    type With<Br, Th> = Cancellable<K, P::With<Br, Th>>;
     fn breaker(&self) -> P::Breaker {
         self.guards.breaker()
     }
@@ -326,14 +329,14 @@ impl<'t, P: GuardPair> GuardPair for Cancellable<'t, P> {
     }
 }
 
-impl<P> Cancellable<'_, P> {
+impl<K, P> Cancellable<K, P> {
     /// The guards beside the token.
     pub(super) fn guards(&self) -> &P {
         &self.guards
     }
 }
 
-forward_guard!(impl['t, P] Cancellable<'t, P> => guards: P, cancel: token);
+forward_guard!(impl[K: Borrow<CancelToken>, P] Cancellable<K, P> => guards: P, cancel: token);
 
 impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// Stop retrying once `token` is cancelled: a wait between attempts ends at once (the
@@ -356,7 +359,21 @@ impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// let out = r.call(|| { calls += 1; token.cancel(); Err::<(), _>("down") });
     /// assert_eq!((out, calls), (Err("down"), 1));
     /// ```
-    pub fn cancel(self, token: &CancelToken) -> Retry<C, N, G, B, T, L, D, O, Cancellable<'_, Gd>> {
+    #[allow(clippy::type_complexity)]
+    pub fn cancel(
+        self,
+        token: &CancelToken,
+    ) -> Retry<C, N, G, B, T, L, D, O, Cancellable<&CancelToken, Gd>> {
+        self.map_guard(|guards| Cancellable { guards, token })
+    }
+
+    /// [`cancel`](Retry::cancel) keeping `token` itself (a middleware's, which lives as long as
+    /// its client).
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn cancel_owned(
+        self,
+        token: CancelToken,
+    ) -> Retry<C, N, G, B, T, L, D, O, Cancellable<CancelToken, Gd>> {
         self.map_guard(|guards| Cancellable { guards, token })
     }
 }

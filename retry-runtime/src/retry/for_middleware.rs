@@ -4,49 +4,90 @@
 use crate::fleet::Budget;
 use crate::policy::Unset;
 #[cfg(feature = "tower")]
+use crate::run::guard::{BreakerGuard, Guard, ThrottleGuard};
+#[cfg(feature = "tower")]
 use crate::run::hedge::HedgeWith;
 use crate::run::timeout::AttemptTimeout;
 
-use super::Retry;
+use super::stats::{Borrowed, StatsOf, WithStats};
+use super::{Cancellable, GuardPair, Retry};
+use crate::middleware::failure::Told;
+use crate::policy::RetryStats;
+use crate::policy::{AcceptOk, RetryAll};
+use crate::run::guard::forward_guard;
+use crate::run::hooks::Hooks;
 
-#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (Unset, Unset)> {
-    /// The same retry with a single call: how the middleware faces send a request whose body
-    /// cannot be sent twice (over the replay limit, or streaming), keeping its timeout.
-    pub(crate) fn once(mut self) -> Self {
-        self.policy = self.policy.with_attempts(1);
-        self
+impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
+    /// One call's loop of a middleware, borrowing these settings: its classifiers `on` and
+    /// `on_ok`, its `trace`, its hooks told of what failed as a `Failed`
+    /// ([`Told`]); a single attempt if `once` (a request that cannot be sent again: over the
+    /// replay limit, or streaming), hedged only if `hedge` (a write without a key never is).
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn for_call<C2, O2, T2>(
+        &self,
+        on: C2,
+        on_ok: O2,
+        trace: T2,
+        once: bool,
+        hedge: bool,
+    ) -> Retry<C2, Told<'_, N>, Told<'_, G>, Borrowed<'_, B>, T2, L, Option<D>, O2, Borrowed<'_, Gd>>
+    where
+        L: Clone,
+        D: Clone,
+    {
+        let policy = match once {
+            true => self.policy.with_attempts(1),
+            false => self.policy,
+        };
+        let h = &self.hooks;
+        Retry {
+            policy,
+            hooks: Hooks {
+                on,
+                notify: Told(&h.notify),
+                give_up: Told(&h.give_up),
+                budget: Borrowed::new(&h.budget),
+                trace,
+                on_ok,
+                guard: Borrowed::new(&h.guard),
+            },
+            name: self.name,
+            timeout: self.timeout.clone(),
+            hedge: (hedge && !once).then(|| self.hedge.clone()),
+        }
     }
 
-    /// The same retry, hedged only where `hedge` holds: a face's request that may not be sent
-    /// twice (a write without a key) is never hedged.
-    pub(crate) fn hedge_if(self, hedge: bool) -> Retry<C, N, G, B, T, L, Option<D>, O> {
-        Retry {
-            policy: self.policy,
-            hooks: self.hooks,
-            name: self.name,
-            timeout: self.timeout,
-            hedge: hedge.then_some(self.hedge),
-        }
+    /// The name hooks and events see.
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// The same settings, each call's figures put in its response.
+    pub(crate) fn in_response(
+        self,
+    ) -> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, InResponse<Gd>> {
+        self.map_guard(InResponse::new)
     }
 
     /// Whether a face may run the first attempt itself and enter
     /// [`call_async`](Retry::call_async) only once it failed: nothing of the loop's acts before
     /// or during a first attempt (no timeout races it, no hedge starts beside it, no
-    /// `max_elapsed` reads the clock before it; no guard can refuse it: the faces set none).
+    /// `max_elapsed` reads the clock before it; no guard asks before it, no `stats` hook times
+    /// it).
     #[cfg(feature = "tower")]
     pub(crate) fn first_attempt_alone<E>(&self) -> bool
     where
         L: AttemptTimeout<E>,
         D: HedgeWith,
+        Gd: Unguarded,
     {
-        self.timeout.limit().is_none()
+        Gd::UNGUARDED
+            && self.timeout.limit().is_none()
             && self.hedge.hedge().is_none()
             && self.policy.max_elapsed().is_none()
     }
 
     /// The limits of a call beginning now, for the headers its attempts carry across a hop.
-    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     pub(crate) fn hop_limits<E>(&self) -> crate::middleware::HopLimits
     where
         L: AttemptTimeout<E>,
@@ -61,8 +102,161 @@ impl<C, N, G, B, T, L, D, O> Retry<C, N, G, B, T, L, D, O, (Unset, Unset)> {
     pub(crate) fn first_succeeded<V, E>(&self)
     where
         B: Budget,
+        Gd: Guard<Result<V, E>>,
     {
         self.hooks
             .succeeded::<Result<V, E>>(None, crate::sleep::tokio_now, self.name);
+    }
+}
+
+/// Whether a middleware's guards are none at all: its first attempt then needs no loop.
+#[cfg(feature = "tower")]
+#[doc(hidden)]
+pub trait Unguarded {
+    /// No guard, no `stats` hook, no cancel token.
+    const UNGUARDED: bool;
+}
+
+#[cfg(feature = "tower")]
+impl Unguarded for Unset {
+    const UNGUARDED: bool = true;
+}
+
+#[cfg(feature = "tower")]
+impl<A: Unguarded, B: Unguarded> Unguarded for (A, B) {
+    const UNGUARDED: bool = A::UNGUARDED && B::UNGUARDED;
+}
+
+#[cfg(feature = "tower")]
+impl<F> Unguarded for BreakerGuard<'_, F> {
+    const UNGUARDED: bool = false;
+}
+
+#[cfg(feature = "tower")]
+impl<F> Unguarded for ThrottleGuard<'_, F> {
+    const UNGUARDED: bool = false;
+}
+
+#[cfg(feature = "tower")]
+impl<K, P> Unguarded for Cancellable<K, P> {
+    const UNGUARDED: bool = false;
+}
+
+#[cfg(feature = "tower")]
+impl<P, F> Unguarded for WithStats<P, F> {
+    const UNGUARDED: bool = false;
+}
+
+/// A middleware's guards whose calls put their figures in their responses
+/// ([`stats_in_response`](crate::tower::RetryBuilder::stats_in_response)): the guards `P` refuse
+/// and hear as before.
+#[derive(Clone, Copy, Debug)]
+pub struct InResponse<P>(P);
+
+impl<P> InResponse<P> {
+    /// `guards`, their calls' figures put in their responses.
+    pub(crate) fn new(guards: P) -> Self {
+        InResponse(guards)
+    }
+}
+
+impl<P: GuardPair> GuardPair for InResponse<P> {
+    type Breaker = P::Breaker;
+    type Throttle = P::Throttle;
+    type With<Br, Th> = InResponse<P::With<Br, Th>>;
+    fn breaker(&self) -> P::Breaker {
+        self.0.breaker()
+    }
+    fn throttle(&self) -> P::Throttle {
+        self.0.throttle()
+    }
+    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
+        InResponse(self.0.with(breaker, throttle))
+    }
+}
+
+forward_guard!(impl[P] InResponse<P> => 0: P);
+
+impl<P: StatsOf> StatsOf for InResponse<P> {
+    type Hook = P::Hook;
+    #[inline(always)]
+    fn stats_hook(&self) -> &P::Hook {
+        self.0.stats_hook()
+    }
+}
+
+#[cfg(feature = "tower")]
+impl<P> Unguarded for InResponse<P> {
+    const UNGUARDED: bool = false;
+}
+
+/// A response that carries its call's [`RetryStats`] in its extensions.
+#[diagnostic::on_unimplemented(
+    message = "`stats_in_response()` puts the figures in an HTTP response's extensions: `{Self}` has none",
+    label = "not an `http::Response` nor a `reqwest::Response`"
+)]
+#[doc(hidden)]
+pub trait CarriesStats {
+    /// Put `stats` in its extensions.
+    fn put(&mut self, stats: RetryStats);
+}
+
+impl<B> CarriesStats for http::Response<B> {
+    fn put(&mut self, stats: RetryStats) {
+        self.extensions_mut().insert(stats);
+    }
+}
+
+#[cfg(feature = "reqwest-middleware")]
+impl CarriesStats for reqwest::Response {
+    fn put(&mut self, stats: RetryStats) {
+        self.extensions_mut().insert(stats);
+    }
+}
+
+/// Whether a middleware's guards put their calls' figures in the responses of type `Resp`
+/// ([`InResponse`]), and how.
+#[doc(hidden)]
+pub trait PutsStats<Resp> {
+    /// Whether they do.
+    const PUTS: bool;
+    /// Put `stats` in `response`, if they do.
+    fn put(response: &mut Resp, stats: RetryStats);
+}
+
+impl<Resp: CarriesStats, P> PutsStats<Resp> for InResponse<P> {
+    const PUTS: bool = true;
+    fn put(response: &mut Resp, stats: RetryStats) {
+        response.put(stats);
+    }
+}
+
+/// The guards that put nothing in a response, and those that wrap others (and put what they
+/// do).
+macro_rules! puts_nothing {
+    ($(impl[$($gen:tt)*] $ty:ty;)+) => {$(
+        impl<$($gen)* Resp> PutsStats<Resp> for $ty {
+            const PUTS: bool = false;
+            fn put(_: &mut Resp, _: RetryStats) {}
+        }
+    )+};
+}
+
+puts_nothing! {
+    impl[] Unset;
+    impl[A, B,] (A, B);
+}
+
+impl<Resp, K, P: PutsStats<Resp>> PutsStats<Resp> for Cancellable<K, P> {
+    const PUTS: bool = P::PUTS;
+    fn put(response: &mut Resp, stats: RetryStats) {
+        P::put(response, stats);
+    }
+}
+
+impl<Resp, P: PutsStats<Resp>, F> PutsStats<Resp> for WithStats<P, F> {
+    const PUTS: bool = P::PUTS;
+    fn put(response: &mut Resp, stats: RetryStats) {
+        P::put(response, stats);
     }
 }

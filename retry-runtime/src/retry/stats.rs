@@ -65,7 +65,7 @@ impl<A, B> StatsOf for (A, B) {
     }
 }
 
-impl<P: StatsOf> StatsOf for Cancellable<'_, P> {
+impl<K, P: StatsOf> StatsOf for Cancellable<K, P> {
     type Hook = P::Hook;
     #[inline(always)]
     fn stats_hook(&self) -> &P::Hook {
@@ -96,6 +96,22 @@ impl<H: StatsHook> StatsHook for HookRef<'_, H> {
 #[derive(Clone, Copy)]
 pub struct Borrowed<'a, H>(&'a H);
 
+impl<'a, H> Borrowed<'a, H> {
+    /// `hook`, borrowed.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn new(hook: &'a H) -> Self {
+        Borrowed(hook)
+    }
+}
+
+impl<H: StatsOf> StatsOf for Borrowed<'_, H> {
+    type Hook = H::Hook;
+    #[inline(always)]
+    fn stats_hook(&self) -> &H::Hook {
+        self.0.stats_hook()
+    }
+}
+
 impl<E, H: Classify<E>> Classify<E> for Borrowed<'_, H> {
     #[inline(always)]
     fn classify(&self, error: &E) -> Decision {
@@ -115,6 +131,10 @@ impl<T, H: ClassifyOk<T>> ClassifyOk<T> for Borrowed<'_, H> {
     #[inline(always)]
     fn classify_ok_for(&self, value: &T, resend: Resend) -> Decision {
         self.0.classify_ok_for(value, resend)
+    }
+    #[inline(always)]
+    fn failure_status(&self, value: &T) -> Option<u16> {
+        self.0.failure_status(value)
     }
 }
 

@@ -131,7 +131,7 @@ macro_rules! forward_guard {
         $this.$inner.cancel()
     };
     (@cancel $this:ident, $inner:tt, $token:ident) => {
-        Some($this.$token)
+        Some(core::borrow::Borrow::<$crate::policy::CancelToken>::borrow(&$this.$token))
     };
 }
 pub(crate) use forward_guard;
@@ -357,6 +357,6 @@ fn changed(function: &'static str, state: BreakerState) {
     #[cfg(feature = "metrics")]
     crate::run::metrics::breaker(function, state);
     #[cfg(feature = "tracing")]
-    tracing::warn!(target: crate::run::trace::TARGET, function, state = ?state, "circuit breaker");
+    crate::run::trace::breaker_changed(function, state);
     let _ = (function, state);
 }

@@ -50,7 +50,23 @@ impl<R> Trace<R> for Unset {
 }
 
 #[cfg(feature = "tracing")]
-pub use tracer::{tracer, Level, Render, Rendered, Tracer, Unrendered, TARGET};
+pub use tracer::{tracer, Level, Render, Rendered, Tracer, Unrendered};
+
+#[cfg(feature = "tracing")]
+pub(crate) use tracer::breaker_changed;
+// What the middleware faces emit: with one of them.
+#[cfg(all(
+    feature = "tracing",
+    any(feature = "tower", feature = "reqwest-middleware")
+))]
+pub(crate) use tracer::attempt_span;
+// The faces call it where the write rule keeps a request from being sent again (in progress:
+// drop the `allow` once they do).
+#[cfg(all(
+    feature = "tracing",
+    any(feature = "tower", feature = "reqwest-middleware")
+))]
+pub(crate) use tracer::not_sent_again;
 
 /// The `tracing` events.
 #[cfg(feature = "tracing")]
@@ -58,6 +74,7 @@ mod tracer {
     use core::fmt::{Debug, Display};
 
     use super::Trace;
+    use crate::fleet::BreakerState;
     use crate::policy::{GiveUp, RetryEvent};
 
     pub use tracing::Level;
@@ -156,7 +173,7 @@ mod tracer {
     /// It is the events' module path too, and they name no file nor line: a subscriber that
     /// prints where an event comes from (`.with_file(true)`, JSON) shows the crate, not the
     /// runtime's insides.
-    pub const TARGET: &str = "retry_jitter";
+    const TARGET: &str = "retry_jitter";
 
     /// A duration in whole milliseconds (rounded down, saturating): what `delay_ms` and
     /// `elapsed_ms` show, `2` rather than `2.2566859999999997`.
@@ -170,13 +187,14 @@ mod tracer {
     // with the subscribers on its first use, its `Interest` cached, with a `static` `Metadata`
     // that says `TARGET` for both target and module path, and no file nor line. A callsite
     // has one level, and the level is chosen at run time: each kind of event has five
-    // callsites, one per level.
+    // callsites, one per level. `tracing::span!` does the same for a span: the one span, a
+    // face's `retry_attempt`, has its callsite here too.
 
     use tracing::callsite::{Callsite as _, DefaultCallsite, Identifier};
     use tracing::field::{Field, FieldSet, Value};
     use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
     use tracing::metadata::Kind;
-    use tracing::{Event, Metadata};
+    use tracing::{Event, Metadata, Span};
 
     /// One kind of event's callsites, one per level (ERROR, WARN, INFO, DEBUG, TRACE), each
     /// with the same `N` fields: an event is given `N` values, or does not compile.
@@ -210,11 +228,13 @@ mod tracer {
         core::array::from_fn(|i| (&fields[i], Some(values[i])))
     }
 
-    /// An event's metadata: named `name`, at `level`, with the `fields` of the callsite `site`.
+    /// The metadata of an event (or a span: `kind`): named `name`, at `level`, with the
+    /// `fields` of the callsite `site`.
     const fn metadata(
         name: &'static str,
         level: Level,
         fields: &'static [&'static str],
+        kind: Kind,
         site: &'static DefaultCallsite,
     ) -> Metadata<'static> {
         Metadata::new(
@@ -226,7 +246,7 @@ mod tracer {
             Some(TARGET),
             // What `tracing_core::identify_callsite!` writes.
             FieldSet::new(fields, Identifier(site)),
-            Kind::EVENT,
+            kind,
         )
     }
 
@@ -237,11 +257,11 @@ mod tracer {
             static $sites: Sites<{ [$(stringify!($field)),+].len() }> = {
                 const FIELDS: &[&str] = &[$(stringify!($field)),+];
                 static META: [Metadata<'static>; 5] = [
-                    metadata($name, Level::ERROR, FIELDS, &$sites.0[0]),
-                    metadata($name, Level::WARN, FIELDS, &$sites.0[1]),
-                    metadata($name, Level::INFO, FIELDS, &$sites.0[2]),
-                    metadata($name, Level::DEBUG, FIELDS, &$sites.0[3]),
-                    metadata($name, Level::TRACE, FIELDS, &$sites.0[4]),
+                    metadata($name, Level::ERROR, FIELDS, Kind::EVENT, &$sites.0[0]),
+                    metadata($name, Level::WARN, FIELDS, Kind::EVENT, &$sites.0[1]),
+                    metadata($name, Level::INFO, FIELDS, Kind::EVENT, &$sites.0[2]),
+                    metadata($name, Level::DEBUG, FIELDS, Kind::EVENT, &$sites.0[3]),
+                    metadata($name, Level::TRACE, FIELDS, Kind::EVENT, &$sites.0[4]),
                 ];
                 Sites([
                     DefaultCallsite::new(&META[0]),
@@ -265,7 +285,25 @@ mod tracer {
         GIVING_UP_ERROR = "giving up": message, function, calls, reason, error;
         GIVING_UP_OK = "giving up on an Ok value": message, function, calls, reason;
         GIVING_UP_VALUE = "giving up on an Ok value": message, function, calls, reason, value;
+        // Always at WARN: the other four levels' callsites are never used, so never registered.
+        BREAKER = "circuit breaker": message, function, state;
+        NOT_SENT_AGAIN = "not sent again": message, function, request, why;
     }
+
+    /// The callsite of the span `retry_attempt` a face's resent attempt runs in (INFO, one
+    /// field), as `tracing::info_span!` would write it but for its metadata, which names the
+    /// crate as the events' does.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    static ATTEMPT: DefaultCallsite = {
+        static META: Metadata<'static> = metadata(
+            "retry_attempt",
+            Level::INFO,
+            &["http.request.resend_count"],
+            Kind::SPAN,
+            &ATTEMPT,
+        );
+        DefaultCallsite::new(&META)
+    };
 
     /// Whether the current subscriber takes the event of `site` (at `level`): the checks of
     /// `tracing::event!`, in its order. The levels every subscriber turns off, then the
@@ -408,6 +446,180 @@ mod tracer {
                     event!(GIVING_UP at level, "giving up", function, calls, reason)
                 }
             }
+        }
+    }
+
+    /// A call of `function` changed its breaker's state to `state`: an event at WARN, fields
+    /// `function` and `state` (`Debug`: `Open`, `HalfOpen`, `Closed`).
+    #[cold]
+    pub(crate) fn breaker_changed(function: &'static str, state: BreakerState) {
+        event!(
+            BREAKER at Level::WARN,
+            "circuit breaker",
+            function,
+            tracing::field::debug(state),
+        );
+    }
+
+    /// The write rule kept `request` of `function` from being sent again, because of `why`
+    /// ("a write without an idempotency key", "a body it cannot replay"): an event at `level`,
+    /// fields `function`, `request` (`Display`: the method, the scheme, host and path alone,
+    /// `middleware/describe.rs`) and `why`.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    #[cold]
+    pub(crate) fn not_sent_again(
+        level: Level,
+        function: &'static str,
+        request: &dyn Display,
+        why: &'static str,
+    ) {
+        event!(
+            NOT_SENT_AGAIN at level,
+            "not sent again",
+            function,
+            tracing::field::display(request),
+            why,
+        );
+    }
+
+    /// The span a face's resent attempt runs in: `retry_attempt` at INFO, its field
+    /// `http.request.resend_count` (1, 2, …). What `tracing::info_span!` does, in its order:
+    /// the level's filters, the callsite's `Interest`, the subscriber's `enabled`; then a new
+    /// span in the current one, or `Span::none()` when no subscriber takes it.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn attempt_span(resend_count: u32) -> Span {
+        let site = &ATTEMPT;
+        if !enabled(site, Level::INFO) {
+            return Span::none();
+        }
+        let meta = site.metadata();
+        let fields = meta.fields();
+        let count = fields.iter().next().expect("one field");
+        Span::new(
+            meta,
+            &fields.value_set(&[(&count, Some(&resend_count as &dyn Value))]),
+        )
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use std::sync::{Arc, Mutex};
+
+        use tracing::field::{Field, Visit};
+        use tracing::span::{Attributes, Id, Record};
+        use tracing::subscriber::Interest;
+        use tracing::{Event, Level, Metadata, Subscriber};
+
+        /// What an event said: its metadata's origin and its fields, rendered.
+        #[derive(Debug, Clone, PartialEq)]
+        struct Said {
+            name: &'static str,
+            level: Level,
+            target: &'static str,
+            module_path: Option<&'static str>,
+            file: Option<&'static str>,
+            line: Option<u32>,
+            fields: Vec<(String, String)>,
+        }
+
+        #[derive(Clone, Default)]
+        struct Heard(Arc<Mutex<Vec<Said>>>);
+
+        struct Fields<'a>(&'a mut Vec<(String, String)>);
+
+        impl Visit for Fields<'_> {
+            fn record_debug(&mut self, field: &Field, value: &dyn core::fmt::Debug) {
+                self.0.push((field.name().to_owned(), format!("{value:?}")));
+            }
+            fn record_str(&mut self, field: &Field, value: &str) {
+                self.0.push((field.name().to_owned(), value.to_owned()));
+            }
+        }
+
+        impl Subscriber for Heard {
+            fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
+                Interest::always()
+            }
+            fn enabled(&self, _: &Metadata<'_>) -> bool {
+                true
+            }
+            fn new_span(&self, _: &Attributes<'_>) -> Id {
+                Id::from_u64(1)
+            }
+            fn record(&self, _: &Id, _: &Record<'_>) {}
+            fn record_follows_from(&self, _: &Id, _: &Id) {}
+            fn event(&self, event: &Event<'_>) {
+                let meta = event.metadata();
+                let mut fields = Vec::new();
+                event.record(&mut Fields(&mut fields));
+                self.0.lock().unwrap().push(Said {
+                    name: meta.name(),
+                    level: *meta.level(),
+                    target: meta.target(),
+                    module_path: meta.module_path(),
+                    file: meta.file(),
+                    line: meta.line(),
+                    fields,
+                });
+            }
+            fn enter(&self, _: &Id) {}
+            fn exit(&self, _: &Id) {}
+        }
+
+        const LEVELS: [Level; 5] = [
+            Level::ERROR,
+            Level::WARN,
+            Level::INFO,
+            Level::DEBUG,
+            Level::TRACE,
+        ];
+
+        #[test]
+        #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+        fn not_sent_again_says_the_request_and_why_under_the_crate_s_name_at_every_level() {
+            let heard = Heard::default();
+            let request = String::from("POST http://127.0.0.1:8080/orders");
+            tracing::subscriber::with_default(heard.clone(), || {
+                for level in LEVELS {
+                    super::not_sent_again(
+                        level,
+                        "orders",
+                        &request,
+                        "a write without an idempotency key",
+                    );
+                }
+            });
+            let heard = heard.0.lock().unwrap().clone();
+            assert_eq!(heard.len(), 5, "{heard:#?}");
+            for (said, level) in heard.iter().zip(LEVELS) {
+                let fields = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+                    let own = |(n, v): &(&str, &str)| ((*n).to_owned(), (*v).to_owned());
+                    pairs.iter().map(own).collect()
+                };
+                assert_eq!(
+                    *said,
+                    Said {
+                        name: "not sent again",
+                        level,
+                        target: "retry_jitter",
+                        module_path: Some("retry_jitter"),
+                        file: None,
+                        line: None,
+                        fields: fields(&[
+                            ("message", "not sent again"),
+                            ("function", "orders"),
+                            ("request", "POST http://127.0.0.1:8080/orders"),
+                            ("why", "a write without an idempotency key"),
+                        ]),
+                    }
+                );
+            }
+        }
+
+        #[test]
+        #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+        fn no_subscriber_no_span() {
+            assert!(super::attempt_span(1).is_none());
         }
     }
 }

@@ -43,9 +43,11 @@ use http::{HeaderMap, Method, StatusCode};
 use crate::classify::headers::{STRIPE_SHOULD_RETRY, X_ENVOY_OVERLOADED, X_SHOULD_RETRY};
 use crate::policy::Decision;
 
+mod failed;
 mod method;
 mod retry_after;
 
+pub use failed::Failed;
 pub use method::never_sent;
 pub(crate) use method::{is_repeatable, refused_before_processing};
 pub use retry_after::retry_after;

@@ -84,4 +84,10 @@ impl<T> ClassifyOk<http::Response<T>> for ByStatus {
         }
         crate::http::classify_response_now(response.status(), headers, resend)
     }
+
+    /// A response this retries is a failure, of its status.
+    #[inline(always)]
+    fn failure_status(&self, response: &http::Response<T>) -> Option<u16> {
+        Some(response.status().as_u16())
+    }
 }

@@ -3,9 +3,8 @@
 use super::{
     ByStatus, CloneBodies, CloneRequests, HttpRequests, Layer, TransportErrors, DEFAULT_BODY_LIMIT,
 };
-use crate::middleware::builder::RetryBuilder;
+use crate::middleware::builder::{ErrorOf, RetryBuilder, Settings};
 use crate::policy::AcceptOk;
-use crate::policy::Unset;
 use crate::Policy;
 
 /// The retry loop as a tower [`Layer`]: see the [module](super). Its setters of the loop
@@ -28,16 +27,10 @@ use crate::Policy;
 /// # let _ = layer;
 /// ```
 ///
-/// Its type parameters are [`RetryBuilder`]'s (`C`, `O`, `B`, `L`, `D`), then `M`, the request
-/// mode.
-pub type RetryLayer<
-    C = TransportErrors,
-    O = ByStatus,
-    B = Unset,
-    L = Unset,
-    D = Unset,
-    M = HttpRequests,
-> = RetryBuilder<LayerOnly<M>, C, O, B, L, D>;
+/// Its type parameters are [`RetryBuilder`]'s (`C`, `O`, `R`: the loop's [`Settings`]), then
+/// `M`, the request mode.
+pub type RetryLayer<C = TransportErrors, O = ByStatus, R = Settings, M = HttpRequests> =
+    RetryBuilder<LayerOnly<M>, C, O, R>;
 
 /// What a [`RetryLayer`] has that a `RetryMiddleware` has not: the largest request body it
 /// replays, and its request mode ([`HttpRequests`], [`CloneBodies`] or [`CloneRequests`]). In
@@ -49,6 +42,10 @@ pub struct LayerOnly<M> {
     /// replayed anyway).
     pub(super) limit: u32,
     pub(super) mode: M,
+}
+
+impl<M> ErrorOf for LayerOnly<M> {
+    type Error = super::BoxError;
 }
 
 impl RetryLayer {
@@ -70,7 +67,7 @@ impl RetryLayer {
     }
 }
 
-impl<C, O, B, L, D, M> RetryLayer<C, O, B, L, D, M> {
+impl<C, O, R, M> RetryLayer<C, O, R, M> {
     /// Replay request bodies of at most `limit` bytes (default 64 KiB); a
     /// larger body is sent once and not retried. `0` replays only empty bodies; a limit past
     /// 4 GiB is 4 GiB.
@@ -87,7 +84,7 @@ impl<C, O, B, L, D, M> RetryLayer<C, O, B, L, D, M> {
     }
 }
 
-impl<C, O, B, L, D, K> RetryLayer<C, O, B, L, D, HttpRequests<K>> {
+impl<C, O, R, K> RetryLayer<C, O, R, HttpRequests<K>> {
     /// Retry `http::Request<B>`s for any `B: Clone + http_body::Body<Data = Bytes>`, the body
     /// cloned for each attempt: a body type of your own, which the layer does not replay
     /// otherwise ([`ReplayBody`](super::body::ReplayBody)). Everything else is as for the bodies it
@@ -143,7 +140,7 @@ impl<C, O, B, L, D, K> RetryLayer<C, O, B, L, D, HttpRequests<K>> {
     /// assert_eq!(calls.load(Ordering::SeqCst), 6);
     /// # }
     /// ```
-    pub fn clone_bodies(self) -> RetryLayer<C, O, B, L, D, CloneBodies> {
+    pub fn clone_bodies(self) -> RetryLayer<C, O, R, CloneBodies> {
         let only = LayerOnly {
             limit: self.only.limit,
             mode: self.only.mode.keeping(),
@@ -153,6 +150,8 @@ impl<C, O, B, L, D, K> RetryLayer<C, O, B, L, D, HttpRequests<K>> {
             on: self.on,
             on_ok: self.on_ok,
             writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
             only,
         }
     }
@@ -175,7 +174,7 @@ impl OkBeforeCloneRequests for ByStatus {}
 #[diagnostic::do_not_recommend]
 impl OkBeforeCloneRequests for AcceptOk {}
 
-impl<C, O, B, L, D, M> RetryLayer<C, O, B, L, D, M> {
+impl<C, O, R, M> RetryLayer<C, O, R, M> {
     /// For a service that is not HTTP: take any `Req: Clone` and clone it for each attempt,
     /// as tower's own `Retry` does, and take every `Ok` as the answer ([`AcceptOk`]; set
     /// [`on_ok`](RetryLayer::on_ok) after this to classify them). Errors are classified by the
@@ -205,7 +204,7 @@ impl<C, O, B, L, D, M> RetryLayer<C, O, B, L, D, M> {
     /// ```
     // The bound on the method, not the impl: an `on_ok` set before is then the message
     // below, not "the method exists but its trait bounds were not satisfied".
-    pub fn clone_requests(self) -> RetryLayer<C, AcceptOk, B, L, D, CloneRequests>
+    pub fn clone_requests(self) -> RetryLayer<C, AcceptOk, R, CloneRequests>
     where
         O: OkBeforeCloneRequests,
     {
@@ -218,15 +217,15 @@ impl<C, O, B, L, D, M> RetryLayer<C, O, B, L, D, M> {
             on: self.on,
             on_ok: AcceptOk,
             writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
             only,
         }
     }
 }
 
-impl<S, C: Clone, O: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
-    for RetryLayer<C, O, B, L, D, M>
-{
-    type Service = RetryService<S, C, O, B, L, D, M>;
+impl<S, C: Clone, O: Clone, R: Clone, M: Clone> Layer<S> for RetryLayer<C, O, R, M> {
+    type Service = RetryService<S, C, O, R, M>;
 
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
@@ -300,15 +299,7 @@ impl<S, C: Clone, O: Clone, B: Clone, L: Clone, D: Clone, M: Clone> Layer<S>
 ///
 /// Its type parameters: the inner service `S`, then its [`RetryLayer`]'s.
 #[derive(Clone, Debug)]
-pub struct RetryService<
-    S,
-    C = TransportErrors,
-    O = ByStatus,
-    B = Unset,
-    L = Unset,
-    D = Unset,
-    M = HttpRequests,
-> {
+pub struct RetryService<S, C = TransportErrors, O = ByStatus, R = Settings, M = HttpRequests> {
     pub(super) inner: S,
-    pub(super) layer: RetryLayer<C, O, B, L, D, M>,
+    pub(super) layer: RetryLayer<C, O, R, M>,
 }

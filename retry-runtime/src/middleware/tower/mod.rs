@@ -91,7 +91,8 @@ mod service;
 use tower_layer::Layer;
 use tower_service::Service;
 
-pub use crate::middleware::builder::RetryBuilder;
+pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
+pub use crate::policy::Unset;
 pub use chain::{in_chain, out_of_chain, ChainLayer, ChainService};
 pub use classify::{ByStatus, TransportErrors};
 pub use layer::{RetryLayer, RetryService};

@@ -126,6 +126,14 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// are told. Asked once the first attempt failed: a success reads nothing of the request.
     fn resend(kept: &Saved<Self, Req>, writes: Writes) -> Resend;
 
+    /// The method and the URI of the request whose head the attempts own, what an event says
+    /// of it (feature `tracing`): none for a request that is not HTTP.
+    #[cfg(feature = "tracing")]
+    fn target(head: &Self::Owned) -> Option<(http::Method, http::Uri)> {
+        let _ = head;
+        None
+    }
+
     /// The next attempt's request, once it can be sent (a hedge may start while the first
     /// attempt still sends the body to replay), from a clone of what the attempts own.
     fn clone_request(
@@ -196,6 +204,11 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
 
     fn resend((_, head): &Saved<Self, http::Request<B>>, writes: Writes) -> Resend {
         writes::resend(writes, head.method(), head.headers())
+    }
+
+    #[cfg(feature = "tracing")]
+    fn target(head: &Self::Owned) -> Option<(http::Method, http::Uri)> {
+        Some((head.method().clone(), head.uri().clone()))
     }
 
     async fn clone_request(kept: &K::Kept, head: Self::Owned) -> http::Request<B> {

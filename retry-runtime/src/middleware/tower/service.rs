@@ -9,12 +9,23 @@ use super::replay::{Attempt, Replay, Saved, Verdicts};
 use super::{BoxError, RetryService, Service};
 use crate::fleet::Budget;
 use crate::hedge::HedgeWith;
+use crate::middleware::builder::Settings;
+use crate::middleware::failure::{poll, Failure, GiveUpFailed, NotifyFailed};
+use crate::middleware::{NotSent, NOT_REPLAYABLE};
 use crate::policy::Resend;
 use crate::policy::{Classify, ClassifyOk};
+use crate::retry::StatsOf;
+use crate::retry::{PutsStats, Unguarded};
+use crate::run::guard::Guard;
 use crate::run::timeout::AttemptTimeout;
 use crate::Decision;
 
-impl<S, Req, C, O, B, L, D, M> Serve<Req> for RetryService<S, C, O, B, L, D, M>
+/// A failed attempt of the layer, to its loop: the inner service's error, boxed, or a
+/// response retried for its status.
+type Lost<Resp> = Failure<BoxError, Resp>;
+
+impl<S, Req, C, O, N, G, B, L, D, Gd, M> Serve<Req>
+    for RetryService<S, C, O, Settings<B, L, D, Gd, N, G>, M>
 where
     S: Service<Req> + Clone + Send + 'static,
     S::Error: Into<BoxError>,
@@ -24,9 +35,20 @@ where
     Req: Send + 'static,
     C: Classify<BoxError> + Clone + Send + Sync + 'static,
     O: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
+    N: NotifyFailed<BoxError> + Clone + Send + Sync + 'static,
+    G: GiveUpFailed<BoxError> + Clone + Send + Sync + 'static,
     B: Budget + Clone + Send + Sync + 'static,
-    L: AttemptTimeout<BoxError> + Clone + Send + Sync + 'static,
+    L: AttemptTimeout<Lost<S::Response>> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
+    Gd: Guard<Result<S::Response, Lost<S::Response>>>
+        + StatsOf
+        + Unguarded
+        + PutsStats<S::Response>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    Gd::Hook: Sync,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -43,14 +65,14 @@ where
             &mut req,
             usize::try_from(self.layer.only.limit).unwrap_or(usize::MAX),
             self.layer.writes,
-            || retry.hop_limits::<BoxError>().left(),
+            || retry.hop_limits::<Lost<S::Response>>().left(),
         );
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(req);
         // The clone is made in place, inside the future: a first-attempt success copies no
         // more than it must. (The layer's settings are copied, not shared behind an `Arc`: its
         // count would be one shared cache line written by every request on every core.)
-        if self.layer.retry.first_attempt_alone::<BoxError>() {
+        if self.layer.retry.first_attempt_alone::<Lost<S::Response>>() {
             ResponseFuture::first(first, self.clone(), kept)
         } else {
             ResponseFuture::looping(self.clone().looping(kept, FirstAttempt::Sent(first)))
@@ -61,7 +83,9 @@ where
     fn accepts_first(&self, response: &S::Response) -> bool {
         let accepted = self.layer.on_ok.classify_ok(response) == Decision::Stop;
         if accepted {
-            self.layer.retry.first_succeeded::<S::Response, BoxError>();
+            self.layer
+                .retry
+                .first_succeeded::<S::Response, Lost<S::Response>>();
         }
         accepted
     }
@@ -79,15 +103,11 @@ where
             layer,
         } = self;
         Box::pin(async move {
-            let limits = layer.retry.hop_limits::<BoxError>();
+            let limits = layer.retry.hop_limits::<Lost<S::Response>>();
             let resend = kept
                 .as_ref()
                 .map_or(Resend::Any, |kept| M::resend(kept, layer.writes));
-            // A hedge is a second send: only of a request that may be sent again.
-            let retry = match kept {
-                Some(_) => layer.retry.hedge_if(resend == Resend::Any),
-                None => layer.retry.once().hedge_if(false),
-            };
+            let once = kept.is_none();
             let (shared, owned) = match kept {
                 Some((shared, owned)) => (Some(shared), Some(owned)),
                 None => (None, None),
@@ -104,68 +124,106 @@ where
                     .unwrap_or_else(|| shared.is_some_and(M::replayable))
             };
             let (on, on_ok) = (&layer.on, &layer.on_ok);
-            let retry = retry
-                .on(move |e: &BoxError| {
-                    if again() {
-                        on.classify_for(e, resend)
-                    } else {
-                        Decision::Stop
-                    }
-                })
-                .on_ok(move |r: &S::Response| {
-                    if again() {
-                        on_ok.classify_ok_for(r, resend)
-                    } else {
-                        Decision::Stop
-                    }
-                });
-            let (mut first, mut sent) = (Some(first), 0);
-            retry
-                .call_async(move || {
-                    sent += 1;
-                    // Nothing borrowed from the call is held across an await but what is
-                    // `Sync` by the bounds: the service is cloned here, the request made from
-                    // what the attempts own, and the mode's future borrows only what is shared.
-                    let first = first.take();
-                    let next = first.is_none().then(|| {
-                        let (shared, owned) = shared
-                            .zip(owned.clone())
-                            .expect("a request sent once is not retried");
-                        let mode = layer.only.mode.clone();
-                        (template.clone(), M::clone_attempt(shared, owned), mode)
-                    });
-                    let attempt_number = sent;
-                    let attempt = async move {
-                        let (attempt, outcome) = match (first, next) {
-                            (Some(FirstAttempt::Sent(first)), _) => {
-                                let attempt = Attempt::<M, Req>::new(shared, 0);
-                                (attempt, first.await.map_err(Into::into))
-                            }
-                            (Some(FirstAttempt::Answered(outcome)), _) => {
-                                (Attempt::new(shared, 0), outcome)
-                            }
-                            (None, Some((mut svc, req, mode))) => {
-                                let (mut req, body) = req.await;
-                                let attempt = Attempt::new(shared, body);
-                                mode.stamp(&mut req, attempt_number, || limits.left());
-                                let outcome = async {
-                                    poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
-                                    svc.call(req).await.map_err(Into::into)
-                                };
-                                (attempt, outcome.await)
-                            }
-                            (None, None) => unreachable!("each attempt has its service"),
+            // What the "not sent again" event says of the request: its head, where kept.
+            #[cfg(feature = "tracing")]
+            let target = owned.as_ref().and_then(M::target);
+            #[cfg(feature = "tracing")]
+            let described = target
+                .as_ref()
+                .map(|(method, uri)| crate::middleware::describe::Described::uri(method, uri));
+            #[cfg(feature = "tracing")]
+            let shown = described
+                .as_ref()
+                .map(|d| d as &(dyn core::fmt::Display + Sync));
+            #[cfg(not(feature = "tracing"))]
+            let shown = None;
+            let not_sent = NotSent::new(layer.level(), layer.retry.name(), shown);
+            let not_sent = &not_sent;
+            // A response retried for its status is a failure of the loop: classified as the
+            // attempt ends (`sort`), its decision kept in it.
+            let retry = layer.retry.for_call(
+                move |failure: &Lost<S::Response>| match failure {
+                    _ if !again() => {
+                        let retried = match failure {
+                            Failure::Error(e) => on.classify(e) != Decision::Stop,
+                            Failure::Status { .. } => true,
                         };
-                        attempt.judged(outcome, verdicts).await
+                        if retried {
+                            not_sent.say(NOT_REPLAYABLE);
+                        }
+                        Decision::Stop
+                    }
+                    Failure::Error(e) => {
+                        not_sent.checked(on.classify_for(e, resend), resend, || on.classify(e))
+                    }
+                    Failure::Status { decision, .. } => *decision,
+                },
+                move |r: &S::Response| {
+                    if again() {
+                        poll(on_ok, r, resend)
+                    } else {
+                        Decision::Stop
+                    }
+                },
+                crate::middleware::call_trace::<S::Response, BoxError>(layer.level()),
+                once,
+                resend == Resend::Any,
+            );
+            let (mut first, mut sent) = (Some(first), 0);
+            let op = move || {
+                sent += 1;
+                // Nothing borrowed from the call is held across an await but what is
+                // `Sync` by the bounds: the service is cloned here, the request made from
+                // what the attempts own, and the mode's future borrows only what is shared.
+                let first = first.take();
+                let next = first.is_none().then(|| {
+                    let (shared, owned) = shared
+                        .zip(owned.clone())
+                        .expect("a request sent once is not retried");
+                    let mode = layer.only.mode.clone();
+                    (template.clone(), M::clone_attempt(shared, owned), mode)
+                });
+                let attempt_number = sent;
+                let attempt = async move {
+                    let (attempt, outcome) = match (first, next) {
+                        (Some(FirstAttempt::Sent(first)), _) => {
+                            let attempt = Attempt::<M, Req>::new(shared, 0);
+                            (attempt, first.await.map_err(Into::into))
+                        }
+                        (Some(FirstAttempt::Answered(outcome)), _) => {
+                            (Attempt::new(shared, 0), outcome)
+                        }
+                        (None, Some((mut svc, req, mode))) => {
+                            let (mut req, body) = req.await;
+                            let attempt = Attempt::new(shared, body);
+                            mode.stamp(&mut req, attempt_number, || limits.left());
+                            let outcome = async {
+                                poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
+                                svc.call(req).await.map_err(Into::into)
+                            };
+                            (attempt, outcome.await)
+                        }
+                        (None, None) => unreachable!("each attempt has its service"),
                     };
-                    crate::middleware::attempt(attempt, sent - 1)
-                })
-                .await
+                    let outcome = attempt.judged(outcome, verdicts).await;
+                    // Sorted only where it may be sent again: else the response is the
+                    // answer (`again` says so in the loop's classifiers).
+                    Failure::sort(outcome, on_ok, resend, not_sent)
+                };
+                crate::middleware::attempt(attempt, sent - 1)
+            };
+            // The figures are kept only where they go in the response.
+            if Gd::PUTS {
+                let (outcome, stats) = retry.call_async_with_stats(op).await;
+                Failure::answer_with::<Gd>(outcome, stats)
+            } else {
+                Failure::answer(retry.call_async(op).await)
+            }
         })
     }
 }
 
-impl<S, Req, C, O, B, L, D, M> Service<Req> for RetryService<S, C, O, B, L, D, M>
+impl<S, Req, C, O, R, M> Service<Req> for RetryService<S, C, O, R, M>
 where
     Self: Serve<Req>,
 {
