@@ -27,6 +27,24 @@ fn quick() -> Policy {
         .with_cap(Duration::from_millis(20))
 }
 
+/// Thirty seconds of wait after a failure: only a cancel ends the call sooner.
+fn slow() -> Policy {
+    quick()
+        .with_base(Duration::from_secs(30))
+        .with_cap(Duration::from_secs(30))
+}
+
+/// Cancel `token` as soon as `up` has seen its first request.
+fn cancel_after_first(up: &Arc<scripted::Upstream>, token: &CancelToken) {
+    let (seen, cancel) = (Arc::clone(up), token.clone());
+    tokio::spawn(async move {
+        while seen.calls() == 0 {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        cancel.cancel();
+    });
+}
+
 /// What the hooks heard, in order, as lines.
 #[derive(Clone, Default)]
 struct Heard(Arc<Mutex<Vec<String>>>);
@@ -47,6 +65,30 @@ fn shown<E>(failed: &Failed<'_, E>) -> String {
         Failed::Error(_) => "error".to_owned(),
         _ => "other".to_owned(),
     }
+}
+
+/// `$face::new(quick())` with `notify`, `give_up` and `stats` hooks (the face's error `$error`)
+/// that write what they hear to `$heard`.
+macro_rules! hooked {
+    ($face:ident, $error:ty, $heard:expr) => {{
+        let (n, g, s) = ($heard.clone(), $heard.clone(), $heard.clone());
+        $face::new(quick())
+            .notify(move |f: &Failed<'_, $error>, ev: &RetryEvent| {
+                n.push(format!("notify {} attempt {}", shown(f), ev.attempt));
+            })
+            .give_up(move |f: &Failed<'_, $error>, g2: &GiveUp| {
+                g.push(
+                    format!("give_up {} {:?} after {}", shown(f), g2.reason, g2.calls)
+                        .to_lowercase(),
+                );
+            })
+            .stats(move |st: &RetryStats| {
+                s.push(format!(
+                    "stats {} attempts, gave up: {:?}",
+                    st.attempts, st.gave_up
+                ));
+            })
+    }};
 }
 
 /// The lines the hooks of a call of three attempts answered 503 each hear.
@@ -93,23 +135,7 @@ mod tower_hyper {
     async fn the_hooks_are_told_each_503_and_the_caller_still_gets_it() {
         let (addr, up) = upstream(&[(503, None), (503, None), (503, None)]).await;
         let heard = Heard::default();
-        let (n, g, s) = (heard.clone(), heard.clone(), heard.clone());
-        let layer = RetryLayer::new(quick())
-            .notify(move |f: &Failed<'_, BoxError>, ev: &RetryEvent| {
-                n.push(format!("notify {} attempt {}", shown(f), ev.attempt));
-            })
-            .give_up(move |f: &Failed<'_, BoxError>, g2: &GiveUp| {
-                g.push(
-                    format!("give_up {} {:?} after {}", shown(f), g2.reason, g2.calls)
-                        .to_lowercase(),
-                );
-            })
-            .stats(move |st: &RetryStats| {
-                s.push(format!(
-                    "stats {} attempts, gave up: {:?}",
-                    st.attempts, st.gave_up
-                ));
-            });
+        let layer = hooked!(RetryLayer, BoxError, heard);
         assert_eq!(get(addr, &layer).await.unwrap(), 503);
         assert_eq!(up.calls(), 3);
         assert_eq!(heard.lines(), three_503s());
@@ -177,21 +203,9 @@ mod tower_hyper {
     async fn a_cancelled_token_ends_the_wait_and_sends_nothing_more() {
         let (addr, up) = upstream(&[(503, None), (503, None)]).await;
         let token = CancelToken::new();
-        let layer = RetryLayer::new(
-            quick()
-                .with_base(Duration::from_secs(30))
-                .with_cap(Duration::from_secs(30)),
-        )
-        .cancel(&token);
+        let layer = RetryLayer::new(slow()).cancel(&token);
         let started = Instant::now();
-        let cancel = token.clone();
-        let seen = Arc::clone(&up);
-        tokio::spawn(async move {
-            while seen.calls() == 0 {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            cancel.cancel();
-        });
+        cancel_after_first(&up, &token);
         assert_eq!(get(addr, &layer).await.unwrap(), 503);
         assert!(
             started.elapsed() < Duration::from_secs(10),
@@ -290,23 +304,7 @@ mod reqwest_mw {
     async fn the_hooks_are_told_each_503_and_the_caller_still_gets_it() {
         let (addr, up) = upstream(&[(503, None), (503, None), (503, None)]).await;
         let heard = Heard::default();
-        let (n, g, s) = (heard.clone(), heard.clone(), heard.clone());
-        let m = RetryMiddleware::new(quick())
-            .notify(move |f: &Failed<'_, Error>, ev: &RetryEvent| {
-                n.push(format!("notify {} attempt {}", shown(f), ev.attempt));
-            })
-            .give_up(move |f: &Failed<'_, Error>, g2: &GiveUp| {
-                g.push(
-                    format!("give_up {} {:?} after {}", shown(f), g2.reason, g2.calls)
-                        .to_lowercase(),
-                );
-            })
-            .stats(move |st: &RetryStats| {
-                s.push(format!(
-                    "stats {} attempts, gave up: {:?}",
-                    st.attempts, st.gave_up
-                ));
-            });
+        let m = hooked!(RetryMiddleware, Error, heard);
         assert_eq!(get(addr, m).await.unwrap(), 503);
         assert_eq!(up.calls(), 3);
         assert_eq!(heard.lines(), three_503s());
@@ -380,21 +378,9 @@ mod reqwest_mw {
     async fn a_cancelled_token_ends_the_wait_and_sends_nothing_more() {
         let (addr, up) = upstream(&[(503, None), (503, None)]).await;
         let token = CancelToken::new();
-        let m = RetryMiddleware::new(
-            quick()
-                .with_base(Duration::from_secs(30))
-                .with_cap(Duration::from_secs(30)),
-        )
-        .cancel(&token);
+        let m = RetryMiddleware::new(slow()).cancel(&token);
         let started = Instant::now();
-        let cancel = token.clone();
-        let seen = Arc::clone(&up);
-        tokio::spawn(async move {
-            while seen.calls() == 0 {
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            cancel.cancel();
-        });
+        cancel_after_first(&up, &token);
         assert_eq!(get(addr, m).await.unwrap(), 503);
         assert!(
             started.elapsed() < Duration::from_secs(10),

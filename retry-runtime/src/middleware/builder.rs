@@ -86,15 +86,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     /// # }
     /// ```
     pub fn on<C2>(self, on: C2) -> RetryBuilder<F, C2, O, Settings<B, L, D, Gd, N, G>> {
-        RetryBuilder {
-            retry: self.retry,
-            on,
-            on_ok: self.on_ok,
-            writes: self.writes,
-            #[cfg(feature = "tracing")]
-            level: self.level,
-            only: self.only,
-        }
+        self.with_classifiers(|_, on_ok| (on, on_ok))
     }
 
     /// Which responses are retried: a [`ClassifyOk`](crate::hooks::ClassifyOk) of the
@@ -122,15 +114,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     /// # }
     /// ```
     pub fn on_ok<O2>(self, on_ok: O2) -> RetryBuilder<F, C, O2, Settings<B, L, D, Gd, N, G>> {
-        RetryBuilder {
-            retry: self.retry,
-            on: self.on,
-            on_ok,
-            writes: self.writes,
-            #[cfg(feature = "tracing")]
-            level: self.level,
-            only: self.only,
-        }
+        self.with_classifiers(|on, _| (on, on_ok))
     }
 
     /// Share a budget with every other call that uses it (see [`Retry::budget`]): a `static`
@@ -149,15 +133,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self,
         budget: &S,
     ) -> RetryBuilder<F, C, O, Settings<&S, L, D, Gd, N, G>> {
-        RetryBuilder {
-            retry: self.retry.budget(budget),
-            on: self.on,
-            on_ok: self.on_ok,
-            writes: self.writes,
-            #[cfg(feature = "tracing")]
-            level: self.level,
-            only: self.only,
-        }
+        self.with_retry(|retry| retry.budget(budget))
     }
 
     /// Limit each attempt to `timeout` (see [`Retry::timeout`]): an attempt cut fails with
@@ -177,15 +153,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self,
         timeout: Duration,
     ) -> RetryBuilder<F, C, O, Settings<B, Duration, D, Gd, N, G>> {
-        RetryBuilder {
-            retry: self.retry.timeout(timeout),
-            on: self.on,
-            on_ok: self.on_ok,
-            writes: self.writes,
-            #[cfg(feature = "tracing")]
-            level: self.level,
-            only: self.only,
-        }
+        self.with_retry(|retry| retry.timeout(timeout))
     }
 
     /// Hedge each request (see [`Retry::hedge`]). A hedge is a second send: a request the
@@ -205,15 +173,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     /// # }
     /// ```
     pub fn hedge(self, hedge: Hedge) -> RetryBuilder<F, C, O, Settings<B, L, Hedge, Gd, N, G>> {
-        RetryBuilder {
-            retry: self.retry.hedge(hedge),
-            on: self.on,
-            on_ok: self.on_ok,
-            writes: self.writes,
-            #[cfg(feature = "tracing")]
-            level: self.level,
-            only: self.only,
-        }
+        self.with_retry(|retry| retry.hedge(hedge))
     }
 
     /// Vouch that every request through this middleware is safe to send again, whatever its
@@ -428,6 +388,23 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self,
     ) -> RetryBuilder<F, C, O, Settings<B, L, D, InResponse<Gd>, N, G>> {
         self.with_retry(Retry::in_response)
+    }
+
+    /// The same middleware with other classifiers.
+    fn with_classifiers<C2, O2>(
+        self,
+        f: impl FnOnce(C, O) -> (C2, O2),
+    ) -> RetryBuilder<F, C2, O2, Settings<B, L, D, Gd, N, G>> {
+        let (on, on_ok) = f(self.on, self.on_ok);
+        RetryBuilder {
+            retry: self.retry,
+            on,
+            on_ok,
+            writes: self.writes,
+            #[cfg(feature = "tracing")]
+            level: self.level,
+            only: self.only,
+        }
     }
 
     /// The same middleware with other loop settings.
