@@ -142,6 +142,25 @@ mod tower_hyper {
     }
 
     #[tokio::test]
+    async fn a_first_503_the_layer_sent_alone_is_told_as_a_failure() {
+        // No guard and no `stats` hook: the layer sends the first attempt itself and hands
+        // its answer to the loop, which sorts it as the attempts it makes.
+        let (addr, up) = upstream(&[(503, None), (503, None)]).await;
+        let heard = Heard::default();
+        let n = heard.clone();
+        let layer =
+            RetryLayer::new(quick()).notify(move |f: &Failed<'_, BoxError>, ev: &RetryEvent| {
+                n.push(format!("notify {} attempt {}", shown(f), ev.attempt));
+            });
+        assert_eq!(get(addr, &layer).await.unwrap(), 200);
+        assert_eq!(up.calls(), 3);
+        assert_eq!(
+            heard.lines(),
+            ["notify 503 attempt 1", "notify 503 attempt 2"]
+        );
+    }
+
+    #[tokio::test]
     async fn a_recovered_call_is_not_a_give_up() {
         let (addr, up) = upstream(&[(503, None)]).await;
         let heard = Heard::default();
