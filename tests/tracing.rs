@@ -6,70 +6,11 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use retry_jitter::{retry, testing, Policy, Retry};
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
 use tracing::Level;
-use tracing::{Event, Metadata, Subscriber};
 
-/// One recorded event: its level and its fields, rendered.
-#[derive(Debug, Clone, PartialEq)]
-struct Recorded {
-    level: tracing::Level,
-    target: String,
-    fields: Vec<(String, String)>,
-}
-
-impl Recorded {
-    fn get(&self, name: &str) -> Option<&str> {
-        self.fields
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
-    }
-}
-
-#[derive(Clone, Default)]
-struct Recorder(Arc<Mutex<Vec<Recorded>>>);
-
-struct Fields<'a>(&'a mut Vec<(String, String)>);
-
-impl Visit for Fields<'_> {
-    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        self.0.push((field.name().to_owned(), format!("{value:?}")));
-    }
-    fn record_str(&mut self, field: &Field, value: &str) {
-        self.0.push((field.name().to_owned(), value.to_owned()));
-    }
-}
-
-impl Subscriber for Recorder {
-    fn enabled(&self, _: &Metadata<'_>) -> bool {
-        true
-    }
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-    fn event(&self, event: &Event<'_>) {
-        let mut fields = Vec::new();
-        event.record(&mut Fields(&mut fields));
-        self.0.lock().unwrap().push(Recorded {
-            level: *event.metadata().level(),
-            target: event.metadata().target().to_owned(),
-            fields,
-        });
-    }
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
-}
-
-fn capture(f: impl FnOnce()) -> Vec<Recorded> {
-    let recorder = Recorder::default();
-    tracing::subscriber::with_default(recorder.clone(), f);
-    let events = recorder.0.lock().unwrap().clone();
-    events
-}
+#[path = "support/trace_recorder.rs"]
+mod trace_recorder;
+use trace_recorder::capture;
 
 #[derive(Debug)]
 struct Shown(u32);
