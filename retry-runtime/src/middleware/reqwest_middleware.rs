@@ -62,7 +62,8 @@ pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
 pub use crate::policy::Unset;
 
 /// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self). Its setters
-/// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `with_name`) are [`RetryBuilder`]'s, shared
+/// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `notify`, `give_up`, `stats`, `cancel`, `throttle`,
+/// `breaker`, `trace`, `stats_in_response`, `with_name`) are [`RetryBuilder`]'s, shared
 /// with [`RetryLayer`](crate::tower::RetryLayer).
 ///
 /// ```

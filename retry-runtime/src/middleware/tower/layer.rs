@@ -8,7 +8,8 @@ use crate::policy::AcceptOk;
 use crate::Policy;
 
 /// The retry loop as a tower [`Layer`]: see the [module](super). Its setters of the loop
-/// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `with_name`) are [`RetryBuilder`]'s, shared
+/// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `notify`, `give_up`, `stats`, `cancel`, `throttle`,
+/// `breaker`, `trace`, `stats_in_response`, `with_name`) are [`RetryBuilder`]'s, shared
 /// with [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware); its own are the
 /// request body's limit and the request mode: `http::Request`s whose body type the layer
 /// replays (the default), any `Clone` body ([`clone_bodies`](RetryLayer::clone_bodies)), or
