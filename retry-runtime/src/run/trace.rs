@@ -194,7 +194,9 @@ mod tracer {
     use tracing::field::{Field, FieldSet, Value};
     use tracing::level_filters::{LevelFilter, STATIC_MAX_LEVEL};
     use tracing::metadata::Kind;
-    use tracing::{Event, Metadata, Span};
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    use tracing::Span;
+    use tracing::{Event, Metadata};
 
     /// One kind of event's callsites, one per level (ERROR, WARN, INFO, DEBUG, TRACE), each
     /// with the same `N` fields: an event is given `N` values, or does not compile.
@@ -287,6 +289,10 @@ mod tracer {
         GIVING_UP_VALUE = "giving up on an Ok value": message, function, calls, reason, value;
         // Always at WARN: the other four levels' callsites are never used, so never registered.
         BREAKER = "circuit breaker": message, function, state;
+    }
+
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    sites! {
         NOT_SENT_AGAIN = "not sent again": message, function, request, why;
     }
 
