@@ -29,6 +29,7 @@ mod outage;
 mod sim;
 mod strategy;
 mod tail;
+mod token_bucket;
 
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -46,6 +47,7 @@ use crate::open::{Open, OpenResult, OpenStrategy};
 use crate::outage::{Outage, OutageResult, WINDOW};
 use crate::strategy::{ms, Strategy};
 use crate::tail::{Tail, TailResult};
+use crate::token_bucket::{TbResult, TbStrategy, TokenBucket};
 
 /// Simulate thousands of clients retrying a failed call, and compare retry strategies.
 #[derive(Parser, Debug)]
@@ -58,9 +60,10 @@ struct Args {
     /// instead of the sweep 10, 30, …, 190; for tail, the client calls made (default 100000).
     #[arg(long)]
     clients: Option<u32>,
-    /// OCC runs averaged per strategy and client count.
-    #[arg(long, default_value_t = 100)]
-    runs: u32,
+    /// Runs averaged: OCC's per strategy and client count (default 100); token-bucket's per
+    /// row (default 40).
+    #[arg(long)]
+    runs: Option<u32>,
     /// Seed of every random draw: the same seed gives the same tables.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -102,7 +105,10 @@ struct Args {
     /// of seconds or `never`; `calls_per_call` empty when no call ended within the outage). The
     /// chain model's:
     /// `model,strategy,depth,rate,capacity,outage_s,bottom_calls_per_call,recovery_s`
-    /// (`bottom_calls_per_call` over the calls that arrived while the bottom was down).
+    /// (`bottom_calls_per_call` over the calls that arrived while the bottom was down). The
+    /// token-bucket model's: `model,strategy,clients,p,success_per_call,attempts_per_call`
+    /// (model `token-bucket` for the main experiment, 10 calls/s per client;
+    /// `token-bucket-clients` for the client-count variant, 1,000 calls/s in all).
     #[arg(long)]
     csv: bool,
 }
@@ -114,13 +120,14 @@ enum Model {
     Tail,
     Open,
     Chain,
+    TokenBucket,
     All,
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args = Args::parse();
     std::fs::create_dir_all(&args.out)?;
-    if args.csv && !matches!(args.model, Model::Open | Model::Chain) {
+    if args.csv && !matches!(args.model, Model::Open | Model::Chain | Model::TokenBucket) {
         println!("model,strategy,clients,calls,completion_ms");
     }
     if matches!(args.model, Model::Outage | Model::All) {
@@ -156,7 +163,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     if matches!(args.model, Model::Occ | Model::All) {
         let occ = Occ {
-            runs: args.runs.max(1),
+            runs: args.runs.unwrap_or(100).max(1),
             seed: args.seed,
             ..Occ::default()
         };
@@ -214,6 +221,161 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     if matches!(args.model, Model::Chain | Model::All) {
         run_chain(&args)?;
+    }
+    if matches!(args.model, Model::TokenBucket | Model::All) {
+        run_token_bucket(&args)?;
+    }
+    Ok(())
+}
+
+/// The token-bucket model: every strategy at every failure rate (100 clients), then at 10, 100
+/// and 1,000 clients (p = 0.2); its table or CSV rows, and its charts.
+fn run_token_bucket(args: &Args) -> Result<(), Box<dyn Error>> {
+    let tb = TokenBucket {
+        runs: args.runs.unwrap_or(token_bucket::RUNS).max(1),
+        seed: args.seed,
+    };
+    let jobs = token_bucket::jobs();
+    let started = Instant::now();
+    let results = parallel(&jobs, "token-bucket", |&(s, n, rate, p)| {
+        tb.run(s, n, rate, p)
+    });
+    let elapsed = started.elapsed();
+    let (main, sweep) = results.split_at(TbStrategy::ALL.len() * token_bucket::P_VALUES.len());
+    let charts = [
+        args.out.join("token_bucket.svg"),
+        args.out.join("token_bucket_guards.svg"),
+    ];
+    token_bucket_charts(&charts, main)?;
+    if args.csv {
+        println!("model,strategy,clients,p,success_per_call,attempts_per_call");
+        for (model, rows) in [("token-bucket", main), ("token-bucket-clients", sweep)] {
+            for r in rows {
+                println!(
+                    "{model},{},{},{},{:.4},{:.4}",
+                    r.strategy, r.clients, r.p, r.success_per_call, r.attempts_per_call
+                );
+            }
+        }
+    } else {
+        print_token_bucket(&tb, main, sweep, elapsed);
+    }
+    for c in &charts {
+        eprintln!("chart: {}", c.display());
+    }
+    Ok(())
+}
+
+fn print_token_bucket(tb: &TokenBucket, main: &[TbResult], sweep: &[TbResult], elapsed: Duration) {
+    println!(
+        "Token bucket (Brooker, \"Fixing retries with token buckets and circuit breakers\", \
+         2022): {} clients of {}/s calls (Poisson) for {:?}; each attempt fails with \
+         probability p; retries at once, at most {} (adaptive-10pct: as its bucket allows); \
+         {} runs averaged.",
+        token_bucket::CLIENTS,
+        token_bucket::RATE_PER_CLIENT,
+        token_bucket::RUN,
+        token_bucket::RETRIES,
+        tb.runs
+    );
+    for (title, value) in [
+        (
+            "success per call",
+            (|r: &TbResult| r.success_per_call) as fn(&TbResult) -> f64,
+        ),
+        ("attempts per call", |r: &TbResult| r.attempts_per_call),
+    ] {
+        println!();
+        print!("{:<18}", title);
+        for s in TbStrategy::ALL {
+            print!("{:>15}", s.name());
+        }
+        println!();
+        for p in token_bucket::P_VALUES {
+            print!("{:<18}", format!("p = {p}"));
+            for s in TbStrategy::ALL {
+                let r = main
+                    .iter()
+                    .find(|r| r.strategy == s && r.p == p)
+                    .expect("every strategy ran at every p");
+                print!("{:>15.4}", value(r));
+            }
+            println!();
+        }
+    }
+    println!();
+    println!(
+        "Client count: {}/s calls in all, split over the clients, p = {}: success per call / \
+         attempts per call",
+        token_bucket::SWEEP_RATE,
+        token_bucket::SWEEP_P
+    );
+    print!("{:<18}", "clients");
+    for s in TbStrategy::ALL {
+        print!("{:>15}", s.name());
+    }
+    println!();
+    for n in token_bucket::SWEEP_CLIENTS {
+        print!("{:<18}", format!("{n} clients"));
+        for s in TbStrategy::ALL {
+            let r = sweep
+                .iter()
+                .find(|r| r.strategy == s && r.clients == n)
+                .expect("every strategy ran at every count");
+            print!(
+                "{:>15}",
+                format!("{:.3}/{:.3}", r.success_per_call, r.attempts_per_call)
+            );
+        }
+        println!();
+    }
+    println!(
+        "({} simulations in {:.2} s)\n",
+        (main.len() + sweep.len()) as u64 * u64::from(tb.runs),
+        elapsed.as_secs_f64()
+    );
+}
+
+/// Success and attempts per call against p (in %), 100 clients: his strategies, then the
+/// crate's guards beside three-retries (a chart draws 7 lines at most).
+fn token_bucket_charts(paths: &[PathBuf; 2], main: &[TbResult]) -> Result<(), Box<dyn Error>> {
+    let series = |strategies: &[TbStrategy], value: fn(&TbResult) -> f64| -> Vec<Series> {
+        strategies
+            .iter()
+            .map(|&s| Series {
+                name: s.name().to_owned(),
+                points: main
+                    .iter()
+                    .filter(|r| r.strategy == s)
+                    .map(|r| (100.0 * r.p, value(r)))
+                    .collect(),
+            })
+            .collect()
+    };
+    let his: Vec<TbStrategy> = TbStrategy::ALL.into_iter().filter(|s| s.is_his()).collect();
+    let ours: Vec<TbStrategy> = std::iter::once(TbStrategy::ThreeRetries)
+        .chain(TbStrategy::ALL.into_iter().filter(|s| !s.is_his()))
+        .collect();
+    for (path, strategies, whose) in [
+        (&paths[0], &his, "his strategies"),
+        (&paths[1], &ours, "the crate's guards"),
+    ] {
+        chart::panels_chart(
+            path,
+            &format!("100 clients, 10 calls/s each, each attempt failing with p: {whose}"),
+            "attempt failure rate p (%)",
+            &[
+                (
+                    "successful calls (%)",
+                    series(strategies, |r| 100.0 * r.success_per_call),
+                ),
+                (
+                    "attempts per 100 calls",
+                    series(strategies, |r| 100.0 * r.attempts_per_call),
+                ),
+            ],
+            50.0,
+        )?;
     }
     Ok(())
 }
