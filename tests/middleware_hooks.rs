@@ -13,6 +13,7 @@ mod loopback;
 mod scripted;
 use scripted::upstream;
 
+use retry_jitter::hooks::HookFuture;
 use retry_jitter::http::Failed;
 use retry_jitter::{
     AdaptiveThrottle, CancelToken, CircuitBreaker, CircuitOpen, GiveUp, Policy, RetryEvent,
@@ -101,6 +102,55 @@ fn three_503s() -> Vec<String> {
     ]
 }
 
+/// What the async hooks of a call of three attempts answered 503 each hear, when each
+/// `notify_async` takes 30 ms: the server's count as it starts and as it ends (equal: nothing
+/// is sent while it runs).
+fn three_503s_awaited() -> Vec<String> {
+    vec![
+        "notify_async 503 attempt 1, calls 1 then 1".to_owned(),
+        "notify_async 503 attempt 2, calls 2 then 2".to_owned(),
+        "give_up_async 503 attempts".to_owned(),
+        "stats_async 3 attempts".to_owned(),
+    ]
+}
+
+/// `$face::new(quick())` with `notify_async` (30 ms, reading `$up`'s count before and after),
+/// `give_up_async` and `stats_async` hooks that write what they hear to `$heard`.
+macro_rules! awaited {
+    ($face:ident, $error:ty, $heard:expr, $up:expr) => {{
+        let (n, g, s, up) = (
+            $heard.clone(),
+            $heard.clone(),
+            $heard.clone(),
+            Arc::clone(&$up),
+        );
+        $face::new(quick())
+            .notify_async(
+                move |f: Failed<'_, $error>, ev: &RetryEvent| -> HookFuture<'_> {
+                    let (n, up) = (n.clone(), Arc::clone(&up));
+                    let line = format!("notify_async {} attempt {}", shown(&f), ev.attempt);
+                    Box::pin(async move {
+                        let before = up.calls();
+                        tokio::time::sleep(Duration::from_millis(30)).await;
+                        n.push(format!("{line}, calls {before} then {}", up.calls()));
+                    })
+                },
+            )
+            .give_up_async(
+                move |f: Failed<'_, $error>, g2: &GiveUp| -> HookFuture<'_> {
+                    let line =
+                        format!("give_up_async {} {:?}", shown(&f), g2.reason).to_lowercase();
+                    let g = g.clone();
+                    Box::pin(async move { g.push(line) })
+                },
+            )
+            .stats_async(move |st: &RetryStats| -> HookFuture<'_> {
+                let s = s.clone();
+                Box::pin(async move { s.push(format!("stats_async {} attempts", st.attempts)) })
+            })
+    }};
+}
+
 mod tower_hyper {
     use super::*;
     use bytes::Bytes;
@@ -158,6 +208,16 @@ mod tower_hyper {
             heard.lines(),
             ["notify 503 attempt 1", "notify 503 attempt 2"]
         );
+    }
+
+    #[tokio::test]
+    async fn the_async_hooks_are_awaited_and_nothing_is_sent_while_notify_runs() {
+        let (addr, up) = upstream(&[(503, None); 3]).await;
+        let heard = Heard::default();
+        let layer = awaited!(RetryLayer, BoxError, heard, up);
+        assert_eq!(get(addr, &layer).await.unwrap(), 503);
+        assert_eq!(up.calls(), 3);
+        assert_eq!(heard.lines(), three_503s_awaited());
     }
 
     #[tokio::test]
@@ -327,6 +387,16 @@ mod reqwest_mw {
         assert_eq!(get(addr, m).await.unwrap(), 503);
         assert_eq!(up.calls(), 3);
         assert_eq!(heard.lines(), three_503s());
+    }
+
+    #[tokio::test]
+    async fn the_async_hooks_are_awaited_and_nothing_is_sent_while_notify_runs() {
+        let (addr, up) = upstream(&[(503, None); 3]).await;
+        let heard = Heard::default();
+        let m = awaited!(RetryMiddleware, Error, heard, up);
+        assert_eq!(get(addr, m).await.unwrap(), 503);
+        assert_eq!(up.calls(), 3);
+        assert_eq!(heard.lines(), three_503s_awaited());
     }
 
     #[tokio::test]

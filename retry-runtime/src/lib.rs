@@ -104,6 +104,7 @@ pub mod hooks {
     pub use crate::fleet::Budget;
     pub use crate::policy::Unset;
     pub use crate::policy::{AcceptOk, Classify, ClassifyOk, RetryAll};
-    pub use crate::retry::{Cancellable, WithStats};
+    pub use crate::retry::{Awaiting, Cancellable, WithStats};
+    pub use crate::run::awaiting::{AsyncHooks, HookFuture};
     pub use crate::run::hooks::{GiveUpHook, Hooks, Notify};
 }

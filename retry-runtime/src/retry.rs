@@ -12,8 +12,8 @@ use crate::run::hooks::Hooks;
 /// Writes one of [`Retry`]'s `call*` methods with the loop's bounds on its parts, stated here
 /// once, added to the bounds it writes in `where { … }`: `on` classifies `E`, `on_ok`
 /// classifies `V`, `notify` and `give_up` take `&E`, the trace and the guards see
-/// `Result<V, E>`; an `async fn`'s timeout makes an `E` and its hedge is one (a blocking
-/// method's are `Unset`).
+/// `Result<V, E>`; an `async fn`'s timeout makes an `E`, its hedge is one, and its async
+/// hooks take `&E` (a blocking method's are `Unset`, and it awaits nothing).
 ///
 /// A macro, not a trait that bundles them: Rust has no bound aliases, and a trait's bounds reach
 /// a generic body only through its associated types, whose futures a generic caller that boxes
@@ -49,6 +49,7 @@ macro_rules! with_loop_bounds {
             where {
                 L: $crate::run::timeout::AttemptTimeout<E>,
                 D: $crate::run::hedge::HedgeWith,
+                <Gd as $crate::retry::stats::StatsOf>::Awaited: $crate::run::awaiting::AwaitedHooks<E>,
                 $($extra)*
             }
             $body
@@ -68,11 +69,13 @@ macro_rules! with_loop_bounds {
     };
 }
 
+mod awaiting;
 mod call;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod for_middleware;
 mod stats;
 
+pub use awaiting::Awaiting;
 pub use call::{Cancellable, GuardPair};
 #[cfg(feature = "tower")]
 pub use for_middleware::Unguarded;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use http::HeaderName;
 
+use super::failure::FailedAsync;
 use super::hops::Hops;
 use super::writes::Writes;
 use crate::fleet::SharedBudget;
@@ -19,6 +20,7 @@ use crate::policy::Unset;
 use crate::policy::{AcceptOk, RetryAll};
 use crate::policy::{CancelToken, GiveUp, RetryEvent, RetryStats};
 use crate::retry::{Cancellable, GuardPair, InResponse, WithStats};
+use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::{Policy, Retry};
 
@@ -368,6 +370,123 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         Gd: GuardPair,
     {
         self.with_retry(|retry| retry.breaker(breaker))
+    }
+
+    /// Await `hook` before each retry's wait, told what [`notify`](RetryBuilder::notify) is
+    /// (the [`Failed`], by value, and the [`RetryEvent`]); the wait starts after it. An async
+    /// closure's future cannot be named `Send` on stable Rust, and a middleware's future must
+    /// be: `hook` returns it boxed, `Box::pin(async move { … })`. With a hedge, not awaited.
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::hooks::HookFuture;
+    /// use retry_jitter::http::Failed;
+    /// use retry_jitter::tower::{BoxError, RetryLayer};
+    /// use retry_jitter::{Policy, RetryEvent};
+    /// let layer = RetryLayer::new(Policy::default()).notify_async(
+    ///     |f: Failed<'_, BoxError>, ev: &RetryEvent| -> HookFuture<'_> {
+    ///         let line = format!("attempt {} failed ({f})", ev.attempt);
+    ///         Box::pin(async move { eprintln!("{line}") }) // a log shipped, a metric sent…
+    ///     },
+    /// );
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn notify_async<H>(
+        self,
+        hook: H,
+    ) -> RetryBuilder<
+        F,
+        C,
+        O,
+        Settings<
+            B,
+            L,
+            D,
+            Gd::WithAsync<<Gd::AsyncHooks as Slots>::WithNotify<FailedAsync<H>>>,
+            N,
+            G,
+        >,
+    >
+    where
+        F: ErrorOf,
+        Gd: GuardPair,
+        H: for<'a> Fn(Failed<'a, F::Error>, &'a RetryEvent) -> HookFuture<'a>,
+    {
+        self.with_retry(|retry| retry.with_async(|hooks| hooks.with_notify(FailedAsync(hook))))
+    }
+
+    /// Await `hook` once, when retrying ends on a failure, told what
+    /// [`give_up`](RetryBuilder::give_up) is (see [`notify_async`](RetryBuilder::notify_async)).
+    ///
+    /// ```
+    /// # #[cfg(feature = "reqwest-middleware")] {
+    /// use retry_jitter::hooks::HookFuture;
+    /// use retry_jitter::http::Failed;
+    /// use retry_jitter::reqwest_middleware::RetryMiddleware;
+    /// use retry_jitter::{GiveUp, Policy};
+    /// let m = RetryMiddleware::new(Policy::default()).give_up_async(
+    ///     |f: Failed<'_, reqwest_middleware::Error>, g: &GiveUp| -> HookFuture<'_> {
+    ///         let line = format!("gave up ({}): {f}", g.reason);
+    ///         Box::pin(async move { eprintln!("{line}") })
+    ///     },
+    /// );
+    /// # let _ = m;
+    /// # }
+    /// ```
+    pub fn give_up_async<H>(
+        self,
+        hook: H,
+    ) -> RetryBuilder<
+        F,
+        C,
+        O,
+        Settings<
+            B,
+            L,
+            D,
+            Gd::WithAsync<<Gd::AsyncHooks as Slots>::WithGiveUp<FailedAsync<H>>>,
+            N,
+            G,
+        >,
+    >
+    where
+        F: ErrorOf,
+        Gd: GuardPair,
+        H: for<'a> Fn(Failed<'a, F::Error>, &'a GiveUp) -> HookFuture<'a>,
+    {
+        self.with_retry(|retry| retry.with_async(|hooks| hooks.with_give_up(FailedAsync(hook))))
+    }
+
+    /// Await `hook` once, when the call ends, with its figures ([`RetryStats`], as
+    /// [`stats`](RetryBuilder::stats) is handed; see
+    /// [`notify_async`](RetryBuilder::notify_async)).
+    ///
+    /// ```
+    /// # #[cfg(feature = "tower")] {
+    /// use retry_jitter::hooks::HookFuture;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::{Policy, RetryStats};
+    /// let layer = RetryLayer::new(Policy::default()).stats_async(|s: &RetryStats| -> HookFuture<'_> {
+    ///     Box::pin(async move { eprintln!("{} attempts", s.attempts) })
+    /// });
+    /// # let _ = layer;
+    /// # }
+    /// ```
+    pub fn stats_async<H>(
+        self,
+        hook: H,
+    ) -> RetryBuilder<
+        F,
+        C,
+        O,
+        Settings<B, L, D, Gd::WithAsync<<Gd::AsyncHooks as Slots>::WithStats<AsyncHook<H>>>, N, G>,
+    >
+    where
+        Gd: GuardPair,
+        H: for<'a> Fn(&'a RetryStats) -> HookFuture<'a>,
+    {
+        self.with_retry(|retry| retry.with_async(|hooks| hooks.with_stats(AsyncHook(hook))))
     }
 
     /// Put each call's figures ([`RetryStats`]) in the response that comes out of it, in its

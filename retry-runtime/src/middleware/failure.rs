@@ -15,6 +15,7 @@ use crate::policy::{
 use crate::retry::PutsStats;
 
 use super::NotSent;
+use crate::run::awaiting::{AsyncSlot, GiveUpAsync, HookFuture, NotifyAsync};
 use crate::run::hooks::{GiveUpHook, Notify};
 
 /// What an attempt of a middleware failed with, to its loop: its error, or a response retried
@@ -194,5 +195,37 @@ impl<E, Resp, H: GiveUpFailed<E>> GiveUpHook<Failure<E, Resp>> for Told<'_, H> {
     #[inline(always)]
     fn give_up(&self, failure: &Failure<E, Resp>, give_up: &GiveUp) {
         self.0.give_up(&failure.failed(), give_up);
+    }
+}
+
+/// A middleware's async hook (`notify_async`, `give_up_async`), told of a [`Failure`] as a
+/// [`Failed`], by value: `Fn(Failed<'_, E>, &RetryEvent) -> HookFuture<'_>`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct FailedAsync<F>(pub(crate) F);
+
+impl<F> AsyncSlot for FailedAsync<F> {
+    const ON: bool = true;
+}
+
+impl<E, Resp, F> NotifyAsync<Failure<E, Resp>> for FailedAsync<F>
+where
+    F: for<'a> Fn(Failed<'a, E>, &'a RetryEvent) -> HookFuture<'a>,
+{
+    fn notify<'a>(
+        &'a self,
+        failure: &'a Failure<E, Resp>,
+        event: &'a RetryEvent,
+    ) -> HookFuture<'a> {
+        (self.0)(failure.failed(), event)
+    }
+}
+
+impl<E, Resp, F> GiveUpAsync<Failure<E, Resp>> for FailedAsync<F>
+where
+    F: for<'a> Fn(Failed<'a, E>, &'a GiveUp) -> HookFuture<'a>,
+{
+    fn give_up<'a>(&'a self, failure: &'a Failure<E, Resp>, give_up: &'a GiveUp) -> HookFuture<'a> {
+        (self.0)(failure.failed(), give_up)
     }
 }

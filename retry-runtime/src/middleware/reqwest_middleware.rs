@@ -54,6 +54,7 @@ use crate::hedge::HedgeWith;
 use crate::policy::Resend;
 use crate::policy::{Classify, ClassifyOk};
 use crate::retry::{PutsStats, StatsOf};
+use crate::run::awaiting::AwaitedHooks;
 use crate::run::guard::Guard;
 use crate::run::timeout::AttemptTimeout;
 use crate::{Decision, Policy, TimedOut, Transient};
@@ -201,6 +202,7 @@ where
     Gd: Guard<Result<Response, Lost>> + StatsOf + PutsStats<Response>,
     Gd: Clone + Send + Sync + 'static,
     Gd::Hook: Sync,
+    Gd::Awaited: AwaitedHooks<Lost> + Sync,
 {
     async fn handle(
         &self,

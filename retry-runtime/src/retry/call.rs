@@ -7,7 +7,10 @@ use core::time::Duration;
 
 use crate::policy::deadline::Started;
 use crate::policy::{CancelToken, Clock, Unset};
+use crate::run::awaiting::{at_end, at_retry, AsyncHooks, AwaitedHooks, Awaits, Slots};
 use crate::run::guard::forward_guard;
+
+use super::awaiting::Awaiting;
 use crate::run::hedge::hedged_lazily;
 use crate::run::hedge::HedgeWith;
 use crate::run::loops::{run_blocking, LoopHooks, LoopState};
@@ -18,6 +21,11 @@ use crate::run::wait::{attempt_or_cancel, sleep_or_cancel};
 
 use super::stats::{HookRef, StatsOf};
 use super::Retry;
+
+/// The recorder of an async call of a `Retry` whose guards are `Gd` (its `stats` hook and its
+/// async hooks), for an error `E`.
+type AsyncRecorder<'a, Gd, E> =
+    Recorder<Awaits<HookRef<'a, <Gd as StatsOf>::Hook>, <Gd as StatsOf>::Awaited, E>>;
 
 impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     with_loop_bounds! {
@@ -123,26 +131,43 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             SFut: Future<Output = ()>,
         }
         {
-            if <Gd::Hook as StatsHook>::ACTIVE {
-                let recorder = Recorder::new(HookRef(self.hooks.guard.stats_hook()), clock, self.name);
-                let hooks = self.with_recorder(&recorder);
-                return self.run_async_with(&hooks, sleep, clock, op).await;
+            let awaited = self.hooks.guard.awaited();
+            let hook = Awaits::<_, Gd::Awaited, E>::new(HookRef(self.hooks.guard.stats_hook()));
+            // Without a `stats` hook and async hooks, no recorder (nor its clock read).
+            if !<Awaits<HookRef<'_, Gd::Hook>, Gd::Awaited, E> as StatsHook>::ACTIVE {
+                let none: Option<(&AsyncRecorder<'_, Gd, E>, _)> = None.zip(Some(awaited));
+                return self.run_async_with(&self.hooks, none, sleep, clock, op).await;
             }
-            self.run_async_with(&self.hooks, sleep, clock, op).await
+            let recorder = Recorder::new(hook, clock, self.name);
+            let hooks = self.with_recorder(&recorder);
+            let out = self
+                .run_async_with(&hooks, Some((&recorder, awaited)), sleep, clock, op)
+                .await;
+            let (give_up, stats) = (recorder.give_up(), recorder.stats());
+            for told in at_end(awaited, &out, &give_up, &stats).into_iter().flatten() {
+                told.await;
+            }
+            out
         }
     }
 
     /// The async loop every `call_async*` runs, with `hooks` (the `Retry`'s, or theirs with a
     /// call's recorder): `op` is handed the attempt's number.
-    pub(super) async fn run_async_with<V, E, H, F, Fut, S, SFut>(
+    /// With `awaiting`, the call's recorder and its async hooks: an async `notify` is awaited
+    /// before each wait (the hedged loop awaits none).
+    #[allow(clippy::type_complexity)]
+    pub(super) async fn run_async_with<V, E, H, Hk, A, F, Fut, S, SFut>(
         &self,
         hooks: &H,
+        awaiting: Option<(&Recorder<Hk>, &A)>,
         mut sleep: S,
         clock: Clock,
         mut op: F,
     ) -> Result<V, E>
     where
         H: LoopHooks<Result<V, E>>,
+        Hk: StatsHook,
+        A: AwaitedHooks<E>,
         L: AttemptTimeout<E>,
         D: HedgeWith,
         F: FnMut(u32) -> Fut,
@@ -213,6 +238,15 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             let (wait, last) = match state.failed(call, outcome, verdict, hooks, self.name, cut) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue((delay, last)) => {
+                    // An async `notify`, with the error kept and the recorder's event; the wait
+                    // starts after it.
+                    if let (true, Some((recorder, awaited))) = (A::NOTIFY, awaiting) {
+                        let event = recorder.event();
+                        if let Some(told) = at_retry(awaited, last.as_ref(), &event) {
+                            told.await;
+                        }
+                        recorder.wait_starts(clock);
+                    }
                     (sleep_or_cancel(delay, &mut sleep, cancel), last)
                 }
             };
@@ -284,6 +318,12 @@ pub trait GuardPair {
     fn throttle(&self) -> Self::Throttle;
     /// The same guards with these two slots.
     fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th>;
+    /// The async hooks (every slot `Unset` until a setter fills one).
+    type AsyncHooks: Slots;
+    /// The same guards with the async hooks `X`.
+    type WithAsync<X>;
+    /// The same guards with the async hooks `f` makes of theirs.
+    fn with_async<X>(self, f: impl FnOnce(Self::AsyncHooks) -> X) -> Self::WithAsync<X>;
 }
 
 impl<A: Copy, B: Copy> GuardPair for (A, B) {
@@ -298,6 +338,11 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
     }
     fn with<Br, Th>(self, breaker: Br, throttle: Th) -> (Br, Th) {
         (breaker, throttle)
+    }
+    type AsyncHooks = AsyncHooks;
+    type WithAsync<X> = Awaiting<(A, B), X>;
+    fn with_async<X>(self, f: impl FnOnce(AsyncHooks) -> X) -> Awaiting<(A, B), X> {
+        Awaiting::new(self, f(AsyncHooks::default()))
     }
 }
 
@@ -324,6 +369,14 @@ impl<K: Borrow<CancelToken>, P: GuardPair> GuardPair for Cancellable<K, P> {
     fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
         Cancellable {
             guards: self.guards.with(breaker, throttle),
+            token: self.token,
+        }
+    }
+    type AsyncHooks = P::AsyncHooks;
+    type WithAsync<X> = Cancellable<K, P::WithAsync<X>>;
+    fn with_async<X>(self, f: impl FnOnce(P::AsyncHooks) -> X) -> Self::WithAsync<X> {
+        Cancellable {
+            guards: self.guards.with_async(f),
             token: self.token,
         }
     }

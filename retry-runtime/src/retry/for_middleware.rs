@@ -173,16 +173,31 @@ impl<P: GuardPair> GuardPair for InResponse<P> {
     fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
         InResponse(self.0.with(breaker, throttle))
     }
+    type AsyncHooks = P::AsyncHooks;
+    type WithAsync<X> = InResponse<P::WithAsync<X>>;
+    fn with_async<X>(self, f: impl FnOnce(P::AsyncHooks) -> X) -> Self::WithAsync<X> {
+        InResponse(self.0.with_async(f))
+    }
 }
 
 forward_guard!(impl[P] InResponse<P> => 0: P);
 
 impl<P: StatsOf> StatsOf for InResponse<P> {
     type Hook = P::Hook;
+    type Awaited = P::Awaited;
     #[inline(always)]
     fn stats_hook(&self) -> &P::Hook {
         self.0.stats_hook()
     }
+    #[inline(always)]
+    fn awaited(&self) -> &P::Awaited {
+        self.0.awaited()
+    }
+}
+
+#[cfg(feature = "tower")]
+impl<P, X> Unguarded for super::Awaiting<P, X> {
+    const UNGUARDED: bool = false;
 }
 
 #[cfg(feature = "tower")]
@@ -255,6 +270,13 @@ impl<Resp, K, P: PutsStats<Resp>> PutsStats<Resp> for Cancellable<K, P> {
 }
 
 impl<Resp, P: PutsStats<Resp>, F> PutsStats<Resp> for WithStats<P, F> {
+    const PUTS: bool = P::PUTS;
+    fn put(response: &mut Resp, stats: RetryStats) {
+        P::put(response, stats);
+    }
+}
+
+impl<Resp, P: PutsStats<Resp>, X> PutsStats<Resp> for super::Awaiting<P, X> {
     const PUTS: bool = P::PUTS;
     fn put(response: &mut Resp, stats: RetryStats) {
         P::put(response, stats);

@@ -7,6 +7,9 @@ use crate::fleet::Budget;
 use crate::policy::{
     Classify, ClassifyOk, Decision, GiveUp, Resend, RetryEvent, RetryStats, Unset,
 };
+#[cfg(feature = "tokio")]
+use crate::run::awaiting::{at_end, Awaits};
+use crate::run::awaiting::{AsyncHooks, NONE as NO_ASYNC_HOOKS};
 use crate::run::guard::forward_guard;
 use crate::run::hooks::{GiveUpHook, Hooks, Notify, Trace};
 use crate::run::stats::{ReadAfter, Recorder, StatsHook};
@@ -37,47 +40,81 @@ impl<P: GuardPair, F> GuardPair for WithStats<P, F> {
             hook: self.hook,
         }
     }
+    type AsyncHooks = P::AsyncHooks;
+    type WithAsync<X> = WithStats<P::WithAsync<X>, F>;
+    fn with_async<X>(self, f: impl FnOnce(P::AsyncHooks) -> X) -> Self::WithAsync<X> {
+        WithStats {
+            guards: self.guards.with_async(f),
+            hook: self.hook,
+        }
+    }
 }
 
 forward_guard!(impl[P, F] WithStats<P, F> => guards: P);
 
-/// Where a [`Retry`]'s guards keep its `stats` hook: [`Unset`] for guards without one.
+/// Where a [`Retry`]'s guards keep its `stats` hook ([`Unset`] for guards without one) and
+/// its async hooks ([`AsyncHooks`], every slot `Unset` for guards without them): what a call's
+/// recorder hears, and what the async loop awaits.
 pub trait StatsOf {
     /// The hook.
     type Hook: StatsHook;
+    /// The async hooks.
+    type Awaited;
     /// The hook.
     fn stats_hook(&self) -> &Self::Hook;
+    /// The async hooks.
+    fn awaited(&self) -> &Self::Awaited;
 }
 
 impl StatsOf for Unset {
     type Hook = Unset;
+    type Awaited = AsyncHooks;
     #[inline(always)]
     fn stats_hook(&self) -> &Unset {
         &Unset
+    }
+    #[inline(always)]
+    fn awaited(&self) -> &AsyncHooks {
+        &NO_ASYNC_HOOKS
     }
 }
 
 impl<A, B> StatsOf for (A, B) {
     type Hook = Unset;
+    type Awaited = AsyncHooks;
     #[inline(always)]
     fn stats_hook(&self) -> &Unset {
         &Unset
+    }
+    #[inline(always)]
+    fn awaited(&self) -> &AsyncHooks {
+        &NO_ASYNC_HOOKS
     }
 }
 
 impl<K, P: StatsOf> StatsOf for Cancellable<K, P> {
     type Hook = P::Hook;
+    type Awaited = P::Awaited;
     #[inline(always)]
     fn stats_hook(&self) -> &P::Hook {
         self.guards().stats_hook()
     }
+    #[inline(always)]
+    fn awaited(&self) -> &P::Awaited {
+        self.guards().awaited()
+    }
 }
 
-impl<P, F: Fn(&RetryStats)> StatsOf for WithStats<P, F> {
+impl<P: StatsOf, F: Fn(&RetryStats)> StatsOf for WithStats<P, F> {
     type Hook = F;
+    type Awaited = P::Awaited;
     #[inline(always)]
     fn stats_hook(&self) -> &F {
         &self.hook
+    }
+    #[inline(always)]
+    fn awaited(&self) -> &P::Awaited {
+        self.guards.awaited()
     }
 }
 
@@ -106,9 +143,14 @@ impl<'a, H> Borrowed<'a, H> {
 
 impl<H: StatsOf> StatsOf for Borrowed<'_, H> {
     type Hook = H::Hook;
+    type Awaited = H::Awaited;
     #[inline(always)]
     fn stats_hook(&self) -> &H::Hook {
         self.0.stats_hook()
+    }
+    #[inline(always)]
+    fn awaited(&self) -> &H::Awaited {
+        self.0.awaited()
     }
 }
 
@@ -304,10 +346,17 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
         }
         {
             let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
+            let awaited = self.hooks.guard.awaited();
             let hook: ReadAfter<_> = ReadAfter(HookRef(self.hooks.guard.stats_hook()));
+            let hook = Awaits::<_, Gd::Awaited, E>::new(hook);
             let recorder = Recorder::new(hook, clock, self.name);
             let hooks = self.with_recorder(&recorder);
-            let out = self.run_async_with(&hooks, sleep, clock, |_| op()).await;
+            let awaiting = Some((&recorder, awaited));
+            let out = self.run_async_with(&hooks, awaiting, sleep, clock, |_| op()).await;
+            let (give_up, stats) = (recorder.give_up(), recorder.stats());
+            for told in at_end(awaited, &out, &give_up, &stats).into_iter().flatten() {
+                told.await;
+            }
             (out, self.returned(&recorder))
         }
     }

@@ -4,6 +4,7 @@
 //! the loop reports (hooks, traces, metrics).
 
 pub(crate) mod account;
+pub(crate) mod awaiting;
 pub(crate) mod guard;
 pub mod hedge;
 pub(crate) mod hooks;

@@ -16,6 +16,7 @@ use crate::policy::Resend;
 use crate::policy::{Classify, ClassifyOk};
 use crate::retry::StatsOf;
 use crate::retry::{PutsStats, Unguarded};
+use crate::run::awaiting::AwaitedHooks;
 use crate::run::guard::Guard;
 use crate::run::timeout::AttemptTimeout;
 use crate::Decision;
@@ -49,6 +50,7 @@ where
         + Sync
         + 'static,
     Gd::Hook: Sync,
+    Gd::Awaited: AwaitedHooks<Lost<S::Response>> + Sync,
 {
     type Response = S::Response;
     type Error = S::Error;
