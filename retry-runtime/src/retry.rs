@@ -73,14 +73,14 @@ mod awaiting;
 mod call;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod for_middleware;
+mod guards;
 mod stats;
 
-pub use awaiting::Awaiting;
-pub use call::{Cancellable, GuardPair};
 #[cfg(feature = "tower")]
 pub use for_middleware::Unguarded;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub use for_middleware::{InResponse, PutsStats};
+pub use guards::{Awaiting, Cancellable, GuardPair};
 pub use stats::{StatsOf, WithStats};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.

@@ -1,60 +1,22 @@
 //! A [`Retry`]'s async hooks: `notify_async`, `give_up_async` and `stats_async`, kept among its
 //! guards ([`Awaiting`]) and awaited by `call_async` where the sync hooks are called.
 
-use super::call::GuardPair;
+use super::guards::{Awaiting, GuardPair};
 use super::stats::StatsOf;
 use super::Retry;
 use crate::policy::{GiveUp, RetryEvent, RetryStats};
 use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
-use crate::run::guard::forward_guard;
-
-/// A [`Retry`]'s guards with async hooks `X` ([`Retry::notify_async`] and its kin): the guards
-/// `P` refuse and hear as before.
-#[derive(Clone, Copy, Debug)]
-pub struct Awaiting<P, X> {
-    guards: P,
-    hooks: X,
-}
-
-impl<P, X> Awaiting<P, X> {
-    /// `guards`, with the async hooks `hooks`.
-    pub(crate) fn new(guards: P, hooks: X) -> Self {
-        Awaiting { guards, hooks }
-    }
-}
-
-impl<P: GuardPair, X: Slots> GuardPair for Awaiting<P, X> {
-    type Breaker = P::Breaker;
-    type Throttle = P::Throttle;
-    type With<Br, Th> = Awaiting<P::With<Br, Th>, X>;
-    fn breaker(&self) -> P::Breaker {
-        self.guards.breaker()
-    }
-    fn throttle(&self) -> P::Throttle {
-        self.guards.throttle()
-    }
-    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
-        Awaiting::new(self.guards.with(breaker, throttle), self.hooks)
-    }
-    type AsyncHooks = X;
-    type WithAsync<Y> = Awaiting<P, Y>;
-    fn with_async<Y>(self, f: impl FnOnce(X) -> Y) -> Awaiting<P, Y> {
-        Awaiting::new(self.guards, f(self.hooks))
-    }
-}
-
-forward_guard!(impl[P, X] Awaiting<P, X> => guards: P);
 
 impl<P: StatsOf, X> StatsOf for Awaiting<P, X> {
     type Hook = P::Hook;
     type Awaited = X;
     #[inline(always)]
     fn stats_hook(&self) -> &P::Hook {
-        self.guards.stats_hook()
+        self.guards().stats_hook()
     }
     #[inline(always)]
     fn awaited(&self) -> &X {
-        &self.hooks
+        self.hooks()
     }
 }
 

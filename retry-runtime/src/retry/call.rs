@@ -1,16 +1,14 @@
 //! Running a [`Retry`]: `call` and `call_async`, on the loop `#[retry]` runs.
 
-use core::borrow::Borrow;
 use core::future::Future;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::policy::deadline::Started;
 use crate::policy::{CancelToken, Clock, Unset};
-use crate::run::awaiting::{at_end, at_retry, AsyncHooks, AwaitedHooks, Awaits, Slots};
-use crate::run::guard::forward_guard;
+use crate::run::awaiting::{at_end, at_retry, AwaitedHooks, Awaits};
 
-use super::awaiting::Awaiting;
+use super::guards::{Cancellable, GuardPair};
 use crate::run::hedge::hedged_lazily;
 use crate::run::hedge::HedgeWith;
 use crate::run::loops::{run_blocking, LoopHooks, LoopState};
@@ -303,94 +301,6 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
     }
 }
 
-/// The closure API's guards: a breaker slot and a throttle slot, each set once, and around
-/// them the cancel token if one was given ([`Cancellable`]).
-pub trait GuardPair {
-    /// The breaker slot's guard.
-    type Breaker;
-    /// The throttle slot's guard.
-    type Throttle;
-    /// The same guards with these two slots (a cancel token kept).
-    type With<Br, Th>;
-    /// The breaker slot.
-    fn breaker(&self) -> Self::Breaker;
-    /// The throttle slot.
-    fn throttle(&self) -> Self::Throttle;
-    /// The same guards with these two slots.
-    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th>;
-    /// The async hooks (every slot `Unset` until a setter fills one).
-    type AsyncHooks: Slots;
-    /// The same guards with the async hooks `X`.
-    type WithAsync<X>;
-    /// The same guards with the async hooks `f` makes of theirs.
-    fn with_async<X>(self, f: impl FnOnce(Self::AsyncHooks) -> X) -> Self::WithAsync<X>;
-}
-
-impl<A: Copy, B: Copy> GuardPair for (A, B) {
-    type Breaker = A;
-    type Throttle = B;
-    type With<Br, Th> = (Br, Th);
-    fn breaker(&self) -> A {
-        self.0
-    }
-    fn throttle(&self) -> B {
-        self.1
-    }
-    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> (Br, Th) {
-        (breaker, throttle)
-    }
-    type AsyncHooks = AsyncHooks;
-    type WithAsync<X> = Awaiting<(A, B), X>;
-    fn with_async<X>(self, f: impl FnOnce(AsyncHooks) -> X) -> Awaiting<(A, B), X> {
-        Awaiting::new(self, f(AsyncHooks::default()))
-    }
-}
-
-/// The closure API's guards with a cancel token ([`Retry::cancel`]: `K` is a
-/// `&CancelToken`; a middleware's [`cancel`](crate::tower::RetryBuilder::cancel) keeps a
-/// `CancelToken`, a clone): the loop reads the token; the guards inside are asked and told as
-/// without it.
-#[derive(Clone, Copy, Debug)]
-pub struct Cancellable<K, P> {
-    guards: P,
-    token: K,
-}
-
-impl<K: Borrow<CancelToken>, P: GuardPair> GuardPair for Cancellable<K, P> {
-    type Breaker = P::Breaker;
-    type Throttle = P::Throttle;
-    type With<Br, Th> = Cancellable<K, P::With<Br, Th>>;
-    fn breaker(&self) -> P::Breaker {
-        self.guards.breaker()
-    }
-    fn throttle(&self) -> P::Throttle {
-        self.guards.throttle()
-    }
-    fn with<Br, Th>(self, breaker: Br, throttle: Th) -> Self::With<Br, Th> {
-        Cancellable {
-            guards: self.guards.with(breaker, throttle),
-            token: self.token,
-        }
-    }
-    type AsyncHooks = P::AsyncHooks;
-    type WithAsync<X> = Cancellable<K, P::WithAsync<X>>;
-    fn with_async<X>(self, f: impl FnOnce(P::AsyncHooks) -> X) -> Self::WithAsync<X> {
-        Cancellable {
-            guards: self.guards.with_async(f),
-            token: self.token,
-        }
-    }
-}
-
-impl<K, P> Cancellable<K, P> {
-    /// The guards beside the token.
-    pub(super) fn guards(&self) -> &P {
-        &self.guards
-    }
-}
-
-forward_guard!(impl[K: Borrow<CancelToken>, P] Cancellable<K, P> => guards: P, cancel: token);
-
 impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// Stop retrying once `token` is cancelled: a wait between attempts ends at once (the
     /// blocking wait of [`call`](Retry::call) too), no further attempt starts, and the call
@@ -417,7 +327,7 @@ impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
         self,
         token: &CancelToken,
     ) -> Retry<C, N, G, B, T, L, D, O, Cancellable<&CancelToken, Gd>> {
-        self.map_guard(|guards| Cancellable { guards, token })
+        self.map_guard(|guards| Cancellable::new(guards, token))
     }
 
     /// [`cancel`](Retry::cancel) keeping `token` itself (a middleware's, which lives as long as
@@ -427,6 +337,6 @@ impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
         self,
         token: CancelToken,
     ) -> Retry<C, N, G, B, T, L, D, O, Cancellable<CancelToken, Gd>> {
-        self.map_guard(|guards| Cancellable { guards, token })
+        self.map_guard(|guards| Cancellable::new(guards, token))
     }
 }
