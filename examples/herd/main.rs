@@ -20,8 +20,10 @@
 //!
 //! `sim` is the event queue the models share, and decides nothing.
 
+mod capacity_cut;
 mod chain;
 mod chart;
+mod collapse;
 mod exec;
 mod occ;
 mod open;
@@ -61,7 +63,8 @@ struct Args {
     #[arg(long)]
     clients: Option<u32>,
     /// Runs averaged: OCC's per strategy and client count (default 100); token-bucket's per
-    /// row (default 40).
+    /// row (default 40); collapse's per second (default 10; its collapse share counts at least
+    /// 100).
     #[arg(long)]
     runs: Option<u32>,
     /// Seed of every random draw: the same seed gives the same tables.
@@ -108,7 +111,9 @@ struct Args {
     /// (`bottom_calls_per_call` over the calls that arrived while the bottom was down). The
     /// token-bucket model's: `model,strategy,clients,p,success_per_call,attempts_per_call`
     /// (model `token-bucket` for the main experiment, 10 calls/s per client;
-    /// `token-bucket-clients` for the client-count variant, 1,000 calls/s in all).
+    /// `token-bucket-clients` for the client-count variant, 1,000 calls/s in all). The collapse
+    /// model's: `model,strategy,t,successes_per_s,retries_per_s,timeouts_per_s`. The
+    /// capacity-cut model's: `model,strategy,load,trigger_s,recovered,recovery_s,calls_per_call`.
     #[arg(long)]
     csv: bool,
 }
@@ -121,13 +126,20 @@ enum Model {
     Open,
     Chain,
     TokenBucket,
+    CapacityCut,
+    Collapse,
     All,
 }
 
 fn main() -> Result<(), Box<dyn Error>> {
     let args = Args::parse();
     std::fs::create_dir_all(&args.out)?;
-    if args.csv && !matches!(args.model, Model::Open | Model::Chain | Model::TokenBucket) {
+    if args.csv
+        && !matches!(
+            args.model,
+            Model::Open | Model::Chain | Model::TokenBucket | Model::CapacityCut | Model::Collapse
+        )
+    {
         println!("model,strategy,clients,calls,completion_ms");
     }
     if matches!(args.model, Model::Outage | Model::All) {
@@ -225,6 +237,48 @@ fn main() -> Result<(), Box<dyn Error>> {
     if matches!(args.model, Model::TokenBucket | Model::All) {
         run_token_bucket(&args)?;
     }
+    if matches!(args.model, Model::Collapse | Model::All) {
+        run_collapse(&args)?;
+    }
+    if matches!(args.model, Model::CapacityCut | Model::All) {
+        // The whole grid takes minutes: `--model capacity-cut` alone runs it.
+        run_capacity_cut(&args, args.model == Model::CapacityCut)?;
+    }
+    Ok(())
+}
+
+/// The capacity-cut model (`capacity_cut`): every strategy at both loads, each trigger's cell
+/// the majority of its seeds (the whole grid with `full`, else a few triggers, one seed); its
+/// table or CSV rows, and its chart.
+fn run_capacity_cut(args: &Args, full: bool) -> Result<(), Box<dyn Error>> {
+    let model = capacity_cut::CapacityCut {
+        seed: args.seed,
+        ..Default::default()
+    };
+    let (triggers, seeds) = if full {
+        (capacity_cut::triggers(), capacity_cut::SEEDS)
+    } else {
+        (
+            capacity_cut::DEMO_TRIGGERS.to_vec(),
+            capacity_cut::DEMO_SEEDS,
+        )
+    };
+    let jobs = capacity_cut::jobs(&triggers, seeds);
+    let started = Instant::now();
+    let runs = parallel(&jobs, "capacity-cut", |&(s, load, trigger, seed)| {
+        let r = model.run(s, load, trigger, seed);
+        (r.recovered, r.recovery_s, r.calls_per_call)
+    });
+    let elapsed = started.elapsed();
+    let cells = capacity_cut::cells(&jobs, &runs, seeds);
+    let chart = args.out.join("capacity_cut.svg");
+    capacity_cut::chart(&chart, &cells, &triggers)?;
+    if args.csv {
+        capacity_cut::print_csv(&cells);
+    } else {
+        capacity_cut::print(&cells, &triggers, seeds, full, elapsed);
+    }
+    eprintln!("chart: {}", chart.display());
     Ok(())
 }
 
@@ -377,6 +431,42 @@ fn token_bucket_charts(paths: &[PathBuf; 2], main: &[TbResult]) -> Result<(), Bo
             50.0,
         )?;
     }
+    Ok(())
+}
+
+/// The collapse model (`collapse`): every strategy's runs, the first `--runs` (default 10)
+/// averaged second by second, at least 100 counted for the share that collapse; its table or
+/// CSV rows, and its chart.
+fn run_collapse(args: &Args) -> Result<(), Box<dyn Error>> {
+    let model = collapse::Collapse {
+        runs: args.runs.unwrap_or(collapse::RUNS).max(1),
+        seed: args.seed,
+        ..Default::default()
+    };
+    let jobs = model.jobs();
+    let started = Instant::now();
+    let runs = parallel(&jobs, "collapse", |&(s, run)| model.run_once(s, run));
+    let elapsed = started.elapsed();
+    let results: Vec<_> = collapse::CollapseStrategy::ALL
+        .iter()
+        .map(|&s| {
+            let mine: Vec<_> = jobs
+                .iter()
+                .zip(&runs)
+                .filter(|(j, _)| j.0 == s)
+                .map(|(_, r)| r.clone())
+                .collect();
+            model.summarize(s, &mine)
+        })
+        .collect();
+    let chart = args.out.join("collapse.svg");
+    collapse::chart(&chart, &model, &results)?;
+    if args.csv {
+        collapse::print_csv(&results);
+    } else {
+        collapse::print(&model, &results, elapsed);
+    }
+    eprintln!("chart: {}", chart.display());
     Ok(())
 }
 
