@@ -29,18 +29,17 @@
 //! majority of `SEEDS` runs (strictly more than half recovered), its `recovery_s` their upper
 //! median (so a number only when most runs have one) and its calls per call their mean.
 
-use std::cell::Cell;
 use std::error::Error;
 use std::fmt;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use retry_jitter::{AdaptiveThrottle, Backoff, Charge, RatioBudget, SharedBudget, Taken};
 
 use crate::chart::{self, Series};
-use crate::sim::{seed_for, Queue};
+use crate::sim::{seed_for, set_now, virtual_now, Queue};
 use crate::strategy::nanos;
 
 /// Requests a second the server serves at full speed.
@@ -171,18 +170,6 @@ impl CutCell {
     pub fn recovered(&self) -> bool {
         2 * self.recovered_runs > self.seeds
     }
-}
-
-thread_local! {
-    /// The virtual time of the run on this thread, in ns from `BASE`.
-    static NOW: Cell<u64> = const { Cell::new(0) };
-    static BASE: Instant = Instant::now();
-}
-
-/// The run's virtual clock, as a `retry_jitter::Clock` for the budget and the throttle.
-fn virtual_now() -> Instant {
-    let ns = NOW.with(Cell::get);
-    BASE.with(|b| *b + Duration::from_nanos(ns))
 }
 
 /// A call on its way: attempts sent so far, its previous wait, what its retries took.
@@ -408,7 +395,7 @@ impl CapacityCut {
             sim.queue.push(first, Event::Arrive);
         }
         while let Some((t, event)) = sim.queue.pop() {
-            NOW.with(|n| n.set(t));
+            set_now(t);
             match event {
                 Event::Arrive => {
                     let next = t + exp_ns(&mut arrivals, rate);

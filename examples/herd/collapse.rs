@@ -43,18 +43,17 @@
 //! (its spike run, 20 runs of seed 1): 16 of 20 collapse with his `Client`, none with his
 //! backoff; here (seed 1, 100 runs) 82% and none.
 
-use std::cell::Cell;
 use std::error::Error;
 use std::fmt;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use retry_jitter::{AdaptiveThrottle, Backoff, Charge, Policy, RatioBudget, SharedBudget, Taken};
 
 use crate::chart::Series;
-use crate::sim::{seed_for, Queue};
+use crate::sim::{seed_for, set_now, virtual_now, Queue};
 
 /// Calls per second, outside the spike and in it.
 pub const BASE_RATE: f64 = 40.0;
@@ -114,19 +113,6 @@ impl fmt::Display for CollapseStrategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
-}
-
-thread_local! {
-    /// The virtual time of the run being simulated on this thread, in ns from `BASE`.
-    static NOW: Cell<u64> = const { Cell::new(0) };
-    static BASE: Instant = Instant::now();
-}
-
-/// The virtual clock, as a `retry_jitter::Clock` for the guards (each starts counting at its
-/// first reading, so each run's fresh guards may start again at 0).
-fn virtual_now() -> Instant {
-    let ns = NOW.with(Cell::get);
-    BASE.with(|b| *b + Duration::from_nanos(ns))
 }
 
 /// One second of a run.
@@ -319,7 +305,7 @@ impl Collapse {
             if t >= end {
                 break;
             }
-            NOW.with(|n| n.set(t));
+            set_now(t);
             let sec = &mut seconds[(t / 1_000_000_000) as usize];
             match event {
                 Event::Arrival => {

@@ -17,9 +17,8 @@
 //! Finagle's ratio), the `AdaptiveThrottle` and the `CircuitBreaker` are the crate's own, called
 //! on a virtual clock. No `RetryState` runs here.
 
-use std::cell::Cell;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -27,7 +26,7 @@ use retry_jitter::{
     AdaptiveThrottle, Admission, Backoff, CircuitBreaker, Jitter, RatioBudget, RetryBudget,
 };
 
-use crate::sim::{seed_for, Queue};
+use crate::sim::{seed_for, set_now, virtual_now, Queue};
 use crate::strategy::nanos;
 
 /// When the outage starts.
@@ -187,18 +186,6 @@ impl Shared {
             Shared::Ratio(b) => b.succeeded_after(retries),
         }
     }
-}
-
-thread_local! {
-    /// The virtual time of the run on this thread, in ns from `BASE`.
-    static NOW: Cell<u64> = const { Cell::new(0) };
-    static BASE: Instant = Instant::now();
-}
-
-/// The run's virtual clock, as a `retry_jitter::Clock` for `RatioBudget`.
-fn virtual_now() -> Instant {
-    let ns = NOW.with(Cell::get);
-    BASE.with(|b| *b + Duration::from_nanos(ns))
 }
 
 /// The budget each tier's retries take from: one of its own per tier.
@@ -691,7 +678,7 @@ impl Open {
         };
         sim.queue.push(gap(&mut rng), Event::Call);
         while let Some((t, event)) = sim.queue.pop() {
-            NOW.with(|n| n.set(t));
+            set_now(t);
             if let Event::Call = event {
                 let next = t + gap(&mut rng);
                 if next < end {

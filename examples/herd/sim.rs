@@ -241,6 +241,25 @@ fn sort_latest_first<E: Copy>(v: &mut Vec<(u64, E)>, bits: u32, scratch: &mut Ve
     }
 }
 
+thread_local! {
+    /// The virtual time of the run being simulated on this thread, in ns from `BASE`.
+    static NOW: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static BASE: std::time::Instant = std::time::Instant::now();
+}
+
+/// Set this thread's virtual clock to `ns` nanoseconds of its run.
+pub fn set_now(ns: u64) {
+    NOW.with(|now| now.set(ns));
+}
+
+/// The virtual clock of the run on this thread, as a `retry_jitter::Clock` for the crate's
+/// guards and budgets (each starts counting at its first reading, so a fresh guard of a new run
+/// may start again at 0).
+pub fn virtual_now() -> std::time::Instant {
+    let ns = NOW.with(std::cell::Cell::get);
+    BASE.with(|base| *base + std::time::Duration::from_nanos(ns))
+}
+
 /// A seed for one run of one scenario, mixed from its parts (splitmix64), so that every run is
 /// reproducible on its own, whatever thread runs it.
 pub fn seed_for(parts: &[u64]) -> u64 {

@@ -47,11 +47,10 @@
 //!   enough), more often as p grows, and then refuses every call, first tries included, for
 //!   5 s. His breaker counts failed attempts, and stops retries from p ≈ 0.1 on.
 
-use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -60,7 +59,7 @@ use retry_jitter::{
     Taken,
 };
 
-use crate::sim::seed_for;
+use crate::sim::{seed_for, set_now, virtual_now};
 
 /// His failure rates (his `0.75` read as 0.075, see the module docs).
 pub const P_VALUES: [f64; 17] = [
@@ -159,19 +158,6 @@ pub fn retry_budget() -> RetryBudget {
     RetryBudget::new(49)
         .with_costs(10, 10)
         .with_success_reward(1)
-}
-
-thread_local! {
-    /// The virtual time of the client being simulated on this thread, in ns from `BASE`.
-    static NOW: Cell<u64> = const { Cell::new(0) };
-    static BASE: Instant = Instant::now();
-}
-
-/// The virtual clock, as a `retry_jitter::Clock` for the guards (each starts counting at its
-/// first reading, so each client's fresh guards may start again at 0).
-fn virtual_now() -> Instant {
-    let ns = NOW.with(Cell::get);
-    BASE.with(|b| *b + Duration::from_nanos(ns))
 }
 
 /// One client's strategy state.
@@ -433,7 +419,7 @@ fn client(
         (answer, id, ok)
     };
     while let Some(Reverse((t, id, ok))) = queue.pop() {
-        NOW.with(|n| n.set(t));
+        set_now(t);
         if id == ARRIVAL {
             let next = t + exp_ns(rng, rate);
             if next <= end {
