@@ -51,7 +51,7 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
     }
 }
 
-/// The closure API's guards with a cancel token ([`Retry::cancel`]: `K` is a
+/// The closure API's guards with a cancel token ([`Retry::cancel`](crate::Retry::cancel): `K` is a
 /// `&CancelToken`; a middleware's [`cancel`](crate::tower::RetryBuilder::cancel) keeps a
 /// `CancelToken`, a clone): the loop reads the token; the guards inside are asked and told as
 /// without it.
@@ -101,8 +101,9 @@ impl<K, P> Cancellable<K, P> {
 
 forward_guard!(impl[K: Borrow<CancelToken>, P] Cancellable<K, P> => guards: P, cancel: token);
 
-/// A [`Retry`]'s guards with async hooks `X` ([`Retry::notify_async`] and its kin): the guards
-/// `P` refuse and hear as before.
+/// A [`Retry`](crate::Retry)'s guards with async hooks `X`
+/// ([`Retry::notify_async`](crate::Retry::notify_async) and its kin): the guards `P` refuse and
+/// hear as before.
 #[derive(Clone, Copy, Debug)]
 pub struct Awaiting<P, X> {
     guards: P,
