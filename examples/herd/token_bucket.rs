@@ -86,6 +86,9 @@ pub const RETRIES: u32 = 3;
 /// without accepts, and the 60 s window forgets none within the run), so each run's mean
 /// swings with how many of its 100 clients latched; 0.005 would take about 400 runs.
 pub const RUNS: u32 = 40;
+/// Runs averaged when the whole demo runs (no `--model`): its tables within a few hundredths,
+/// the whole demo within seconds.
+pub const RUNS_IN_DEMO: u32 = 10;
 
 /// A strategy of the token-bucket model: his four, then the crate's guards.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
