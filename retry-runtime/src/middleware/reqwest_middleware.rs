@@ -230,14 +230,10 @@ where
         };
         let on_poll = move |r: &Response| poll(on_ok, r, resend);
         let Some(copy) = req.try_clone() else {
-            // A streaming body: sent once (with the timeout), its answer is the answer; the
-            // event that says so shows the request as it was (it is sent away).
-            #[cfg(feature = "tracing")]
-            let shown = crate::middleware::describe::Described::reqwest(&req).to_string();
-            #[cfg(feature = "tracing")]
-            let shown = Some(&shown as &(dyn core::fmt::Display + Sync));
-            #[cfg(not(feature = "tracing"))]
-            let shown = None;
+            // A streaming body: sent once (with the timeout), its answer is the answer. The
+            // event that says so shows the request by its method alone: it is sent away, and
+            // keeping its URL would cost every streaming request an allocation.
+            let shown = Some(&method as &(dyn core::fmt::Display + Sync));
             let not_sent = &NotSent::new(self.level(), self.retry.name(), shown);
             let on_once = move |failure: &Lost| {
                 let decision = on_failure(not_sent, failure);
