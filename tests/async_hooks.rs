@@ -177,3 +177,59 @@ async fn a_slow_awaited_notify_counts_toward_max_elapsed() {
         [(GiveUpReason::Elapsed, 1)]
     );
 }
+
+/// Send, not Sync: an error a future may own across an `.await`, but not borrow.
+#[derive(Debug)]
+struct NotShared(std::cell::Cell<u32>);
+
+#[test]
+fn the_closure_api_s_async_hooks_keep_a_call_send_whose_error_is_not_sync() {
+    use retry_jitter::hooks::HookFuture;
+    use retry_jitter::{GiveUp, RetryEvent, RetryStats};
+    fn is_send<T: Send>(_: &T) {}
+    // The hooks' futures are boxed `Send`, made before they are awaited: the loop holds no
+    // borrow of the error across their awaits, so a `Send` error that is not `Sync` will do.
+    let r = retry_jitter::Retry::new(retry_jitter::Policy::new().with_attempts(3))
+        .notify_async(|e: &NotShared, _: &RetryEvent| -> HookFuture<'_> {
+            let n = e.0.get();
+            Box::pin(async move { assert_eq!(n, 7) })
+        })
+        .give_up_async(|e: &NotShared, g: &GiveUp| -> HookFuture<'_> {
+            let n = (e.0.get(), g.calls);
+            Box::pin(async move { assert_eq!(n, (7, 3)) })
+        })
+        .stats_async(|s: &RetryStats| -> HookFuture<'_> {
+            Box::pin(async move { assert_eq!(s.attempts, 3) })
+        });
+    let call = r.call_async(|| async { Err::<(), _>(NotShared(std::cell::Cell::new(7))) });
+    is_send(&call);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(call).map_err(|e| e.0.get()), Err(7));
+}
+
+/// Neither Send nor Sync.
+#[derive(Debug)]
+struct Local(std::rc::Rc<u32>);
+
+#[retry_jitter::retry(attempts = 3, base = "0ms")]
+async fn local_error() -> Result<(), Local> {
+    Err(Local(std::rc::Rc::new(1)))
+}
+
+#[test]
+fn a_retried_async_fn_whose_error_is_not_send_is_still_send() {
+    fn is_send<T: Send>(_: &T) {}
+    // Nothing of the `Result` is held across an `.await` (no deadline, no cancel, no awaited
+    // hook keeps the last outcome): the future is `Send` whatever the error is.
+    is_send(&local_error());
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    assert_eq!(rt.block_on(local_error()).map_err(|e| *e.0), Err(1));
+}
