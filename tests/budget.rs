@@ -130,3 +130,78 @@ async fn async_retries_share_the_budget_too() {
     assert_eq!(down().await, Err(4));
     assert_eq!(B.available(), 0);
 }
+
+/// A budget of one's own, told each moment of each call: what `SharedBudget` promises.
+#[derive(Default)]
+struct Told(std::sync::Mutex<Vec<String>>);
+
+impl retry_jitter::SharedBudget for Told {
+    fn begin(&self, _: retry_jitter::Clock) {
+        self.0.lock().unwrap().push("begin".into());
+    }
+    fn take_retry(
+        &self,
+        charge: retry_jitter::Charge,
+        _: retry_jitter::Clock,
+    ) -> Option<retry_jitter::RetryTicket> {
+        self.0.lock().unwrap().push(format!("take {charge:?}"));
+        Some(retry_jitter::RetryTicket::NONE)
+    }
+    fn refund(&self, _: retry_jitter::RetryTicket) {
+        self.0.lock().unwrap().push("refund".into());
+    }
+    fn succeeded(&self, taken: retry_jitter::Taken) {
+        let t = (taken.retries, taken.rate_limited, taken.hedges);
+        self.0.lock().unwrap().push(format!("succeeded {t:?}"));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_budget_hears_each_moment_once_a_hedge_charged_as_one() {
+    use retry_jitter::hedge::Hedge;
+    let told: &'static Told = Box::leak(Box::default());
+    let r = Retry::new(Policy::new().with_attempts(3))
+        .hedge(Hedge::After(Duration::from_millis(10)))
+        .budget(told);
+    let calls = AtomicU32::new(0);
+    let out = r
+        .call_async(|| {
+            let n = calls.fetch_add(1, Ordering::SeqCst);
+            async move {
+                // The first attempt is slow: the hedge, sent at 10 ms, answers first.
+                tokio::time::sleep(Duration::from_millis(if n == 0 { 100 } else { 1 })).await;
+                Ok::<_, ()>(n)
+            }
+        })
+        .await;
+    assert_eq!(out, Ok(1));
+    // Counted when the hedge was due, charged as a hedge, paid back with what it took.
+    assert_eq!(
+        *told.0.lock().unwrap(),
+        ["begin", "take Hedge", "succeeded (0, 0, 1)"]
+    );
+    // A first success: counted and told it took nothing; nothing charged.
+    told.0.lock().unwrap().clear();
+    assert_eq!(
+        Retry::new(Policy::new())
+            .budget(told)
+            .call(|| Ok::<_, ()>(1)),
+        Ok(1)
+    );
+    assert_eq!(*told.0.lock().unwrap(), ["begin", "succeeded (0, 0, 0)"]);
+}
+
+#[test]
+fn a_retry_budget_prices_a_hedge_as_a_retry_and_gets_it_back() {
+    use retry_jitter::{sleep, Charge, SharedBudget, Taken};
+    let b = RetryBudget::new(20);
+    let ticket = b.take_retry(Charge::Hedge, sleep::now).unwrap();
+    assert_eq!(b.available(), 15);
+    b.refund(ticket);
+    assert_eq!(b.available(), 20);
+    let _ = b.take_retry(Charge::Hedge, sleep::now).unwrap();
+    let mut taken = Taken::NONE;
+    taken.count(Charge::Hedge);
+    b.succeeded(taken);
+    assert_eq!(b.available(), 20);
+}
