@@ -112,7 +112,9 @@ async fn hedged_calls_to_a_slow_healthy_service_are_never_throttled() {
 static HEDGE_THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(1.0, Duration::from_secs(60));
 static HEDGED_MADE: AtomicU32 = AtomicU32::new(0);
 
-#[retry(attempts = 3, hedge = "10ms", throttle = &HEDGE_THROTTLE)]
+// `budget = none`: the throttle is what is tested. With the function's own budget (issue 53),
+// the 128 hedges of 64 calls at once would be held to its floor and share (112).
+#[retry(attempts = 3, hedge = "10ms", throttle = &HEDGE_THROTTLE, budget = none)]
 async fn hedged_slow_call() -> Result<(), io::Error> {
     HEDGED_MADE.fetch_add(1, Ordering::Relaxed);
     healthy(Duration::from_millis(50)).await

@@ -298,8 +298,10 @@ async fn the_closure_api_numbers_attempts_sync_async_and_hedged() {
     assert_eq!(out, Ok(3));
     assert_eq!(std::mem::take(&mut *seen.lock().unwrap()), [1, 2, 3]);
 
-    // Hedged: the first attempt hangs, the hedge at 50 ms is number 2 and answers.
+    // Hedged: the first attempt hangs, the hedge at 50 ms is number 2 and answers. (A
+    // clone: a `Retry` with its own budget is not `Copy`; the clone shares that budget.)
     let out = r
+        .clone()
         .hedge(Hedge::After(Duration::from_millis(50)))
         .call_async_with_attempt(|n| {
             seen.lock().unwrap().push(n);

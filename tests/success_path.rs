@@ -118,15 +118,25 @@ fn a_first_call_success_reads_the_clock_only_with_max_elapsed() {
     use std::sync::atomic::Ordering::SeqCst;
     use std::time::Duration;
 
+    // The second call of a `Retry`: its own budget (issue 53) read the clock once, at its
+    // first call ever, to date the calls it counts; no call after that reads it.
     let reads = |policy: Policy| {
-        CLOCK_READS.store(0, SeqCst);
-        let out = poll_once(Retry::new(policy).call_async_with(
-            no_sleep,
-            counting_clock,
-            || async { Ok::<_, ()>(1) },
-        ));
-        assert_eq!(out, Ok(1));
-        CLOCK_READS.load(SeqCst)
+        let r = Retry::new(policy);
+        let call = || {
+            CLOCK_READS.store(0, SeqCst);
+            let out =
+                poll_once(r.call_async_with(no_sleep, counting_clock, || async { Ok::<_, ()>(1) }));
+            assert_eq!(out, Ok(1));
+            CLOCK_READS.load(SeqCst)
+        };
+        let first = call();
+        let later = call();
+        assert_eq!(
+            first,
+            later + 1,
+            "the budget's one reading, at the first call"
+        );
+        later
     };
     assert_eq!(reads(Policy::new()), 0);
     assert_eq!(
@@ -166,10 +176,20 @@ async fn ok_hedged_adaptively(x: &u64) -> Result<u64, String> {
 fn a_first_call_success_with_timeout_or_hedge_allocates_nothing_and_reads_no_clock() {
     use std::sync::atomic::Ordering::SeqCst;
     let x = 41;
+    // Each function's budget (issue 53) reads the clock once in its life, at its first call,
+    // to date the calls it counts: measured from the second call on.
     let reads_and_allocations = |f: &dyn Fn()| {
         CLOCK_READS_TOO.store(0, SeqCst);
+        f();
+        let first = CLOCK_READS_TOO.swap(0, SeqCst);
         let allocated = allocations_in(f);
-        (CLOCK_READS_TOO.load(SeqCst), allocated)
+        let later = CLOCK_READS_TOO.load(SeqCst);
+        assert_eq!(
+            first,
+            later + 1,
+            "the budget's one reading, at the first call"
+        );
+        (later, allocated)
     };
     let timeout = || assert_eq!(poll_once(ok_with_timeout(&x)).unwrap(), 42);
     assert_eq!(reads_and_allocations(&timeout), (0, 0));
@@ -212,6 +232,10 @@ fn ok_accepted_sync(x: &u64) -> Result<u64, String> {
 fn an_accepted_first_value_costs_one_predicate_call_and_nothing_else() {
     use std::sync::atomic::Ordering::SeqCst;
     let x = 41;
+    // The function's budget (issue 53) reads the clock once, at its first call: from the
+    // second on, none.
+    assert_eq!(poll_once(ok_accepted_async(&x)), Ok(42));
+    assert_eq!(CLOCK_READS_ON_OK.load(SeqCst), 1);
     PREDICATE_CALLS.store(0, SeqCst);
     CLOCK_READS_ON_OK.store(0, SeqCst);
     let allocated = allocations_in(|| assert_eq!(poll_once(ok_accepted_async(&x)), Ok(42)));

@@ -5,13 +5,17 @@
 //!
 //! What is measured is the loop, the classification and the delay draw, not sleeping: our
 //! `base = "0ns"` (a zero wait is neither slept nor, for async, a timer), backon with
-//! `with_min_delay(ZERO)` and a no-op sleeper.
+//! `with_min_delay(ZERO)` and a no-op sleeper. Ours without a budget (`budget = none`,
+//! `.budget_none()`): backon has none, and a budget would refuse a benchmark's millions of
+//! retries a second after its first hundred.
 
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use backon::{BackoffBuilder, BlockingRetryable, ExponentialBuilder, Retryable};
+use retry_jitter::hooks::{RetryAll, Unset};
 use retry_jitter::{retry, Backoff, Policy, Retry};
 
 /// Fails while the counter is below 4 (then resets it, so every call fails 4 times).
@@ -26,7 +30,7 @@ pub fn flaky(n: &AtomicU32) -> Result<u32, u32> {
     }
 }
 
-#[retry(attempts = 5, base = "0ns")]
+#[retry(attempts = 5, base = "0ns", budget = none)]
 #[inline(never)]
 pub fn ours_flaky(n: &AtomicU32) -> Result<u32, u32> {
     flaky(n)
@@ -35,14 +39,15 @@ pub fn ours_flaky(n: &AtomicU32) -> Result<u32, u32> {
 /// The closure API's blocking loop, the same policy.
 #[inline(never)]
 pub fn closure_flaky(n: &AtomicU32) -> Result<u32, u32> {
-    const R: Retry = Retry::new(Policy::new().with_base(Duration::ZERO));
+    static R: LazyLock<Retry<RetryAll, Unset, Unset, Unset>> =
+        LazyLock::new(|| Retry::new(Policy::new().with_base(Duration::ZERO)).budget_none());
     R.call(|| flaky(n))
 }
 
 /// A timer that never waits.
 pub async fn no_sleep(_: Duration) {}
 
-#[retry(attempts = 5, base = "0ns", sleep = no_sleep)]
+#[retry(attempts = 5, base = "0ns", sleep = no_sleep, budget = none)]
 #[inline(never)]
 pub async fn ours_flaky_async(n: &AtomicU32) -> Result<u32, u32> {
     flaky(n)

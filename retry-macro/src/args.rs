@@ -63,7 +63,10 @@ const KEYS: &[Key] = &[
     Key::new("sleep", |a, key, v| put(&mut a.sleep, (key.clone(), v))),
     Key::new("give_up", |a, _, v| put(&mut a.give_up, v)),
     Key::new("stats", |a, _, v| put(&mut a.stats, v)),
-    Key::new("budget", |a, _, v| put(&mut a.budget, v)),
+    Key::new("budget", |a, _, v| match none_word(&v) {
+        Some(none) => put(&mut a.budget_none, none),
+        None => put(&mut a.budget, v),
+    }),
     Key::new("throttle", |a, key, v| {
         put(&mut a.throttle, (key.clone(), v))
     }),
@@ -87,6 +90,16 @@ const KEYS: &[Key] = &[
 fn put<T>(slot: &mut Option<T>, value: T) -> syn::Result<()> {
     *slot = Some(value);
     Ok(())
+}
+
+/// The word `none`, as in `budget = none`.
+fn none_word(v: &Expr) -> Option<Ident> {
+    match v {
+        Expr::Path(p) if p.qself.is_none() && p.path.is_ident("none") => {
+            p.path.get_ident().cloned()
+        }
+        _ => None,
+    }
 }
 
 /// Whether `policy` sets the key `name` too.
@@ -143,7 +156,10 @@ pub(crate) struct Args {
     pub give_up: Option<Expr>,
     /// `stats`: a `Fn(&RetryStats)`, told the call's figures when it ends.
     pub stats: Option<Expr>,
+    /// `budget = &X`: the budget shared instead of the function's own.
     pub budget: Option<Expr>,
+    /// `budget = none`: no budget at all (the word, for spans).
+    pub budget_none: Option<Ident>,
     /// `throttle`, and the key's own name (a missing `From<Throttled>` is reported there).
     pub throttle: Option<(Ident, Expr)>,
     /// `breaker`, and the key's own name (a missing `From<CircuitOpen>` is reported there).

@@ -68,8 +68,8 @@ pub use run::{hedge, sleep, testing};
 pub mod __private;
 
 pub use fleet::{
-    AdaptiveThrottle, Admission, BreakerState, Charge, CircuitBreaker, CircuitOpen, RatioBudget,
-    RetryBudget, RetryTicket, SharedBudget, Taken, Throttled,
+    AdaptiveThrottle, Admission, BreakerState, Charge, CircuitBreaker, CircuitOpen, DefaultBudget,
+    OwnBudget, RatioBudget, RetryBudget, RetryTicket, SharedBudget, Taken, Throttled,
 };
 pub use policy::transient::{either, transient, Transient};
 pub use policy::{

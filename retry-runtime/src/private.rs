@@ -5,7 +5,7 @@ pub use core::time::Duration;
 
 // What the expansion names, and the bounds and guard types a `Retry`'s type carries that
 // no user writes.
-pub use crate::fleet::Budget;
+pub use crate::fleet::{Budget, DefaultBudget};
 pub use crate::policy::deadline::Started;
 pub use crate::policy::Clock;
 pub use crate::policy::Unset;

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use crate::fleet::{AdaptiveThrottle, CircuitBreaker, SharedBudget};
+use crate::fleet::{AdaptiveThrottle, CircuitBreaker, OwnBudget, SharedBudget};
 use crate::policy::{AcceptOk, Policy, RetryAll, Unset};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::run::hedge::Hedge;
@@ -133,7 +133,7 @@ pub struct Retry<
     C = RetryAll,
     N = Unset,
     G = Unset,
-    B = Unset,
+    B = OwnBudget,
     T = Unset,
     L = Unset,
     D = Unset,
@@ -156,14 +156,14 @@ impl Retry {
     /// let r = Retry::new(Policy::new().with_attempts(1));
     /// assert_eq!(r.call(|| Err::<(), _>(1)), Err(1));
     /// ```
-    pub const fn new(policy: Policy) -> Self {
+    pub fn new(policy: Policy) -> Self {
         Retry {
             policy,
             hooks: Hooks {
                 on: RetryAll,
                 notify: Unset,
                 give_up: Unset,
-                budget: Unset,
+                budget: OwnBudget::default(),
                 trace: Unset,
                 on_ok: AcceptOk,
                 guard: (Unset, Unset),
@@ -256,6 +256,32 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
             notify: h.notify,
             give_up: h.give_up,
             budget,
+            trace: h.trace,
+            on_ok: h.on_ok,
+            guard: h.guard,
+        })
+    }
+
+    /// No budget at all: every call makes its attempts whatever the others do, as before
+    /// budgets were on by default. (A `Retry` has its own [`DefaultBudget`](crate::DefaultBudget)
+    /// otherwise: 20% of its calls over 10 s plus 10 retries a second, shared with its clones.)
+    ///
+    /// ```
+    /// use retry_jitter::{Policy, Retry};
+    /// use std::time::Duration;
+    /// let r = Retry::new(Policy::new().with_base(Duration::ZERO)).budget_none();
+    /// let mut calls = 0;
+    /// for _ in 0..100 {
+    ///     let _ = r.call(|| { calls += 1; Err::<(), _>("down") });
+    /// }
+    /// assert_eq!(calls, 500); // 5 attempts each: nothing bounds them
+    /// ```
+    pub fn budget_none(self) -> Retry<C, N, G, Unset, T, L, D, O, Gd> {
+        self.map_hooks(|h| Hooks {
+            on: h.on,
+            notify: h.notify,
+            give_up: h.give_up,
+            budget: Unset,
             trace: h.trace,
             on_ok: h.on_ok,
             guard: h.guard,

@@ -195,7 +195,13 @@ fn hooks(cx: &Context) -> HookFields {
             let p_at = respan(p, budget.span());
             quote_spanned!(budget.span()=> #p_at::BudgetArg::budget(#budget))
         }
-        None => quote!(#p_ret::Unset),
+        None if args.budget_none.is_some() => quote!(#p_ret::Unset),
+        // The function's own budget: one `static` per annotated function, shared by every
+        // call of it (whatever its generic arguments).
+        None => quote! {{
+            static __RETRY_JITTER_BUDGET: #p_ret::DefaultBudget = #p_ret::DefaultBudget::new();
+            &__RETRY_JITTER_BUDGET
+        }},
     };
     HookFields {
         on,

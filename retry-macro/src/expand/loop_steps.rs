@@ -144,7 +144,8 @@ fn after_wait(cx: &Context, last: TokenStream) -> TokenStream {
             };
         };
     }
-    if args.budget.is_some()
+    // Every function has a budget but for `budget = none`: its own, or the one given.
+    if args.budget_none.is_none()
         || args.policy.is_some()
         || args.max_elapsed.is_some()
         || args.cancel.is_some()

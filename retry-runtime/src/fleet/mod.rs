@@ -3,6 +3,7 @@
 
 mod breaker;
 mod budget;
+mod default;
 mod ratio;
 mod refused;
 mod throttle;
@@ -10,6 +11,7 @@ mod window;
 
 pub use breaker::{Admission, BreakerState, CircuitBreaker};
 pub use budget::RetryBudget;
+pub use default::{DefaultBudget, OwnBudget};
 pub use ratio::RatioBudget;
 pub use refused::{CircuitOpen, Throttled};
 pub use throttle::AdaptiveThrottle;

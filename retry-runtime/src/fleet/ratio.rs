@@ -391,6 +391,25 @@ impl RatioBudget {
         u32::try_from(retries).unwrap_or(u32::MAX)
     }
 
+    /// Read the clock, as every method does, and return the number of the slot it is in.
+    #[inline]
+    pub(crate) fn slot_now(&self, clock: Clock) -> u64 {
+        self.refresh(clock)
+    }
+
+    /// `n` first attempts counted at once in slot `slot` (the clock's, just read): what
+    /// [`DefaultBudget`](crate::DefaultBudget) folds its counters into.
+    pub(crate) fn begin_many(&self, slot: u64, n: u32) {
+        if n == 0 {
+            return;
+        }
+        let counted = self.add(Ring::Calls, slot, n);
+        if counted > 0 {
+            self.balance
+                .fetch_add(i64::from(counted) * self.per_call, Ordering::AcqRel);
+        }
+    }
+
     /// Read the clock: empty the slots it has left behind, and return the slot it is in.
     #[inline]
     fn refresh(&self, clock: Clock) -> u64 {

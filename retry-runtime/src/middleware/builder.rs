@@ -52,7 +52,7 @@ use crate::{Policy, Retry};
 /// the guards).
 #[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
-pub struct RetryBuilder<F, C, O, R = Retry> {
+pub struct RetryBuilder<F, C, O, R = Settings> {
     /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
     pub(super) retry: R,
     pub(super) on: C,
@@ -664,7 +664,7 @@ impl<F, C, O> RetryBuilder<F, C, O> {
     /// A middleware's builder: `policy`, named `name`, its default classifiers and settings.
     pub(super) fn start(policy: Policy, name: &'static str, on: C, on_ok: O, only: F) -> Self {
         RetryBuilder {
-            retry: Retry::new(policy).with_name(name),
+            retry: Retry::new(policy).with_name(name).budget_none(),
             on,
             on_ok,
             writes: Writes::ByMethod,

@@ -166,7 +166,7 @@ impl StatsHook for Unchecked {
 #[diagnostic::on_unimplemented(
     message = "`budget` needs a `&` of a budget, not `{Self}`",
     label = "not a `&RetryBudget` (or a `&` of another `SharedBudget`)",
-    note = "write `budget = &BUDGET` for a `static BUDGET: RetryBudget = RetryBudget::new(10);`, or name a `&RetryBudget` argument"
+    note = "write `budget = &BUDGET` for a `static BUDGET: RetryBudget = RetryBudget::new(10);`, name a `&RetryBudget` argument, or write `budget = none` for no budget at all"
 )]
 pub trait BudgetArg<'a, S> {
     /// The budget.
