@@ -286,13 +286,17 @@ fn run_capacity_cut(args: &Args, full: bool) -> Result<(), Box<dyn Error>> {
 /// and 1,000 clients (p = 0.2); its table or CSV rows, and its charts.
 fn run_token_bucket(args: &Args) -> Result<(), Box<dyn Error>> {
     // The demo (every model) averages fewer runs, as it runs a smaller capacity-cut grid:
-    // `--model token-bucket` alone averages enough that two seeds agree (`token_bucket::RUNS`).
-    let default_runs = match args.model {
-        Model::All => token_bucket::RUNS_IN_DEMO,
-        _ => token_bucket::RUNS,
+    // `--model token-bucket` alone averages enough that two seeds agree (at least
+    // `token_bucket::RUNS`, more on a row until its standard errors reach `TARGET_SE`). A
+    // given `--runs` is every row's.
+    let (runs, target_se) = match (args.runs, args.model) {
+        (Some(runs), _) => (runs, None),
+        (None, Model::All) => (token_bucket::RUNS_IN_DEMO, None),
+        (None, _) => (token_bucket::RUNS, Some(token_bucket::TARGET_SE)),
     };
     let tb = TokenBucket {
-        runs: args.runs.unwrap_or(default_runs).max(1),
+        runs: runs.max(1),
+        target_se,
         seed: args.seed,
     };
     let jobs = token_bucket::jobs();
@@ -331,12 +335,21 @@ fn print_token_bucket(tb: &TokenBucket, main: &[TbResult], sweep: &[TbResult], e
         "Token bucket (Brooker, \"Fixing retries with token buckets and circuit breakers\", \
          2022): {} clients of {}/s calls (Poisson) for {:?}; each attempt fails with \
          probability p; retries at once, at most {} (adaptive-10pct: as its bucket allows); \
-         {} runs averaged.",
+         {}.",
         token_bucket::CLIENTS,
         token_bucket::RATE_PER_CLIENT,
         token_bucket::RUN,
         token_bucket::RETRIES,
-        tb.runs
+        match tb.target_se {
+            None => format!("{} runs averaged", tb.runs),
+            Some(se) => format!(
+                "{} runs averaged, more on a row (up to {}) until each figure's standard error \
+                 is at most {se}; most runs on a row: {}",
+                tb.runs,
+                token_bucket::MAX_RUNS,
+                main.iter().chain(sweep).map(|r| r.runs).max().unwrap_or(0)
+            ),
+        }
     );
     for (title, value) in [
         (
@@ -389,9 +402,9 @@ fn print_token_bucket(tb: &TokenBucket, main: &[TbResult], sweep: &[TbResult], e
         }
         println!();
     }
+    let simulations: u64 = main.iter().chain(sweep).map(|r| u64::from(r.runs)).sum();
     println!(
-        "({} simulations in {:.2} s)\n",
-        (main.len() + sweep.len()) as u64 * u64::from(tb.runs),
+        "({simulations} simulations in {:.2} s)\n",
         elapsed.as_secs_f64()
     );
 }

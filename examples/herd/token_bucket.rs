@@ -47,8 +47,6 @@
 //!   enough), more often as p grows, and then refuses every call, first tries included, for
 //!   5 s. His breaker counts failed attempts, and stops retries from p ≈ 0.1 on.
 
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::fmt;
 use std::time::Duration;
 
@@ -78,14 +76,26 @@ pub const SWEEP_P: f64 = 0.2;
 pub const RUN: Duration = Duration::from_secs(10);
 /// Retries per call of the strategies that cap them (his `NRetriesFactory(3)`, our guards).
 pub const RETRIES: u32 = 3;
-/// Runs averaged by default. Measured, every row of `--csv` at `--seed 1` against `--seed 2`:
-/// the largest difference, the throttle's rows aside, was 0.0185 at 10 runs, 0.0142 at 20,
-/// 0.0050 at 40 (`retry-budget` and `breaker` at p ≥ 0.4). The throttle's rows at p ≥ 0.3 (and
-/// at 10 clients in the client-count variant) still differ by up to 0.016 at 40 runs: a
-/// client's throttle there either keeps up or latches shut (its rejections count as requests
-/// without accepts, and the 60 s window forgets none within the run), so each run's mean
-/// swings with how many of its 100 clients latched; 0.005 would take about 400 runs.
+/// Runs averaged by default, at least: a row keeps adding runs until the standard error of
+/// each of its two figures is at most `TARGET_SE` (or it has `MAX_RUNS`). Measured over 200
+/// seeds, one run each, the noisiest rows' figures vary from run to run by up to 0.016
+/// (`retry-budget`, p = 0.4), 0.048 (`breaker`, p = 0.5) and 0.069 (`throttle`, p = 0.5): a
+/// client's breaker opens on a chance run of failed calls, a client's throttle latches shut
+/// or keeps up (its rejections count as requests without accepts, and the 60 s window forgets
+/// none within the run), so each run's mean swings with how many of its 100 clients did. At
+/// 40 runs each, two seeds' rows then differ by more than 0.005 (of 8 seeds, two by up to
+/// 0.023 on a throttle row, 0.016 on a breaker's, 0.008 on a `retry-budget`'s, 0.006 on a
+/// `three-retries`'); the same number of runs for every row would take about 4,600 (the
+/// throttle at p = 0.5), where most rows need 40 or fewer.
 pub const RUNS: u32 = 40;
+/// The standard error of each figure at which a row of the default stops adding runs: two
+/// seeds' figures then differ by a normal draw of deviation 0.0014, over 0.005 (3.5 of them)
+/// about once in 2,500 figures. At `--seed 1`, 20 rows go past `RUNS`, the most the
+/// throttle's at p = 0.5 (4,607 runs) and the breaker's (2,312): 20,332 runs in all, against
+/// 6,400 at 40 each.
+pub const TARGET_SE: f64 = 0.001;
+/// The most runs a row of the default averages.
+pub const MAX_RUNS: u32 = 10_000;
 /// Runs averaged when the whole demo runs (no `--model`): its tables within a few hundredths,
 /// the whole demo within seconds.
 pub const RUNS_IN_DEMO: u32 = 10;
@@ -313,12 +323,18 @@ pub struct TbResult {
     pub p: f64,
     pub success_per_call: f64,
     pub attempts_per_call: f64,
+    /// Runs averaged.
+    pub runs: u32,
 }
 
 /// The scenario's parameters.
 #[derive(Clone, Debug)]
 pub struct TokenBucket {
+    /// Runs averaged per row (at least, with `target_se`).
     pub runs: u32,
+    /// If set, a row adds runs past `runs` until the standard error of both its figures is at
+    /// most this, or it has `MAX_RUNS`.
+    pub target_se: Option<f64>,
     pub seed: u64,
 }
 
@@ -326,8 +342,36 @@ impl Default for TokenBucket {
     fn default() -> Self {
         TokenBucket {
             runs: RUNS,
+            target_se: Some(TARGET_SE),
             seed: 1,
         }
+    }
+}
+
+/// A running mean and its standard error (Welford).
+#[derive(Default)]
+struct Mean {
+    n: u32,
+    mean: f64,
+    /// The sum of squared deviations from the mean.
+    m2: f64,
+}
+
+impl Mean {
+    fn add(&mut self, x: f64) {
+        self.n += 1;
+        let d = x - self.mean;
+        self.mean += d / f64::from(self.n);
+        self.m2 += d * (x - self.mean);
+    }
+
+    /// The standard error of the mean (infinite below 2 values).
+    fn se(&self) -> f64 {
+        if self.n < 2 {
+            return f64::INFINITY;
+        }
+        let n = f64::from(self.n);
+        (self.m2 / (n - 1.0) / n).sqrt()
     }
 }
 
@@ -342,26 +386,43 @@ fn leg(rng: &mut SmallRng) -> u64 {
     exp_ns(rng, 100.0)
 }
 
+/// An attempt's two legs, there and back: the sum of two exponentials of mean 10 ms, drawn as
+/// one (−ln(u₁u₂) / rate, one logarithm instead of two).
+fn round_trip(rng: &mut SmallRng) -> u64 {
+    let (u1, u2): (f64, f64) = (rng.random(), rng.random());
+    (-((1.0 - u1) * (1.0 - u2)).ln() / 100.0 * 1e9) as u64
+}
+
 /// An arrival (not a call's answer) in the client's queue.
 const ARRIVAL: u32 = u32::MAX;
 
 impl TokenBucket {
-    /// `runs` runs of `clients` clients sharing `total_rate` calls/s, averaged.
+    /// `runs` runs of `clients` clients sharing `total_rate` calls/s, averaged (with
+    /// `target_se`, more runs until both figures' standard errors are at most it).
     pub fn run(&self, strategy: TbStrategy, clients: u32, total_rate: f64, p: f64) -> TbResult {
-        let runs = self.runs.max(1);
-        let (mut success, mut attempts) = (0.0, 0.0);
-        for run in 0..runs {
+        let least = self.runs.max(1);
+        let most = self.target_se.map_or(least, |_| MAX_RUNS.max(least));
+        let (mut success, mut attempts) = (Mean::default(), Mean::default());
+        for run in 0..most {
             let c = self.run_once(strategy, clients, total_rate, p, run);
             let calls = c.calls.max(1) as f64;
-            success += c.successes as f64 / calls;
-            attempts += c.attempts as f64 / calls;
+            success.add(c.successes as f64 / calls);
+            attempts.add(c.attempts as f64 / calls);
+            if run + 1 >= least
+                && self
+                    .target_se
+                    .is_none_or(|se| success.se() <= se && attempts.se() <= se)
+            {
+                break;
+            }
         }
         TbResult {
             strategy,
             clients,
             p,
-            success_per_call: success / f64::from(runs),
-            attempts_per_call: attempts / f64::from(runs),
+            success_per_call: success.mean,
+            attempts_per_call: attempts.mean,
+            runs: success.n,
         }
     }
 
@@ -390,44 +451,61 @@ impl TokenBucket {
         let rate = total_rate / f64::from(clients.max(1));
         let mut total = Counts::default();
         let mut calls = Vec::new();
-        let mut queue = BinaryHeap::new();
+        let mut answers = Vec::new();
         for _ in 0..clients {
-            total.add(client(strategy, rate, p, &mut rng, &mut calls, &mut queue));
+            total.add(client(
+                strategy,
+                rate,
+                p,
+                &mut rng,
+                &mut calls,
+                &mut answers,
+            ));
         }
         total
     }
 }
 
-/// One client's calls over the run, in time order: arrivals, and answers (`(t, call, ok)`).
+/// One client's calls over the run, in time order: its next arrival, and the answers of its
+/// attempts under way (`(t, call, ok)`, a handful at most: calls are 100 ms apart on average,
+/// attempts 20 ms long), the earliest first (an answer before an arrival at the same instant).
 fn client(
     strategy: TbStrategy,
     rate: f64,
     p: f64,
     rng: &mut SmallRng,
     calls: &mut Vec<Call>,
-    queue: &mut BinaryHeap<Reverse<(u64, u32, bool)>>,
+    answers: &mut Vec<(u64, u32, bool)>,
 ) -> Counts {
     let end = RUN.as_nanos() as u64;
     let mut guard = Guard::new(strategy);
     let mut counts = Counts::default();
     calls.clear();
-    queue.clear();
+    answers.clear();
     // His `sim_loop` starts each client after one network leg.
-    queue.push(Reverse((leg(rng), ARRIVAL, false)));
+    let mut arrival = Some(leg(rng));
     let send = |rng: &mut SmallRng, call: &mut Call, id: u32, t: u64| {
         call.made += 1;
         // His server: `random() > failure_rate` succeeds.
         let ok = rng.random::<f64>() >= p;
-        let answer = t + leg(rng) + leg(rng);
-        (answer, id, ok)
+        (t + round_trip(rng), id, ok)
     };
-    while let Some(Reverse((t, id, ok))) = queue.pop() {
+    loop {
+        let first = answers
+            .iter()
+            .enumerate()
+            .min_by_key(|&(_, a)| *a)
+            .map(|(i, a)| (i, a.0));
+        let (t, id, ok) = match (first, arrival) {
+            (Some((_, t)), Some(a)) if a < t => (a, ARRIVAL, false),
+            (Some((i, _)), _) => answers.swap_remove(i),
+            (None, Some(a)) => (a, ARRIVAL, false),
+            (None, None) => break,
+        };
         set_now(t);
         if id == ARRIVAL {
             let next = t + exp_ns(rng, rate);
-            if next <= end {
-                queue.push(Reverse((next, ARRIVAL, false)));
-            }
+            arrival = (next <= end).then_some(next);
             counts.calls += 1;
             let id = calls.len() as u32;
             calls.push(Call {
@@ -435,9 +513,8 @@ fn client(
                 taken: Taken::NONE,
             });
             if guard.start() {
-                let e = send(rng, &mut calls[id as usize], id, t);
+                answers.push(send(rng, &mut calls[id as usize], id, t));
                 counts.attempts += 1;
-                queue.push(Reverse(e));
             }
             continue;
         }
@@ -447,9 +524,8 @@ fn client(
             counts.successes += 1;
             guard.succeeded(call);
         } else if guard.retry(call) {
-            let e = send(rng, call, id, t);
+            answers.push(send(rng, call, id, t));
             counts.attempts += 1;
-            queue.push(Reverse(e));
         }
     }
     counts
@@ -480,7 +556,11 @@ mod tests {
 
     /// Pooled counts of `runs` runs.
     fn pooled(strategy: TbStrategy, p: f64, runs: u32, seed: u64) -> Counts {
-        let tb = TokenBucket { runs, seed };
+        let tb = TokenBucket {
+            runs,
+            target_se: None,
+            seed,
+        };
         let mut c = Counts::default();
         for run in 0..runs {
             c.add(tb.run_once(strategy, CLIENTS, MAIN_RATE, p, run));
@@ -570,6 +650,33 @@ mod tests {
         let a = pooled(TbStrategy::Throttle, 0.3, 1, 5);
         assert_eq!(a, pooled(TbStrategy::Throttle, 0.3, 1, 5));
         assert_ne!(a, pooled(TbStrategy::Throttle, 0.3, 1, 6));
+    }
+
+    #[test]
+    fn a_target_adds_runs_only_to_the_noisy_rows() {
+        let tb = TokenBucket {
+            runs: 5,
+            target_se: Some(0.01),
+            seed: 1,
+        };
+        // No failures: every run gives 1 and 1, so the least runs do.
+        let quiet = tb.run(TbStrategy::Throttle, CLIENTS, MAIN_RATE, 0.0);
+        assert_eq!(quiet.runs, 5);
+        // The throttle at p = 0.5 varies by about 0.07 from run to run: about 50 runs to a
+        // standard error of 0.01.
+        let noisy = tb.run(TbStrategy::Throttle, CLIENTS, MAIN_RATE, 0.5);
+        assert!((20..MAX_RUNS).contains(&noisy.runs), "{noisy:?}");
+        // Without a target, exactly the runs asked.
+        let plain = TokenBucket {
+            target_se: None,
+            ..tb
+        };
+        assert_eq!(
+            plain
+                .run(TbStrategy::Throttle, CLIENTS, MAIN_RATE, 0.5)
+                .runs,
+            5
+        );
     }
 
     #[test]
