@@ -21,6 +21,18 @@
 //! included; a rejected first try is a failed call of 0 attempts, a rejected retry ends its
 //! call).
 //!
+//! `defaults` is what a client gets from the crate without asking: `Policy::default()` (5
+//! attempts, full jitter, base 200 ms, cap 30 s, each retry sent after the timeout plus its
+//! wait, as `full-jitter`) and a `DefaultBudget` (20% of the calls over 10 s plus a floor of 10
+//! retries a second) per client, as each process calling the server through one `#[retry]`
+//! function has one, asked as `full-jitter+ratio`'s budget is. The model's calls come from one
+//! Poisson stream with no clients of its own, so the fleet is `CapacityCut::clients` processes
+//! (`DEFAULTS_CLIENTS`, 10: 90 calls a second each at load 0.9, 67.5 at 0.675; `--clients`
+//! changes it), each call made by one drawn at random on a stream of its own (the arrivals and
+//! the work are every strategy's). The floor is per budget, so the fleet's size matters: its
+//! retries are held to 20% of the calls plus `clients` × 10 a second, 1.31 calls per call at
+//! load 0.9 and 1.35 at 0.675 while every attempt fails.
+//!
 //! Figures, per run: `recovered` (the mean goodput, answers in time a second, over the last
 //! `TAIL` (60 s) within 10% of the offered rate `load × CAPACITY`); `recovery_s` (seconds from
 //! the trigger's end to the first whole second from which every 5-s mean of goodput, to the
@@ -36,7 +48,9 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_jitter::{AdaptiveThrottle, Backoff, Charge, RatioBudget, SharedBudget, Taken};
+use retry_jitter::{
+    AdaptiveThrottle, Backoff, Charge, DefaultBudget, Policy, RatioBudget, SharedBudget, Taken,
+};
 
 use crate::chart::{self, Series};
 use crate::sim::{seed_for, set_now, virtual_now, Queue};
@@ -54,6 +68,8 @@ pub const ATTEMPTS: u32 = 5;
 pub const LOADS: [f64; 2] = [0.9, 0.675];
 /// Runs per cell.
 pub const SEEDS: u32 = 10;
+/// The clients of the `defaults` row, each with a `DefaultBudget` of its own.
+pub const DEFAULTS_CLIENTS: u32 = 10;
 /// Share of the offered rate goodput must reach (recovered, and every 5-s mean of
 /// `recovery_s`).
 const RECOVERED: f64 = 0.9;
@@ -82,15 +98,18 @@ pub enum CutStrategy {
     FullJitter,
     FullJitterRatio,
     FullJitterThrottle,
+    /// The crate's defaults: `Policy::default()`, a `DefaultBudget` per client.
+    Defaults,
 }
 
 impl CutStrategy {
-    pub const ALL: [CutStrategy; 5] = [
+    pub const ALL: [CutStrategy; 6] = [
         CutStrategy::None,
         CutStrategy::Immediate4,
         CutStrategy::FullJitter,
         CutStrategy::FullJitterRatio,
         CutStrategy::FullJitterThrottle,
+        CutStrategy::Defaults,
     ];
 
     pub fn name(self) -> &'static str {
@@ -100,6 +119,7 @@ impl CutStrategy {
             CutStrategy::FullJitter => "full-jitter",
             CutStrategy::FullJitterRatio => "full-jitter+ratio",
             CutStrategy::FullJitterThrottle => "full-jitter+throttle",
+            CutStrategy::Defaults => "defaults",
         }
     }
 }
@@ -120,6 +140,8 @@ pub struct CapacityCut {
     /// The last stretch of the run over which `recovered` and `calls_per_call` are read.
     pub tail: Duration,
     pub seed: u64,
+    /// The clients of the `defaults` row, a `DefaultBudget` each.
+    pub clients: u32,
 }
 
 impl Default for CapacityCut {
@@ -129,6 +151,7 @@ impl Default for CapacityCut {
             trigger_at: Duration::from_secs(60),
             tail: Duration::from_secs(60),
             seed: 1,
+            clients: DEFAULTS_CLIENTS,
         }
     }
 }
@@ -172,12 +195,14 @@ impl CutCell {
     }
 }
 
-/// A call on its way: attempts sent so far, its previous wait, what its retries took.
+/// A call on its way: attempts sent so far, its previous wait, what its retries took, and
+/// its client (with per-client budgets; else 0).
 #[derive(Clone, Copy, Debug)]
 struct Call {
     made: u32,
     prev: u64,
     taken: Taken,
+    client: u32,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -210,6 +235,8 @@ struct Sim {
     backoff: Backoff,
     ratio: Option<Box<RatioBudget>>,
     throttle: Option<Box<AdaptiveThrottle>>,
+    /// `defaults`' budgets, one per client, and the draws of each call's client.
+    defaults: Option<(Vec<DefaultBudget>, SmallRng)>,
     calls: Vec<Call>,
     queue: Queue<Event>,
     /// The work's generator (the arrivals have their own, so that every strategy and trigger
@@ -230,10 +257,19 @@ struct Sim {
 
 impl Sim {
     fn attempts(&self) -> u32 {
-        if self.strategy == CutStrategy::None {
-            1
-        } else {
-            ATTEMPTS
+        match self.strategy {
+            CutStrategy::None => 1,
+            CutStrategy::Defaults => Policy::default().attempts(),
+            _ => ATTEMPTS,
+        }
+    }
+
+    /// The budget call `call`'s retries ask, if any.
+    fn budget(&self, call: &Call) -> Option<&dyn SharedBudget> {
+        match (&self.ratio, &self.defaults) {
+            (Some(b), _) => Some(&**b),
+            (None, Some((budgets, _))) => Some(&budgets[call.client as usize]),
+            (None, None) => None,
         }
     }
 
@@ -278,10 +314,15 @@ impl Sim {
             self.tail.0 += 1;
         }
         let id = self.calls.len() as u32;
+        let client = match &mut self.defaults {
+            Some((budgets, rng)) => rng.random_range(0..budgets.len() as u32),
+            None => 0,
+        };
         self.calls.push(Call {
             made: 0,
             prev: 0,
             taken: Taken::NONE,
+            client,
         });
         self.send(id, t);
     }
@@ -292,16 +333,16 @@ impl Sim {
             th.answered(virtual_now, ok);
         }
         let call = self.calls[id as usize];
-        if let Some(b) = &self.ratio {
+        if let Some(b) = self.budget(&call) {
             // The runtime counts a call when its first attempt ends.
             if call.made == 1 {
-                SharedBudget::begin(&**b, virtual_now);
+                b.begin(virtual_now);
             }
         }
         if ok {
             count(&mut self.result.goodput, t);
-            if let Some(b) = &self.ratio {
-                SharedBudget::succeeded(&**b, call.taken);
+            if let Some(b) = self.budget(&call) {
+                b.succeeded(call.taken);
             }
             return;
         }
@@ -319,14 +360,13 @@ impl Sim {
                 nanos(self.backoff.delay(call.made, Duration::from_nanos(prev)))
             }
         };
-        let call = &mut self.calls[id as usize];
-        call.prev = wait;
-        if let Some(b) = &self.ratio {
+        self.calls[id as usize].prev = wait;
+        if let Some(b) = self.budget(&call) {
             // As the runtime does: the wait is drawn, then the budget asked.
-            if SharedBudget::take_retry(&**b, Charge::Retry, virtual_now).is_none() {
+            if b.take_retry(Charge::Retry, virtual_now).is_none() {
                 return;
             }
-            call.taken.count(Charge::Retry);
+            self.calls[id as usize].taken.count(Charge::Retry);
         }
         if wait == 0 {
             self.send(id, t);
@@ -360,11 +400,23 @@ impl CapacityCut {
         let rate = load * CAPACITY;
         let mut sim = Sim {
             strategy,
-            backoff: Backoff::new(Duration::from_millis(200), Duration::from_secs(30)),
+            backoff: if strategy == CutStrategy::Defaults {
+                Policy::default().backoff()
+            } else {
+                Backoff::new(Duration::from_millis(200), Duration::from_secs(30))
+            },
             ratio: (strategy == CutStrategy::FullJitterRatio)
                 .then(|| Box::new(RatioBudget::new(0.1, 10, Duration::from_secs(10)))),
             throttle: (strategy == CutStrategy::FullJitterThrottle)
                 .then(|| Box::new(AdaptiveThrottle::new(2.0, Duration::from_secs(60)))),
+            defaults: (strategy == CutStrategy::Defaults).then(|| {
+                (
+                    (0..self.clients.max(1))
+                        .map(|_| DefaultBudget::new())
+                        .collect(),
+                    SmallRng::seed_from_u64(seed_for(&[seed, 5])),
+                )
+            }),
             calls: Vec::with_capacity((rate * self.horizon.as_secs_f64() * 1.01) as usize),
             queue: Queue::new(),
             work: SmallRng::seed_from_u64(seed),
@@ -515,15 +567,25 @@ pub fn boundary(cells: &[CutCell], strategy: CutStrategy, load: f64) -> Option<f
 
 /// The table: per load, a row per strategy, each trigger's cell `R`ecovered or `.` (not),
 /// with the count of runs that recovered beside it, and the boundary.
-pub fn print(cells: &[CutCell], triggers: &[f64], seeds: u32, full: bool, elapsed: Duration) {
+pub fn print(
+    cells: &[CutCell],
+    triggers: &[f64],
+    (seeds, clients): (u32, u32),
+    full: bool,
+    elapsed: Duration,
+) {
     println!(
         "Capacity cut (Huang et al., \"Metastable failures in the wild\", OSDI '22): one FIFO \
          server of {CAPACITY}/s (work Exp(1 ms)), its speed {CUT_SPEED} for starts in [60 s, 60 s \
          + trigger); Poisson calls at load x {CAPACITY}/s for 300 s; timeout {TIMEOUT:?}, the \
          server serving abandoned attempts in full; {ATTEMPTS} attempts (none: 1); full jitter \
-         base 200 ms, cap 30 s; ratio 10% + 10/s over 10 s; throttle k = 2. Recovered: goodput \
-         over the last 60 s within 10% of the offered rate; a cell is the majority of {seeds} \
-         seed(s) (recovered runs beside it)."
+         base 200 ms, cap 30 s; ratio 10% + 10/s over 10 s; throttle k = 2; defaults: \
+         Policy::default() (5 attempts, full jitter, 200 ms, 30 s) and a DefaultBudget (20% + \
+         10/s over 10 s) per client, {clients} clients (the calls have none of their own: each is \
+         made by one drawn at random), so {clients} budgets, their floors {floors}/s in all. \
+         Recovered: goodput over the last 60 s within 10% of the offered rate; a cell is the \
+         majority of {seeds} seed(s) (recovered runs beside it).",
+        floors = clients * DefaultBudget::MIN_PER_SEC
     );
     for &load in &LOADS {
         println!();
@@ -627,6 +689,7 @@ mod tests {
             trigger_at: Duration::from_secs(10),
             tail: Duration::from_secs(20),
             seed: 3,
+            ..CapacityCut::default()
         }
     }
 

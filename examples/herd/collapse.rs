@@ -38,6 +38,16 @@
 //!   than what is left of the run after the spike, still holds the collapse's failures at the
 //!   end: it lets through about twice the accepts, so it keeps refusing first tries (its
 //!   goodput at 80 s is about half the offered 40/s, with no timeouts).
+//! - `defaults`: what a client gets from the crate without asking: `Policy::default()` (5
+//!   tries, not his 3; the same backoff as `full-jitter`) and a `DefaultBudget` (20% of the
+//!   calls over 10 s plus a floor of 10 retries a second) per client, as each process calling
+//!   the server through one `#[retry]` function has one, asked as `full-jitter+ratio`'s budget
+//!   is. His calls come from one load generator with no clients of its own, so the fleet is
+//!   `Collapse::clients` processes (`DEFAULTS_CLIENTS`, 1: 40 calls a second is one process's
+//!   load; `--clients` changes it), each call made by one drawn at random on a stream of its
+//!   own. The floor is per budget, so the fleet's size matters: at 40 calls a second one
+//!   budget's floor alone is a quarter of the calls, and ten clients' floors (100 retries a
+//!   second) would hold nothing back.
 //!
 //! A run has collapsed when no call succeeded in its last 10 s. Checked against his `sim.py`
 //! (its spike run, 20 runs of seed 1): 16 of 20 collapse with his `Client`, none with his
@@ -50,7 +60,9 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_jitter::{AdaptiveThrottle, Backoff, Charge, Policy, RatioBudget, SharedBudget, Taken};
+use retry_jitter::{
+    AdaptiveThrottle, Backoff, Charge, DefaultBudget, Policy, RatioBudget, SharedBudget, Taken,
+};
 
 use crate::chart::Series;
 use crate::sim::{seed_for, set_now, virtual_now, Queue};
@@ -78,6 +90,8 @@ pub const RUNS: u32 = 10;
 pub const SHARE_RUNS: u32 = 100;
 /// A run has collapsed when no call succeeded in its last `COLLAPSED_SECS` seconds.
 pub const COLLAPSED_SECS: usize = 10;
+/// The clients of the `defaults` row, each with a `DefaultBudget` of its own.
+pub const DEFAULTS_CLIENTS: u32 = 1;
 
 /// A strategy of the collapse model: his two, then the crate's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,15 +101,18 @@ pub enum CollapseStrategy {
     FullJitter,
     FullJitterRatio,
     FullJitterThrottle,
+    /// The crate's defaults: `Policy::default()`, a `DefaultBudget` per client.
+    Defaults,
 }
 
 impl CollapseStrategy {
-    pub const ALL: [CollapseStrategy; 5] = [
+    pub const ALL: [CollapseStrategy; 6] = [
         CollapseStrategy::Immediate,
         CollapseStrategy::Backoff20,
         CollapseStrategy::FullJitter,
         CollapseStrategy::FullJitterRatio,
         CollapseStrategy::FullJitterThrottle,
+        CollapseStrategy::Defaults,
     ];
 
     pub fn name(self) -> &'static str {
@@ -105,6 +122,7 @@ impl CollapseStrategy {
             CollapseStrategy::FullJitter => "full-jitter",
             CollapseStrategy::FullJitterRatio => "full-jitter+ratio",
             CollapseStrategy::FullJitterThrottle => "full-jitter+throttle",
+            CollapseStrategy::Defaults => "defaults",
         }
     }
 }
@@ -170,6 +188,8 @@ pub struct Collapse {
     pub seed: u64,
     /// Calls per second in the spike (`BASE_RATE`: no spike).
     pub spike_rate: f64,
+    /// The clients of the `defaults` row, a `DefaultBudget` each.
+    pub clients: u32,
 }
 
 impl Default for Collapse {
@@ -179,6 +199,7 @@ impl Default for Collapse {
             share_runs: SHARE_RUNS,
             seed: 1,
             spike_rate: SPIKE_RATE,
+            clients: DEFAULTS_CLIENTS,
         }
     }
 }
@@ -192,6 +213,8 @@ struct Call {
     taken: Taken,
     /// His backoff: 10 s, doubled before each wait.
     backoff_s: f64,
+    /// Its client (`defaults`; else 0).
+    client: u32,
 }
 
 #[derive(Clone, Copy)]
@@ -277,6 +300,29 @@ impl Collapse {
             strategy == CollapseStrategy::FullJitterRatio,
             strategy == CollapseStrategy::FullJitterThrottle,
         );
+        // `defaults`: a budget per client, each call's client drawn on a stream of its own.
+        let defaults: Vec<DefaultBudget> = if strategy == CollapseStrategy::Defaults {
+            (0..self.clients.max(1))
+                .map(|_| DefaultBudget::new())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let mut clients = SmallRng::seed_from_u64(seed_for(&[seed, 5]));
+        let budget = |call: &Call| -> Option<&dyn SharedBudget> {
+            if uses_ratio {
+                Some(&ratio)
+            } else {
+                defaults
+                    .get(call.client as usize)
+                    .map(|b| b as &dyn SharedBudget)
+            }
+        };
+        let tries = if strategy == CollapseStrategy::Defaults {
+            Policy::default().attempts()
+        } else {
+            TRIES
+        };
         let mut seconds = vec![Second::default(); RUN_SECS];
         let mut calls: Vec<Call> = Vec::new();
         let mut queue = Queue::new();
@@ -317,12 +363,18 @@ impl Collapse {
                     queue.push(t + exp_ns(&mut rng, 1.0 / rate), Event::Arrival);
                     sec.arrivals += 1;
                     let c = calls.len() as u32;
+                    let client = if defaults.is_empty() {
+                        0
+                    } else {
+                        clients.random_range(0..defaults.len() as u32)
+                    };
                     calls.push(Call {
                         made: 0,
                         current: 0,
                         prev_wait: backoff.base(),
                         taken: Taken::NONE,
                         backoff_s: 10.0,
+                        client,
                     });
                     if !send(c, t, &mut calls, sec, &mut queue, &mut rng) {
                         sec.refused += 1;
@@ -352,11 +404,11 @@ impl Collapse {
                     if uses_throttle {
                         throttle.answered(virtual_now, true);
                     }
-                    if uses_ratio {
+                    if let Some(b) = budget(call) {
                         if k == 1 {
-                            SharedBudget::begin(&ratio, virtual_now);
+                            b.begin(virtual_now);
                         }
-                        SharedBudget::succeeded(&ratio, call.taken);
+                        b.succeeded(call.taken);
                     }
                 }
                 Event::Timeout(c, k) => {
@@ -369,10 +421,12 @@ impl Collapse {
                     if uses_throttle {
                         throttle.answered(virtual_now, false);
                     }
-                    if uses_ratio && k == 1 {
-                        SharedBudget::begin(&ratio, virtual_now);
+                    if let Some(b) = budget(call) {
+                        if k == 1 {
+                            b.begin(virtual_now);
+                        }
                     }
-                    if call.made >= TRIES {
+                    if call.made >= tries {
                         continue;
                     }
                     let wait = match strategy {
@@ -388,8 +442,8 @@ impl Collapse {
                             nanos(wait)
                         }
                     };
-                    if uses_ratio {
-                        if SharedBudget::take_retry(&ratio, Charge::Retry, virtual_now).is_none() {
+                    if let Some(b) = budget(call) {
+                        if b.take_retry(Charge::Retry, virtual_now).is_none() {
                             continue; // refused: the call ends
                         }
                         call.taken.count(Charge::Retry);
@@ -420,9 +474,15 @@ pub fn print(m: &Collapse, results: &[CollapseResult], elapsed: Duration) {
         "Collapse (Brooker, simulator_example/simple_collapse_sim): Poisson calls at \
          {BASE_RATE}/s, {}/s from {SPIKE_START:?} for {SPIKE_LEN:?}, for {RUN_SECS} s; network \
          Exp({NET_MEAN:?}) each way; the server serves every attempt in {BASE_SERVICE:?} + \
-         {SLOPE:?} × its concurrency; timeout {TIMEOUT:?}, {TRIES} tries. Per second: \
+         {SLOPE:?} × its concurrency; timeout {TIMEOUT:?}, {TRIES} tries; defaults: \
+         Policy::default() (5 tries, full jitter, 200 ms, 30 s) and a DefaultBudget (20% + 10/s \
+         over 10 s) per client, {} client(s) (his calls have none of their own: each is made by \
+         one drawn at random), so {} budget(s), their floors {}/s in all. Per second: \
          successes / retries / timeouts, the mean of {runs} runs.",
-        m.spike_rate
+        m.spike_rate,
+        m.clients,
+        m.clients,
+        m.clients * DefaultBudget::MIN_PER_SEC
     );
     println!();
     print!("{:<6}", "t (s)");
@@ -528,8 +588,13 @@ mod tests {
                 // Every call ends at most once: successes never exceed the calls.
                 let total = |f: fn(&Second) -> u32| r.seconds.iter().map(f).sum::<u32>();
                 assert!(total(|s| s.successes) <= total(|s| s.arrivals), "{s}");
-                // At most 2 retries a call.
-                assert!(total(|s| s.retries) <= 2 * total(|s| s.arrivals), "{s}");
+                // At most 2 retries a call (`defaults`: 4, its 5 tries).
+                let most = if s == CollapseStrategy::Defaults {
+                    4
+                } else {
+                    2
+                };
+                assert!(total(|s| s.retries) <= most * total(|s| s.arrivals), "{s}");
             }
         }
     }
@@ -572,6 +637,9 @@ mod tests {
                 ok > 300,
                 "ratio, run {run}: {ok} successes in the last 10 s"
             );
+            // The crate's defaults, one client's `DefaultBudget`, save it too.
+            let d = m.run_once(CollapseStrategy::Defaults, run);
+            assert!(!d.collapsed(), "defaults, run {run}");
         }
     }
 

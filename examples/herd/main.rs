@@ -12,11 +12,14 @@
 //!   the wait with `Backoff::delay` and asks the shared `RetryBudget`.
 //! - `open` and `chain`: the model's own loop too (`open::Sim::decide`, for every tier of a
 //!   chain): its count of attempts, `Backoff::delay`, and the crate's `RetryBudget`,
-//!   `RatioBudget`, `AdaptiveThrottle` and `CircuitBreaker` asked as the runtime asks them;
+//!   `RatioBudget`, `DefaultBudget` (the `defaults` row: the budget every `#[retry]` function
+//!   and `Retry` has unless told otherwise, one per client), `AdaptiveThrottle` and
+//!   `CircuitBreaker` asked as the runtime asks them;
 //!   the "don't retry" a chain's tier answers upstream is the model's flag (`Plan::pushback`),
 //!   not `ChainLayer`'s headers.
-//! - `tail`: the crate's whole hedging loop, `Retry::hedge(…).call_async_with`, on a virtual
-//!   clock (`exec`); its service never fails, so its extra calls are hedges, never retries.
+//! - `tail`: the crate's whole hedging loop, `Retry::hedge(…).call_async_with` (with
+//!   `budget_none()`: what hedging alone costs), on a virtual clock (`exec`); its service never
+//!   fails, so its extra calls are hedges, never retries.
 //!
 //! `sim` is the event queue the models share, and decides nothing.
 
@@ -59,12 +62,16 @@ struct Args {
     #[arg(long, value_enum, default_value_t = Model::All)]
     model: Model,
     /// Clients: for outage, how many fail together (default 10000); for occ, one client count
-    /// instead of the sweep 10, 30, …, 190; for tail, the client calls made (default 100000).
+    /// instead of the sweep 10, 30, …, 190; for tail, the client calls made (default 100000);
+    /// for the `defaults` rows of open, collapse and capacity-cut, the clients the calls are
+    /// split among, each with a `DefaultBudget` of its own (default 10, 1 and 10).
     #[arg(long)]
     clients: Option<u32>,
     /// Runs averaged: OCC's per strategy and client count (default 100); token-bucket's per
-    /// row (default 40, 10 in the whole demo); collapse's per second (default 10; its collapse
-    /// share counts at least 100).
+    /// row (default at least 40, and on the noisier rows more, up to 10,000, until each
+    /// figure's standard error is at most 0.001, so that two seeds agree to 0.005; 10 in the
+    /// whole demo; a given count is each row's); collapse's per second (default 10; its
+    /// collapse share counts at least 100).
     #[arg(long)]
     runs: Option<u32>,
     /// Seed of every random draw: the same seed gives the same tables.
@@ -253,6 +260,10 @@ fn main() -> Result<(), Box<dyn Error>> {
 fn run_capacity_cut(args: &Args, full: bool) -> Result<(), Box<dyn Error>> {
     let model = capacity_cut::CapacityCut {
         seed: args.seed,
+        clients: args
+            .clients
+            .unwrap_or(capacity_cut::DEFAULTS_CLIENTS)
+            .max(1),
         ..Default::default()
     };
     let (triggers, seeds) = if full {
@@ -276,7 +287,7 @@ fn run_capacity_cut(args: &Args, full: bool) -> Result<(), Box<dyn Error>> {
     if args.csv {
         capacity_cut::print_csv(&cells);
     } else {
-        capacity_cut::print(&cells, &triggers, seeds, full, elapsed);
+        capacity_cut::print(&cells, &triggers, (seeds, model.clients), full, elapsed);
     }
     eprintln!("chart: {}", chart.display());
     Ok(())
@@ -460,6 +471,7 @@ fn run_collapse(args: &Args) -> Result<(), Box<dyn Error>> {
     let model = collapse::Collapse {
         runs: args.runs.unwrap_or(collapse::RUNS).max(1),
         seed: args.seed,
+        clients: args.clients.unwrap_or(collapse::DEFAULTS_CLIENTS).max(1),
         ..Default::default()
     };
     let jobs = model.jobs();
@@ -502,6 +514,7 @@ fn open_scenario(args: &Args) -> Result<Open, Box<dyn Error>> {
         attempts: args.attempts.unwrap_or(4).max(1),
         ratio: args.ratio,
         seed: args.seed,
+        clients: args.clients.unwrap_or(open::DEFAULTS_CLIENTS).max(1),
         ..Open::default()
     })
 }
@@ -720,6 +733,19 @@ fn print_open(
             r.refused_healthy
         );
     }
+    println!(
+        "defaults: the crate's defaults, Policy::default() (5 attempts, full jitter, base 200 ms, \
+         cap 30 s) and a DefaultBudget (20% of the calls over 10 s + 10 retries/s) per client: {} \
+         clients ({:.0} calls/s each; the model's calls have no clients of their own, each is \
+         made by one drawn at random), so {} budgets, whose floors are per budget: a service down \
+         longer than their window receives at most 1 + 0.2 + {} x 10 / {} = {:.2} calls per call",
+        o.clients,
+        o.rate / f64::from(o.clients.max(1)),
+        o.clients,
+        o.clients,
+        o.rate,
+        o.defaults_bound()
+    );
     let jitters: Vec<String> = per_jitter
         .iter()
         .map(|(j, c)| format!("{j:?} {c:.2}"))

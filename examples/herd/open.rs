@@ -16,6 +16,16 @@
 //! runtime does; the budgets (a shared `RetryBudget`, the AWS SDKs' bucket, or `RatioBudget`,
 //! Finagle's ratio), the `AdaptiveThrottle` and the `CircuitBreaker` are the crate's own, called
 //! on a virtual clock. No `RetryState` runs here.
+//!
+//! `defaults` is what a client gets from the crate without asking: `Policy::default()` (5
+//! attempts, full jitter, base 200 ms, cap 30 s) and a `DefaultBudget` (20% of the calls over
+//! 10 s plus a floor of 10 retries a second) per client, as each process calling the service
+//! through one `#[retry]` function (or one `Retry` and its clones) has one. The model's calls
+//! come from one Poisson stream with no clients of its own, so the fleet is `Open::clients`
+//! processes (`DEFAULTS_CLIENTS`, 10: 100 calls a second each at the default rate; `--clients`
+//! changes it), each call made by one of them drawn at random. The floor is per budget, so the
+//! fleet's size matters: while the service is down its calls make at most 1 + 0.2 +
+//! `clients` × 10 / `rate` calls per call (1.3 here), where 5 attempts each would make 5.
 
 use std::fmt;
 use std::time::Duration;
@@ -23,7 +33,8 @@ use std::time::Duration;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use retry_jitter::{
-    AdaptiveThrottle, Admission, Backoff, CircuitBreaker, Jitter, RatioBudget, RetryBudget,
+    AdaptiveThrottle, Admission, Backoff, Charge, CircuitBreaker, DefaultBudget, Jitter, Policy,
+    RatioBudget, RetryBudget, SharedBudget,
 };
 
 use crate::sim::{seed_for, set_now, virtual_now, Queue};
@@ -35,6 +46,9 @@ pub const OUTAGE_START: Duration = Duration::from_secs(10);
 pub const AFTER: Duration = Duration::from_secs(30);
 /// The share of arrivals goodput must keep to count as recovered.
 const RECOVERED: f64 = 0.95;
+/// The clients of the `defaults` row, each with a `DefaultBudget` of its own: 100 calls a
+/// second each at the default 1,000.
+pub const DEFAULTS_CLIENTS: u32 = 10;
 
 /// A retry strategy of the open model.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -51,17 +65,21 @@ pub enum OpenStrategy {
     FullJitterThrottle,
     /// Full jitter and one shared `CircuitBreaker` (opens at 50% of 20 calls over 10 s, for 5 s).
     FullJitterBreaker,
+    /// The crate's defaults: `Policy::default()` and a `DefaultBudget` per client
+    /// (`Open::clients` of them, each call made by one drawn at random).
+    Defaults,
 }
 
 impl OpenStrategy {
     /// Every strategy, in table order.
-    pub const ALL: [OpenStrategy; 6] = [
+    pub const ALL: [OpenStrategy; 7] = [
         OpenStrategy::NoRetry,
         OpenStrategy::FullJitter,
         OpenStrategy::FullJitterBudget,
         OpenStrategy::FullJitterRatio,
         OpenStrategy::FullJitterThrottle,
         OpenStrategy::FullJitterBreaker,
+        OpenStrategy::Defaults,
     ];
 
     /// The name used in tables, CSV and chart legends.
@@ -73,6 +91,7 @@ impl OpenStrategy {
             OpenStrategy::FullJitterRatio => "full-jitter+ratio",
             OpenStrategy::FullJitterThrottle => "full-jitter+throttle",
             OpenStrategy::FullJitterBreaker => "full-jitter+breaker",
+            OpenStrategy::Defaults => "defaults",
         }
     }
 }
@@ -106,6 +125,8 @@ pub struct Open {
     /// Whether the run goes on after the outage (to see it recover): not for `accounting`.
     pub recover: bool,
     pub seed: u64,
+    /// The clients of the `defaults` row, a `DefaultBudget` each.
+    pub clients: u32,
 }
 
 impl Default for Open {
@@ -122,6 +143,7 @@ impl Default for Open {
             cap: Duration::from_secs(30),
             recover: true,
             seed: 1,
+            clients: DEFAULTS_CLIENTS,
         }
     }
 }
@@ -157,31 +179,38 @@ pub struct OpenResult<S = OpenStrategy> {
     pub succeeded: Vec<u32>,
 }
 
-/// A budget shared by the calls one tier makes.
+/// A budget shared by the calls one tier makes (`Defaults`: one per client of the tier).
 enum Shared {
     None,
     Bucket(RetryBudget),
     Ratio(Box<RatioBudget>),
+    Defaults(Vec<DefaultBudget>),
 }
 
 impl Shared {
-    fn begin(&self) {
-        if let Shared::Ratio(b) = self {
-            b.begin(virtual_now);
+    /// A call of `client` begins.
+    fn begin(&self, client: u32) {
+        match self {
+            Shared::Ratio(b) => b.begin(virtual_now),
+            Shared::Defaults(b) => SharedBudget::begin(&b[client as usize], virtual_now),
+            _ => {}
         }
     }
 
-    fn try_retry(&self) -> bool {
+    fn try_retry(&self, client: u32) -> bool {
         match self {
             Shared::None => true,
             Shared::Bucket(b) => b.try_retry(),
             Shared::Ratio(b) => b.try_retry(virtual_now),
+            Shared::Defaults(b) => {
+                SharedBudget::take_retry(&b[client as usize], Charge::Retry, virtual_now).is_some()
+            }
         }
     }
 
     fn succeeded_after(&self, retries: u32) {
         match self {
-            Shared::None => {}
+            Shared::None | Shared::Defaults(_) => {}
             Shared::Bucket(b) => b.succeeded_after(retries),
             Shared::Ratio(b) => b.succeeded_after(retries),
         }
@@ -196,6 +225,8 @@ pub enum Budget {
     Bucket,
     /// A `RatioBudget` of the scenario's `ratio`, 10 a second, over 10 s.
     Ratio,
+    /// A `DefaultBudget` per client (`Open::clients`), each call's client drawn at random.
+    Defaults,
 }
 
 /// How the calls of a run retry: `depth` tiers in a chain, each retrying the one below with
@@ -229,6 +260,8 @@ struct Frame {
     prev: u64,
     arrived: u64,
     bottom: u32,
+    /// The client whose call it is (0 but with per-client budgets).
+    client: u32,
 }
 
 /// A call of the last tier, the one that calls the service: the frame it answers (at depth
@@ -289,6 +322,8 @@ struct Sim<'a, S> {
     down: (u64, u64),
     timeout: u64,
     service: u64,
+    /// Draws each call's client, with per-client budgets.
+    clients: Option<(SmallRng, u32)>,
 }
 
 /// Count one in `per_second`'s second of `t`, growing it to reach it.
@@ -327,9 +362,9 @@ impl<S> Sim<'_, S> {
         ok
     }
 
-    /// A call of `tier` begins: its tier's budget counts it.
-    fn begin(&mut self, tier: u32) -> u64 {
-        self.budgets[tier as usize].begin();
+    /// A call of `tier` by `client` begins: its tier's budget counts it.
+    fn begin(&mut self, tier: u32, client: u32) -> u64 {
+        self.budgets[tier as usize].begin(client);
         nanos(self.open.base)
     }
 
@@ -337,9 +372,10 @@ impl<S> Sim<'_, S> {
     /// its first attempt at once, down to the last tier's, which reaches the service.
     fn descend(&mut self, mut f: u32, t: u64) {
         let last = self.plan.depth - 1;
+        let client = self.frames[f as usize].client;
         loop {
             let tier = self.frames[f as usize].tier + 1;
-            let prev = self.begin(tier);
+            let prev = self.begin(tier, client);
             if tier == last {
                 return self.send(
                     Leg {
@@ -357,6 +393,7 @@ impl<S> Sim<'_, S> {
                 prev,
                 arrived: 0,
                 bottom: 0,
+                client,
             });
         }
     }
@@ -378,11 +415,11 @@ impl<S> Sim<'_, S> {
         }
     }
 
-    /// An attempt of a call of `tier`, its `made`th after a wait of `prev`, ended with
-    /// `outcome`: the wait before its retry, or how the call ends.
+    /// An attempt of a call of `tier` by `client`, its `made`th after a wait of `prev`, ended
+    /// with `outcome`: the wait before its retry, or how the call ends.
     fn decide(
         &mut self,
-        tier: u32,
+        (tier, client): (u32, u32),
         made: u32,
         prev: u64,
         outcome: Outcome,
@@ -404,7 +441,7 @@ impl<S> Sim<'_, S> {
                 }
                 // As the runtime does: the wait is drawn, then the budget asked.
                 let wait = nanos(self.backoff.delay(made, Duration::from_nanos(prev)));
-                if budget.try_retry() {
+                if budget.try_retry(client) {
                     Ok(wait)
                 } else {
                     Err(Outcome::Failed(self.plan.pushback))
@@ -417,7 +454,8 @@ impl<S> Sim<'_, S> {
     /// answers the frame above.
     fn leg_answered(&mut self, leg: Leg, outcome: Outcome, t: u64) {
         let tier = self.plan.depth - 1;
-        match self.decide(tier, leg.made, leg.prev, outcome) {
+        let client = self.frames[leg.frame as usize].client;
+        match self.decide((tier, client), leg.made, leg.prev, outcome) {
             Ok(wait) => {
                 let retry = Leg {
                     made: leg.made + 1,
@@ -447,9 +485,10 @@ impl<S> Sim<'_, S> {
                 made,
                 prev,
                 bottom,
+                client,
                 ..
             } = self.frames[f as usize];
-            match self.decide(tier, made, prev, outcome) {
+            match self.decide((tier, client), made, prev, outcome) {
                 Ok(wait) => {
                     let frame = &mut self.frames[f as usize];
                     frame.made += 1;
@@ -501,6 +540,10 @@ impl<S> Sim<'_, S> {
     fn call(&mut self, t: u64) {
         self.result.calls += 1;
         count(&mut self.result.arrivals, t);
+        let client = match &mut self.clients {
+            Some((rng, n)) => rng.random_range(0..*n),
+            None => 0,
+        };
         let f = self.frame(Frame {
             tier: 0,
             parent: u32::MAX,
@@ -508,6 +551,7 @@ impl<S> Sim<'_, S> {
             prev: nanos(self.open.base),
             arrived: t,
             bottom: 0,
+            client,
         });
         if let Some(b) = &self.breaker {
             if b.admit(virtual_now) == Admission::Refuse {
@@ -519,7 +563,7 @@ impl<S> Sim<'_, S> {
         if !self.admitted(t) {
             return self.ended(f, false, t);
         }
-        let prev = self.begin(0);
+        let prev = self.begin(0, client);
         if self.plan.depth == 1 {
             self.send(
                 Leg {
@@ -590,23 +634,46 @@ impl Open {
 
     /// Run the scenario under one strategy.
     pub fn run(&self, strategy: OpenStrategy) -> OpenResult {
+        let defaults = Policy::default();
         let plan = Plan {
             seed: self.seed_of(&[4, strategy as u64]),
             depth: 1,
             attempts: match strategy {
                 OpenStrategy::NoRetry => 1,
+                OpenStrategy::Defaults => defaults.attempts(),
                 _ => self.attempts.max(1),
             },
             budget: match strategy {
                 OpenStrategy::FullJitterBudget => Budget::Bucket,
                 OpenStrategy::FullJitterRatio => Budget::Ratio,
+                OpenStrategy::Defaults => Budget::Defaults,
                 _ => Budget::None,
             },
             throttle: strategy == OpenStrategy::FullJitterThrottle,
             breaker: strategy == OpenStrategy::FullJitterBreaker,
             pushback: false,
         };
+        if strategy == OpenStrategy::Defaults {
+            // The default policy's backoff, whatever the scenario's.
+            let backoff = defaults.backoff();
+            let o = Open {
+                base: backoff.base(),
+                cap: backoff.cap(),
+                jitter: backoff.jitter(),
+                ..self.clone()
+            };
+            return o.simulate(strategy, plan);
+        }
         self.simulate(strategy, plan)
+    }
+
+    /// The most calls per call the `defaults` row makes while the service is down, its
+    /// budgets' own formula: 1 + the ratio + the clients' floors' share of the calls (and
+    /// at most the default attempts).
+    pub fn defaults_bound(&self) -> f64 {
+        let floors = f64::from(self.clients.max(1)) * f64::from(DefaultBudget::MIN_PER_SEC);
+        (1.0 + DefaultBudget::RATIO + floors / self.rate.max(1e-9))
+            .min(f64::from(Policy::default().attempts()))
     }
 
     /// Run the scenario with the calls retrying as `plan` says, under the name `strategy`.
@@ -627,6 +694,11 @@ impl Open {
                     10,
                     Duration::from_secs(10),
                 ))),
+                Budget::Defaults => Shared::Defaults(
+                    (0..self.clients.max(1))
+                        .map(|_| DefaultBudget::new())
+                        .collect(),
+                ),
             })
             .collect();
         let end = nanos(self.end());
@@ -671,6 +743,13 @@ impl Open {
             down: (nanos(OUTAGE_START), nanos(OUTAGE_START + self.outage)),
             timeout: nanos(self.timeout),
             service: (1e9 / f64::from(self.capacity.max(1))) as u64,
+            // A stream of its own, so that the arrivals are those of every other strategy.
+            clients: (plan.budget == Budget::Defaults).then(|| {
+                (
+                    SmallRng::seed_from_u64(seed_for(&[plan.seed, 5])),
+                    self.clients.max(1),
+                )
+            }),
         };
         let gap = |rng: &mut SmallRng| -> u64 {
             let u: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
@@ -795,7 +874,11 @@ mod tests {
         let o = short();
         for s in OpenStrategy::ALL {
             let r = o.run(s);
-            let most = if s == OpenStrategy::NoRetry { 1 } else { 4 };
+            let most = match s {
+                OpenStrategy::NoRetry => 1,
+                OpenStrategy::Defaults => u64::from(Policy::default().attempts()),
+                _ => 4,
+            };
             assert!(r.attempts <= most * r.calls, "{s}");
             // Every call makes its first attempt, but one the throttle or the breaker refused.
             assert!(r.attempts + r.refused >= r.calls, "{s}");
@@ -895,5 +978,44 @@ mod tests {
         assert_eq!(r[1].recovery, None, "full-jitter");
         assert!(r[2].recovery.is_some(), "full-jitter+budget");
         assert!(r[3].recovery.is_some(), "full-jitter+ratio");
+    }
+
+    #[test]
+    fn with_the_defaults_a_service_down_receives_the_default_budgets_share_not_five_attempts() {
+        // The accounting's scenario: down for the whole 40 s, 1,000 calls a second, only the
+        // calls that end inside the outage counted (each failed every attempt it made).
+        let down = Open {
+            outage: Duration::from_secs(40),
+            recover: false,
+            ..Open::default()
+        };
+        assert_eq!(down.clients, 10);
+        // 1 + 20% + 10 clients × 10 retries a second / 1,000 calls a second.
+        let bound = down.defaults_bound();
+        assert!((bound - 1.3).abs() < 1e-9, "{bound}");
+        let r = down.run(OpenStrategy::Defaults);
+        let cpc = r.calls_per_call.expect("calls ended within the outage");
+        // The budgets' formula, to within their windows' edges and the Poisson arrivals;
+        // without a budget every call would make its 5 attempts.
+        assert!(
+            (cpc - bound).abs() <= bound * 0.02,
+            "defaults: {cpc}, bound {bound}"
+        );
+        let none = Open {
+            attempts: Policy::default().attempts(),
+            ..down.clone()
+        }
+        .run(OpenStrategy::FullJitter);
+        assert_eq!(none.calls_per_call, Some(5.0));
+        // One client: its floor is 1% of the calls.
+        let one = Open {
+            clients: 1,
+            ..down.clone()
+        };
+        let cpc = one
+            .run(OpenStrategy::Defaults)
+            .calls_per_call
+            .unwrap_or(0.0);
+        assert!((cpc - 1.21).abs() <= 1.21 * 0.02, "one client: {cpc}");
     }
 }

@@ -9,10 +9,12 @@
 //! on the edge between the two modes, 30 ms or 500 ms depending on the seed, and "hedge at the
 //! p99" would mean nothing; with 0.5% it is a latency of the fast mode.)
 //!
-//! Each client call is `retry_jitter::Retry::new(policy).hedge(…).call_async_with(exec::sleep,
-//! exec::now, op)`: the crate's own hedging loop, on the virtual clock of `exec`. The service
-//! never fails, so every call ends with the first answer; a hedge is a second (or third) copy
-//! of the call, started when the latest has not answered within the hedge delay.
+//! Each client call is
+//! `retry_jitter::Retry::new(policy).budget_none().hedge(…).call_async_with(exec::sleep,
+//! exec::now, op)`: the crate's own hedging loop, on the virtual clock of `exec`, without a
+//! budget (the model measures what hedging alone costs). The service never fails, so every call
+//! ends with the first answer; a hedge is a second (or third) copy of the call, started when the
+//! latest has not answered within the hedge delay.
 
 use std::cell::{Cell, RefCell};
 use std::convert::Infallible;
@@ -229,11 +231,13 @@ async fn client(
     let outcome = match hedge {
         None => {
             Retry::new(policy)
+                .budget_none()
                 .call_async_with(exec::sleep, exec::now, op)
                 .await
         }
         Some(hedge) => {
             Retry::new(policy)
+                .budget_none()
                 .hedge(hedge)
                 .call_async_with(exec::sleep, exec::now, op)
                 .await
