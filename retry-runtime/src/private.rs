@@ -1,6 +1,7 @@
 //! What `#[retry]`'s expansion calls. Not a public API: names and signatures change freely.
 
 pub use core::ops::ControlFlow;
+pub use core::option::Option;
 pub use core::time::Duration;
 
 // What the expansion names, and the bounds and guard types a `Retry`'s type carries that

@@ -197,10 +197,20 @@ fn hooks(cx: &Context) -> HookFields {
         }
         None if args.budget_none.is_some() => quote!(#p_ret::Unset),
         // The function's own budget: one `static` per annotated function, shared by every
-        // call of it (whatever its generic arguments).
+        // call of it (whatever its generic arguments), reached through a type of no size, so
+        // that the hooks the loop is handed hold nothing for it (a success path that keeps
+        // nothing on the stack needs no frame).
         None => quote! {{
-            static __RETRY_JITTER_BUDGET: #p_ret::DefaultBudget = #p_ret::DefaultBudget::new();
-            &__RETRY_JITTER_BUDGET
+            struct __RetryJitterBudget;
+            impl #p_ret::Budget for __RetryJitterBudget {
+                type Shared = #p_ret::DefaultBudget;
+                #[inline(always)]
+                fn get(&self) -> #p_ret::Option<&#p_ret::DefaultBudget> {
+                    static BUDGET: #p_ret::DefaultBudget = #p_ret::DefaultBudget::new();
+                    #p_ret::Option::Some(&BUDGET)
+                }
+            }
+            __RetryJitterBudget
         }},
     };
     HookFields {

@@ -1,61 +1,125 @@
 //! The budget every retry loop has unless told otherwise: a [`RatioBudget`] of Finagle's
 //! shape (20% of the calls over 10 s, a floor of 10 retries a second) whose calls are counted
-//! without a clock reading and without a shared cache line.
+//! without a clock reading, without a read-modify-write and without a shared cache line.
 //!
 //! # How it counts
 //!
-//! A call ([`SharedBudget::begin`]) adds one to a counter of its thread's *stripe*: eight
-//! counters, each on a cache line of its own, a thread keeping its stripe for life, so that
-//! threads calling the same function do not take a line from each other. That is the whole
-//! success path: no clock, no compare-and-swap. The counters are *folded* into the ratio
-//! budget's window when a retry asks for a share (or [`DefaultBudget::available`] is read),
-//! under a lock that only those take: the calls since the last fold are spread over the slots
-//! since the last fold, evenly (their own times are not known), so that those found
-//! after a silence longer than the window count only for the window's share of them (an hour
-//! of healthy traffic does not fund a retry storm). The first call of all reads the clock once,
-//! so that the first fold knows how long the counters have been counting.
+//! A call ([`SharedBudget::begin`]) adds one to its thread's *stripe*: a counter on a cache
+//! line of its own that only that thread writes, so the add is a plain load and store, not a
+//! `lock`-prefixed instruction, and threads calling the same function never take a line from
+//! each other. Stripes are handed to threads process-wide (the same index in every budget):
+//! the first 16 threads alive at once each own one, until they exit; a thread beyond them adds
+//! to one shared counter with an atomic add. That is the whole success path: no clock, no
+//! compare-and-swap.
+//!
+//! The counters only grow. When a retry asks for a share (or [`DefaultBudget::available`] is
+//! read), the calls counted since the last look (each counter's growth) are *folded* into the
+//! ratio budget's window, under a lock only those take: spread evenly over the slots since the
+//! last fold (their own times are not known), so that those found after a silence longer than
+//! the window count only for the window's share of them (an hour of healthy traffic does not
+//! fund a retry storm). The first call of all reads the clock once, so that the first fold
+//! knows how long the counters have been counting; the window is allocated then too. A budget
+//! never called is all zeros: a `static` of it costs the binary nothing (it is in `.bss`).
 
 use core::fmt;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use core::time::Duration;
 use std::cell::Cell;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::window::SLOTS;
 use super::{Budget, Charge, RatioBudget, RetryTicket, SharedBudget};
 use crate::policy::Clock;
 
-/// The stripes a budget's calls are counted in.
-const STRIPES: usize = 8;
+/// The stripes threads own, one each.
+const OWNED: usize = 16;
+/// The index of the counter threads beyond the owners share.
+const SHARED: usize = OWNED;
+/// A thread that has not asked for a stripe yet.
+const UNASSIGNED: usize = usize::MAX;
 
-/// One stripe's count of calls not folded yet, alone on its cache line.
-#[repr(align(64))]
+/// One counter of calls, alone on its cache line and the one beside it (x86's adjacent-line
+/// prefetch pulls lines in pairs).
+#[repr(align(128))]
 struct Stripe(AtomicU64);
 
-/// The stripe the next thread to count a call takes.
-static NEXT_STRIPE: AtomicU64 = AtomicU64::new(0);
+/// The stripes owned now, one bit each.
+static CLAIMED: AtomicU32 = AtomicU32::new(0);
 
 std::thread_local! {
-    /// This thread's stripe, `usize::MAX` until it first counts a call.
-    static STRIPE: Cell<usize> = const { Cell::new(usize::MAX) };
+    /// This thread's stripe: an owned one (below [`OWNED`]), [`SHARED`], or [`UNASSIGNED`].
+    static STRIPE: Cell<usize> = const { Cell::new(UNASSIGNED) };
+    /// The owned stripe this thread gives back when it exits.
+    static CLAIM: Cell<Option<Claim>> = const { Cell::new(None) };
 }
 
-/// This thread's stripe: given round-robin at its first call, so that up to eight threads
-/// never share one.
+/// A stripe owned by this thread, given back when it exits.
+struct Claim(usize);
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        // Never write the stripe again (a destructor running after this one may still call).
+        let _ = STRIPE.try_with(|s| s.set(SHARED));
+        CLAIMED.fetch_and(!(1 << self.0), Ordering::Release);
+    }
+}
+
+/// This thread's stripe ([`UNASSIGNED`] before its first call, [`SHARED`] while it exits).
 #[inline(always)]
 fn stripe() -> usize {
-    STRIPE
-        .try_with(|s| {
-            let i = s.get();
-            if i < STRIPES {
-                i
-            } else {
-                let i = NEXT_STRIPE.fetch_add(1, Ordering::Relaxed) as usize % STRIPES;
-                s.set(i);
-                i
-            }
+    STRIPE.try_with(Cell::get).unwrap_or(SHARED)
+}
+
+/// Claim a free owned stripe for this thread, or take the shared counter if none is free.
+#[cold]
+#[inline(never)]
+fn assign() -> usize {
+    let mut claimed = CLAIMED.load(Ordering::Acquire);
+    let i = loop {
+        let free = (!claimed).trailing_zeros() as usize;
+        if free >= OWNED {
+            break SHARED;
+        }
+        match CLAIMED.compare_exchange_weak(
+            claimed,
+            claimed | (1 << free),
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => break free,
+            Err(now) => claimed = now,
+        }
+    };
+    if i != SHARED && CLAIM.try_with(|c| c.set(Some(Claim(i)))).is_err() {
+        // The thread is exiting: it could not give the stripe back.
+        CLAIMED.fetch_and(!(1 << i), Ordering::Release);
+        return SHARED;
+    }
+    let _ = STRIPE.try_with(|s| s.set(i));
+    i
+}
+
+/// What the folds keep between them: all zeros until the first fold.
+struct Folded {
+    /// The slot of the last fold plus one (0: none yet).
+    slot: u64,
+    /// Each counter's value at the last fold.
+    seen: [u64; OWNED + 1],
+    /// The window the calls are folded into, made at the first call.
+    ratio: Option<Box<RatioBudget>>,
+}
+
+impl Folded {
+    /// The window, made if this is the first fold.
+    fn ratio(&mut self) -> &RatioBudget {
+        self.ratio.get_or_insert_with(|| {
+            Box::new(RatioBudget::new(
+                DefaultBudget::RATIO,
+                DefaultBudget::MIN_PER_SEC,
+                DefaultBudget::WINDOW,
+            ))
         })
-        .unwrap_or(0)
+    }
 }
 
 /// The retry budget a `#[retry]` function, a [`Retry`](crate::Retry) and each host of a
@@ -68,8 +132,9 @@ fn stripe() -> usize {
 /// attempts per call, plus the floor, where five attempts each would send five.
 ///
 /// Unlike [`RatioBudget`], a call is counted without reading the clock, on a counter of its
-/// thread's own (module docs): the success path is a thread-local read and one atomic add, and
-/// threads calling the same function do not contend for a cache line. The calls are brought
+/// thread's own (module docs): the success path is a thread-local read and a load and a store
+/// on a cache line only that thread writes, so threads calling the same function do not slow
+/// each other down. The calls are brought
 /// into the window when a retry asks, spread evenly over the time since the last retry asked:
 /// so a call is dated by that spread, not by its own clock reading, and calls found after a
 /// silence longer than the window count for the window's share of them.
@@ -85,14 +150,13 @@ fn stripe() -> usize {
 /// assert_eq!(BUDGET.available(sleep::now), 300); // plus 20% of 1,000 calls
 /// ```
 pub struct DefaultBudget {
-    /// The calls counted and not folded yet, per stripe.
-    pending: [Stripe; STRIPES],
+    /// The calls counted, per stripe: the owned ones, then the shared one. They only grow.
+    counted: [Stripe; OWNED + 1],
     /// Whether a call was ever counted (the first one reads the clock).
     started: AtomicBool,
-    /// The slot of the last fold plus one (0: none yet), held while folding.
-    folded: Mutex<u64>,
-    /// The window the calls are folded into.
-    ratio: RatioBudget,
+    /// What the folds keep and the window, held while folding, taking or giving back a share
+    /// (the retry path alone takes it).
+    folded: Mutex<Folded>,
 }
 
 impl DefaultBudget {
@@ -108,39 +172,24 @@ impl DefaultBudget {
     /// ```
     /// use retry_jitter::DefaultBudget;
     /// static B: DefaultBudget = DefaultBudget::new();
-    /// assert_eq!(B.ratio().ratio(), 0.2);
+    /// assert_eq!(B.available(retry_jitter::sleep::now), 100);
     /// ```
     #[must_use]
-    #[cfg(not(loom))]
     pub const fn new() -> Self {
         DefaultBudget {
-            pending: [const { Stripe(AtomicU64::new(0)) }; STRIPES],
+            counted: [const { Stripe(AtomicU64::new(0)) }; OWNED + 1],
             started: AtomicBool::new(false),
-            folded: Mutex::new(0),
-            ratio: RatioBudget::new(Self::RATIO, Self::MIN_PER_SEC, Self::WINDOW),
+            folded: Mutex::new(Folded {
+                slot: 0,
+                seen: [0; OWNED + 1],
+                ratio: None,
+            }),
         }
     }
 
-    /// [`new`](DefaultBudget::new) under loom, whose atomics cannot be made in `const`.
-    #[must_use]
-    #[cfg(loom)]
-    pub fn new() -> Self {
-        DefaultBudget {
-            pending: core::array::from_fn(|_| Stripe(AtomicU64::new(0))),
-            started: AtomicBool::new(false),
-            folded: Mutex::new(0),
-            ratio: RatioBudget::new(Self::RATIO, Self::MIN_PER_SEC, Self::WINDOW),
-        }
-    }
-
-    /// The window the calls are folded into, for its figures (its ratio, floor, window).
-    ///
-    /// ```
-    /// let b = retry_jitter::DefaultBudget::new();
-    /// assert_eq!(b.ratio().min_per_sec(), 10);
-    /// ```
-    pub const fn ratio(&self) -> &RatioBudget {
-        &self.ratio
+    /// The budget's state, whoever panicked holding it (nothing here panics).
+    fn folded(&self) -> MutexGuard<'_, Folded> {
+        self.folded.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The retries the budget would grant now, one after the other (the calls counted so far
@@ -152,41 +201,61 @@ impl DefaultBudget {
     /// assert_eq!(b.available(sleep::now), 100);
     /// ```
     pub fn available(&self, clock: Clock) -> u32 {
-        self.fold(clock);
-        self.ratio.available(clock)
+        let mut folded = self.fold(clock);
+        folded.ratio().available(clock)
+    }
+
+    /// [`SharedBudget::begin`] the first time on this stripe, on a thread without a stripe
+    /// yet, or on the shared counter.
+    #[cold]
+    #[inline(never)]
+    fn begin_cold(&self, i: usize, clock: Clock) {
+        if !self.started.load(Ordering::Acquire) {
+            self.start(clock);
+        }
+        match if i == UNASSIGNED { assign() } else { i } {
+            i if i < OWNED => {
+                let c = &self.counted[i].0;
+                c.store(c.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+            }
+            _ => {
+                self.counted[SHARED].0.fetch_add(1, Ordering::Relaxed);
+            }
+        }
     }
 
     /// The first call: the clock's reading starts the counters' time line.
     #[cold]
     #[inline(never)]
     fn start(&self, clock: Clock) {
-        let slot = self.ratio.slot_now(clock);
-        let mut folded = self.folded.lock().unwrap_or_else(|e| e.into_inner());
-        if *folded == 0 {
-            *folded = slot + 1;
+        let mut folded = self.folded();
+        let slot = folded.ratio().slot_now(clock);
+        if folded.slot == 0 {
+            folded.slot = slot + 1;
         }
         self.started.store(true, Ordering::Release);
     }
 
-    /// Count the calls the stripes hold in the window: spread evenly over the slots since the
-    /// last fold (the clock's own included), of which only those still in the window keep
-    /// theirs.
-    fn fold(&self, clock: Clock) {
-        let slot = self.ratio.slot_now(clock);
-        let mut folded = self.folded.lock().unwrap_or_else(|e| e.into_inner());
+    /// Count the calls made since the last fold in the window: spread evenly over the slots
+    /// since then (the clock's own included), of which only those still in the window keep
+    /// theirs. Returns the state, still held, for the share to be taken.
+    fn fold(&self, clock: Clock) -> MutexGuard<'_, Folded> {
+        let mut folded = self.folded();
+        let slot = folded.ratio().slot_now(clock);
         let mut calls: u64 = 0;
-        for stripe in &self.pending {
-            calls = calls.saturating_add(stripe.0.swap(0, Ordering::AcqRel));
+        for (stripe, seen) in self.counted.iter().zip(folded.seen.iter_mut()) {
+            let now = stripe.0.load(Ordering::Acquire);
+            calls = calls.saturating_add(now.wrapping_sub(*seen));
+            *seen = now;
         }
         // The slots the calls came over: from the last fold's to now's, both included.
-        let over = match *folded {
+        let over = match folded.slot {
             0 => 1,
             last => slot.saturating_sub(last - 1).saturating_add(1),
         };
-        *folded = slot.saturating_add(1).max(*folded);
-        drop(folded);
+        folded.slot = slot.saturating_add(1).max(folded.slot);
         if calls == 0 {
-            return;
+            return folded;
         }
         // Of `over` slots, the last `kept` are in the window: their share of the calls (to the
         // nearest call: one call after a silence still counts) is spread over them, slot
@@ -197,13 +266,15 @@ impl DefaultBudget {
         let calls = u64::try_from(share).unwrap_or(u64::MAX);
         let per_slot = calls / kept;
         let extra = calls % kept;
+        let ratio = folded.ratio();
         for k in 0..kept {
             let share = per_slot + u64::from(k < extra);
-            self.ratio.begin_many(
+            ratio.begin_many(
                 slot.saturating_sub(k),
                 u32::try_from(share).unwrap_or(u32::MAX),
             );
         }
+        folded
     }
 }
 
@@ -212,7 +283,7 @@ impl Default for DefaultBudget {
     ///
     /// ```
     /// let b = retry_jitter::DefaultBudget::default();
-    /// assert_eq!(b.ratio().window(), std::time::Duration::from_secs(10));
+    /// assert_eq!(b.available(retry_jitter::sleep::now), 100);
     /// ```
     fn default() -> Self {
         DefaultBudget::new()
@@ -220,22 +291,30 @@ impl Default for DefaultBudget {
 }
 
 impl SharedBudget for DefaultBudget {
-    /// One atomic add on this thread's stripe (and, the very first time, a clock reading).
+    /// A load and a store on this thread's stripe (an atomic add beyond 16 threads alive at
+    /// once; and, the very first time, a clock reading).
     #[inline(always)]
     fn begin(&self, clock: Clock) {
-        if !self.started.load(Ordering::Relaxed) {
-            self.start(clock);
+        let i = stripe();
+        if i < OWNED {
+            // Only this thread writes this stripe: no read-modify-write needed. A stripe still
+            // at zero has never counted a call of this budget: the budget may not have begun.
+            let c = &self.counted[i].0;
+            let n = c.load(Ordering::Relaxed);
+            if n != 0 {
+                c.store(n.wrapping_add(1), Ordering::Relaxed);
+                return;
+            }
         }
-        self.pending[stripe()].0.fetch_add(1, Ordering::Relaxed);
+        self.begin_cold(i, clock);
     }
     /// Every charge is one retry of the ratio, taken after the calls counted are folded in.
     fn take_retry(&self, _: Charge, clock: Clock) -> Option<RetryTicket> {
-        self.fold(clock);
-        self.ratio.take_retry(clock)
+        self.fold(clock).ratio().take_retry(clock)
     }
     #[inline]
     fn refund(&self, ticket: RetryTicket) {
-        self.ratio.refund(ticket);
+        self.folded().ratio().refund(ticket);
     }
 }
 
@@ -263,14 +342,14 @@ impl Budget for OwnBudget {
 
 impl fmt::Debug for DefaultBudget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let pending: u64 = self
-            .pending
+        let counted: u64 = self
+            .counted
             .iter()
             .map(|s| s.0.load(Ordering::Relaxed))
-            .sum();
+            .fold(0, u64::wrapping_add);
         f.debug_struct("DefaultBudget")
-            .field("ratio", &self.ratio)
-            .field("pending", &pending)
+            .field("ratio", &self.folded().ratio)
+            .field("counted", &counted)
             .finish()
     }
 }
@@ -357,6 +436,32 @@ mod tests {
         calls(&b, 1);
         // 0.8 + 0.2: one more.
         assert_eq!(granted(&b, 1_000), 1);
+    }
+
+    #[test]
+    fn more_threads_than_stripes_count_every_call_and_give_their_stripes_back() {
+        let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let b = DefaultBudget::new();
+        // 40 threads alive at once: 16 own a stripe, the others share one.
+        let go = std::sync::Barrier::new(40);
+        std::thread::scope(|s| {
+            for _ in 0..40 {
+                s.spawn(|| {
+                    go.wait();
+                    calls(&b, 1_000);
+                    go.wait();
+                });
+            }
+        });
+        assert_eq!(b.available(clock), 100 + 8_000);
+        // They exited and gave their stripes back (every bit clear but those of threads alive
+        // now elsewhere in this process): the next threads own them and count as well.
+        std::thread::scope(|s| {
+            for _ in 0..16 {
+                s.spawn(|| calls(&b, 500));
+            }
+        });
+        assert_eq!(b.available(clock), 100 + 8_000 + 1_600);
     }
 
     #[test]
