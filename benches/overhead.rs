@@ -32,6 +32,9 @@ fn success_path(c: &mut Criterion) {
     let x = 7u64;
     g.bench_function("sync/plain", |b| b.iter(|| plain(black_box(&x))));
     g.bench_function("sync/#[retry]", |b| b.iter(|| annotated(black_box(&x))));
+    g.bench_function("sync/#[retry] budget = none", |b| {
+        b.iter(|| annotated_no_budget(black_box(&x)))
+    });
     let retry = Retry::new(Policy::new());
     g.bench_function("sync/Retry::call", |b| {
         b.iter(|| retry.call(|| plain(black_box(&x))))
@@ -65,6 +68,10 @@ fn success_path(c: &mut Criterion) {
     });
     g.bench_function("async/#[retry]", |b| {
         b.to_async(&rt).iter(|| annotated_async(black_box(&x)))
+    });
+    g.bench_function("async/#[retry] budget = none", |b| {
+        b.to_async(&rt)
+            .iter(|| annotated_async_no_budget(black_box(&x)))
     });
     g.bench_function("async/plain await", |b| {
         b.to_async(&rt).iter(|| plain_await(black_box(&x)))

@@ -124,6 +124,10 @@ fn main() {
     match which.as_str() {
         "plain" => calls(&|| plain(black_box(&x)).is_ok()),
         "annotated" => calls(&|| annotated(black_box(&x)).is_ok()),
+        "annotated_no_budget" => calls(&|| annotated_no_budget(black_box(&x)).is_ok()),
+        "annotated_async_no_budget" => {
+            calls(&|| poll_once(annotated_async_no_budget(black_box(&x))).is_ok());
+        }
         "plain_by_value" => calls(&|| plain_by_value(black_box(x)).is_ok()),
         "annotated_by_value" => calls(&|| annotated_by_value(black_box(x)).is_ok()),
         "plain_on_stack" => calls(&|| plain_on_stack(black_box(&x)).is_ok()),

@@ -62,10 +62,12 @@ while read -r label plain retried; do
         'BEGIN { printf "%-22s %10.2f %10.2f %+9.2f\n", b, p, a, a - p }'
 done <<'ROWS'
 one_multiply plain annotated
+no_budget plain annotated_no_budget
 by_value plain_by_value annotated_by_value
 on_stack plain_on_stack annotated_on_stack
 parse plain_parse annotated_parse
 async plain_async annotated_async
+async_no_budget plain_async annotated_async_no_budget
 await plain_await annotated_await
 parse_async plain_parse_async annotated_parse_async
 parse_async_nested plain_parse_async nested_parse_async

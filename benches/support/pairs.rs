@@ -74,6 +74,21 @@ pub async fn annotated_async(x: &u64) -> Result<u64, u64> {
     work(*x)
 }
 
+// The same two without a budget (`budget = none`): what the function's own budget, on by
+// default, adds to a success (issue 53: at most +25 over the plain function).
+
+#[retry(budget = none)]
+#[inline(never)]
+pub fn annotated_no_budget(x: &u64) -> Result<u64, u64> {
+    work(*x)
+}
+
+#[retry(budget = none)]
+#[inline(never)]
+pub async fn annotated_async_no_budget(x: &u64) -> Result<u64, u64> {
+    work(*x)
+}
+
 // A body with a little real work: parse a number, as a handler parses a field.
 
 #[inline(never)]
