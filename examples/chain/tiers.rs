@@ -28,12 +28,13 @@ pub fn four() -> Policy {
 }
 
 /// A hop's client: hyper's, through `RetryLayer` with [`four`] attempts of at most 2 s each
-/// (the `Duration` in its `Settings`: its timeout, after its budget, `Unset`).
+/// (the `Duration` in its `Settings`: its timeout, after its budget, the default one per
+/// host).
 pub type HopClient = retry_jitter::tower::RetryService<
     Client<HttpConnector, Full<Bytes>>,
     retry_jitter::tower::TransportErrors,
     retry_jitter::tower::ByStatus,
-    retry_jitter::tower::Settings<retry_jitter::tower::Unset, Duration>,
+    retry_jitter::tower::Settings<retry_jitter::tower::HostBudgets, Duration>,
 >;
 
 /// A new hop client.

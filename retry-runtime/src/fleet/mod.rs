@@ -4,6 +4,7 @@
 mod breaker;
 mod budget;
 mod default;
+mod hosts;
 mod ratio;
 mod refused;
 mod throttle;
@@ -12,6 +13,7 @@ mod window;
 pub use breaker::{Admission, BreakerState, CircuitBreaker};
 pub use budget::RetryBudget;
 pub use default::{DefaultBudget, OwnBudget};
+pub use hosts::HostBudgets;
 pub use ratio::RatioBudget;
 pub use refused::{CircuitOpen, Throttled};
 pub use throttle::AdaptiveThrottle;

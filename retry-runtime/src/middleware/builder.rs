@@ -12,8 +12,8 @@ use http::HeaderName;
 use super::failure::FailedAsync;
 use super::hops::Hops;
 use super::writes::Writes;
-use crate::fleet::SharedBudget;
 use crate::fleet::{AdaptiveThrottle, CircuitBreaker};
+use crate::fleet::{HostBudgets, SharedBudget};
 use crate::hedge::Hedge;
 use crate::http::Failed;
 use crate::policy::Unset;
@@ -120,7 +120,9 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     }
 
     /// Share a budget with every other call that uses it (see [`Retry::budget`]): a `static`
-    /// one, as a middleware lives as long as its client.
+    /// one, as a middleware lives as long as its client. It replaces the default, a budget per
+    /// host ([`HostBudgets`]: each host's retries at most 20% of its calls over 10 s plus 10
+    /// a second), for every request whatever its host.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -136,6 +138,24 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         budget: &S,
     ) -> RetryBuilder<F, C, O, Settings<&S, L, D, Gd, N, G>> {
         self.with_retry(|retry| retry.budget(budget))
+    }
+
+    /// No budget at all: every call makes all its attempts whatever the others do, in place of
+    /// the default, a budget per host ([`HostBudgets`]). For a middleware whose retries are
+    /// bounded elsewhere (a proxy's own budget, a caller that never sends many calls).
+    ///
+    /// ```
+    /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
+    /// use retry_jitter::reqwest_middleware::RetryMiddleware;
+    /// use retry_jitter::tower::RetryLayer;
+    /// use retry_jitter::Policy;
+    /// let layer = RetryLayer::new(Policy::default()).budget_none();
+    /// let m = RetryMiddleware::new(Policy::default()).budget_none();
+    /// # let _ = (layer, m);
+    /// # }
+    /// ```
+    pub fn budget_none(self) -> RetryBuilder<F, C, O, Settings<Unset, L, D, Gd, N, G>> {
+        self.with_retry(Retry::budget_none)
     }
 
     /// Limit each attempt to `timeout` (see [`Retry::timeout`]): an attempt cut fails with
@@ -664,7 +684,7 @@ impl<F, C, O> RetryBuilder<F, C, O> {
     /// A middleware's builder: `policy`, named `name`, its default classifiers and settings.
     pub(super) fn start(policy: Policy, name: &'static str, on: C, on_ok: O, only: F) -> Self {
         RetryBuilder {
-            retry: Retry::new(policy).with_name(name).budget_none(),
+            retry: Retry::new(policy).with_name(name).budget_per_host(),
             on,
             on_ok,
             writes: Writes::ByMethod,
@@ -676,8 +696,9 @@ impl<F, C, O> RetryBuilder<F, C, O> {
 }
 
 /// A middleware's loop settings: the [`Retry`] whose classifiers each call sets, with what
-/// the setters give it, values first: `B` ([`budget`](RetryBuilder::budget): a
-/// `&'static RetryBudget`), `L` ([`timeout`](RetryBuilder::timeout): `Duration`), `D`
+/// the setters give it, values first: `B`, the budget (by default [`HostBudgets`], one
+/// [`DefaultBudget`](crate::DefaultBudget) per host; [`budget`](RetryBuilder::budget): a
+/// `&'static RetryBudget`; [`budget_none`](RetryBuilder::budget_none): [`Unset`]), `L` ([`timeout`](RetryBuilder::timeout): `Duration`), `D`
 /// ([`hedge`](RetryBuilder::hedge): `Hedge`), `Gd` the guards (a pair, breaker first:
 /// [`Breaker`] and [`Throttle`] for `static` ones, [`Unset`] for none; wrapped by
 /// [`cancel`](RetryBuilder::cancel) and [`stats`](RetryBuilder::stats)), then the hooks, `N`
@@ -702,8 +723,14 @@ impl<F, C, O> RetryBuilder<F, C, O> {
 /// # let _ = inventory;
 /// # }
 /// ```
-pub type Settings<B = Unset, L = Unset, D = Unset, Gd = (Unset, Unset), N = Unset, G = Unset> =
-    Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd>;
+pub type Settings<
+    B = HostBudgets,
+    L = Unset,
+    D = Unset,
+    Gd = (Unset, Unset),
+    N = Unset,
+    G = Unset,
+> = Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd>;
 
 /// A `static` [`CircuitBreaker`] among a middleware's guards ([`RetryBuilder::breaker`]), as
 /// its [`Settings`] name it.

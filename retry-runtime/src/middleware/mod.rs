@@ -4,6 +4,8 @@
 //! responses with [`Retry::on_ok`](crate::Retry::on_ok).
 
 mod builder;
+mod by_host;
+pub use by_host::ByHost;
 #[cfg(all(
     feature = "tracing",
     any(feature = "tower", feature = "reqwest-middleware")

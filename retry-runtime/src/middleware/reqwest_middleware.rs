@@ -18,6 +18,11 @@
 //!   vouches for every request, [`RetryMiddleware::idempotency_key`](RetryBuilder::idempotency_key)
 //!   keys each one;
 //! - a response retried is dropped before the retry; the one returned was never retried;
+//! - a budget per host, by default ([`HostBudgets`], keyed by the URL's host and port): the
+//!   retries to each host stay within 20% of its calls over 10 s plus 10 a second, so a host
+//!   that is down gets about 1.2 attempts per call, not five, while a handful of calls retries
+//!   as without one; [`budget`](RetryBuilder::budget) replaces it,
+//!   [`budget_none`](RetryBuilder::budget_none) turns it off;
 //! - `budget`, `timeout` and `hedge` work as on `Retry`. Each attempt gets a copy of the
 //!   request's extensions.
 //!
@@ -48,8 +53,9 @@ use super::builder::ErrorOf;
 use super::failure::{poll, Failure, GiveUpFailed, NotifyFailed};
 use super::hops;
 use super::writes;
+use super::ByHost;
 use super::NotSent;
-use crate::fleet::{Budget, CircuitOpen, Throttled};
+use crate::fleet::{CircuitOpen, Throttled};
 use crate::hedge::HedgeWith;
 use crate::policy::Resend;
 use crate::policy::{Classify, ClassifyOk};
@@ -59,13 +65,16 @@ use crate::run::guard::Guard;
 use crate::run::timeout::AttemptTimeout;
 use crate::{Decision, Policy, TimedOut, Transient};
 
+pub use crate::fleet::HostBudgets;
 pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
 pub use crate::policy::Unset;
 
 /// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self). Its setters
 /// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `notify`, `give_up`, `stats`, `cancel`, `throttle`,
 /// `breaker`, `trace`, `stats_in_response`, `with_name`) are [`RetryBuilder`]'s, shared
-/// with [`RetryLayer`](crate::tower::RetryLayer).
+/// with [`RetryLayer`](crate::tower::RetryLayer). Its budget, unless told otherwise, is one
+/// per host ([`HostBudgets`], shared by its clones); [`budget`](RetryBuilder::budget) replaces
+/// it, [`budget_none`](RetryBuilder::budget_none) turns it off.
 ///
 /// ```
 /// use retry_jitter::reqwest_middleware::RetryMiddleware;
@@ -196,7 +205,7 @@ where
     O: ClassifyOk<Response> + Send + Sync + 'static,
     N: NotifyFailed<Error> + Clone + Send + Sync + 'static,
     G: GiveUpFailed<Error> + Clone + Send + Sync + 'static,
-    B: Budget + Clone + Send + Sync + 'static,
+    B: ByHost + Clone + Send + Sync + 'static,
     L: AttemptTimeout<Lost> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
     Gd: Guard<Result<Response, Lost>> + StatsOf + PutsStats<Response>,
@@ -213,6 +222,11 @@ where
         let (on, on_ok) = (&self.on, &self.on_ok);
         // Before the first attempt: a key given here is sent on every attempt.
         let method = req.method().clone();
+        // The budget of the URL's host and port (a budget kept per host; others ask nothing):
+        // a URL without a host (`data:`, `file:`) is keyed as the requests without one.
+        let host = self
+            .retry
+            .host(|| Some(req.url().authority()).filter(|a| !a.is_empty()));
         writes::add_key(self.writes, &method, req.headers_mut());
         let resend = writes::resend(self.writes, &method, req.headers());
         let extensions = &*extensions;
@@ -242,7 +256,9 @@ where
                 }
                 decision
             };
-            let once = self.retry.for_call(on_once, on_poll, trace(), true, false);
+            let once = self
+                .retry
+                .for_call(on_once, on_poll, trace(), host, true, false);
             let mut req = Some(req);
             let op = move || {
                 let (req, next, mut ext) = (req.take(), next.clone(), extensions.clone());
@@ -268,7 +284,7 @@ where
         let on = move |failure: &Lost| on_failure(not_sent, failure);
         let retry = self
             .retry
-            .for_call(on, on_poll, trace(), false, resend == Resend::Any);
+            .for_call(on, on_poll, trace(), host, false, resend == Resend::Any);
         let (mut first, req, mut sent) = (Some(copy), &req, 0);
         let op = move || {
             let req = first.take().or_else(|| req.try_clone());

@@ -1,7 +1,7 @@
 //! What the middleware faces ask of a [`Retry`] besides running it.
 
-#[cfg(feature = "tower")]
-use crate::fleet::Budget;
+use crate::fleet::HostBudgets;
+use crate::middleware::ByHost;
 use crate::policy::Unset;
 #[cfg(feature = "tower")]
 use crate::run::guard::{BreakerGuard, Guard, ThrottleGuard};
@@ -20,18 +20,21 @@ use crate::run::hooks::Hooks;
 impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
     /// One call's loop of a middleware, borrowing these settings: its classifiers `on` and
     /// `on_ok`, its `trace`, its hooks told of what failed as a `Failed`
-    /// ([`Told`]); a single attempt if `once` (a request that cannot be sent again: over the
-    /// replay limit, or streaming), hedged only if `hedge` (a write without a key never is).
-    #[allow(clippy::type_complexity)]
+    /// ([`Told`]), the budget of its request's `host` ([`host`](Retry::host)); a single
+    /// attempt if `once` (a request that cannot be sent again: over the replay limit, or
+    /// streaming), hedged only if `hedge` (a write without a key never is).
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub(crate) fn for_call<C2, O2, T2>(
         &self,
         on: C2,
         on_ok: O2,
         trace: T2,
+        host: u8,
         once: bool,
         hedge: bool,
-    ) -> Retry<C2, Told<'_, N>, Told<'_, G>, Borrowed<'_, B>, T2, L, Option<D>, O2, Borrowed<'_, Gd>>
+    ) -> Retry<C2, Told<'_, N>, Told<'_, G>, B::Of<'_>, T2, L, Option<D>, O2, Borrowed<'_, Gd>>
     where
+        B: ByHost,
         L: Clone,
         D: Clone,
     {
@@ -46,7 +49,7 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
                 on,
                 notify: Told(&h.notify),
                 give_up: Told(&h.give_up),
-                budget: Borrowed::new(&h.budget),
+                budget: h.budget.of(host),
                 trace,
                 on_ok,
                 guard: Borrowed::new(&h.guard),
@@ -60,6 +63,31 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
     /// The name hooks and events see.
     pub(crate) fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// Which budget a call to `authority` uses (a budget kept per host finds the host's;
+    /// any other asks nothing), found once, as the call starts.
+    #[inline(always)]
+    pub(crate) fn host<'k>(&self, authority: impl FnOnce() -> Option<&'k str>) -> u8
+    where
+        B: ByHost,
+    {
+        self.hooks.budget.host(authority)
+    }
+
+    /// The same settings with a budget per host: a middleware's default.
+    pub(crate) fn budget_per_host(
+        self,
+    ) -> Retry<RetryAll, N, G, HostBudgets, Unset, L, D, AcceptOk, Gd> {
+        self.map_hooks(|h| Hooks {
+            on: h.on,
+            notify: h.notify,
+            give_up: h.give_up,
+            budget: HostBudgets::new(),
+            trace: h.trace,
+            on_ok: h.on_ok,
+            guard: h.guard,
+        })
     }
 
     /// The same settings, each call's figures put in its response.
@@ -96,16 +124,27 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         crate::middleware::HopLimits::start(timeout, self.policy.max_elapsed())
     }
 
-    /// What the loop does when a first attempt succeeds (the budget's due), for a face that
-    /// ran that attempt itself ([`first_attempt_alone`](Retry::first_attempt_alone)).
+    /// What the loop does when a first attempt succeeds (the budget of the call's `host`
+    /// counts the call), for a face that ran that attempt itself
+    /// ([`first_attempt_alone`](Retry::first_attempt_alone)).
     #[cfg(feature = "tower")]
-    pub(crate) fn first_succeeded<V, E>(&self)
+    #[inline(always)]
+    pub(crate) fn first_succeeded<V, E>(&self, host: u8)
     where
-        B: Budget,
+        B: ByHost,
         Gd: Guard<Result<V, E>>,
     {
-        self.hooks
-            .succeeded::<Result<V, E>>(None, crate::sleep::tokio_now, self.name);
+        let h = &self.hooks;
+        let call = Hooks {
+            on: RetryAll,
+            notify: Unset,
+            give_up: Unset,
+            budget: h.budget.of(host),
+            trace: Unset,
+            on_ok: AcceptOk,
+            guard: Borrowed::new(&h.guard),
+        };
+        call.succeeded::<Result<V, E>>(None, crate::sleep::tokio_now, self.name);
     }
 }
 

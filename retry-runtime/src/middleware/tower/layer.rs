@@ -15,6 +15,11 @@ use crate::Policy;
 /// replays (the default), any `Clone` body ([`clone_bodies`](RetryLayer::clone_bodies)), or
 /// any `Clone` request that is not HTTP ([`clone_requests`](RetryLayer::clone_requests)).
 ///
+/// Its budget, unless told otherwise, is one per host ([`HostBudgets`](super::HostBudgets),
+/// shared by the layer's clones and the services they make): a host's retries stay within
+/// 20% of its calls plus 10 a second. [`budget`](RetryBuilder::budget) replaces it,
+/// [`budget_none`](RetryBuilder::budget_none) turns it off.
+///
 /// ```
 /// use retry_jitter::tower::RetryLayer;
 /// use retry_jitter::{Policy, RetryBudget};
@@ -42,6 +47,10 @@ pub struct LayerOnly<M> {
     /// layer stays small enough to be moved inline (a body buffered past 4 GiB is not
     /// replayed anyway).
     pub(super) limit: u32,
+    /// In a call's own copy of the service, which budget its request's host has (a
+    /// [`HostBudgets`](super::HostBudgets) index); in the layer, 0. A byte beside `limit`:
+    /// the response future stays as large as it was.
+    pub(super) host: u8,
     pub(super) mode: M,
 }
 
@@ -62,6 +71,7 @@ impl RetryLayer {
     pub fn new(policy: Policy) -> Self {
         let only = LayerOnly {
             limit: DEFAULT_BODY_LIMIT as u32,
+            host: 0,
             mode: HttpRequests::default(),
         };
         RetryBuilder::start(policy, "tower", TransportErrors, ByStatus, only)
@@ -144,6 +154,7 @@ impl<C, O, R, K> RetryLayer<C, O, R, HttpRequests<K>> {
     pub fn clone_bodies(self) -> RetryLayer<C, O, R, CloneBodies> {
         let only = LayerOnly {
             limit: self.only.limit,
+            host: 0,
             mode: self.only.mode.keeping(),
         };
         RetryBuilder {
@@ -211,6 +222,7 @@ impl<C, O, R, M> RetryLayer<C, O, R, M> {
     {
         let only = LayerOnly {
             limit: self.only.limit,
+            host: 0,
             mode: CloneRequests,
         };
         RetryBuilder {

@@ -45,6 +45,12 @@
 //!   `timeout` or a connection closed after it was sent. [`RetryLayer::idempotent`] vouches for
 //!   every request; [`RetryLayer::idempotency_key`] gives each such request a key (the same on
 //!   every attempt) and retries it on the whole table. A gRPC answer keeps the gRPC table.
+//! - **A budget per host, by default** ([`HostBudgets`]): the retries to each host (the
+//!   request's authority) stay within 20% of its calls over 10 s plus 10 a second, so a host
+//!   that is down gets about 1.2 attempts per call, not five, while a handful of calls retries
+//!   as without one. [`RetryLayer::budget`] puts one budget of yours in its place,
+//!   [`RetryLayer::budget_none`](RetryBuilder::budget_none) none. A request that is not HTTP,
+//!   or whose URI has no authority, shares one budget with the others like it.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -91,6 +97,7 @@ mod service;
 use tower_layer::Layer;
 use tower_service::Service;
 
+pub use crate::fleet::HostBudgets;
 pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
 pub use crate::policy::Unset;
 pub use chain::{in_chain, out_of_chain, ChainLayer, ChainService};

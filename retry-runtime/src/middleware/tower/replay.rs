@@ -169,6 +169,14 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         let _ = (shared, sent);
     }
 
+    /// The authority of `req` (`host[:port]`, perhaps after a `user@`), which a budget kept
+    /// per host is found by: none for a request that is not HTTP, or whose URI is relative.
+    #[inline(always)]
+    fn authority(req: &Req) -> Option<&str> {
+        let _ = req;
+        None
+    }
+
     /// Write what crosses the hop into the request of attempt number `attempt` (1-based), which
     /// has `left` of time (the smallest of its timeout, its loop's deadline and its caller's;
     /// asked only by a mode that sends it): nothing, but for an HTTP request.
@@ -200,6 +208,11 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
 
     fn replayable(kept: &K::Kept) -> bool {
         kept.replayable()
+    }
+
+    #[inline(always)]
+    fn authority(req: &http::Request<B>) -> Option<&str> {
+        req.uri().authority().map(http::uri::Authority::as_str)
     }
 
     fn resend((_, head): &Saved<Self, http::Request<B>>, writes: Writes) -> Resend {

@@ -7,10 +7,10 @@ use core::task::{Context, Poll};
 use super::future::{BoxFuture, FirstAttempt, ResponseFuture, Serve};
 use super::replay::{Attempt, Replay, Saved, Verdicts};
 use super::{BoxError, RetryService, Service};
-use crate::fleet::Budget;
 use crate::hedge::HedgeWith;
 use crate::middleware::builder::Settings;
 use crate::middleware::failure::{poll, Failure, GiveUpFailed, NotifyFailed};
+use crate::middleware::ByHost;
 use crate::middleware::{NotSent, NOT_REPLAYABLE};
 use crate::policy::Resend;
 use crate::policy::{Classify, ClassifyOk};
@@ -38,7 +38,7 @@ where
     O: ClassifyOk<S::Response> + Clone + Send + Sync + 'static,
     N: NotifyFailed<BoxError> + Clone + Send + Sync + 'static,
     G: GiveUpFailed<BoxError> + Clone + Send + Sync + 'static,
-    B: Budget + Clone + Send + Sync + 'static,
+    B: ByHost + Clone + Send + Sync + 'static,
     L: AttemptTimeout<Lost<S::Response>> + Clone + Send + Sync + 'static,
     D: HedgeWith + Clone + Send + Sync + 'static,
     Gd: Guard<Result<S::Response, Lost<S::Response>>>
@@ -61,8 +61,10 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
+    #[inline]
     fn start(&mut self, mut req: Req) -> ResponseFuture<Self, Req> {
         let retry = &self.layer.retry;
+        let host = retry.host(|| M::authority(&req));
         let kept = self.layer.only.mode.keep(
             &mut req,
             usize::try_from(self.layer.only.limit).unwrap_or(usize::MAX),
@@ -73,11 +75,12 @@ where
         let first = self.inner.call(req);
         // The clone is made in place, inside the future: a first-attempt success copies no
         // more than it must. (The layer's settings are copied, not shared behind an `Arc`: its
-        // count would be one shared cache line written by every request on every core.)
+        // count would be one shared cache line written by every request on every core. The
+        // default budget's table is the exception: its `Arc` is counted once per call.)
         if self.layer.retry.first_attempt_alone::<Lost<S::Response>>() {
-            ResponseFuture::first(first, self.clone(), kept)
+            ResponseFuture::first(first, self.for_call(host), kept)
         } else {
-            ResponseFuture::looping(self.clone().looping(kept, FirstAttempt::Sent(first)))
+            ResponseFuture::looping(self.for_call(host).looping(kept, FirstAttempt::Sent(first)))
         }
     }
 
@@ -87,7 +90,7 @@ where
         if accepted {
             self.layer
                 .retry
-                .first_succeeded::<S::Response, Lost<S::Response>>();
+                .first_succeeded::<S::Response, Lost<S::Response>>(self.layer.only.host);
         }
         accepted
     }
@@ -168,6 +171,7 @@ where
                     }
                 },
                 crate::middleware::call_trace::<S::Response, BoxError>(layer.level()),
+                layer.only.host,
                 once,
                 resend == Resend::Any,
             );
@@ -225,6 +229,17 @@ where
     }
 }
 
+impl<S: Clone, C: Clone, O: Clone, R: Clone, M: Clone> RetryService<S, C, O, R, M> {
+    /// The copy of the service a call keeps (for the loop, if its first attempt is not the
+    /// answer), with the budget its request's host has.
+    #[inline(always)]
+    fn for_call(&self, host: u8) -> Self {
+        let mut copy = self.clone();
+        copy.layer.only.host = host;
+        copy
+    }
+}
+
 impl<S, Req, C, O, R, M> Service<Req> for RetryService<S, C, O, R, M>
 where
     Self: Serve<Req>,
@@ -237,6 +252,7 @@ where
         self.poll_inner(cx)
     }
 
+    #[inline]
     fn call(&mut self, req: Req) -> Self::Future {
         self.start(req)
     }

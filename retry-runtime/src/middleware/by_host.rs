@@ -1,0 +1,60 @@
+//! How a middleware's call finds its budget from its request's authority: one per host by
+//! default ([`HostBudgets`]), else the one it was given, or none.
+
+use crate::fleet::{Budget, DefaultBudget, HostBudgets, SharedBudget};
+use crate::policy::Unset;
+
+/// A middleware's budget as each call finds its own, from the request's authority: a
+/// [`HostBudgets`] gives the host's, a `&S` ([`budget`](crate::tower::RetryBuilder::budget))
+/// itself, and [`Unset`] none. Not a trait to implement.
+#[doc(hidden)]
+pub trait ByHost {
+    /// That budget, as the call's loop holds it.
+    type Of<'a>: Budget + Send + Sync
+    where
+        Self: 'a;
+    /// Which budget a request to `authority` uses, found once, as its call starts (`0` for
+    /// a budget not kept per host, which asks nothing).
+    fn host<'k>(&self, authority: impl FnOnce() -> Option<&'k str>) -> u8;
+    /// The budget `host` names.
+    fn of(&self, host: u8) -> Self::Of<'_>;
+}
+
+impl ByHost for HostBudgets {
+    type Of<'a> = &'a DefaultBudget;
+    #[inline(always)]
+    fn host<'k>(&self, authority: impl FnOnce() -> Option<&'k str>) -> u8 {
+        self.find(authority())
+    }
+    #[inline(always)]
+    fn of(&self, host: u8) -> &DefaultBudget {
+        self.budget(host)
+    }
+}
+
+impl<S: SharedBudget> ByHost for &S {
+    type Of<'a>
+        = &'a S
+    where
+        Self: 'a;
+    #[inline(always)]
+    fn host<'k>(&self, _: impl FnOnce() -> Option<&'k str>) -> u8 {
+        0
+    }
+    #[inline(always)]
+    fn of(&self, _: u8) -> &S {
+        self
+    }
+}
+
+impl ByHost for Unset {
+    type Of<'a> = Unset;
+    #[inline(always)]
+    fn host<'k>(&self, _: impl FnOnce() -> Option<&'k str>) -> u8 {
+        0
+    }
+    #[inline(always)]
+    fn of(&self, _: u8) -> Unset {
+        Unset
+    }
+}
