@@ -86,7 +86,11 @@ fn a_first_call_success_allocates_nothing() {
     // A function's budget (issue 53) makes its window at its first call ever, and a thread
     // registers the stripe it gives back on exit at its first call of any: measured from the
     // second call on.
-    let _ = (ok_sync(&x), poll_once(ok_async(&x)), poll_once(ok_async_nested(&x)));
+    let _ = (
+        ok_sync(&x),
+        poll_once(ok_async(&x)),
+        poll_once(ok_async_nested(&x)),
+    );
     assert_eq!(allocations_in(|| assert_eq!(ok_sync(&x), Ok(42))), 0);
     assert_eq!(
         allocations_in(|| assert_eq!(poll_once(ok_async(&x)), Ok(42))),

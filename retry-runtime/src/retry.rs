@@ -102,6 +102,12 @@ pub use stats::{StatsOf, WithStats};
 /// assert_eq!(result, Ok(3));
 /// ```
 ///
+/// A `Retry` has a retry budget of its own ([`OwnBudget`]: a [`DefaultBudget`](crate::DefaultBudget),
+/// 20% of its calls over 10 s plus 10 retries a second), shared with its clones: make it once
+/// and reuse or clone it, so that its calls share the budget (one made per call has a budget
+/// per call, which bounds nothing). [`budget`](Retry::budget) shares another instead,
+/// [`budget_none`](Retry::budget_none) has none.
+///
 /// Retrying every error by default is where `Retry` differs from `#[retry]`. The attribute,
 /// which sees the function's error type where it is written, classifies an error type that
 /// implements [`Transient`](crate::Transient) by it when no `on` is given. `Retry::new` knows
