@@ -156,3 +156,87 @@ fn a_retry_and_its_clones_share_one_budget_and_budget_none_has_none() {
     }
     assert_eq!(attempts(), 2_500);
 }
+
+/// A call an hour: each one's retries are the floor's, whatever came before.
+#[allow(clippy::await_holding_lock)] // as above
+#[tokio::test(start_paused = true)]
+async fn a_call_an_hour_retries_as_without_a_budget() {
+    let _g = serial();
+    #[retry(base = "0ns")]
+    async fn hourly() -> Result<(), u32> {
+        ATTEMPTS.fetch_add(1, Ordering::SeqCst);
+        Err(503)
+    }
+    for _ in 0..5 {
+        let _ = hourly().await;
+        tokio::time::advance(Duration::from_secs(3_600)).await;
+    }
+    assert_eq!(attempts(), 25);
+}
+
+/// 64 calls in flight at once on a multi-thread runtime, many rounds: however their
+/// counting, folding and taking interleave, the retries granted stay within the floor and a
+/// fifth of the calls, and each call within its attempts.
+#[test]
+fn sixty_four_in_flight_stay_within_the_budget_every_round() {
+    let _g = serial();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_time()
+        .build()
+        .unwrap();
+    for round in 0..200 {
+        // A fresh `Retry` each round: a fresh budget.
+        let r = Retry::new(Policy::new().with_base(Duration::ZERO));
+        let sent = std::sync::Arc::new(AtomicU32::new(0));
+        let most = rt.block_on(async {
+            let mut calls = tokio::task::JoinSet::new();
+            for _ in 0..64 {
+                let (r, sent) = (r.clone(), sent.clone());
+                calls.spawn(async move {
+                    let mine = AtomicU32::new(0);
+                    let _ = r
+                        .call_async(|| async {
+                            mine.fetch_add(1, Ordering::SeqCst);
+                            sent.fetch_add(1, Ordering::SeqCst);
+                            tokio::task::yield_now().await;
+                            Err::<(), _>(503)
+                        })
+                        .await;
+                    mine.into_inner()
+                });
+            }
+            let mut most = 0;
+            while let Some(call) = calls.join_next().await {
+                most = most.max(call.unwrap());
+            }
+            most
+        });
+        let retries = sent.load(Ordering::SeqCst) - 64;
+        // At least the floor (100 < 64 × 4 asked), at most the floor and 20% of 64 (12.8).
+        assert!(
+            (100..=112).contains(&retries),
+            "round {round}: {retries} retries"
+        );
+        assert!(most <= 5, "round {round}: a call made {most} attempts");
+    }
+}
+
+/// Hedges are charged to the function's budget as retries: a handful of slow calls hedge
+/// as without a budget.
+#[tokio::test(start_paused = true)]
+async fn a_handful_of_hedged_calls_hedge_as_without_a_budget() {
+    static MADE: AtomicU32 = AtomicU32::new(0);
+    #[retry(attempts = 3, hedge = "10ms")]
+    async fn slow() -> Result<(), u32> {
+        MADE.fetch_add(1, Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        Ok(())
+    }
+    let calls: Vec<_> = (0..10).map(|_| tokio::spawn(slow())).collect();
+    for call in calls {
+        assert_eq!(call.await.unwrap(), Ok(()));
+    }
+    // Each call: its attempt and hedges at 10 and 20 ms, all before the first answers.
+    assert_eq!(MADE.load(Ordering::SeqCst), 30);
+}
