@@ -91,7 +91,7 @@ def sibling_cycles(src):
     names = {}
     for module, path in files.items():
         text = strip_comments(path.read_text())
-        text = re.split(r"#\[cfg\(test\)\]\s*mod\s+tests\b", text)[0]
+        text = re.split(r"#\[cfg\((?:test|all\(test, not\(loom\)\))\)\]\s*mod\s+tests\b", text)[0]
         paths = []
         for m in re.finditer(r"\buse\s+((?:crate|super|self)::[^;]+);", text):
             paths.extend(expand_tree(m.group(1)))

@@ -277,10 +277,9 @@ impl fmt::Debug for HostBudgets {
     }
 }
 
-#[cfg(test)]
+// Loom's atomics (the window's, under `--cfg loom`) work only inside its model.
+#[cfg(all(test, not(loom)))]
 mod tests {
-    // Loom's atomics (the window's, under `--cfg loom`) work only inside its model.
-    #![cfg(not(loom))]
     use super::*;
     use crate::fleet::SharedBudget;
 
