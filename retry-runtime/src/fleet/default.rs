@@ -209,7 +209,7 @@ impl DefaultBudget {
     /// yet, or on the shared counter.
     #[cold]
     #[inline(never)]
-    fn begin_cold(&self, i: usize, clock: Clock) {
+    fn begin_cold<T>(&self, i: usize, clock: Clock, out: T) -> T {
         if !self.started.load(Ordering::Acquire) {
             self.start(clock);
         }
@@ -222,6 +222,7 @@ impl DefaultBudget {
                 self.counted[SHARED].0.fetch_add(1, Ordering::Relaxed);
             }
         }
+        out
     }
 
     /// The first call: the clock's reading starts the counters' time line.
@@ -295,6 +296,12 @@ impl SharedBudget for DefaultBudget {
     /// once; and, the very first time, a clock reading).
     #[inline(always)]
     fn begin(&self, clock: Clock) {
+        self.first_success(clock, ());
+    }
+    /// [`begin`](SharedBudget::begin) (its `succeeded` is nothing), its cold part a tail call
+    /// that hands `out` back.
+    #[inline(always)]
+    fn first_success<T>(&self, clock: Clock, out: T) -> T {
         let i = stripe();
         if i < OWNED {
             // Only this thread writes this stripe: no read-modify-write needed. A stripe still
@@ -303,10 +310,10 @@ impl SharedBudget for DefaultBudget {
             let n = c.load(Ordering::Relaxed);
             if n != 0 {
                 c.store(n.wrapping_add(1), Ordering::Relaxed);
-                return;
+                return out;
             }
         }
-        self.begin_cold(i, clock);
+        self.begin_cold(i, clock, out)
     }
     /// Every charge is one retry of the ratio, taken after the calls counted are folded in.
     fn take_retry(&self, _: Charge, clock: Clock) -> Option<RetryTicket> {

@@ -85,6 +85,22 @@ pub trait SharedBudget: Sync {
     fn succeeded(&self, taken: Taken) {
         let _ = taken;
     }
+
+    /// A call succeeded at its first attempt: [`begin`](SharedBudget::begin), then
+    /// [`succeeded`](SharedBudget::succeeded) with [`Taken::NONE`], handing `out` back, so
+    /// that a budget whose rare work is out of line ([`DefaultBudget`]) can end the success
+    /// path with a tail call, keeping nothing across it. Not for a budget to change: the
+    /// loop's, not the budget's.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn first_success<T>(&self, clock: Clock, out: T) -> T
+    where
+        Self: Sized,
+    {
+        self.begin(clock);
+        self.succeeded(Taken::NONE);
+        out
+    }
 }
 
 /// What a share of a budget is taken for ([`SharedBudget::take_retry`]).

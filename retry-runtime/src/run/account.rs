@@ -32,12 +32,13 @@ impl Account {
     }
 
     /// The call's first attempt succeeded: the call is counted, and succeeded having taken
-    /// nothing.
+    /// nothing; `out`, the call's outcome, handed back (the budget may end the success path
+    /// with a tail call).
     #[inline(always)]
-    pub(crate) fn first_success<S: SharedBudget>(budget: Option<&S>, clock: Clock) {
-        if let Some(budget) = budget {
-            budget.begin(clock);
-            budget.succeeded(Taken::NONE);
+    pub(crate) fn first_success<S: SharedBudget, T>(budget: Option<&S>, clock: Clock, out: T) -> T {
+        match budget {
+            Some(budget) => budget.first_success(clock, out),
+            None => out,
         }
     }
 

@@ -323,8 +323,7 @@ where
     let first = op(1);
     let verdict = hooks.verdict(&first);
     if verdict.accepted() {
-        hooks.succeeded(None, sleep::now, function);
-        return first;
+        return hooks.first_success(sleep::now, function, first);
     }
     retry_blocking(policy, start, first, verdict, hooks, function, op)
 }

@@ -157,6 +157,12 @@ pub trait LoopHooks<R> {
     /// reports).
     fn succeeded(&self, state: Option<&RetryState>, clock: Clock, function: &'static str);
 
+    /// A call succeeded at its first attempt, with `out`: the guards are told, the budget
+    /// counts the call, and `out` is handed back (so that the budget's rare work, out of line,
+    /// is the success path's tail call). What [`succeeded`](LoopHooks::succeeded) does with
+    /// `None`.
+    fn first_success(&self, clock: Clock, function: &'static str, out: R) -> R;
+
     /// Before an attempt, the guards are asked (`state`: the call's state, `None` before its
     /// first attempt): `Some` with the outcome the call ends with (already reported, as a
     /// give-up) if they refuse it.
@@ -209,7 +215,7 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     {
         let calls = match state {
             None => {
-                Account::first_success(self.budget.get(), clock);
+                Account::first_success(self.budget.get(), clock, ());
                 1
             }
             Some(state) => {
@@ -220,6 +226,22 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
         self.guard.answered(true, clock);
         self.guard.ended(true, clock, function);
         self.guard.finished(calls, None, clock);
+    }
+
+    /// [`LoopHooks::first_success`]: the guards told first, then the budget, whose
+    /// [`first_success`](crate::SharedBudget::first_success) hands `out` back. The same as
+    /// [`succeeded`](Hooks::succeeded) with `None`, in the order that lets the budget's cold
+    /// part be a tail call (the guards and the budget are told of the same success; neither
+    /// reads the other).
+    #[inline(always)]
+    pub(crate) fn first_success<R>(&self, clock: Clock, function: &'static str, out: R) -> R
+    where
+        Gd: Guard<R>,
+    {
+        self.guard.answered(true, clock);
+        self.guard.ended(true, clock, function);
+        self.guard.finished(1, None, clock);
+        Account::first_success(self.budget.get(), clock, out)
     }
 }
 
@@ -363,6 +385,11 @@ where
     #[inline(always)]
     fn succeeded(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) {
         Hooks::succeeded::<R>(self, state, clock, function);
+    }
+
+    #[inline(always)]
+    fn first_success(&self, clock: Clock, function: &'static str, out: R) -> R {
+        Hooks::first_success(self, clock, function, out)
     }
 
     fn recovered(&self, state: &RetryState, function: &'static str) {
