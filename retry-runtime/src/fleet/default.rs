@@ -99,7 +99,7 @@ fn assign() -> usize {
     i
 }
 
-/// What the folds keep between them: all zeros until the first fold.
+/// What the folds keep between them: all zeros until the budget's first call.
 struct Folded {
     /// The slot of the last fold plus one (0: none yet).
     slot: u64,
@@ -110,7 +110,7 @@ struct Folded {
 }
 
 impl Folded {
-    /// The window, made if this is the first fold.
+    /// The window, made by the budget's first call (or, before any call, its first fold).
     fn ratio(&mut self) -> &RatioBudget {
         self.ratio.get_or_insert_with(|| {
             Box::new(RatioBudget::new(
@@ -134,10 +134,10 @@ impl Folded {
 /// Unlike [`RatioBudget`], a call is counted without reading the clock, on a counter of its
 /// thread's own (module docs): the success path is a thread-local read and a load and a store
 /// on a cache line only that thread writes, so threads calling the same function do not slow
-/// each other down. The calls are brought
-/// into the window when a retry asks, spread evenly over the time since the last retry asked:
-/// so a call is dated by that spread, not by its own clock reading, and calls found after a
-/// silence longer than the window count for the window's share of them.
+/// each other down. The calls are brought into the window when a retry asks, spread evenly
+/// over the time since the last retry asked: so a call is dated by that spread, not by its
+/// own clock reading, and calls found after a silence longer than the window count for the
+/// window's share of them.
 ///
 /// ```
 /// use retry_jitter::{sleep, DefaultBudget};
