@@ -472,6 +472,21 @@ mod tests {
     }
 
     #[test]
+    fn a_refund_after_its_slot_left_the_window_grants_nothing_more() {
+        let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+        let b = DefaultBudget::new();
+        calls(&b, 1);
+        let late = b.take_retry(Charge::Retry, clock).unwrap();
+        let early = b.take_retry(Charge::Retry, clock).unwrap();
+        b.refund(early);
+        assert_eq!(b.available(clock), 99); // 100 + 0.2 - 2 + 1
+        advance(Duration::from_secs(11));
+        // The slot left the window, its retries with it: the floor, and the refund dropped.
+        b.refund(late);
+        assert_eq!(b.available(clock), 100);
+    }
+
+    #[test]
     fn threads_count_every_call() {
         let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let b = DefaultBudget::new();
