@@ -239,8 +239,8 @@ pub use retry_jitter_runtime::{
     attempt_time_left, either, hedge, sleep, testing, transient, AdaptiveThrottle, Admission,
     Backoff, BreakerState, CancelToken, Cancelled, Charge, CircuitBreaker, CircuitOpen, Clock,
     Decision, DefaultBudget, GiveUp, GiveUpReason, Jitter, OwnBudget, Policy, RatioBudget, Retry,
-    RetryBudget, RetryEvent, RetryState, RetryStats, RetryTicket, Schedule, SharedBudget, Taken,
-    Throttled, TimedOut, Transient,
+    RetryBudget, RetryEvent, RetryState, RetryStats, RetryThrottling, RetryTicket, Schedule,
+    SharedBudget, Taken, Throttled, TimedOut, Transient,
 };
 
 // The README's snippets, compiled and run as doc tests, with the features they use (the

@@ -139,6 +139,9 @@ impl retry_jitter::SharedBudget for Told {
     fn begin(&self, _: retry_jitter::Clock) {
         self.0.lock().unwrap().push("begin".into());
     }
+    fn failed(&self, _: retry_jitter::Clock) {
+        self.0.lock().unwrap().push("failed".into());
+    }
     fn take_retry(
         &self,
         charge: retry_jitter::Charge,
@@ -189,6 +192,79 @@ async fn a_budget_hears_each_moment_once_a_hedge_charged_as_one() {
         Ok(1)
     );
     assert_eq!(*told.0.lock().unwrap(), ["begin", "succeeded (0, 0, 0)"]);
+}
+
+#[test]
+fn a_budget_hears_each_failure_to_retry_the_last_one_too_and_not_one_it_stops_on() {
+    let told: &'static Told = Box::leak(Box::default());
+    let policy = Policy::new().with_attempts(2).with_base(Duration::ZERO);
+    let mut first = true;
+    let out = Retry::new(policy).budget(told).call(|| {
+        if core::mem::replace(&mut first, false) {
+            Err(503)
+        } else {
+            Ok(1)
+        }
+    });
+    assert_eq!(out, Ok(1));
+    assert_eq!(
+        *told.0.lock().unwrap(),
+        ["begin", "failed", "take Retry", "succeeded (1, 0, 0)"]
+    );
+    // Two failures with two attempts: the second is told too, though no retry follows.
+    told.0.lock().unwrap().clear();
+    let _ = Retry::new(policy).budget(told).call(|| Err::<(), _>(503));
+    assert_eq!(
+        *told.0.lock().unwrap(),
+        ["begin", "failed", "take Retry", "failed"]
+    );
+    // An error the classifier stops on is not a failure to retry.
+    told.0.lock().unwrap().clear();
+    let _ = Retry::new(policy)
+        .budget(told)
+        .on(|_: &u32| retry_jitter::Decision::Stop)
+        .call(|| Err::<(), _>(404_u32));
+    assert_eq!(*told.0.lock().unwrap(), ["begin"]);
+}
+
+#[tokio::test(start_paused = true)]
+async fn grpc_retry_throttling_under_the_attribute_counts_as_a6_does() {
+    use retry_jitter::RetryThrottling;
+    // maxTokens 10, tokenRatio 0.1.
+    static T: RetryThrottling = RetryThrottling::new(10, 100);
+    static N: AtomicU32 = AtomicU32::new(0);
+
+    #[retry(attempts = 5, base = "1ms", budget = &T)]
+    async fn unavailable() -> Result<(), u32> {
+        Err(N.fetch_add(1, Ordering::SeqCst) + 1)
+    }
+
+    // Four retries, then the fifth failure leaves 5 of 10 tokens: not retried.
+    assert_eq!(unavailable().await, Err(5));
+    assert_eq!(T.milli_tokens(), 5_000);
+    // Each later call is sent once, and takes a token.
+    assert_eq!(unavailable().await, Err(6));
+    assert_eq!(T.milli_tokens(), 4_000);
+}
+
+#[tokio::test(start_paused = true)]
+async fn grpc_retry_throttling_holds_back_hedges_too() {
+    use retry_jitter::hedge::Hedge;
+    use retry_jitter::RetryThrottling;
+    // 2 tokens: one failure leaves half, and nothing more is sent.
+    let t: &'static RetryThrottling = Box::leak(Box::new(RetryThrottling::new(2, 100)));
+    let r = Retry::new(Policy::new().with_attempts(3))
+        .hedge(Hedge::After(Duration::from_millis(10)))
+        .budget(t);
+    let calls = AtomicU32::new(0);
+    let out = r
+        .call_async(|| {
+            calls.fetch_add(1, Ordering::SeqCst);
+            async { Err::<(), _>("unavailable") }
+        })
+        .await;
+    assert_eq!(out, Err("unavailable"));
+    assert_eq!((calls.load(Ordering::SeqCst), t.milli_tokens()), (1, 1_000));
 }
 
 #[test]

@@ -69,7 +69,8 @@ pub mod __private;
 
 pub use fleet::{
     AdaptiveThrottle, Admission, BreakerState, Charge, CircuitBreaker, CircuitOpen, DefaultBudget,
-    HostBudgets, OwnBudget, RatioBudget, RetryBudget, RetryTicket, SharedBudget, Taken, Throttled,
+    HostBudgets, OwnBudget, RatioBudget, RetryBudget, RetryThrottling, RetryTicket, SharedBudget,
+    Taken, Throttled,
 };
 pub use policy::transient::{either, transient, Transient};
 pub use policy::{

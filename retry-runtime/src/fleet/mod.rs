@@ -8,6 +8,7 @@ mod hosts;
 mod ratio;
 mod refused;
 mod throttle;
+mod throttling;
 mod window;
 
 pub use breaker::{Admission, BreakerState, CircuitBreaker};
@@ -17,13 +18,15 @@ pub use hosts::HostBudgets;
 pub use ratio::RatioBudget;
 pub use refused::{CircuitOpen, Throttled};
 pub use throttle::AdaptiveThrottle;
+pub use throttling::RetryThrottling;
 
 use crate::policy::Clock;
 use crate::policy::Unset;
 
 /// A budget many calls share, as the retry loop uses it: one method per moment of a call it
 /// hears of. A call is counted ([`begin`](SharedBudget::begin)) when its first attempt ends or
-/// its first hedge is due, whichever comes first; each retry and each hedge is charged
+/// its first hedge is due, whichever comes first; each attempt that fails with an error the
+/// loop would retry is told of ([`failed`](SharedBudget::failed)); each retry and each hedge is charged
 /// ([`take_retry`](SharedBudget::take_retry), which may refuse it) just before it starts; a
 /// share granted to a retry that never ran is given back ([`refund`](SharedBudget::refund));
 /// a call that succeeds says what its retries and hedges took
@@ -67,6 +70,15 @@ pub trait SharedBudget: Sync {
     /// paid nothing yet, and one dropped then asks for nothing. Default: nothing.
     #[inline(always)]
     fn begin(&self, clock: Clock) {
+        let _ = clock;
+    }
+    /// An attempt failed with an error the loop would retry (its classifier did not say
+    /// [`Decision::Stop`](crate::Decision::Stop)), whether a retry follows or not: the call's
+    /// attempts may be spent, or this budget may refuse it next. Told before
+    /// [`take_retry`](SharedBudget::take_retry). [`RetryThrottling`] counts these. Default:
+    /// nothing.
+    #[inline(always)]
+    fn failed(&self, clock: Clock) {
         let _ = clock;
     }
     /// A retry or a hedge, `charge` says which, is about to start: take what it costs, or

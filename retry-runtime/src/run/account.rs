@@ -7,6 +7,7 @@
 //! |---|---|---|
 //! | the first attempt succeeded | [`first_success`](Account::first_success) | `begin`, then `succeeded(Taken::NONE)` |
 //! | the first attempt failed, or the first hedge is due while it runs (the call's retry state begins, `LoopHooks::begin`) | [`begin`](Account::begin) | `begin` |
+//! | an attempt failed with an error to retry (a retry follows or not) | [`failed`](Account::failed) | `failed` |
 //! | a retry (`Charge::Retry`, `Charge::RateLimited`) or a hedge (`Charge::Hedge`) is about to start | [`take`](Account::take) | `take_retry(charge)` |
 //! | a share taken was not used (its [`RetryShare`] dropped unspent) | | `refund` |
 //! | a later attempt succeeded | [`succeeded`](Account::succeeded) | `succeeded(taken)` |
@@ -39,6 +40,14 @@ impl Account {
         match budget {
             Some(budget) => budget.first_success(clock, out),
             None => out,
+        }
+    }
+
+    /// An attempt failed with an error the loop would retry, whether a retry follows or not.
+    #[inline(always)]
+    pub(crate) fn failed<S: SharedBudget>(budget: Option<&S>, clock: Clock) {
+        if let Some(budget) = budget {
+            budget.failed(clock);
         }
     }
 

@@ -287,6 +287,10 @@ impl RetryState {
         N: Notify<E>,
         B: Budget,
     {
+        // Before the attempts are checked: the last attempt's failure counts too.
+        if decision != Decision::Stop {
+            Account::failed(hooks.budget.get(), self.clock());
+        }
         let delay = if inline {
             self.wait_after(decision)
         } else {
