@@ -35,6 +35,10 @@
 //! assert_eq!(on(Code::Internal), Decision::Retry);
 //! assert_eq!(on(Code::InvalidArgument), Decision::Stop);
 //! ```
+//!
+//! **The service's own word.** A service that publishes a gRPC service config (its JSON, by
+//! DNS or handed to clients) says which codes its methods retry, how often and how long:
+//! [`ServiceConfig::from_json`] reads and checks it, naming the JSON path of any value at fault.
 
 use core::time::Duration;
 
@@ -44,6 +48,9 @@ use tonic::{Code, Status};
 use crate::classify::headers::GRPC_RETRY_PUSHBACK_MS;
 use crate::policy::transient::Transient;
 use crate::policy::Decision;
+
+mod service_config;
+pub use service_config::{ServiceConfig, ServiceConfigError};
 
 /// What to do after a call that ended with `code` (see the module's table), before any
 /// pushback: `UNAVAILABLE` and `RESOURCE_EXHAUSTED` are retried, every other code stops.

@@ -51,8 +51,9 @@ impl RetryThrottling {
     /// giving back `token_ratio_milli` thousandths of a token (A6's `tokenRatio` × 1000, digits
     /// past the third decimal dropped: `0.1` is `100`).
     ///
-    /// Never panics: `max_tokens` is held to 1..=1000 and `token_ratio_milli` to at least 1
-    /// (the bounds A6 sets; a service config outside them is refused where it is read).
+    /// Never panics: `max_tokens` is held to at most 1000 (a bucket is never empty: at least a
+    /// thousandth) and `token_ratio_milli` to at least 1 (the bounds A6 sets; a service config
+    /// outside them is refused where it is read).
     ///
     /// ```
     /// use retry_jitter::RetryThrottling;
@@ -61,14 +62,20 @@ impl RetryThrottling {
     /// ```
     #[must_use]
     pub const fn new(max_tokens: u32, token_ratio_milli: u32) -> Self {
-        let max_tokens = if max_tokens == 0 {
+        let max_tokens = if max_tokens > 1000 { 1000 } else { max_tokens };
+        Self::from_milli(max_tokens * 1000, token_ratio_milli)
+    }
+
+    /// [`new`](RetryThrottling::new) with the bucket's size in thousandths too (A6's
+    /// `maxTokens` may have three decimals), held to 1..=1 000 000.
+    pub(crate) const fn from_milli(max_milli_tokens: u32, token_ratio_milli: u32) -> Self {
+        let max_milli_tokens = if max_milli_tokens == 0 {
             1
-        } else if max_tokens > 1000 {
-            1000
+        } else if max_milli_tokens > 1_000_000 {
+            1_000_000
         } else {
-            max_tokens
+            max_milli_tokens
         };
-        let max_milli_tokens = max_tokens * 1000;
         RetryThrottling {
             milli_tokens: AtomicU32::new(max_milli_tokens),
             max_milli_tokens,
@@ -260,7 +267,11 @@ mod tests {
 
     #[test]
     fn a_configuration_outside_a6s_bounds_is_held_to_them() {
-        assert_eq!(RetryThrottling::new(0, 0).max_milli_tokens(), 1_000);
+        assert_eq!(RetryThrottling::new(0, 0).max_milli_tokens(), 1);
+        assert_eq!(
+            RetryThrottling::from_milli(2_500, 1).max_milli_tokens(),
+            2_500
+        );
         assert_eq!(
             RetryThrottling::new(u32::MAX, u32::MAX).max_milli_tokens(),
             1_000_000
