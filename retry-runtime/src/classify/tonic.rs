@@ -1,44 +1,6 @@
-//! gRPC: which status codes are worth retrying, and the server's pushback (feature `tonic`, on
-//! tonic's [`Code`] and [`Status`]).
-//!
-//! gRPC's own retry design ([A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md))
-//! retries only the codes a service lists as retryable, and honours the server's
-//! `grpc-retry-pushback-ms` trailer: a non-negative integer is the wait before the next
-//! attempt; a negative or malformed value means "do not retry". This table is the default a
-//! client can apply without knowing the service:
-//!
-//! | code | decision | why |
-//! |---|---|---|
-//! | `UNAVAILABLE` | retry | the service is down for now (a restart, an overload, a lost connection); gRPC names it the retryable code |
-//! | `RESOURCE_EXHAUSTED` | `RetryAfter` the `grpc-retry-pushback-ms` the server sends; without one, `RateLimited` (waits drawn from the policy's `rate_limited_base`, 1 s); a negative or malformed pushback stops | a quota or rate limit: waiting, longer, is the fix, and the server may say how long |
-//! | `OK` | stop | not a failure |
-//! | `CANCELLED`, `DEADLINE_EXCEEDED` | stop | the caller gave up, or its deadline passed: no time is left for a retry to be of use |
-//! | `INTERNAL`, `UNKNOWN`, `DATA_LOSS` | stop | the call may have run on the server: resending a non-idempotent call does it twice |
-//! | `ABORTED` | stop | a concurrency conflict: the application retries it at a higher level (re-read, then write) |
-//! | `INVALID_ARGUMENT`, `NOT_FOUND`, `ALREADY_EXISTS`, `PERMISSION_DENIED`, `UNAUTHENTICATED`, `FAILED_PRECONDITION`, `OUT_OF_RANGE`, `UNIMPLEMENTED` | stop | the request itself is wrong: sending it again gets the same answer |
-//!
-//! **Envoy's wider set.** Envoy's `retry_on` for gRPC also offers `cancelled`,
-//! `deadline-exceeded` and `internal` (beside `unavailable` and `resource-exhausted`). They are
-//! safe only for *idempotent* calls (a read, a put with a client-chosen id): the call may have
-//! run. For those, widen the table with `on`:
-//!
-//! ```
-//! use retry_jitter::tonic::classify_code;
-//! use retry_jitter::Decision;
-//! use tonic::Code;
-//!
-//! // An idempotent read: Envoy's wider set.
-//! let on = |code: Code| match code {
-//!     Code::Cancelled | Code::DeadlineExceeded | Code::Internal => Decision::Retry,
-//!     other => classify_code(other),
-//! };
-//! assert_eq!(on(Code::Internal), Decision::Retry);
-//! assert_eq!(on(Code::InvalidArgument), Decision::Stop);
-//! ```
-//!
-//! **The service's own word.** A service that publishes a gRPC service config (its JSON, by
-//! DNS or handed to clients) says which codes its methods retry, how often and how long:
-//! [`ServiceConfig::from_json`] reads and checks it, naming the JSON path of any value at fault.
+//! gRPC's errors (feature `tonic`): the status table, the server's pushback, and the service
+//! config's parser. Public as [`retry_jitter::tonic`](crate::tonic), whose page documents
+//! them, beside the layer that applies a service config.
 
 use core::time::Duration;
 
@@ -50,6 +12,7 @@ use crate::policy::transient::Transient;
 use crate::policy::Decision;
 
 mod service_config;
+pub(crate) use service_config::{CodeSet, MethodConfig, Policy, RetryPolicy};
 pub use service_config::{ServiceConfig, ServiceConfigError};
 
 /// What to do after a call that ended with `code` (see the module's table), before any
@@ -118,7 +81,7 @@ pub fn classify(code: Code, headers: &HeaderMap) -> Decision {
 
 /// A pushback value as a wait: ASCII digits only (no sign, no space), saturating at
 /// `u64::MAX` milliseconds; `None` for a negative or malformed value.
-fn pushback(value: &str) -> Option<Duration> {
+pub(crate) fn pushback(value: &str) -> Option<Duration> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

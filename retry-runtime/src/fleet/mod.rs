@@ -292,6 +292,16 @@ impl<S: SharedBudget> Budget for &S {
     }
 }
 
+/// A budget that may be absent: a middleware's own, shared by its clones behind an `Arc`
+/// (gRPC's throttle of one channel), or none.
+impl<S: SharedBudget> Budget for Option<&S> {
+    type Shared = S;
+    #[inline(always)]
+    fn get(&self) -> Option<&S> {
+        *self
+    }
+}
+
 impl Budget for Unset {
     type Shared = RetryBudget;
     #[inline(always)]

@@ -158,6 +158,17 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(Retry::budget_none)
     }
 
+    /// A budget the middleware holds itself, shared by its clones and the services they make
+    /// (`None`: no budget): what a layer that builds its own budget, as gRPC's throttle of one
+    /// channel, gives its retry loops.
+    #[cfg(feature = "tonic")]
+    pub(crate) fn budget_owned<S: SharedBudget + Send>(
+        self,
+        budget: Option<Arc<S>>,
+    ) -> RetryBuilder<F, C, O, Settings<Option<Arc<S>>, L, D, Gd, N, G>> {
+        self.with_retry(|retry| retry.budget_by_host(budget))
+    }
+
     /// Limit each attempt to `timeout` (see [`Retry::timeout`]): an attempt cut fails with
     /// [`TimedOut`](crate::TimedOut) (`reqwest-middleware`: a middleware error whose source is
     /// `TimedOut`), retried.

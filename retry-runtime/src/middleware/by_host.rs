@@ -1,12 +1,14 @@
 //! How a middleware's call finds its budget from its request's authority: one per host by
 //! default ([`HostBudgets`]), else the one it was given, or none.
 
+use std::sync::Arc;
+
 use crate::fleet::{Budget, DefaultBudget, HostBudgets, SharedBudget};
 use crate::policy::Unset;
 
 /// A middleware's budget as each call finds its own, from the request's authority: a
 /// [`HostBudgets`] gives the host's, a `&S` ([`budget`](crate::tower::RetryBuilder::budget))
-/// itself, and [`Unset`] none. Not a trait to implement.
+/// itself, an `Option<Arc<S>>` the one it holds, and [`Unset`] none. Not a trait to implement.
 #[doc(hidden)]
 pub trait ByHost {
     /// That budget, as the call's loop holds it.
@@ -44,6 +46,23 @@ impl<S: SharedBudget> ByHost for &S {
     #[inline(always)]
     fn of(&self, _: u8) -> &S {
         self
+    }
+}
+
+/// A budget the middleware owns, shared by its clones (gRPC's throttle of one channel), or
+/// none: every request uses it, whatever its host.
+impl<S: SharedBudget + Send> ByHost for Option<Arc<S>> {
+    type Of<'a>
+        = Option<&'a S>
+    where
+        Self: 'a;
+    #[inline(always)]
+    fn host<'k>(&self, _: impl FnOnce() -> Option<&'k str>) -> u8 {
+        0
+    }
+    #[inline(always)]
+    fn of(&self, _: u8) -> Option<&S> {
+        self.as_deref()
     }
 }
 

@@ -16,6 +16,8 @@ mod hops;
 pub(crate) use hops::HopLimits;
 #[cfg(feature = "reqwest-middleware")]
 pub mod reqwest_middleware;
+#[cfg(feature = "tonic")]
+pub mod tonic;
 #[cfg(feature = "tower")]
 pub mod tower;
 mod writes;

@@ -79,11 +79,19 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
     pub(crate) fn budget_per_host(
         self,
     ) -> Retry<RetryAll, N, G, HostBudgets, Unset, L, D, AcceptOk, Gd> {
+        self.budget_by_host(HostBudgets::new())
+    }
+
+    /// The same settings with `budget`, found per call as [`ByHost`] finds it.
+    pub(crate) fn budget_by_host<B2: ByHost>(
+        self,
+        budget: B2,
+    ) -> Retry<RetryAll, N, G, B2, Unset, L, D, AcceptOk, Gd> {
         self.map_hooks(|h| Hooks {
             on: h.on,
             notify: h.notify,
             give_up: h.give_up,
-            budget: HostBudgets::new(),
+            budget,
             trace: h.trace,
             on_ok: h.on_ok,
             guard: h.guard,

@@ -208,6 +208,16 @@ impl CodeSet {
     fn insert(&mut self, n: usize) {
         self.0 |= 1 << n;
     }
+
+    /// The set of `codes`.
+    #[cfg(test)]
+    pub(crate) fn of(codes: &[Code]) -> Self {
+        let mut set = CodeSet::default();
+        for &code in codes {
+            set.insert(usize::try_from(i32::from(code)).unwrap_or(0));
+        }
+        set
+    }
 }
 
 impl ServiceConfig {
@@ -257,11 +267,22 @@ impl ServiceConfig {
     /// name), as gRPC looks it up.
     #[allow(dead_code)]
     pub(crate) fn method(&self, path: &str) -> Option<&MethodConfig> {
+        self.method_index(path).map(|i| &self.methods[i])
+    }
+
+    /// Which entry of [`methods`](Self::methods) applies to a call of `path`, as
+    /// [`method`](Self::method) finds it.
+    pub(crate) fn method_index(&self, path: &str) -> Option<usize> {
         let index = self.names.get(path).or_else(|| {
             let slash = path.rfind('/')?;
             self.names.get(&path[..=slash])
         });
-        index.or(self.default.as_ref()).map(|&i| &self.methods[i])
+        index.or(self.default.as_ref()).copied()
+    }
+
+    /// The `methodConfig` entries, in the JSON's order.
+    pub(crate) fn methods(&self) -> &[MethodConfig] {
+        &self.methods
     }
 
     /// `retryThrottling`, if the config has it.
