@@ -40,6 +40,10 @@ pub struct RetryState {
     /// Calls made that did not succeed: each failed one, and, once a hedged call ends, those
     /// still running beside the one it ends on (made, so counted).
     calls_spent: u32,
+    /// The failed calls counted when gRPC's backoff last started again (a server's pushback,
+    /// [`Backoff::grpc`](crate::Backoff::grpc)): the retry after is the backoff's first. Zero
+    /// otherwise.
+    restart: u32,
     prev: Duration,
     /// What the call took from its budget.
     account: Account,
@@ -87,6 +91,7 @@ impl RetryState {
         RetryState {
             call,
             calls_spent: 0,
+            restart: 0,
             prev: call.policy.backoff().base(),
             account: Account::default(),
             #[cfg(feature = "tracing")]
@@ -162,6 +167,7 @@ impl RetryState {
         let hint = match decision {
             Decision::Stop => return Err(GiveUpReason::Stopped),
             Decision::Retry => Duration::ZERO,
+            Decision::RetryAfter(hint) if backoff.is_grpc() => return self.pushback_wait(hint),
             Decision::RetryAfter(hint) if hint > backoff.cap() => {
                 return Err(GiveUpReason::HintBeyondCap)
             }
@@ -185,13 +191,28 @@ impl RetryState {
             }
             return Ok(hint);
         }
-        let drawn = backoff.draw(self.calls_spent, self.prev);
+        let drawn = backoff.draw(self.calls_spent - self.restart, self.prev);
         let wait = hint.saturating_add(drawn);
         if self.call.passed_after(wait) {
             return Err(GiveUpReason::Elapsed);
         }
         self.prev = drawn;
         Ok(wait)
+    }
+
+    /// Under gRPC's backoff, a server's pushback: the wait is the hint exactly, of any
+    /// length (the deadline still bounds it), and the backoff starts again after it.
+    #[cold]
+    #[inline(never)]
+    fn pushback_wait(&mut self, hint: Duration) -> Result<Duration, GiveUpReason> {
+        if self.calls_spent >= self.call.policy.attempts() {
+            return Err(GiveUpReason::Attempts);
+        }
+        if self.call.passed_after(hint) {
+            return Err(GiveUpReason::Elapsed);
+        }
+        self.restart = self.calls_spent;
+        Ok(hint)
     }
 
     /// The wait after a [`Decision::RateLimited`]: drawn as usual, from the policy's
@@ -424,5 +445,53 @@ impl RetryState {
     /// What the call took from its budget.
     pub(crate) fn account(&self) -> &Account {
         &self.account
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::Backoff;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn within(wait: Duration, ceiling: Duration) -> bool {
+        wait >= ceiling.mul_f64(0.8) && wait <= ceiling.mul_f64(1.2)
+    }
+
+    #[test]
+    fn under_grpcs_backoff_a_pushback_is_the_wait_exactly_and_the_backoff_starts_again() {
+        let policy =
+            Policy::new()
+                .with_attempts(6)
+                .with_backoff(Backoff::grpc(ms(100), ms(1000), 2.0));
+        let mut state = RetryState::new(policy);
+        let first = state.next_wait(Decision::Retry).unwrap();
+        let second = state.next_wait(Decision::Retry).unwrap();
+        // Past the max backoff: honoured, not given up (A6: the server's word).
+        let pushed = state.next_wait(Decision::RetryAfter(ms(5000))).unwrap();
+        let again = state.next_wait(Decision::Retry).unwrap();
+        let zero = state
+            .next_wait(Decision::RetryAfter(Duration::ZERO))
+            .unwrap();
+        assert!(
+            within(first, ms(100)) && within(second, ms(200)),
+            "{first:?} {second:?}"
+        );
+        assert_eq!((pushed, zero), (ms(5000), Duration::ZERO));
+        assert!(within(again, ms(100)), "{again:?}");
+        // The attempts still bound a pushback.
+        assert_eq!(
+            state.next_wait(Decision::RetryAfter(ms(1))),
+            Err(GiveUpReason::Attempts)
+        );
+        // The crate's own backoff keeps its rule: a hint past the cap ends retrying.
+        let mut state = RetryState::new(Policy::new().with_cap(ms(1000)));
+        assert_eq!(
+            state.next_wait(Decision::RetryAfter(ms(5000))),
+            Err(GiveUpReason::HintBeyondCap)
+        );
     }
 }
