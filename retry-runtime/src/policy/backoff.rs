@@ -146,6 +146,26 @@ impl Backoff {
         self
     }
 
+    /// The base and the cap in nanoseconds where waits are drawn the common way (full
+    /// jitter, the crate's shape, both bounds within 584 years): what a retry loop converts
+    /// once per call and hands to [`full_draw`](Backoff::full_draw). Not inlined: once per
+    /// call (inlined, the async loop's first failure grows by more than the sync one saves).
+    pub(crate) fn full_nanos(&self) -> Option<(u64, u64)> {
+        match (self.jitter, self.grpc) {
+            (Jitter::Full, 0) => self.nanos(),
+            _ => None,
+        }
+    }
+
+    /// [`delay`](Backoff::delay) of retry `k` for a backoff whose [`full_nanos`] are
+    /// `base` and `cap`: inline, the same draw.
+    ///
+    /// [`full_nanos`]: Backoff::full_nanos
+    #[inline(always)]
+    pub(crate) fn full_draw(base: u64, cap: u64, k: u32) -> Duration {
+        Duration::from_nanos(rng::up_to(ceiling_nanos(base, cap, k)))
+    }
+
     /// Whether this is gRPC's backoff: one test, for the loop.
     #[inline(always)]
     pub(crate) const fn is_grpc(&self) -> bool {
