@@ -612,3 +612,35 @@ fn a_panic_in_the_body_is_not_caught_nor_retried() {
     assert!(caught.is_err());
     assert_eq!(calls(), 1);
 }
+
+/// Within 20% of `ceiling` either way: gRPC's jitter (`Backoff::grpc`).
+fn within_a_fifth(wait: Duration, ceiling: Duration) -> bool {
+    wait >= ceiling.mul_f64(0.8) && wait <= ceiling.mul_f64(1.2)
+}
+
+#[test]
+fn a_retry_loop_under_grpcs_backoff_sleeps_its_waits_and_a_pushback_exactly() {
+    let policy = Policy::new()
+        .with_attempts(5)
+        .with_backoff(Backoff::grpc(ms(100), ms(1000), 3.0));
+    let mut n = 0;
+    let (out, slept) = testing::record_sleeps(|| {
+        Retry::new(policy)
+            .budget_none()
+            .on(|e: &u32| match e {
+                2 => Decision::RetryAfter(ms(50)),
+                _ => Decision::Retry,
+            })
+            .call(|| {
+                n += 1;
+                Err::<(), u32>(n)
+            })
+    });
+    assert_eq!(out, Err(5));
+    // 100 ms ±20%, the pushback's 50 ms exactly, then the backoff from its start again.
+    assert_eq!(slept.len(), 4);
+    assert!(within_a_fifth(slept[0], ms(100)), "{slept:?}");
+    assert_eq!(slept[1], ms(50));
+    assert!(within_a_fifth(slept[2], ms(100)), "{slept:?}");
+    assert!(within_a_fifth(slept[3], ms(300)), "{slept:?}");
+}

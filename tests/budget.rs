@@ -227,6 +227,54 @@ fn a_budget_hears_each_failure_to_retry_the_last_one_too_and_not_one_it_stops_on
     assert_eq!(*told.0.lock().unwrap(), ["begin"]);
 }
 
+#[test]
+fn grpc_retry_throttling_refuses_the_fifth_failure_in_a_row_and_counts_the_last_attempt() {
+    use retry_jitter::{Decision, RetryThrottling};
+    let policy = |attempts| {
+        Policy::new()
+            .with_attempts(attempts)
+            .with_base(Duration::ZERO)
+    };
+    let t: &'static RetryThrottling = Box::leak(Box::new(RetryThrottling::new(10, 100)));
+    let mut calls = 0;
+    let r = Retry::new(policy(5)).budget(t).call(|| {
+        calls += 1;
+        Err::<(), _>("unavailable")
+    });
+    // Five attempts: the fifth failure leaves 5 000 of 10 000 thousandths, half: no retry.
+    assert_eq!((r, calls, t.milli_tokens()), (Err("unavailable"), 5, 5_000));
+    // The next call's first attempt is made (a call's first is never held back); its
+    // failure takes the bucket to 4 000, and it is not retried.
+    let mut calls = 0;
+    let _ = Retry::new(policy(5)).budget(t).call(|| {
+        calls += 1;
+        Err::<(), _>("unavailable")
+    });
+    assert_eq!((calls, t.milli_tokens()), (1, 4_000));
+
+    // A call whose attempts run out still counts its last failure; one stopped on, nothing;
+    // a success after a retry gives back its ratio once.
+    let t: &'static RetryThrottling = Box::leak(Box::new(RetryThrottling::new(10, 100)));
+    let _ = Retry::new(policy(2))
+        .budget(t)
+        .call(|| Err::<(), _>("down"));
+    assert_eq!(t.milli_tokens(), 8_000);
+    let _ = Retry::new(policy(5))
+        .budget(t)
+        .on(|_: &&str| Decision::Stop)
+        .call(|| Err::<(), _>("not found"));
+    assert_eq!(t.milli_tokens(), 8_000);
+    let mut first = true;
+    let r = Retry::new(policy(5)).budget(t).call(|| {
+        if std::mem::replace(&mut first, false) {
+            Err("once")
+        } else {
+            Ok(2)
+        }
+    });
+    assert_eq!((r, t.milli_tokens()), (Ok(2), 7_100));
+}
+
 #[tokio::test(start_paused = true)]
 async fn grpc_retry_throttling_under_the_attribute_counts_as_a6_does() {
     use retry_jitter::RetryThrottling;

@@ -49,6 +49,9 @@ pub enum Jitter {
 pub struct Backoff {
     base: Duration,
     cap: Duration,
+    /// gRPC's shape ([`Backoff::grpc`]): its multiplier's `f32` bits; 0 for the crate's own
+    /// (doubling, drawn by `jitter`). In the padding a `Backoff` has anyway.
+    grpc: u32,
     jitter: Jitter,
 }
 
@@ -92,8 +95,93 @@ impl Backoff {
         Backoff {
             base,
             cap,
+            grpc: 0,
             jitter: Jitter::Full,
         }
+    }
+
+    /// gRPC's backoff (gRFC A6's `retryPolicy`, as revised in 2024): retry `n` waits
+    /// `min(initial · multiplier^(n−1), max)` times a factor drawn uniformly in `[0.8, 1.2]`,
+    /// so up to 20% past `max`; and a server's pushback (a
+    /// [`Decision::RetryAfter`](crate::Decision::RetryAfter)) sets the next wait exactly, of
+    /// any length, after which the backoff starts again from `initial`. The [`Jitter`] does
+    /// not apply. What `retry_jitter::tonic`'s service config layer runs; for a gRPC client
+    /// of your own that must behave as gRPC's do.
+    ///
+    /// A `multiplier` that is not a positive finite number counts as 1 (a constant backoff):
+    /// never a panic.
+    ///
+    /// ```
+    /// use retry_jitter::Backoff;
+    /// use std::time::Duration;
+    ///
+    /// let b = Backoff::grpc(Duration::from_millis(100), Duration::from_secs(1), 1.5);
+    /// assert_eq!(b.ceiling(3), Duration::from_millis(225));
+    /// assert_eq!(b.ceiling(20), Duration::from_secs(1));
+    /// let wait = b.delay(3, b.base());
+    /// assert!(wait >= Duration::from_millis(180) && wait <= Duration::from_millis(270));
+    /// ```
+    #[must_use]
+    pub fn grpc(initial: Duration, max: Duration, multiplier: f64) -> Self {
+        let multiplier = if multiplier.is_finite() && multiplier > 0.0 {
+            // Held to what an f32 keeps above zero (a multiplier of 1e-50 is zero in f32,
+            // which would read as the crate's own shape).
+            (multiplier as f32).clamp(f32::MIN_POSITIVE, f32::MAX)
+        } else {
+            1.0
+        };
+        Backoff {
+            base: initial,
+            cap: max,
+            grpc: multiplier.to_bits(),
+            jitter: Jitter::Full,
+        }
+    }
+
+    /// The same backoff (its shape and jitter) between other bounds: for `Policy::with_base`
+    /// and `with_cap`.
+    pub(crate) const fn with_bounds(mut self, base: Duration, cap: Duration) -> Self {
+        self.base = base;
+        self.cap = cap;
+        self
+    }
+
+    /// The base and the cap in nanoseconds where waits are drawn the common way (full
+    /// jitter, the crate's shape, both bounds within 584 years): what a retry loop converts
+    /// once per call and hands to [`full_draw`](Backoff::full_draw). Not inlined: once per
+    /// call (inlined, the async loop's first failure grows by more than the sync one saves).
+    pub(crate) fn full_nanos(&self) -> Option<(u64, u64)> {
+        match (self.jitter, self.grpc) {
+            (Jitter::Full, 0) => self.nanos(),
+            _ => None,
+        }
+    }
+
+    /// [`delay`](Backoff::delay) of retry `k` for a backoff whose [`full_nanos`] are
+    /// `base` and `cap`: inline, the same draw.
+    ///
+    /// [`full_nanos`]: Backoff::full_nanos
+    #[inline(always)]
+    pub(crate) fn full_draw(base: u64, cap: u64, k: u32) -> Duration {
+        Duration::from_nanos(rng::up_to(ceiling_nanos(base, cap, k)))
+    }
+
+    /// Whether this is gRPC's backoff: one test, for the loop.
+    #[inline(always)]
+    pub(crate) const fn is_grpc(&self) -> bool {
+        self.grpc != 0
+    }
+
+    /// Whether this is gRPC's backoff ([`Backoff::grpc`]), and its multiplier.
+    ///
+    /// ```
+    /// use retry_jitter::Backoff;
+    /// use std::time::Duration;
+    /// assert_eq!(Backoff::grpc(Duration::from_millis(1), Duration::from_secs(1), 2.0).grpc_multiplier(), Some(2.0));
+    /// assert_eq!(Backoff::DEFAULT.grpc_multiplier(), None);
+    /// ```
+    pub fn grpc_multiplier(&self) -> Option<f64> {
+        (self.grpc != 0).then(|| f64::from(f32::from_bits(self.grpc)))
     }
 
     /// The same backoff with another [`Jitter`].
@@ -154,9 +242,29 @@ impl Backoff {
     /// assert_eq!(b.ceiling(u32::MAX), Duration::from_secs(30));
     /// ```
     pub fn ceiling(&self, k: u32) -> Duration {
+        if let Some(multiplier) = self.grpc_multiplier() {
+            return self.grpc_ceiling(multiplier, k);
+        }
         match (nanos_u64(self.base), nanos_u64(self.cap)) {
             (Some(base), Some(cap)) => Duration::from_nanos(ceiling_nanos(base, cap, k)),
             _ => self.wide_ceiling(k),
+        }
+    }
+
+    /// gRPC's ceiling `min(initial · multiplier^(k−1), max)`, in `f64` seconds (a
+    /// multiplier that is not a power of two leaves no exact integer form); zero for `k = 0`.
+    #[cold]
+    fn grpc_ceiling(&self, multiplier: f64, k: u32) -> Duration {
+        if k == 0 || self.base.is_zero() {
+            return Duration::ZERO;
+        }
+        let exponent = i32::try_from(k - 1).unwrap_or(i32::MAX);
+        let secs = self.base.as_secs_f64() * multiplier.powi(exponent);
+        // Anything past what a Duration holds: the cap.
+        match Duration::try_from_secs_f64(secs) {
+            Ok(ceiling) => ceiling.min(self.cap),
+            Err(_) if secs > 0.0 => self.cap,
+            Err(_) => Duration::ZERO,
         }
     }
 
@@ -182,7 +290,7 @@ impl Backoff {
     /// The wait before retry `k` (1-based), drawn under its ceiling.
     ///
     /// `prev` is the previous wait, which [`Jitter::Decorrelated`] grows from; pass `base` before
-    /// the first retry. The result is always `≤ cap`.
+    /// the first retry. The result is always `≤ cap` (gRPC's shape: `≤ 1.2 · cap`).
     ///
     /// ```
     /// use retry_jitter::{Backoff, Jitter};
@@ -214,6 +322,9 @@ impl Backoff {
     /// [`delay`](Backoff::delay), the base and the cap already in nanoseconds (`nanos`).
     #[inline(always)]
     fn delay_within(&self, nanos: Option<(u64, u64)>, k: u32, prev: Duration) -> Duration {
+        if self.grpc != 0 {
+            return self.grpc_delay(k);
+        }
         // Every wait that fits in u64 nanoseconds (584 years) is computed and drawn as one:
         // no Duration arithmetic, and no draw at all for a zero ceiling (`base = "0ns"`).
         let Some((base, cap)) = nanos else {
@@ -239,6 +350,14 @@ impl Backoff {
             Jitter::None => ceiling_nanos(base, cap, k),
         };
         Duration::from_nanos(nanos)
+    }
+
+    /// gRPC's wait before retry `k`: its ceiling times a factor uniform in `[0.8, 1.2]`.
+    #[cold]
+    #[inline(never)]
+    fn grpc_delay(&self, k: u32) -> Duration {
+        let ceiling = self.ceiling(k);
+        rng::uniform(ceiling.mul_f64(0.8), ceiling.saturating_add(ceiling / 5))
     }
 
     /// [`delay`](Backoff::delay) where a bound does not fit in `u64` nanoseconds.
@@ -434,5 +553,72 @@ mod tests {
         for d in [Duration::ZERO, Duration::new(3, 7), Duration::MAX] {
             assert_eq!(from_nanos(d.as_nanos()), d);
         }
+    }
+
+    #[test]
+    fn grpc_ceilings_grow_by_the_multiplier_up_to_the_max() {
+        let ms = Duration::from_millis;
+        let b = Backoff::grpc(ms(100), Duration::from_secs(1), 1.5);
+        let ceilings: Vec<_> = (0..=8).map(|k| b.ceiling(k).as_micros()).collect();
+        assert_eq!(
+            ceilings,
+            [0, 100_000, 150_000, 225_000, 337_500, 506_250, 759_375, 1_000_000, 1_000_000]
+        );
+        // Any k, any multiplier: never a panic, never past the max.
+        for m in [
+            f64::NAN,
+            -1.0,
+            0.0,
+            1e-50,
+            0.5,
+            1.0,
+            3.0,
+            f64::INFINITY,
+            1e300,
+        ] {
+            let b = Backoff::grpc(ms(100), Duration::from_secs(1), m);
+            for k in [1, 2, 40, 1000, u32::MAX] {
+                assert!(b.ceiling(k) <= Duration::from_secs(1), "{m} {k}");
+            }
+        }
+        // Not a positive finite number: constant.
+        let b = Backoff::grpc(ms(100), Duration::from_secs(1), f64::NAN);
+        assert_eq!((b.grpc_multiplier(), b.ceiling(9)), (Some(1.0), ms(100)));
+        assert_eq!(
+            Backoff::grpc(Duration::ZERO, Duration::MAX, 2.0).ceiling(u32::MAX),
+            Duration::ZERO
+        );
+        assert_eq!(
+            Backoff::grpc(Duration::MAX, Duration::MAX, 2.0).ceiling(3),
+            Duration::MAX
+        );
+    }
+
+    #[test]
+    fn grpc_waits_are_the_ceiling_times_a_factor_uniform_in_0_8_to_1_2() {
+        crate::policy::rng::seed(11);
+        let b = Backoff::grpc(Duration::from_millis(100), Duration::from_secs(1), 2.0);
+        for k in [1, 3, 10] {
+            let c = b.ceiling(k).as_secs_f64();
+            let draws: Vec<f64> = (0..20_000)
+                .map(|_| b.delay(k, b.base()).as_secs_f64() / c)
+                .collect();
+            let (lo, hi) = draws
+                .iter()
+                .fold((f64::MAX, 0.0_f64), |(lo, hi), &f| (lo.min(f), hi.max(f)));
+            let mean = draws.iter().sum::<f64>() / draws.len() as f64;
+            // Within the bounds, reaching near both, centred on the ceiling (the mean of
+            // 20 000 uniform draws on [0.8, 1.2] is within 0.005 of 1 but once in ~10^12).
+            assert!(lo >= 0.8 - 1e-9 && hi <= 1.2 + 1e-9, "k = {k}: {lo}..{hi}");
+            assert!(lo < 0.801 && hi > 1.199, "k = {k}: {lo}..{hi}");
+            assert!((mean - 1.0).abs() < 0.005, "k = {k}: mean {mean}");
+        }
+        // The shape survives a policy's other bounds.
+        let p = crate::Policy::new()
+            .with_backoff(b)
+            .with_base(Duration::from_millis(10))
+            .with_cap(Duration::from_millis(50));
+        assert_eq!(p.backoff().grpc_multiplier(), Some(2.0));
+        assert_eq!(p.backoff().ceiling(4), Duration::from_millis(50));
     }
 }

@@ -84,7 +84,7 @@ impl Policy {
     /// ```
     #[must_use]
     pub const fn with_base(mut self, base: Duration) -> Self {
-        self.backoff = Backoff::new(base, self.backoff.cap()).with_jitter(self.backoff.jitter());
+        self.backoff = self.backoff.with_bounds(base, self.backoff.cap());
         self
     }
 
@@ -98,7 +98,7 @@ impl Policy {
     /// ```
     #[must_use]
     pub const fn with_cap(mut self, cap: Duration) -> Self {
-        self.backoff = Backoff::new(self.backoff.base(), cap).with_jitter(self.backoff.jitter());
+        self.backoff = self.backoff.with_bounds(self.backoff.base(), cap);
         self
     }
 

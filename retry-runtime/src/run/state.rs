@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use crate::fleet::{Budget, Charge, SharedBudget, Taken};
 use crate::policy::deadline::Started;
+use crate::policy::Backoff;
 use crate::policy::Clock;
 use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent};
 use crate::run::account::{Account, RetryShare};
@@ -40,6 +41,13 @@ pub struct RetryState {
     /// Calls made that did not succeed: each failed one, and, once a hedged call ends, those
     /// still running beside the one it ends on (made, so counted).
     calls_spent: u32,
+    /// The failed calls counted when gRPC's backoff last started again (a server's pushback,
+    /// [`Backoff::grpc`](crate::Backoff::grpc)): the retry after is the backoff's first. Zero
+    /// otherwise.
+    restart: u32,
+    /// The backoff's base and cap in nanoseconds, converted once for the call, where its
+    /// waits are drawn the common way (full jitter, bounds within 584 years): drawn inline.
+    full: Option<(u64, u64)>,
     prev: Duration,
     /// What the call took from its budget.
     account: Account,
@@ -87,6 +95,8 @@ impl RetryState {
         RetryState {
             call,
             calls_spent: 0,
+            restart: 0,
+            full: call.policy.backoff().full_nanos(),
             prev: call.policy.backoff().base(),
             account: Account::default(),
             #[cfg(feature = "tracing")]
@@ -154,43 +164,68 @@ impl RetryState {
         self.wait_after(decision)
     }
 
-    /// [`next_wait`](RetryState::next_wait), inlined into the retry loops.
+    /// [`next_wait`](RetryState::next_wait), inlined into the retry loops: a plain retry's
+    /// wait drawn in place, a server's hint and a rate limit's out of line.
     #[inline(always)]
     fn wait_after(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
         self.count_failure();
-        let backoff = self.call.policy.backoff_ref();
-        let hint = match decision {
+        match decision {
+            Decision::Retry => {}
             Decision::Stop => return Err(GiveUpReason::Stopped),
-            Decision::Retry => Duration::ZERO,
-            Decision::RetryAfter(hint) if hint > backoff.cap() => {
-                return Err(GiveUpReason::HintBeyondCap)
-            }
-            Decision::RetryAfter(hint) => hint,
+            Decision::RetryAfter(hint) => return self.hinted_wait(hint),
             Decision::RateLimited => {
                 if self.calls_spent >= self.call.policy.attempts() {
                     return Err(GiveUpReason::Attempts);
                 }
                 return self.rate_limited_wait();
             }
-        };
+        }
         if self.calls_spent >= self.call.policy.attempts() {
             return Err(GiveUpReason::Attempts);
         }
-        // A zero base (with nothing drawn above it yet) draws zero whatever the jitter: the
-        // wait is the hint, known without the draw's code, which stays out of line, and the
-        // previous draw stays zero.
-        if backoff.base().is_zero() && self.prev.is_zero() {
-            if self.call.passed_after(hint) {
-                return Err(GiveUpReason::Elapsed);
-            }
-            return Ok(hint);
+        let drawn = self.draw();
+        if self.call.passed_after(drawn) {
+            return Err(GiveUpReason::Elapsed);
         }
-        let drawn = backoff.draw(self.calls_spent, self.prev);
+        self.prev = drawn;
+        Ok(drawn)
+    }
+
+    /// The next retry's wait under the backoff, as drawn: inline where its bounds were
+    /// converted for the call (full jitter, the crate's shape), else by one call.
+    #[inline(always)]
+    fn draw(&self) -> Duration {
+        let k = self.calls_spent - self.restart;
+        match self.full {
+            Some((base, cap)) => Backoff::full_draw(base, cap, k),
+            None => self.call.policy.backoff_ref().draw(k, self.prev),
+        }
+    }
+
+    /// The wait after a server's hint ([`Decision::RetryAfter`]): the hint plus the wait the
+    /// backoff draws, or the end of retrying if the hint passes the cap. Under gRPC's backoff,
+    /// a pushback: the hint exactly, of any length (the deadline still bounds it), and the
+    /// backoff starts again after it.
+    #[cold]
+    #[inline(never)]
+    fn hinted_wait(&mut self, hint: Duration) -> Result<Duration, GiveUpReason> {
+        let grpc = self.call.policy.backoff_ref().is_grpc();
+        if !grpc && hint > self.call.policy.backoff_ref().cap() {
+            return Err(GiveUpReason::HintBeyondCap);
+        }
+        if self.calls_spent >= self.call.policy.attempts() {
+            return Err(GiveUpReason::Attempts);
+        }
+        let drawn = if grpc { Duration::ZERO } else { self.draw() };
         let wait = hint.saturating_add(drawn);
         if self.call.passed_after(wait) {
             return Err(GiveUpReason::Elapsed);
         }
-        self.prev = drawn;
+        if grpc {
+            self.restart = self.calls_spent;
+        } else {
+            self.prev = drawn;
+        }
         Ok(wait)
     }
 
@@ -424,5 +459,52 @@ impl RetryState {
     /// What the call took from its budget.
     pub(crate) fn account(&self) -> &Account {
         &self.account
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn within(wait: Duration, ceiling: Duration) -> bool {
+        wait >= ceiling.mul_f64(0.8) && wait <= ceiling.mul_f64(1.2)
+    }
+
+    #[test]
+    fn under_grpcs_backoff_a_pushback_is_the_wait_exactly_and_the_backoff_starts_again() {
+        let policy =
+            Policy::new()
+                .with_attempts(6)
+                .with_backoff(Backoff::grpc(ms(100), ms(1000), 2.0));
+        let mut state = RetryState::new(policy);
+        let first = state.next_wait(Decision::Retry).unwrap();
+        let second = state.next_wait(Decision::Retry).unwrap();
+        // Past the max backoff: honoured, not given up (A6: the server's word).
+        let pushed = state.next_wait(Decision::RetryAfter(ms(5000))).unwrap();
+        let again = state.next_wait(Decision::Retry).unwrap();
+        let zero = state
+            .next_wait(Decision::RetryAfter(Duration::ZERO))
+            .unwrap();
+        assert!(
+            within(first, ms(100)) && within(second, ms(200)),
+            "{first:?} {second:?}"
+        );
+        assert_eq!((pushed, zero), (ms(5000), Duration::ZERO));
+        assert!(within(again, ms(100)), "{again:?}");
+        // The attempts still bound a pushback.
+        assert_eq!(
+            state.next_wait(Decision::RetryAfter(ms(1))),
+            Err(GiveUpReason::Attempts)
+        );
+        // The crate's own backoff keeps its rule: a hint past the cap ends retrying.
+        let mut state = RetryState::new(Policy::new().with_cap(ms(1000)));
+        assert_eq!(
+            state.next_wait(Decision::RetryAfter(ms(5000))),
+            Err(GiveUpReason::HintBeyondCap)
+        );
     }
 }
