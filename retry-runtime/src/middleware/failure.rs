@@ -64,7 +64,7 @@ impl<E, Resp> Failure<E, Resp> {
 
     /// An attempt's outcome as its loop sees it: a response `on_ok` retries for its status
     /// (`failure_status`) becomes a failure (`not_sent` is told of one the write rule alone
-    /// keeps from being sent again).
+    /// keeps from being sent again), and so does one it stops on where `stop_is_failure`.
     #[inline(always)]
     pub(crate) fn sort<O: ClassifyOk<Resp>>(
         outcome: Result<Resp, E>,
@@ -80,6 +80,7 @@ impl<E, Resp> Failure<E, Resp> {
                 let decision = on_ok.classify_ok_for(&response, resend);
                 if not_sent.checked(decision, resend, || on_ok.classify_ok(&response))
                     == Decision::Stop
+                    && !on_ok.stop_is_failure()
                 {
                     return Ok(response);
                 }

@@ -138,6 +138,17 @@ pub trait ClassifyOk<T> {
         let _ = value;
         None
     }
+
+    /// Whether a response [`failure_status`](ClassifyOk::failure_status) marks, when this
+    /// does not retry it, still ends its call as a failure (no budget hears of a success)
+    /// rather than as the answer the call succeeded with: gRPC's service config layer, where
+    /// a code not retried is returned as it is, counted neither way. The caller gets the
+    /// response either way. The faces ask; not for implementors.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn stop_is_failure(&self) -> bool {
+        false
+    }
 }
 
 // Not recommended: a classifier of the wrong type is reported as this trait's message, not as

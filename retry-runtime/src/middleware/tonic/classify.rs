@@ -27,10 +27,19 @@ impl<B> ClassifyOk<http::Response<B>> for ByCodes {
         }
     }
 
-    /// Every response it retries is a failure, of its code.
-    #[inline(always)]
+    /// A response that ends its call with a code other than `OK` is a failure.
+    #[inline]
     fn failure_status(&self, response: &http::Response<B>) -> Option<u16> {
-        Some(response.status().as_u16())
+        code_of(response)
+            .filter(|&code| code != Code::Ok)
+            .map(|_| response.status().as_u16())
+    }
+
+    /// A code not retried ends the call as a failure: the throttle counts neither a failure
+    /// nor a success (gRPC C-core counts a success for `OK` alone).
+    #[inline(always)]
+    fn stop_is_failure(&self) -> bool {
+        true
     }
 }
 

@@ -18,7 +18,7 @@ use crate::fleet::{RetryThrottling, SharedBudget};
 use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
 use crate::tower::{BoxError, RetryLayer, RetryService, Settings};
-use crate::{Backoff, Jitter, TimedOut};
+use crate::{Backoff, TimedOut};
 
 /// The request body a call may replay: gRPC C-core's default retry buffer, 256 KiB. A call
 /// whose request is larger is sent once (A6: it is committed).
@@ -184,13 +184,15 @@ impl Entry {
 /// vouches for (`idempotent`): gRPC sends again what the config says to, whatever it does.
 fn route(policy: &RetryPolicy, throttle: Option<Arc<RetryThrottling>>) -> Route {
     let codes = policy.retryable_status_codes;
-    // TODO(Backoff::grpc): A6's backoff (the multiplier, a factor in [0.8, 1.2]).
-    let backoff =
-        Backoff::new(policy.initial_backoff, policy.max_backoff).with_jitter(Jitter::Full);
-    let policy_ = crate::Policy::new()
+    let backoff = Backoff::grpc(
+        policy.initial_backoff,
+        policy.max_backoff,
+        policy.backoff_multiplier,
+    );
+    let attempts = crate::Policy::new()
         .with_attempts(policy.max_attempts)
         .with_backoff(backoff);
-    RetryLayer::new(policy_)
+    RetryLayer::new(attempts)
         .with_name("tonic")
         .with_body_limit(RETRY_BUFFER)
         .idempotent()
@@ -321,20 +323,24 @@ where
                 let Poll::Ready(outcome) = polled else {
                     return Poll::Pending;
                 };
+                let scope = this.scope.as_deref();
                 // A loop that gave up inside the call's deadline tells the chain around it.
-                if this.scope.as_ref().is_some_and(|s| s.gave_up()) {
+                if scope.is_some_and(Scope::gave_up) {
                     scope::mark_gave_up();
                 }
-                Poll::Ready(outcome.map_err(deadline_exceeded))
+                let deadline = scope.and_then(|s| s.deadline);
+                Poll::Ready(outcome.map_err(|e| deadline_exceeded(e, deadline)))
             }
         }
     }
 }
 
-/// An attempt cut by its time (the call's deadline, or `perAttemptRecvTimeout` on the last
-/// attempt) ends the call as gRPC ends it: `DEADLINE_EXCEEDED`.
-fn deadline_exceeded(error: BoxError) -> BoxError {
-    if error.is::<TimedOut>() {
+/// An attempt cut by its time (`perAttemptRecvTimeout` on the last attempt), or any error
+/// once the call's `deadline` has passed (the channel's own timer, which reads the request's
+/// `grpc-timeout`, may fire first), ends the call as gRPC ends it: `DEADLINE_EXCEEDED`.
+fn deadline_exceeded(error: BoxError, deadline: Option<std::time::Instant>) -> BoxError {
+    let passed = || deadline.is_some_and(|at| crate::sleep::tokio_now() >= at);
+    if error.is::<TimedOut>() || passed() {
         return Box::new(tonic::Status::deadline_exceeded("deadline exceeded"));
     }
     error

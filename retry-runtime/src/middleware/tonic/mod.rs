@@ -63,10 +63,15 @@
 //!   the call is committed, and whatever its trailers say is the answer. An error of the
 //!   channel is what a gRPC client reports as `UNAVAILABLE`: retried when that code is listed,
 //!   or when it proves the request never left (a refused connection or stream).
-//! - **Pushback.** A retryable answer carrying `grpc-retry-pushback-ms` is retried after that
-//!   many milliseconds; a negative or malformed value ends the call (and counts as a failure
-//!   for the throttle).
-//! - **Backoff.** The policy's `initialBackoff` and `maxBackoff` bound each wait.
+//! - **Backoff: A6's, not full jitter.** Retry `n` waits
+//!   `min(initialBackoff · backoffMultiplier^(n−1), maxBackoff)` times a factor drawn
+//!   uniformly in `[0.8, 1.2]` ([`Backoff::grpc`](crate::Backoff::grpc)), as every gRPC client
+//!   draws it (A6 as revised in 2024), where `#[retry]` draws in `[0, ceiling]`.
+//! - **Pushback: the server's word, exactly.** A retryable answer carrying
+//!   `grpc-retry-pushback-ms` is retried after exactly that many milliseconds (not added to a
+//!   draw, not refused past `maxBackoff`, as a `Retry-After` is elsewhere), and the backoff
+//!   after it starts again from `initialBackoff`; a negative or malformed value ends the call
+//!   (and counts as a failure for the throttle).
 //! - **`perAttemptRecvTimeout`** limits each attempt: one not answered in time is cancelled and
 //!   retried, whatever the codes listed.
 //! - **The call's deadline**, the shorter of its `grpc-timeout` and its method's `timeout`,

@@ -86,7 +86,9 @@ where
 
     #[inline]
     fn accepts_first(&self, response: &S::Response) -> bool {
-        let accepted = self.layer.on_ok.classify_ok(response) == Decision::Stop;
+        let on_ok = &self.layer.on_ok;
+        let accepted = on_ok.classify_ok(response) == Decision::Stop
+            && !(on_ok.stop_is_failure() && on_ok.failure_status(response).is_some());
         if accepted {
             self.layer
                 .retry
@@ -151,7 +153,7 @@ where
                     _ if !again() => {
                         let retried = match failure {
                             Failure::Error(e) => on.classify(e) != Decision::Stop,
-                            Failure::Status { .. } => true,
+                            Failure::Status { decision, .. } => *decision != Decision::Stop,
                         };
                         if retried {
                             not_sent.say(NOT_REPLAYABLE);

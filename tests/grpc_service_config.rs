@@ -1,0 +1,561 @@
+//! gRPC's service config applied by `retry_jitter::tonic::ServiceConfigLayer` (issue 55, point
+//! 2): a tonic client over a real `Channel`, against a real tonic server on loopback (a
+//! hand-written service and codec: no protoc) that records each attempt it gets. The tests
+//! named `retry_*` are gRPC's own end-to-end retry tests (`test/core/end2end/tests/retry_*.cc`
+//! in grpc/grpc), ported to unary calls: the same service config, the same answers from the
+//! server, the same attempt counts and final status.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::HeaderMap;
+use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer, ServiceConfigService};
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+use tower::Layer;
+
+#[path = "support/grpc_raw.rs"]
+mod grpc_raw;
+
+use grpc_raw::Raw;
+
+/// What the server does with one attempt.
+#[derive(Clone, Debug)]
+enum Reply {
+    /// Answers `OK` with the request's bytes.
+    Ok,
+    /// Fails with this code (a trailers-only answer).
+    Fail(Code),
+    /// Fails with this code and `grpc-retry-pushback-ms: value`.
+    Pushback(Code, &'static str),
+    /// Answers as the reply after this long.
+    After(Duration, Box<Reply>),
+}
+
+/// Every attempt the server got: when, to which path, with which headers.
+#[derive(Default)]
+struct Seen(Mutex<Vec<(Instant, String, HeaderMap)>>);
+
+impl Seen {
+    fn calls(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    fn paths(&self) -> Vec<String> {
+        self.0
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, p, _)| p.clone())
+            .collect()
+    }
+
+    fn arrivals(&self) -> Vec<Instant> {
+        self.0.lock().unwrap().iter().map(|&(at, ..)| at).collect()
+    }
+
+    /// The value of header `name` in each attempt (`None`: absent).
+    fn values(&self, name: &str) -> Vec<Option<String>> {
+        let calls = self.0.lock().unwrap();
+        calls
+            .iter()
+            .map(|(_, _, h)| h.get(name).map(|v| v.to_str().unwrap().to_owned()))
+            .collect()
+    }
+}
+
+/// The server: attempt `n` (0-based, over all paths) answered with `script(n)`.
+type Script = Arc<dyn Fn(usize) -> Reply + Send + Sync>;
+
+#[derive(Clone)]
+struct Server {
+    seen: Arc<Seen>,
+    script: Script,
+}
+
+type Answer = Pin<
+    Box<
+        dyn Future<Output = Result<http::Response<tonic::body::Body>, std::convert::Infallible>>
+            + Send,
+    >,
+>;
+
+impl tower::Service<http::Request<tonic::body::Body>> for Server {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = std::convert::Infallible;
+    type Future = Answer;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, req: http::Request<tonic::body::Body>) -> Answer {
+        let n = {
+            let mut seen = self.seen.0.lock().unwrap();
+            let call = (
+                Instant::now(),
+                req.uri().path().to_owned(),
+                req.headers().clone(),
+            );
+            seen.push(call);
+            seen.len() - 1
+        };
+        let reply = (self.script)(n);
+        let handler = tower::service_fn(move |req: tonic::Request<Bytes>| {
+            let reply = reply.clone();
+            async move { answer(reply, req.into_inner()).await }
+        });
+        Box::pin(async move { Ok(tonic::server::Grpc::new(Raw).unary(handler, req).await) })
+    }
+}
+
+async fn answer(mut reply: Reply, body: Bytes) -> Result<tonic::Response<Bytes>, Status> {
+    loop {
+        return match reply {
+            Reply::Ok => Ok(tonic::Response::new(body)),
+            Reply::Fail(code) => Err(Status::new(code, "xyz")),
+            Reply::Pushback(code, value) => {
+                let mut status = Status::new(code, "xyz");
+                let value = value.parse().unwrap();
+                status
+                    .metadata_mut()
+                    .insert("grpc-retry-pushback-ms", value);
+                Err(status)
+            }
+            Reply::After(wait, then) => {
+                tokio::time::sleep(wait).await;
+                reply = *then;
+                continue;
+            }
+        };
+    }
+}
+
+/// The server under two service names, `service` and `other` (tonic routes by service).
+macro_rules! named {
+    ($($ty:ident = $name:literal),+) => {$(
+        #[derive(Clone)]
+        struct $ty(Server);
+        impl tonic::server::NamedService for $ty {
+            const NAME: &'static str = $name;
+        }
+        impl tower::Service<http::Request<tonic::body::Body>> for $ty {
+            type Response = http::Response<tonic::body::Body>;
+            type Error = std::convert::Infallible;
+            type Future = Answer;
+            fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+                self.0.poll_ready(cx)
+            }
+            fn call(&mut self, req: http::Request<tonic::body::Body>) -> Answer {
+                self.0.call(req)
+            }
+        }
+    )+};
+}
+
+named!(Service = "service", Other = "other");
+
+/// A tonic server on loopback answering every attempt by `script`: a channel to it, and what
+/// it saw.
+async fn serve(script: impl Fn(usize) -> Reply + Send + Sync + 'static) -> (Channel, Arc<Seen>) {
+    let seen = Arc::new(Seen::default());
+    let server = Server {
+        seen: seen.clone(),
+        script: Arc::new(script),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let incoming = tonic::transport::server::TcpIncoming::from(listener);
+    let serving = tonic::transport::Server::builder()
+        .add_service(Service(server.clone()))
+        .add_service(Other(server))
+        .serve_with_incoming(incoming);
+    tokio::spawn(serving);
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    (channel, seen)
+}
+
+/// Replies by attempt: the `i`-th attempt gets `replies[i]`, the ones past the list the last.
+fn replies(replies: &[Reply]) -> impl Fn(usize) -> Reply + Send + Sync + 'static {
+    let replies = replies.to_vec();
+    move |n| replies[n.min(replies.len() - 1)].clone()
+}
+
+type Client = tonic::client::Grpc<ServiceConfigService<Channel>>;
+
+fn client(json: &str, channel: Channel) -> Client {
+    let config = ServiceConfig::from_json(json).unwrap();
+    tonic::client::Grpc::new(ServiceConfigLayer::new(config).layer(channel))
+}
+
+/// One unary call of `path` carrying `body`.
+async fn call_with(client: &mut Client, path: &'static str, body: Bytes) -> Result<Bytes, Status> {
+    client.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static(path);
+    let resp = client.unary(tonic::Request::new(body), path, Raw).await?;
+    Ok(resp.into_inner())
+}
+
+async fn call(client: &mut Client, path: &'static str) -> Result<Bytes, Status> {
+    call_with(client, path, Bytes::from_static(b"foo")).await
+}
+
+/// gRPC's tests' config: `/service/method` with a `retryPolicy` retrying `ABORTED`, with
+/// `extra` fields in the policy and `top` fields beside `methodConfig`.
+fn config(max_attempts: u32, backoff: &str, extra: &str, top: &str) -> String {
+    format!(
+        r#"{{
+  "methodConfig": [{{
+    "name": [{{ "service": "service", "method": "method" }}],
+    "retryPolicy": {{
+      "maxAttempts": {max_attempts},
+      "initialBackoff": "{backoff}",
+      "maxBackoff": "120s",
+      "backoffMultiplier": 1.6,
+      {extra}
+      "retryableStatusCodes": ["ABORTED"]
+    }}
+  }}]{top}
+}}"#
+    )
+}
+
+/// gRPC's waits of a second, made short for a test.
+const QUICK: &str = "0.01s";
+
+// --- gRPC's end-to-end retry tests, ported -------------------------------------------------
+
+/// `retry`: the first attempt gets `ABORTED`, the second `OK`; the retry carries
+/// `grpc-previous-rpc-attempts: 1`, the first none.
+#[tokio::test]
+async fn retry() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted), Reply::Ok])).await;
+    let mut client = client(&config(3, QUICK, "", ""), channel);
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!(seen.calls(), 2);
+    assert_eq!(
+        seen.values("grpc-previous-rpc-attempts"),
+        [None, Some("1".into())]
+    );
+}
+
+/// `retry_too_many_attempts`: two attempts allowed, both `ABORTED`: the second's status.
+#[tokio::test]
+async fn retry_too_many_attempts() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let mut client = client(&config(2, QUICK, "", ""), channel);
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!((status.code(), status.message()), (Code::Aborted, "xyz"));
+    assert_eq!(seen.calls(), 2);
+}
+
+/// `retry_non_retriable_status`: a code not in `retryableStatusCodes` is returned at once.
+#[tokio::test]
+async fn retry_non_retriable_status() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::InvalidArgument)])).await;
+    let mut client = client(&config(3, QUICK, "", ""), channel);
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert_eq!(seen.calls(), 1);
+}
+
+/// `retry_server_pushback_delay`: the server's pushback sets the wait, exactly: 50 ms, where
+/// the policy's backoff (`initialBackoff` 1 s) would have waited 0.8 s at least.
+#[tokio::test]
+async fn retry_server_pushback_delay() {
+    let first = Reply::Pushback(Code::Aborted, "50");
+    let (channel, seen) = serve(replies(&[first, Reply::Ok])).await;
+    let mut client = client(&config(3, "1s", "", ""), channel);
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    let at = seen.arrivals();
+    assert_eq!(at.len(), 2);
+    let waited = at[1] - at[0];
+    assert!(waited >= Duration::from_millis(50), "{waited:?}");
+    assert!(
+        waited < Duration::from_millis(800),
+        "the backoff's, not the pushback's: {waited:?}"
+    );
+}
+
+/// `retry_server_pushback_disabled`: a pushback of `-1` ends the call with that answer.
+#[tokio::test]
+async fn retry_server_pushback_disabled() {
+    let second = Reply::Pushback(Code::Aborted, "-1");
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted), second])).await;
+    let mut client = client(&config(3, QUICK, "", ""), channel);
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(status.code(), Code::Aborted);
+    assert_eq!(seen.calls(), 2);
+}
+
+/// `retry_throttled`: `maxTokens` 2: one failure leaves 1 token, half the bucket: no retry.
+#[tokio::test]
+async fn retry_throttled() {
+    let throttling = r#", "retryThrottling": { "maxTokens": 2, "tokenRatio": 1.0 }"#;
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted), Reply::Ok])).await;
+    let mut client = client(&config(2, QUICK, "", throttling), channel);
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(status.code(), Code::Aborted);
+    assert_eq!(seen.calls(), 1);
+}
+
+/// `retry_per_attempt_recv_timeout`: the first attempt is not answered within
+/// `perAttemptRecvTimeout` and is retried; the second gets `ABORTED`, the third `OK`; each
+/// retry carries its number of previous attempts.
+#[tokio::test]
+async fn retry_per_attempt_recv_timeout() {
+    let hang = Reply::After(Duration::from_secs(5), Box::new(Reply::Ok));
+    let (channel, seen) = serve(replies(&[hang, Reply::Fail(Code::Aborted), Reply::Ok])).await;
+    let timeout = r#""perAttemptRecvTimeout": "0.2s","#;
+    let mut client = client(&config(3, QUICK, timeout, ""), channel);
+    let start = Instant::now();
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert!(start.elapsed() >= Duration::from_millis(200));
+    assert!(
+        start.elapsed() < Duration::from_secs(4),
+        "not the hanging attempt's answer"
+    );
+    assert_eq!(
+        seen.values("grpc-previous-rpc-attempts"),
+        [None, Some("1".into()), Some("2".into())]
+    );
+}
+
+/// `retry_exceeds_buffer_size_in_initial_batch`: a request larger than the retry buffer
+/// (256 KiB, C-core's default) commits the call: sent once, its answer returned.
+#[tokio::test]
+async fn retry_exceeds_buffer_size_in_initial_batch() {
+    let aborted = Reply::Fail(Code::Aborted);
+    let (channel, seen) = serve(replies(&[aborted.clone(), aborted, Reply::Ok])).await;
+    let mut client = client(&config(3, QUICK, "", ""), channel);
+    let large = Bytes::from(vec![b'x'; 300 * 1024]);
+    let status = call_with(&mut client, "/service/method", large)
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::Aborted);
+    assert_eq!(seen.calls(), 1);
+    // Within the buffer, the same call is retried.
+    let small = Bytes::from(vec![b'x'; 200 * 1024]);
+    assert_eq!(
+        call_with(&mut client, "/service/method", small)
+            .await
+            .unwrap()
+            .len(),
+        200 * 1024
+    );
+    assert_eq!(seen.calls(), 3);
+}
+
+// --- The layer's own rules -----------------------------------------------------------------
+
+/// A method no entry gives a policy is sent once, untouched.
+#[tokio::test]
+async fn a_method_without_a_policy_is_sent_once() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let mut client = client(&config(3, QUICK, "", ""), channel);
+    let status = call(&mut client, "/service/other").await.unwrap_err();
+    assert_eq!(status.code(), Code::Aborted);
+    assert_eq!(seen.calls(), 1);
+    assert_eq!(seen.values("grpc-timeout"), [None]);
+}
+
+/// The entry naming the method wins over its service's, which wins over the default.
+#[tokio::test]
+async fn the_most_specific_config_wins() {
+    let policy = |n: u32| {
+        format!(
+            r#""retryPolicy": {{ "maxAttempts": {n}, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+               "backoffMultiplier": 1, "retryableStatusCodes": ["ABORTED"] }}"#
+        )
+    };
+    let json = format!(
+        r#"{{ "methodConfig": [
+            {{ "name": [{{}}], {} }},
+            {{ "name": [{{ "service": "service" }}], {} }},
+            {{ "name": [{{ "service": "service", "method": "method" }}], {} }}
+        ] }}"#,
+        policy(2),
+        policy(3),
+        policy(4)
+    );
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let mut client = client(&json, channel);
+    for (path, attempts) in [
+        ("/service/method", 4),
+        ("/service/other", 3),
+        ("/other/method", 2),
+    ] {
+        let before = seen.calls();
+        let status = call(&mut client, path).await.unwrap_err();
+        assert_eq!(status.code(), Code::Aborted);
+        assert_eq!(seen.calls() - before, attempts, "{path}");
+        assert!(seen.paths()[before..].iter().all(|p| p == path));
+    }
+}
+
+/// Every retry carries how many attempts came before it.
+#[tokio::test]
+async fn grpc_previous_rpc_attempts_on_every_retry() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let mut client = client(&config(4, QUICK, "", ""), channel);
+    call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(
+        seen.values("grpc-previous-rpc-attempts"),
+        [None, Some("1".into()), Some("2".into()), Some("3".into())]
+    );
+}
+
+/// One throttle per layer, shared by every service it makes and their clones: from a full
+/// bucket of 10 (ratio 0.1), three failures of one client's call, then two of another's
+/// (the fifth failure in a row leaves 5 tokens, half: not retried), then one of a third's.
+#[tokio::test]
+async fn the_throttle_is_shared_by_the_clones_of_the_layers_services() {
+    let throttling = r#", "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }"#;
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let config = ServiceConfig::from_json(&config(3, QUICK, "", throttling)).unwrap();
+    let layer = ServiceConfigLayer::new(config);
+    let service = layer.layer(channel.clone());
+    let mut a = tonic::client::Grpc::new(service.clone());
+    let mut b = tonic::client::Grpc::new(service);
+    let mut c = tonic::client::Grpc::new(layer.clone().layer(channel));
+    let mut counts = Vec::new();
+    for client in [&mut a, &mut b, &mut c] {
+        let before = seen.calls();
+        let status = call(client, "/service/method").await.unwrap_err();
+        assert_eq!(status.code(), Code::Aborted);
+        counts.push(seen.calls() - before);
+    }
+    assert_eq!(counts, [3, 2, 1]);
+}
+
+/// A pushback that says "don't retry" still takes a token: from 10 (ratio 0.1), four calls
+/// refused at once leave 6; the next call's failure leaves 5, half: not retried.
+#[tokio::test]
+async fn a_pushback_that_refuses_a_retry_still_counts_for_the_throttle() {
+    let throttling = r#", "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }"#;
+    let refused = Reply::Pushback(Code::Aborted, "-1");
+    let (channel, seen) = serve(move |n| match n {
+        0..4 => refused.clone(),
+        _ => Reply::Fail(Code::Aborted),
+    })
+    .await;
+    let mut client = client(&config(3, QUICK, "", throttling), channel);
+    for _ in 0..4 {
+        call(&mut client, "/service/method").await.unwrap_err();
+    }
+    assert_eq!(seen.calls(), 4);
+    call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(seen.calls(), 5, "the fifth failure is throttled");
+}
+
+/// Without `retryThrottling`, no budget at all: every call makes all its attempts.
+#[tokio::test]
+async fn without_retry_throttling_no_budget_stops_a_retry() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let mut client = client(&config(5, "0.001s", "", ""), channel);
+    for _ in 0..10 {
+        call(&mut client, "/service/method").await.unwrap_err();
+    }
+    assert_eq!(seen.calls(), 50);
+}
+
+/// The method's `timeout` is the call's deadline: it goes out as `grpc-timeout`, cuts an
+/// attempt still running, and the call ends `DEADLINE_EXCEEDED`.
+#[tokio::test]
+async fn the_methods_timeout_bounds_the_call() {
+    let json = r#"{ "methodConfig": [{
+        "name": [{ "service": "service" }],
+        "timeout": "0.3s",
+        "retryPolicy": { "maxAttempts": 5, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+                         "backoffMultiplier": 1, "retryableStatusCodes": ["ABORTED"] }
+    }] }"#;
+    let hang = Reply::After(Duration::from_secs(5), Box::new(Reply::Ok));
+    let (channel, seen) = serve(replies(&[hang])).await;
+    let mut client = client(json, channel);
+    let start = Instant::now();
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    assert!(start.elapsed() >= Duration::from_millis(300));
+    assert!(start.elapsed() < Duration::from_secs(3));
+    assert_eq!(seen.calls(), 1);
+    let sent = seen.values("grpc-timeout")[0].clone().unwrap();
+    assert!(
+        sent.ends_with('u') || sent.ends_with('m') || sent.ends_with('n'),
+        "{sent}"
+    );
+}
+
+/// A call's own deadline (`grpc-timeout`, from tonic's `set_timeout`) shorter than its
+/// method's `timeout` bounds it instead, and each retry is sent with what is left.
+#[tokio::test]
+async fn the_calls_own_deadline_when_shorter() {
+    let json = r#"{ "methodConfig": [{
+        "name": [{ "service": "service" }],
+        "timeout": "10s",
+        "retryPolicy": { "maxAttempts": 5, "initialBackoff": "0.05s", "maxBackoff": "0.05s",
+                         "backoffMultiplier": 1, "retryableStatusCodes": ["ABORTED"] }
+    }] }"#;
+    let slow = Reply::After(
+        Duration::from_millis(100),
+        Box::new(Reply::Fail(Code::Aborted)),
+    );
+    let (channel, seen) = serve(replies(&[slow])).await;
+    let mut client = client(json, channel);
+    client.ready().await.unwrap();
+    let mut request = tonic::Request::new(Bytes::from_static(b"foo"));
+    request.set_timeout(Duration::from_millis(400));
+    let path = http::uri::PathAndQuery::from_static("/service/method");
+    let start = Instant::now();
+    let outcome = client.unary::<_, Bytes, _>(request, path, Raw).await;
+    let status = outcome.unwrap_err();
+    assert!(
+        matches!(status.code(), Code::DeadlineExceeded | Code::Aborted),
+        "{status:?}"
+    );
+    assert!(start.elapsed() < Duration::from_secs(2));
+    // Attempts of 100 ms, waits of 50 ms (±20%) within 400 ms: at most 3 attempts.
+    assert!((2..=3).contains(&seen.calls()), "{}", seen.calls());
+    let sent = seen.values("grpc-timeout");
+    assert!(sent.iter().all(Option::is_some), "{sent:?}");
+}
+
+/// A code the policy does not retry ends the call counted neither way (gRPC C-core counts a
+/// success for `OK` alone): from a bucket of 3 (ratio 1) drained to 1, three
+/// `INVALID_ARGUMENT`s give nothing back, and the next failure is not retried; three `OK`s
+/// fill it again, and the next failing call is retried once.
+#[tokio::test]
+async fn a_code_not_retried_counts_neither_way_for_the_throttle() {
+    let throttling = r#", "retryThrottling": { "maxTokens": 3, "tokenRatio": 1 }"#;
+    let (channel, seen) = serve(|n| match n {
+        0..2 => Reply::Fail(Code::Aborted),
+        2..5 => Reply::Fail(Code::InvalidArgument),
+        5 => Reply::Fail(Code::Aborted),
+        6..9 => Reply::Ok,
+        _ => Reply::Fail(Code::Aborted),
+    })
+    .await;
+    let mut client = client(&config(5, QUICK, "", throttling), channel);
+    call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(
+        seen.calls(),
+        2,
+        "3 → 2, retried; 2 → 1, half of 3 or less: not"
+    );
+    for _ in 0..3 {
+        let status = call(&mut client, "/service/method").await.unwrap_err();
+        assert_eq!(status.code(), Code::InvalidArgument);
+    }
+    call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(seen.calls(), 6, "1 → 0: not retried");
+    for _ in 0..3 {
+        call(&mut client, "/service/method").await.unwrap();
+    }
+    call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(seen.calls(), 11, "3 → 2, retried; 2 → 1: not");
+}
