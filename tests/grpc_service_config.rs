@@ -559,3 +559,118 @@ async fn a_code_not_retried_counts_neither_way_for_the_throttle() {
     call(&mut client, "/service/method").await.unwrap_err();
     assert_eq!(seen.calls(), 11, "3 → 2, retried; 2 → 1: not");
 }
+
+// --- hedgingPolicy ---------------------------------------------------------------------------
+
+/// `/service/method` with a `hedgingPolicy`: `max_attempts` copies, `delay` apart, going on
+/// after `UNAVAILABLE`.
+fn hedging(max_attempts: u32, delay: &str, top: &str) -> String {
+    format!(
+        r#"{{
+  "methodConfig": [{{
+    "name": [{{ "service": "service", "method": "method" }}],
+    "hedgingPolicy": {{
+      "maxAttempts": {max_attempts},
+      "hedgingDelay": "{delay}",
+      "nonFatalStatusCodes": ["UNAVAILABLE"]
+    }}
+  }}]{top}
+}}"#
+    )
+}
+
+fn slow(wait_ms: u64, then: Reply) -> Reply {
+    Reply::After(Duration::from_millis(wait_ms), Box::new(then))
+}
+
+/// A copy not answered within `hedgingDelay` gets the next beside it; the first answer wins,
+/// and the hedge carries `grpc-previous-rpc-attempts`.
+#[tokio::test]
+async fn hedging_sends_the_next_copy_after_the_delay() {
+    let (channel, seen) = serve(replies(&[slow(3_000, Reply::Ok), Reply::Ok])).await;
+    let mut client = client(&hedging(3, "0.1s", ""), channel);
+    let start = Instant::now();
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert!(start.elapsed() >= Duration::from_millis(100));
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "the hedge answered"
+    );
+    assert_eq!(seen.calls(), 2);
+    assert_eq!(
+        seen.values("grpc-previous-rpc-attempts"),
+        [None, Some("1".into())]
+    );
+    let at = seen.arrivals();
+    assert!(at[1] - at[0] >= Duration::from_millis(100));
+}
+
+/// `maxAttempts` copies at most; a `hedgingDelay` of 0 sends them all at once.
+#[tokio::test]
+async fn hedging_with_no_delay_sends_every_copy_at_once() {
+    let (channel, seen) = serve(replies(&[slow(300, Reply::Ok)])).await;
+    let mut client = client(&hedging(3, "0s", ""), channel);
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!(seen.calls(), 3);
+    let at = seen.arrivals();
+    assert!(
+        at[2] - at[0] < Duration::from_millis(200),
+        "{:?}",
+        at[2] - at[0]
+    );
+}
+
+/// A fatal code (one not in `nonFatalStatusCodes`) ends the call with it, the copy still
+/// running dropped, no further copy sent.
+#[tokio::test]
+async fn a_fatal_code_ends_the_hedged_call() {
+    let (channel, seen) = serve(replies(&[
+        slow(2_000, Reply::Ok),
+        Reply::Fail(Code::InvalidArgument),
+    ]))
+    .await;
+    let mut client = client(&hedging(3, "0.05s", ""), channel);
+    let start = Instant::now();
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(start.elapsed() < Duration::from_secs(1));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(seen.calls(), 2);
+}
+
+/// A non-fatal code lets the other copies run: the first copy's late answer is the call's.
+#[tokio::test]
+async fn a_non_fatal_code_lets_the_other_copies_run() {
+    let unavailable = Reply::Fail(Code::Unavailable);
+    let (channel, seen) = serve(replies(&[slow(300, Reply::Ok), unavailable])).await;
+    let mut client = client(&hedging(3, "0.05s", ""), channel);
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!(seen.calls(), 3);
+}
+
+/// The throttle holds hedges back as it holds retries, and counts each copy that fails: from
+/// 2 tokens, a call whose two copies fail leaves none, and the next call's hedge is not sent;
+/// its success gives one back, still half: not the next one's either.
+#[tokio::test]
+async fn the_throttle_holds_hedges_back() {
+    let throttling = r#", "retryThrottling": { "maxTokens": 2, "tokenRatio": 1 }"#;
+    let (channel, seen) = serve(|n| match n {
+        0 => Reply::Fail(Code::Unavailable),
+        1 => Reply::Fail(Code::Unavailable),
+        _ => slow(300, Reply::Ok),
+    })
+    .await;
+    let mut client = client(&hedging(2, "0s", throttling), channel);
+    call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(seen.calls(), 2, "both copies, the bucket full");
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!(
+        seen.calls(),
+        3,
+        "no hedge while the bucket is at half or below"
+    );
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!(seen.calls(), 4, "1 token of 2: half");
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!(seen.calls(), 6, "2 tokens: the hedge is sent");
+}

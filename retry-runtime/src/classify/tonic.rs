@@ -12,7 +12,7 @@ use crate::policy::transient::Transient;
 use crate::policy::Decision;
 
 mod service_config;
-pub(crate) use service_config::{CodeSet, MethodConfig, Policy, RetryPolicy};
+pub(crate) use service_config::{CodeSet, HedgingPolicy, MethodConfig, Policy, RetryPolicy};
 pub use service_config::{ServiceConfig, ServiceConfigError};
 
 /// What to do after a call that ended with `code` (see the module's table), before any

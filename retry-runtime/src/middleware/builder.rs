@@ -209,6 +209,15 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.hedge(hedge))
     }
 
+    /// [`hedge`](RetryBuilder::hedge), or not (`None`), the type the same either way.
+    #[cfg(feature = "tonic")]
+    pub(crate) fn hedge_maybe(
+        self,
+        hedge: Option<Hedge>,
+    ) -> RetryBuilder<F, C, O, Settings<B, L, Option<Hedge>, Gd, N, G>> {
+        self.with_retry(|retry| retry.hedge_maybe(hedge))
+    }
+
     /// Vouch that every request through this middleware is safe to send again, whatever its
     /// method: a `POST` or a `PATCH` is retried on the whole table, like a `GET`. Without it
     /// (and without [`idempotency_key`](RetryBuilder::idempotency_key)), a request whose method

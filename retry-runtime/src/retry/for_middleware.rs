@@ -98,6 +98,22 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         })
     }
 
+    /// The same settings, hedged or not by `hedge` (a layer whose loops differ in this alone,
+    /// one type for all).
+    #[cfg(feature = "tonic")]
+    pub(crate) fn hedge_maybe(
+        self,
+        hedge: Option<crate::hedge::Hedge>,
+    ) -> Retry<RetryAll, N, G, B, Unset, L, Option<crate::hedge::Hedge>, AcceptOk, Gd> {
+        Retry {
+            policy: self.policy,
+            hooks: self.hooks,
+            name: self.name,
+            timeout: self.timeout,
+            hedge,
+        }
+    }
+
     /// The same settings, each call's figures put in its response.
     pub(crate) fn in_response(
         self,

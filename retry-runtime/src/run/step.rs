@@ -172,7 +172,8 @@ pub trait LoopHooks<R> {
     fn recovered(&self, state: &RetryState, function: &'static str);
 
     /// What the classifier (or `on_ok`) says of a failed `outcome` whose verdict is
-    /// `verdict` (a hedged call decides with it while other attempts still run).
+    /// `verdict` (a hedged call decides with it while other attempts still run); the budget
+    /// hears of a failure it would retry ([`SharedBudget::failed`](crate::SharedBudget::failed)).
     fn decide(&self, outcome: &R, verdict: Verdict, clock: Clock) -> Decision;
 
     /// A hedge is about to start: ask the guards and take its budget share (`false`, no
@@ -406,6 +407,11 @@ where
             (_, None) => (Decision::Stop, true),
         };
         self.guard.answered(answered, clock);
+        // A failure the loop would retry, while other attempts run: the budget hears of it as
+        // the step tells it of one after the last attempt.
+        if decision != Decision::Stop {
+            Account::failed(self.budget.get(), clock);
+        }
         decision
     }
 

@@ -13,11 +13,14 @@ use tower_service::Service;
 use super::classify::{pushback_refuses, ByCodes, ChannelErrors};
 use crate::classify::headers::GRPC_TIMEOUT;
 use crate::classify::tonic::ServiceConfig;
-use crate::classify::tonic::{CodeSet, MethodConfig, Policy as MethodPolicy, RetryPolicy};
+use crate::classify::tonic::{
+    CodeSet, HedgingPolicy, MethodConfig, Policy as MethodPolicy, RetryPolicy,
+};
 use crate::fleet::{RetryThrottling, SharedBudget};
+use crate::hedge::Hedge;
 use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
-use crate::tower::{BoxError, RetryLayer, RetryService, Settings};
+use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, Settings, TransportErrors};
 use crate::{Backoff, TimedOut};
 
 /// The request body a call may replay: gRPC C-core's default retry buffer, 256 KiB. A call
@@ -28,20 +31,26 @@ const RETRY_BUFFER: usize = 256 * 1024;
 /// what lets the call's deadline cut an attempt (the loop limits each to the time left).
 const NO_LIMIT: Duration = Duration::from_secs(u32::MAX as u64);
 
-/// The loop of one method with a `retryPolicy`: [`RetryLayer`]'s, classified by A6
-/// ([`ChannelErrors`], [`ByCodes`]), with the channel's throttle, if any, as its budget.
-type Route = RetryLayer<ChannelErrors, ByCodes, Settings<Option<Arc<RetryThrottling>>, Duration>>;
+/// The loop settings of a method with a policy: the channel's throttle (if any) as its
+/// budget, an attempt's limit, and a hedge for a `hedgingPolicy`.
+type Loop = Settings<Option<Arc<RetryThrottling>>, Duration, Option<Hedge>>;
 
-/// The service a call with a `retryPolicy` runs: its method's [`RetryLayer`] over the channel.
-pub type Retried<S> = RetryService<
-    Counted<S>,
-    ChannelErrors,
-    ByCodes,
-    Settings<Option<Arc<RetryThrottling>>, Duration>,
+/// The loop of one method with a policy: [`RetryLayer`]'s, classified by A6
+/// ([`ChannelErrors`], [`ByCodes`]).
+type Route = RetryLayer<ChannelErrors, ByCodes, Loop>;
+
+/// A method's [`RetryLayer`] before its classifiers and budget.
+type Unclassified = RetryLayer<
+    TransportErrors,
+    ByStatus,
+    Settings<crate::fleet::HostBudgets, Duration, Option<Hedge>>,
 >;
 
+/// The service a call with a policy runs: its method's [`RetryLayer`] over the channel.
+pub type Retried<S> = RetryService<Counted<S>, ChannelErrors, ByCodes, Loop>;
+
 /// gRPC's service config applied to a tonic channel: a [`tower::Layer`](Layer) that gives each
-/// call its method's `retryPolicy` and the channel's `retryThrottling`
+/// call its method's `retryPolicy` or `hedgingPolicy` and the channel's `retryThrottling`
 /// ([gRFC A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md)), as gRPC's
 /// own clients apply them. See the [module](super) for what it does and how A6 differs from
 /// this crate's defaults.
@@ -102,15 +111,15 @@ pub struct ServiceConfigLayer {
     target: Arc<str>,
 }
 
-/// What a layer made of a service config keeps: the config, each method entry's loop (`None`:
-/// sent once), and the channel's throttle.
+/// What a layer made of a service config keeps: the config, and each method entry's loop
+/// (`None`: sent once), which holds the channel's throttle.
 #[derive(Debug)]
 struct Config {
     config: ServiceConfig,
     routes: Vec<Option<Entry>>,
 }
 
-/// One `methodConfig` entry with a `retryPolicy`, as calls run it.
+/// One `methodConfig` entry with a policy, as calls run it.
 #[derive(Debug)]
 struct Entry {
     layer: Route,
@@ -122,7 +131,7 @@ struct Entry {
 
 impl ServiceConfigLayer {
     /// The layer that applies `config` to the channel it wraps: one loop per method entry
-    /// with a `retryPolicy`, made here, and one [`RetryThrottling`] from its
+    /// with a `retryPolicy` or a `hedgingPolicy`, made here, and one [`RetryThrottling`] from its
     /// `retryThrottling` (none without it), shared by every service the layer and its clones
     /// make.
     ///
@@ -164,26 +173,35 @@ impl ServiceConfigLayer {
 }
 
 impl Entry {
-    /// The loop of `method`, if it has a `retryPolicy`. A `hedgingPolicy` is not applied yet:
-    /// such a method is sent once.
+    /// The loop of `method`, if it has a policy.
     fn of(method: &MethodConfig, throttle: &Option<Arc<RetryThrottling>>) -> Option<Self> {
-        let Some(MethodPolicy::Retry(policy)) = &method.policy else {
-            return None;
+        let (layer, codes) = match method.policy.as_ref()? {
+            MethodPolicy::Retry(policy) => (retried(policy), policy.retryable_status_codes),
+            MethodPolicy::Hedging(policy) => (hedged(policy), policy.non_fatal_status_codes),
         };
-        let codes = policy.retryable_status_codes;
         Some(Entry {
-            layer: route(policy, throttle.clone()),
+            layer: layer
+                .on(ChannelErrors(codes))
+                .on_ok(ByCodes(codes))
+                .budget_owned(throttle.clone()),
             timeout: method.timeout,
             refused: throttle.clone().map(|throttle| (throttle, codes)),
         })
     }
 }
 
-/// The [`RetryLayer`] of a `retryPolicy`: its attempts, its backoff, its codes, its
-/// `perAttemptRecvTimeout`, and the channel's throttle. Every request is one the config
-/// vouches for (`idempotent`): gRPC sends again what the config says to, whatever it does.
-fn route(policy: &RetryPolicy, throttle: Option<Arc<RetryThrottling>>) -> Route {
-    let codes = policy.retryable_status_codes;
+/// A [`RetryLayer`] of `attempts` whose every request is one the config vouches for
+/// (`idempotent`): gRPC sends again what the config says to, whatever it does.
+fn vouched(attempts: crate::Policy) -> RetryLayer {
+    RetryLayer::new(attempts)
+        .with_name("tonic")
+        .with_body_limit(RETRY_BUFFER)
+        .idempotent()
+}
+
+/// The [`RetryLayer`] of a `retryPolicy`: its attempts, A6's backoff, its
+/// `perAttemptRecvTimeout`.
+fn retried(policy: &RetryPolicy) -> Unclassified {
     let backoff = Backoff::grpc(
         policy.initial_backoff,
         policy.max_backoff,
@@ -192,14 +210,21 @@ fn route(policy: &RetryPolicy, throttle: Option<Arc<RetryThrottling>>) -> Route 
     let attempts = crate::Policy::new()
         .with_attempts(policy.max_attempts)
         .with_backoff(backoff);
-    RetryLayer::new(attempts)
-        .with_name("tonic")
-        .with_body_limit(RETRY_BUFFER)
-        .idempotent()
-        .on(ChannelErrors(codes))
-        .on_ok(ByCodes(codes))
-        .budget_owned(throttle)
+    vouched(attempts)
         .timeout(policy.per_attempt_recv_timeout.unwrap_or(NO_LIMIT))
+        .hedge_maybe(None)
+}
+
+/// The [`RetryLayer`] of a `hedgingPolicy`: its copies, each `hedgingDelay` after the one
+/// before, and no wait when none runs (A6's hedges have no backoff); a server's pushback of
+/// any length is waited (no cap refuses it: the call's deadline bounds it).
+fn hedged(policy: &HedgingPolicy) -> Unclassified {
+    let attempts = crate::Policy::new()
+        .with_attempts(policy.max_attempts)
+        .with_backoff(Backoff::grpc(Duration::ZERO, NO_LIMIT, 1.0));
+    vouched(attempts)
+        .timeout(NO_LIMIT)
+        .hedge_maybe(Some(Hedge::After(policy.hedging_delay)))
 }
 
 impl<S> Layer<S> for ServiceConfigLayer {

@@ -53,9 +53,10 @@
 //!   (the empty name). A call whose entry has no `retryPolicy`, or which no entry names, is
 //!   sent once, untouched.
 //! - **A method given a policy is sent more than once because the config says so**, as in
-//!   every gRPC client: the config is the user's word that the method is safe to repeat. Its
-//!   calls are retried on what the policy lists, whatever the HTTP method (every gRPC call is
-//!   a `POST`), so list only codes after which a repeat is harmless.
+//!   every gRPC client: the config is the user's word that the method is safe to repeat (a
+//!   `retryPolicy` sends it again after a failure, a `hedgingPolicy` sends copies before any
+//!   answer). Its calls are retried on what the policy lists, whatever the HTTP method (every
+//!   gRPC call is a `POST`), so give a policy only to methods a repeat cannot harm.
 //! - **Attempts and codes.** `maxAttempts` attempts at most (5 at most, as the parser reads
 //!   it). A trailers-only answer (the status in its headers, as a server answers a call it
 //!   failed before replying) is retried only if its code is in `retryableStatusCodes`; any
@@ -87,7 +88,17 @@
 //!   with a larger request is sent once.
 //! - **`waitForReady`** is read but does not apply to a layer: waiting for a connection is the
 //!   channel's, under the layer.
-//! - **`hedgingPolicy`** is read but not applied yet: a method with one is sent once.
+//! - **`hedgingPolicy`**: up to `maxAttempts` copies of the call, each `hedgingDelay` after
+//!   the one before (`0s`: all at once), run by the loop's hedging
+//!   ([`RetryLayer::hedge`](crate::tower::RetryBuilder::hedge)); the first answer wins and the
+//!   copies still running are dropped. A fatal code (one not in `nonFatalStatusCodes`) ends
+//!   the call with that status and drops the rest; after a non-fatal one the others run on,
+//!   and when none runs the next copy is sent at once. The throttle holds copies back as it
+//!   holds retries, and counts each copy that fails with a non-fatal code. Where the loop's
+//!   hedging still differs from A6's: after a non-fatal code while other copies run, the next
+//!   copy waits out its `hedgingDelay` (A6 sends it at once); a pushback of `n` ms holds the
+//!   next copy back at least `n` ms (A6: exactly `n`); a negative pushback ends the call,
+//!   dropping the copies still running (A6 lets them finish, sending no more).
 mod classify;
 mod layer;
 
