@@ -81,7 +81,11 @@ fn after_pushback(headers: &HeaderMap) -> Decision {
         None => Decision::Retry,
         Some(value) => match value.to_str().ok().and_then(pushback) {
             Some(wait) => Decision::RetryAfter(wait),
-            None => Decision::Stop,
+            None => {
+                // The server says "don't retry": inside a chain's scope, the tier says so too.
+                crate::policy::scope::mark_gave_up();
+                Decision::Stop
+            }
         },
     }
 }

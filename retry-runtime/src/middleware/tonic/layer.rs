@@ -47,6 +47,7 @@ type Unclassified = RetryLayer<
 >;
 
 /// The service a call with a policy runs: its method's [`RetryLayer`] over the channel.
+/// Public in a private module: named in the service's bounds and its future's type.
 pub type Retried<S> = RetryService<Counted<S>, ChannelErrors, ByCodes, Loop>;
 
 /// gRPC's service config applied to a tonic channel: a [`tower::Layer`](Layer) that gives each
@@ -240,7 +241,22 @@ impl<S> Layer<S> for ServiceConfigLayer {
 
 /// The service a [`ServiceConfigLayer`] makes over a channel `S`: each call routed to its
 /// method's loop, or sent once. `Clone` as a `Channel` is: its clones share the layer's
-/// throttle.
+/// throttle. A client held in a struct names it over its channel:
+///
+/// ```
+/// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer, ServiceConfigService};
+/// use tower::Layer;
+///
+/// struct Inventory<C> {
+///     client: tonic::client::Grpc<ServiceConfigService<C>>,
+/// }
+///
+/// fn inventory<C>(channel: C, config: ServiceConfig) -> Inventory<C> {
+///     let service = ServiceConfigLayer::new(config).layer(channel);
+///     Inventory { client: tonic::client::Grpc::new(service) }
+/// }
+/// # let _ = inventory((), ServiceConfig::from_json("{}").unwrap());
+/// ```
 #[derive(Clone, Debug)]
 pub struct ServiceConfigService<S> {
     inner: S,
@@ -315,7 +331,15 @@ fn deadline(req: &mut Request, timeout: Option<Duration>) -> Option<std::time::I
 
 pin_project_lite::pin_project! {
     /// The future of a [`ServiceConfigService`]: a call sent once, or its method's loop,
-    /// polled inside the call's deadline.
+    /// polled inside the call's deadline. Its error is a [`BoxError`]: the channel's, or a
+    /// `tonic::Status` (`DEADLINE_EXCEEDED` once the call's deadline passed), which a tonic
+    /// client reports as it is.
+    ///
+    /// ```
+    /// use retry_jitter::tonic::future::ResponseFuture;
+    /// fn is_a_future<F: std::future::Future>() {}
+    /// is_a_future::<ResponseFuture<std::future::Ready<Result<(), retry_jitter::tower::BoxError>>, std::future::Ready<Result<(), std::io::Error>>>>();
+    /// ```
     pub struct ResponseFuture<R, O> {
         #[pin]
         call: Call<R, O>,

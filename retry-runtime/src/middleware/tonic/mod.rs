@@ -106,8 +106,7 @@ pub use crate::classify::tonic::{classify, classify_code, ServiceConfig, Service
 pub use layer::{ServiceConfigLayer, ServiceConfigService};
 
 pub mod future {
-    //! The types a [`ServiceConfigService`](super::ServiceConfigService) names in its
-    //! `Service` impl: its future, and the loop under it. A user meets them in types only.
-    pub use super::classify::{ByCodes, ChannelErrors};
-    pub use super::layer::{Counted, CountedFuture, ResponseFuture, Retried};
+    //! The future of a [`ServiceConfigService`](super::ServiceConfigService): a user meets it
+    //! in types only, as tower's own `tower::retry::future::ResponseFuture`.
+    pub use super::layer::ResponseFuture;
 }
