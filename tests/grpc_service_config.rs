@@ -34,6 +34,8 @@ enum Reply {
     Pushback(Code, &'static str),
     /// Answers as the reply after this long.
     After(Duration, Box<Reply>),
+    /// Sends its headers (with `key1: val1`), then fails with this code in its trailers.
+    HeadersThen(Code),
 }
 
 /// Every attempt the server got: when, to which path, with which headers.
@@ -105,11 +107,41 @@ impl tower::Service<http::Request<tonic::body::Body>> for Server {
             seen.len() - 1
         };
         let reply = (self.script)(n);
+        if let Reply::HeadersThen(code) = reply {
+            return Box::pin(async move { Ok(headers_then(code)) });
+        }
         let handler = tower::service_fn(move |req: tonic::Request<Bytes>| {
             let reply = reply.clone();
             async move { answer(reply, req.into_inner()).await }
         });
         Box::pin(async move { Ok(tonic::server::Grpc::new(Raw).unary(handler, req).await) })
+    }
+}
+
+/// An answer whose headers come first, without a status, then trailers with `code`: not a
+/// trailers-only answer.
+fn headers_then(code: Code) -> http::Response<tonic::body::Body> {
+    let mut trailers = HeaderMap::new();
+    trailers.insert("grpc-status", (code as i32).to_string().parse().unwrap());
+    trailers.insert("grpc-message", "xyz".parse().unwrap());
+    http::Response::builder()
+        .header("content-type", "application/grpc")
+        .header("key1", "val1")
+        .body(tonic::body::Body::new(TrailersLater(Some(trailers))))
+        .unwrap()
+}
+
+/// A body of trailers alone, sent after the headers.
+struct TrailersLater(Option<HeaderMap>);
+
+impl http_body::Body for TrailersLater {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        Poll::Ready(self.0.take().map(|t| Ok(http_body::Frame::trailers(t))))
     }
 }
 
@@ -131,6 +163,7 @@ async fn answer(mut reply: Reply, body: Bytes) -> Result<tonic::Response<Bytes>,
                 reply = *then;
                 continue;
             }
+            Reply::HeadersThen(code) => Err(Status::new(code, "xyz")),
         };
     }
 }
@@ -325,6 +358,54 @@ async fn retry_per_attempt_recv_timeout() {
         seen.values("grpc-previous-rpc-attempts"),
         [None, Some("1".into()), Some("2".into())]
     );
+}
+
+/// `retry_per_attempt_recv_timeout_on_last_attempt`: neither attempt is answered in time;
+/// the call ends `CANCELLED`, with C-core's message.
+#[tokio::test]
+async fn retry_per_attempt_recv_timeout_on_last_attempt() {
+    let hang = Reply::After(Duration::from_secs(5), Box::new(Reply::Ok));
+    let (channel, seen) = serve(replies(&[hang])).await;
+    let timeout = r#""perAttemptRecvTimeout": "0.2s","#;
+    let mut client = client(&config(2, QUICK, timeout, ""), channel);
+    let start = Instant::now();
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(
+        (status.code(), status.message()),
+        (Code::Cancelled, "retry perAttemptRecvTimeout exceeded")
+    );
+    assert!(start.elapsed() >= Duration::from_millis(400));
+    assert!(start.elapsed() < Duration::from_secs(4));
+    assert_eq!(
+        seen.values("grpc-previous-rpc-attempts"),
+        [None, Some("1".into())]
+    );
+}
+
+/// `retry_recv_initial_metadata`: headers that arrive before the status commit the call; an
+/// `ABORTED` in its trailers is returned, not retried.
+#[tokio::test]
+async fn retry_recv_initial_metadata() {
+    let (channel, seen) = serve(replies(&[Reply::HeadersThen(Code::Aborted), Reply::Ok])).await;
+    let mut client = client(&config(2, QUICK, "", ""), channel);
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!((status.code(), status.message()), (Code::Aborted, "xyz"));
+    assert_eq!(seen.calls(), 1);
+}
+
+/// `retry_cancel_during_delay`: a call dropped during its backoff sends nothing more.
+#[tokio::test]
+async fn retry_cancel_during_delay() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted), Reply::Ok])).await;
+    let mut client = client(&config(3, "1s", "", ""), channel);
+    let dropped = tokio::time::timeout(
+        Duration::from_millis(300),
+        call(&mut client, "/service/method"),
+    )
+    .await;
+    assert!(dropped.is_err(), "still waiting: {dropped:?}");
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
+    assert_eq!(seen.calls(), 1);
 }
 
 /// `retry_exceeds_buffer_size_in_initial_batch`: a request larger than the retry buffer

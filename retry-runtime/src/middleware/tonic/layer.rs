@@ -384,13 +384,17 @@ where
     }
 }
 
-/// An attempt cut by its time (`perAttemptRecvTimeout` on the last attempt), or any error
-/// once the call's `deadline` has passed (the channel's own timer, which reads the request's
-/// `grpc-timeout`, may fire first), ends the call as gRPC ends it: `DEADLINE_EXCEEDED`.
+/// A call's error as gRPC's clients end it: any error once the call's `deadline` has passed
+/// (the cut of the loop, or the channel's own timer, which reads the request's
+/// `grpc-timeout`) is `DEADLINE_EXCEEDED`; the last attempt cut by `perAttemptRecvTimeout`
+/// is `CANCELLED`, with C-core's message.
 fn deadline_exceeded(error: BoxError, deadline: Option<std::time::Instant>) -> BoxError {
-    let passed = || deadline.is_some_and(|at| crate::sleep::tokio_now() >= at);
-    if error.is::<TimedOut>() || passed() {
+    if deadline.is_some_and(|at| crate::sleep::tokio_now() >= at) {
         return Box::new(tonic::Status::deadline_exceeded("deadline exceeded"));
+    }
+    if error.is::<TimedOut>() {
+        let message = "retry perAttemptRecvTimeout exceeded";
+        return Box::new(tonic::Status::cancelled(message));
     }
     error
 }

@@ -74,7 +74,8 @@
 //!   after it starts again from `initialBackoff`; a negative or malformed value ends the call
 //!   (and counts as a failure for the throttle).
 //! - **`perAttemptRecvTimeout`** limits each attempt: one not answered in time is cancelled and
-//!   retried, whatever the codes listed.
+//!   retried, whatever the codes listed; when it was the last, the call ends `CANCELLED`, as
+//!   in gRPC C-core.
 //! - **The call's deadline**, the shorter of its `grpc-timeout` and its method's `timeout`,
 //!   bounds every attempt and every wait: no attempt starts after it, and one still running
 //!   is cut. The call then ends with `DEADLINE_EXCEEDED`. Each attempt sends the time left as
