@@ -36,6 +36,8 @@ enum Reply {
     After(Duration, Box<Reply>),
     /// Sends its headers (with `key1: val1`), then fails with this code in its trailers.
     HeadersThen(Code),
+    /// A server-streaming answer: the request's bytes as one message, then this code.
+    StreamThen(Code),
 }
 
 /// Every attempt the server got: when, to which path, with which headers.
@@ -110,12 +112,37 @@ impl tower::Service<http::Request<tonic::body::Body>> for Server {
         if let Reply::HeadersThen(code) = reply {
             return Box::pin(async move { Ok(headers_then(code)) });
         }
+        if req.uri().path().ends_with("Stream") {
+            let handler = tower::service_fn(move |req: tonic::Request<Bytes>| {
+                let reply = reply.clone();
+                async move { stream(reply, req.into_inner()) }
+            });
+            let grpc = async move {
+                let mut grpc = tonic::server::Grpc::new(Raw);
+                Ok(grpc.server_streaming(handler, req).await)
+            };
+            return Box::pin(grpc);
+        }
         let handler = tower::service_fn(move |req: tonic::Request<Bytes>| {
             let reply = reply.clone();
             async move { answer(reply, req.into_inner()).await }
         });
         Box::pin(async move { Ok(tonic::server::Grpc::new(Raw).unary(handler, req).await) })
     }
+}
+
+type Messages = tonic::codegen::tokio_stream::Iter<std::vec::IntoIter<Result<Bytes, Status>>>;
+
+/// A server-streaming answer: failed before its headers (trailers-only), or its messages.
+fn stream(reply: Reply, body: Bytes) -> Result<tonic::Response<Messages>, Status> {
+    let messages = match reply {
+        Reply::Fail(code) => return Err(Status::new(code, "xyz")),
+        Reply::StreamThen(code) => vec![Ok(body), Err(Status::new(code, "xyz"))],
+        _ => vec![Ok(body)],
+    };
+    Ok(tonic::Response::new(tonic::codegen::tokio_stream::iter(
+        messages,
+    )))
 }
 
 /// An answer whose headers come first, without a status, then trailers with `code`: not a
@@ -163,7 +190,7 @@ async fn answer(mut reply: Reply, body: Bytes) -> Result<tonic::Response<Bytes>,
                 reply = *then;
                 continue;
             }
-            Reply::HeadersThen(code) => Err(Status::new(code, "xyz")),
+            Reply::HeadersThen(code) | Reply::StreamThen(code) => Err(Status::new(code, "xyz")),
         };
     }
 }
@@ -754,4 +781,46 @@ async fn the_throttle_holds_hedges_back() {
     assert_eq!(seen.calls(), 4, "1 token of 2: half");
     assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
     assert_eq!(seen.calls(), 6, "2 tokens: the hedge is sent");
+}
+
+/// A server-streaming call is retried while its answer is trailers-only; once its headers
+/// came, it is committed: its messages reach the caller, and a failure after them is the
+/// caller's to see, not retried.
+#[tokio::test]
+async fn a_server_streaming_call_is_retried_until_its_headers_come() {
+    let json = r#"{ "methodConfig": [{
+        "name": [{ "service": "service" }],
+        "retryPolicy": { "maxAttempts": 3, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+                         "backoffMultiplier": 1, "retryableStatusCodes": ["ABORTED"] }
+    }] }"#;
+    let failed = Reply::Fail(Code::Aborted);
+    let (channel, seen) = serve(replies(&[failed, Reply::StreamThen(Code::Aborted)])).await;
+    let mut client = client(json, channel);
+    client.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static("/service/ListStream");
+    let request = tonic::Request::new(Bytes::from_static(b"foo"));
+    let mut messages = client
+        .server_streaming::<_, Bytes, _>(request, path, Raw)
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(messages.message().await.unwrap().unwrap(), "foo");
+    let status = messages.message().await.unwrap_err();
+    assert_eq!(status.code(), Code::Aborted);
+    assert_eq!(seen.calls(), 2);
+}
+
+/// The future of a call through the layer is `Send`: a client can be used from spawned tasks.
+#[tokio::test]
+async fn a_call_through_the_layer_is_send() {
+    fn send<T: Send>(t: T) -> T {
+        t
+    }
+    let (channel, seen) = serve(replies(&[Reply::Ok])).await;
+    let mut client = client(&config(2, QUICK, "", ""), channel);
+    let task = tokio::spawn(send(
+        async move { call(&mut client, "/service/method").await },
+    ));
+    assert_eq!(task.await.unwrap().unwrap(), "foo");
+    assert_eq!(seen.calls(), 1);
 }
