@@ -824,3 +824,37 @@ async fn a_call_through_the_layer_is_send() {
     assert_eq!(task.await.unwrap().unwrap(), "foo");
     assert_eq!(seen.calls(), 1);
 }
+
+/// A6: a non-fatal code sends the next copy at once, not after its `hedgingDelay`.
+#[tokio::test]
+async fn a_non_fatal_code_sends_the_next_copy_at_once() {
+    let unavailable = Reply::Fail(Code::Unavailable);
+    let (channel, seen) = serve(replies(&[slow(3_000, Reply::Ok), unavailable, Reply::Ok])).await;
+    let mut client = client(&hedging(3, "0.5s", ""), channel);
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!(seen.calls(), 3);
+    let at = seen.arrivals();
+    assert!(at[1] - at[0] >= Duration::from_millis(500));
+    assert!(
+        at[2] - at[1] < Duration::from_millis(250),
+        "{:?}",
+        at[2] - at[1]
+    );
+}
+
+/// A6: a pushback of `n` ms on a non-fatal code sends the next copy `n` ms later.
+#[tokio::test]
+async fn a_pushback_sets_when_the_next_copy_goes() {
+    let pushed = Reply::Pushback(Code::Unavailable, "100");
+    let (channel, seen) = serve(replies(&[slow(3_000, Reply::Ok), pushed, Reply::Ok])).await;
+    let mut client = client(&hedging(3, "0.5s", ""), channel);
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    let at = seen.arrivals();
+    assert_eq!(at.len(), 3);
+    let gap = at[2] - at[1];
+    assert!(gap >= Duration::from_millis(100), "{gap:?}");
+    assert!(
+        gap < Duration::from_millis(400),
+        "not the hedging delay: {gap:?}"
+    );
+}

@@ -368,6 +368,8 @@ where
 {
     let (mut lead_timer, mut timer) = (pin!(lead_timer), pin!(timer));
     let histogram = hedge.histogram();
+    // gRPC's backoff brings gRPC's hedging rules (`Backoff::grpc`).
+    let a6 = call.policy.backoff_ref().is_grpc();
     let mut started = 1u32;
     // An attempt answered "slow down" (`RateLimited`, a server hint) while others ran: no new
     // attempt, hedge or retry, starts before the wait that answer called for ends.
@@ -495,12 +497,20 @@ where
                     Ok(hint) if !hint.is_zero() => {
                         let until = (call.clock)() + hint;
                         not_before = Some(not_before.map_or(until, |t| t.max(until)));
-                        if !waiting && timer.is_some() {
+                        if !waiting && timer.is_some() && !a6 {
                             hedge_delay = hedge_delay.max(hint);
                             timer.set(Some(sleep(hedge_delay)));
                         }
                     }
                     Ok(_) => {}
+                }
+                // gRPC's rule (A6, with its backoff): the next hedge goes at once after a
+                // failure it may follow, or when the server's pushback says.
+                if let (true, false, Ok(hint)) = (a6, waiting, hint) {
+                    if timer.is_some() {
+                        hedge_delay = hint;
+                        timer.set(Some(sleep(hint)));
+                    }
                 }
                 state.count_failure();
                 continue;
