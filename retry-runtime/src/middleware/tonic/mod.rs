@@ -93,13 +93,14 @@
 //!   the one before (`0s`: all at once), run by the loop's hedging
 //!   ([`RetryLayer::hedge`](crate::tower::RetryBuilder::hedge)); the first answer wins and the
 //!   copies still running are dropped. A fatal code (one not in `nonFatalStatusCodes`) ends
-//!   the call with that status and drops the rest; after a non-fatal one the others run on,
-//!   and when none runs the next copy is sent at once. The throttle holds copies back as it
-//!   holds retries, and counts each copy that fails with a non-fatal code. Where the loop's
-//!   hedging still differs from A6's: after a non-fatal code while other copies run, the next
-//!   copy waits out its `hedgingDelay` (A6 sends it at once); a pushback of `n` ms holds the
-//!   next copy back at least `n` ms (A6: exactly `n`); a negative pushback ends the call,
-//!   dropping the copies still running (A6 lets them finish, sending no more).
+//!   the call with that status and drops the rest. **A6's rules win over the crate's own
+//!   hedging here:** a non-fatal code (even `RESOURCE_EXHAUSTED`) sends the next copy at
+//!   once, and a pushback of `n` ms sends it `n` ms later, where `#[retry(hedge = …)]` keeps
+//!   to its delay. The throttle holds copies back as it holds retries, and counts each copy
+//!   that fails with a non-fatal code. Where it still differs from A6: a negative pushback
+//!   ends the call, dropping the copies still running (A6 sends no more but lets them
+//!   finish).
+
 mod classify;
 mod layer;
 
