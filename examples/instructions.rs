@@ -16,6 +16,10 @@
 //! No tokio runtime is entered, except for `timeout_async_eager`, whose timer
 //! (`tokio::time::sleep` itself) needs one when it is made: that the other `timeout` functions run
 //! here at all shows that their timer is never made when the attempt is ready at once.
+//!
+//! Built with feature `metrics`, any FUNCTION with `_noop` after its name (`fail4_noop`) runs
+//! with the facade's `NoopRecorder` installed as the global recorder: the events' path to a
+//! recorder, which records nothing.
 
 use std::future::Future;
 use std::hint::black_box;
@@ -113,6 +117,16 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let which = args.next().unwrap_or_default();
     let n: u64 = args.next().and_then(|n| n.parse().ok()).unwrap_or(0);
+    // `<row>_noop` (feature `metrics`): the row with the facade's `NoopRecorder` installed as
+    // the global recorder, a recorder that records nothing.
+    #[cfg(feature = "metrics")]
+    let which = match which.strip_suffix("_noop") {
+        Some(row) => {
+            metrics::set_global_recorder(metrics::NoopRecorder).expect("the first recorder");
+            row.to_owned()
+        }
+        None => which,
+    };
     let x = 7u64;
     let s = "1234567890123";
     let flaky = std::sync::atomic::AtomicU32::new(0);

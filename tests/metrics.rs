@@ -242,6 +242,72 @@ fn the_closure_api_reports_under_its_name_and_hedges_are_counted() {
     assert!(!got.contains_key(&counter(names::RETRIES_TOTAL, "function=lookup")));
 }
 
+static LATE_CALLS: AtomicU32 = AtomicU32::new(0);
+
+#[retry(attempts = 5, base = "10ms", jitter = none)]
+fn late() -> Result<u32, String> {
+    let n = LATE_CALLS.fetch_add(1, Ordering::SeqCst) + 1;
+    if n % 3 != 0 {
+        Err(format!("failure {n}"))
+    } else {
+        Ok(n)
+    }
+}
+
+/// Whether a recorder listens is asked for each call, not once for good: calls that failed
+/// while none was set (sync, async, the closure API) leave a recorder set later hearing of
+/// every call after. (Only an optimized build tells "no recorder" apart, and so ever answers
+/// "none": `cargo test --release` is the run this test can fail in.)
+#[test]
+fn a_recorder_set_after_calls_with_none_hears_the_calls_after() {
+    LATE_CALLS.store(0, Ordering::SeqCst);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    let closure = Retry::new(Policy::new().with_base(Duration::ZERO)).with_name("late_closure");
+    let calls = || {
+        assert_eq!(testing::record_sleeps(late).0, Ok(3));
+        let mut n = 0;
+        let out = rt.block_on(closure.call_async(|| {
+            n += 1;
+            let n = n;
+            async move {
+                if n < 2 {
+                    Err("busy")
+                } else {
+                    Ok(n)
+                }
+            }
+        }));
+        assert_eq!(out, Ok(2));
+    };
+    calls();
+    LATE_CALLS.store(0, Ordering::SeqCst);
+    let got = reported(calls);
+    // (The closure's one wait, 0 s, is dropped by `reported` with the zeros.)
+    let want: BTreeMap<String, Vec<f64>> = [
+        (counter(names::RETRIES_TOTAL, "function=late"), vec![2.0]),
+        (counter(names::RECOVERED_TOTAL, "function=late"), vec![1.0]),
+        (
+            counter(names::RETRY_DELAY_SECONDS, "function=late"),
+            vec![0.01, 0.02],
+        ),
+        (
+            counter(names::RETRIES_TOTAL, "function=late_closure"),
+            vec![1.0],
+        ),
+        (
+            counter(names::RECOVERED_TOTAL, "function=late_closure"),
+            vec![1.0],
+        ),
+    ]
+    .into_iter()
+    .collect();
+    assert_eq!(got, want);
+}
+
 static POLLS: AtomicU32 = AtomicU32::new(0);
 
 #[retry(attempts = 3, base = "10ms", jitter = none, on_ok = |n: &u32| *n < 100)]

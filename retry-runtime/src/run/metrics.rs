@@ -14,7 +14,12 @@
 //! | `retry_jitter_breaker_open_total` | counter | `function` | times a circuit breaker opened, by the function whose call opened it |
 //! | `retry_jitter_breaker_state` | gauge | `function` | a breaker's state as the function that changed it last saw it: 0 closed, 1 open, 2 half-open |
 //!
-//! A first-call success reports nothing: the success path stays free.
+//! A first-call success reports nothing: the success path stays free. Nor, in an optimized
+//! build, does a failing call while no recorder is installed: whether one listens (a recorder
+//! local to the thread, or the global one) is asked once per failing call, when its first
+//! attempt fails, on the thread it fails on, and the answer holds for that call. A recorder
+//! installed in the middle of a call hears of the calls that fail after that, not of the rest
+//! of that one.
 //!
 //! ```
 //! use retry_jitter::GiveUpReason;
@@ -27,7 +32,7 @@ use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use ::metrics::{Key, Label, Level, Metadata};
+use ::metrics::{Key, Label, Level, Metadata, NoopRecorder, Recorder};
 
 use crate::policy::GiveUpReason;
 
@@ -54,9 +59,55 @@ pub(crate) const BREAKER_STATE: &str = "retry_jitter_breaker_state";
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
-/// A retry of `function` waits `delay`.
+/// Whether a recorder listens now: one set for this thread (`metrics::with_local_recorder`,
+/// `set_default_local_recorder`) or for the process (`metrics::set_global_recorder`), other
+/// than the facade's no-op. Asked afresh each time, never kept here: the loops ask once per
+/// call, when its retry state begins (its first attempt failed), and keep the answer in it
+/// for that call only (asking at each event costs a call with no recorder some 18
+/// instructions an event, more than the 10 % feature `metrics` may add to it).
+///
+/// The facade has no such question: [`::metrics::with_recorder`] hands out its own
+/// [`NoopRecorder`] when no recorder is set, and that one is told by its vtable. The pointer
+/// handed out, with our `NoopRecorder`'s vtable put at its address, is the same pointer: the
+/// same methods, `NoopRecorder`'s (or code identical to theirs, so doing nothing), and
+/// skipping them loses nothing. Inlined with `with_recorder` (an optimized build), the
+/// comparison of the facade's own no-op is decided at compile time, and a call with no
+/// recorder pays the thread-local and global look-ups alone. Vtables are made per codegen
+/// unit, so where the facade's is a copy of ours this says `true` and each event goes through
+/// the no-op: slower, never wrong. So it is in an unoptimized build (`with_recorder` is not
+/// inlined, and its copy is in a codegen unit of its own); an optimized one tells it apart (a
+/// unit test under `--release` checks this, and the instruction counts of
+/// `scripts/instructions.sh` with feature `metrics` that the loops do). A `NoopRecorder` a
+/// program installs has its vtable made in its own crate, and is listened to: it does nothing
+/// either way.
 #[inline]
-pub(crate) fn retry(function: &'static str, delay: Duration) {
+pub(crate) fn listening() -> bool {
+    ::metrics::with_recorder(|recorder| !is_noop(recorder))
+}
+
+/// Whether `recorder`'s vtable is [`NoopRecorder`]'s: its pointer, with our `NoopRecorder`'s
+/// vtable put at its address, is the same pointer. No `unsafe`: the pointers are compared,
+/// never read.
+#[inline(always)]
+#[allow(ambiguous_wide_pointer_comparisons)] // The vtable is what is compared.
+fn is_noop(recorder: &dyn Recorder) -> bool {
+    let given: *const dyn Recorder = recorder;
+    let noop: *const dyn Recorder = &NoopRecorder;
+    core::ptr::eq(noop.with_addr(given.addr()), given)
+}
+
+/// A retry of `function` waits `delay` (`listening`: what [`listening`] said for the call).
+#[inline(always)]
+pub(crate) fn retry(listening: bool, function: &'static str, delay: Duration) {
+    if listening {
+        record_retry(function, delay);
+    }
+}
+
+/// [`retry`], told to the recorder.
+#[cold]
+#[inline(never)]
+fn record_retry(function: &'static str, delay: Duration) {
     with_keys(function, |keys| {
         ::metrics::with_recorder(|recorder| {
             recorder
@@ -70,52 +121,75 @@ pub(crate) fn retry(function: &'static str, delay: Duration) {
 }
 
 /// A hedge of `function` starts.
-#[inline]
-pub(crate) fn hedge(function: &'static str) {
-    with_keys(function, |keys| {
-        ::metrics::with_recorder(|recorder| {
-            recorder
-                .register_counter(&keys.hedges, &METADATA)
-                .increment(1);
-        });
-    });
+#[inline(always)]
+pub(crate) fn hedge(listening: bool, function: &'static str) {
+    if listening {
+        count(function, |keys| &keys.hedges);
+    }
 }
 
 /// A call of `function` succeeded after retries or hedges.
-#[inline]
-pub(crate) fn recovered(function: &'static str) {
-    with_keys(function, |keys| {
-        ::metrics::with_recorder(|recorder| {
-            recorder
-                .register_counter(&keys.recovered, &METADATA)
-                .increment(1);
-        });
-    });
+#[inline(always)]
+pub(crate) fn recovered(listening: bool, function: &'static str) {
+    if listening {
+        count(function, |keys| &keys.recovered);
+    }
 }
 
 /// A call of `function` ended in an error, for `reason`.
-#[inline]
-pub(crate) fn give_up(function: &'static str, reason: GiveUpReason) {
-    with_keys(function, |keys| {
-        ::metrics::with_recorder(|recorder| {
-            recorder
-                .register_counter(&keys.give_ups[reason_index(reason)], &METADATA)
-                .increment(1);
-        });
-    });
+#[inline(always)]
+pub(crate) fn give_up(listening: bool, function: &'static str, reason: GiveUpReason) {
+    if listening {
+        record_give_up(function, reason);
+    }
 }
 
-/// An attempt of `function` was throttled.
+/// [`give_up`], told to the recorder.
+#[cold]
+#[inline(never)]
+fn record_give_up(function: &'static str, reason: GiveUpReason) {
+    count(function, |keys| &keys.give_ups[reason_index(reason)]);
+}
+
+/// An attempt of `function` was throttled (asked before any retry state: whether a recorder
+/// listens is asked here).
 pub(crate) fn throttled(function: &'static str) {
-    ::metrics::counter!(THROTTLED_TOTAL, "function" => function).increment(1);
+    if listening() {
+        count(function, |keys| &keys.throttled);
+    }
 }
 
 /// A call of `function` changed its breaker's state to `state`.
 pub(crate) fn breaker(function: &'static str, state: crate::fleet::BreakerState) {
-    if state == crate::fleet::BreakerState::Open {
-        ::metrics::counter!(BREAKER_OPEN_TOTAL, "function" => function).increment(1);
+    if !listening() {
+        return;
     }
-    ::metrics::gauge!(BREAKER_STATE, "function" => function).set(state.gauge());
+    with_keys(function, |keys| {
+        ::metrics::with_recorder(|recorder| {
+            if state == crate::fleet::BreakerState::Open {
+                recorder
+                    .register_counter(&keys.breaker_open, &METADATA)
+                    .increment(1);
+            }
+            recorder
+                .register_gauge(&keys.breaker_state, &METADATA)
+                .set(state.gauge());
+        });
+    });
+}
+
+/// One more on the counter `which` of `function`'s keys. Cold, as the other reports: the
+/// loops' layout is the no-recorder one, and with a recorder the recording is most of the cost.
+#[cold]
+#[inline(never)]
+fn count(function: &'static str, which: impl FnOnce(&Keys) -> &Key) {
+    with_keys(function, |keys| {
+        ::metrics::with_recorder(|recorder| {
+            recorder
+                .register_counter(which(keys), &METADATA)
+                .increment(1);
+        });
+    });
 }
 
 /// The reasons, in the order of [`Keys::give_ups`].
@@ -145,16 +219,19 @@ fn reason_index(reason: GiveUpReason) -> usize {
 
 /// Every key one function reports under, built (labels allocated, hashes computed) once.
 ///
-/// The keys are what the `counter!`/`histogram!` macros build at each call (the same names,
-/// labels and hashes), and the recorder is looked up at each call as they do: a recorder
-/// installed later, or one local to a thread, hears of everything. Only the building is
-/// saved: a label vector allocated and freed, and a key hashed, twice per retry.
+/// The keys are what the `counter!`/`histogram!`/`gauge!` macros build at each call (the same
+/// names, labels and hashes), and the recorder is looked up at each event as they do (a
+/// recorder local to a thread hears of its events). Only the building is saved: a label
+/// vector allocated and freed, and a key hashed, twice per retry.
 struct Keys {
     retries: Key,
     hedges: Key,
     recovered: Key,
     delay: Key,
     give_ups: [Key; 8],
+    throttled: Key,
+    breaker_open: Key,
+    breaker_state: Key,
 }
 
 impl Keys {
@@ -166,6 +243,9 @@ impl Keys {
             hedges: key(HEDGES_TOTAL),
             recovered: key(RECOVERED_TOTAL),
             delay: key(RETRY_DELAY_SECONDS),
+            throttled: key(THROTTLED_TOTAL),
+            breaker_open: key(BREAKER_OPEN_TOTAL),
+            breaker_state: key(BREAKER_STATE),
             give_ups: REASONS.map(|reason| {
                 Key::from_parts(
                     GIVE_UPS_TOTAL,
@@ -251,6 +331,79 @@ fn far_keys(function: &'static str) -> Option<&'static Keys> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ::metrics::{Counter, Gauge, Histogram, KeyName, SharedString, Unit};
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A recorder that counts the metrics registered with it (and records nothing).
+    #[derive(Default)]
+    struct Registrations(AtomicU32);
+
+    impl Registrations {
+        fn count(&self) -> u32 {
+            self.0.load(Ordering::SeqCst)
+        }
+    }
+
+    impl Recorder for Registrations {
+        fn describe_counter(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_gauge(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn describe_histogram(&self, _: KeyName, _: Option<Unit>, _: SharedString) {}
+        fn register_counter(&self, _: &Key, _: &Metadata<'_>) -> Counter {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Counter::noop()
+        }
+        fn register_gauge(&self, _: &Key, _: &Metadata<'_>) -> Gauge {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Gauge::noop()
+        }
+        fn register_histogram(&self, _: &Key, _: &Metadata<'_>) -> Histogram {
+            self.0.fetch_add(1, Ordering::SeqCst);
+            Histogram::noop()
+        }
+    }
+
+    /// With no recorder set (none is, in this test binary), the facade's no-op is told apart
+    /// in an optimized build, the one whose instruction counts say what feature `metrics`
+    /// costs (`scripts/instructions.sh`): were it not, each failing call would pay for its
+    /// reports to nobody, and nothing else would say so. (Unoptimized, the facade's vtable and
+    /// ours are copies in codegen units of their own: `listening` says `true`, only slower. A
+    /// `NoopRecorder` set by a program, its vtable made elsewhere, is heard too.)
+    #[test]
+    #[cfg_attr(
+        debug_assertions,
+        ignore = "an optimized build's: cargo test --release -p retry-jitter-runtime --features metrics --lib run::metrics (.ci/run)"
+    )]
+    fn the_facades_no_op_is_told_apart() {
+        assert!(
+            !listening(),
+            "the facade's NoopRecorder was taken for a recorder"
+        );
+        // Not kept: a recorder set for the thread is heard, and once it is gone, no more.
+        let recorder = Registrations::default();
+        ::metrics::with_local_recorder(&recorder, || assert!(listening()));
+        assert!(!listening());
+    }
+
+    /// A recorder set for the thread is listened to while it is set, and hears of the events
+    /// of a call `listening` said `true` for, and of none of one it said `false` for.
+    #[test]
+    fn a_recorder_set_for_the_thread_is_listened_to() {
+        let recorder = Registrations::default();
+        ::metrics::with_local_recorder(&recorder, || {
+            assert!(listening());
+            retry(listening(), "listened", Duration::ZERO);
+            give_up(listening(), "listened", GiveUpReason::Attempts);
+            throttled("listened");
+        });
+        // The retry's counter and histogram, the give-up's and the throttle's counters.
+        assert_eq!(recorder.count(), 4);
+        ::metrics::with_local_recorder(&recorder, || {
+            retry(false, "listened", Duration::ZERO);
+            recovered(false, "listened");
+            hedge(false, "listened");
+        });
+        assert_eq!(recorder.count(), 4);
+    }
 
     /// The kept keys are the ones the facade's macros build at each call: equal, and hashed alike.
     #[test]
@@ -266,6 +419,9 @@ mod tests {
             (&keys.hedges, HEDGES_TOTAL),
             (&keys.recovered, RECOVERED_TOTAL),
             (&keys.delay, RETRY_DELAY_SECONDS),
+            (&keys.throttled, THROTTLED_TOTAL),
+            (&keys.breaker_open, BREAKER_OPEN_TOTAL),
+            (&keys.breaker_state, BREAKER_STATE),
         ] {
             assert_eq!((kept.get_hash(), kept.clone()), by_macro(name));
         }

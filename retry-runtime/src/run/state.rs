@@ -22,7 +22,9 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 /// The state of one retried call: how many calls failed, the previous wait, the start time.
 ///
 /// Creating it costs nothing but a copy of the policy: the clock is read only when the policy
-/// has a `max_elapsed`, and nothing random is drawn until a call fails.
+/// has a `max_elapsed`, and nothing random is drawn until a call fails. (With feature
+/// `metrics`, it asks whether a metrics recorder listens: the call reports to it, or to none,
+/// for as long as it lasts.)
 ///
 /// ```
 /// use retry_jitter::{Decision, GiveUpReason, Jitter, Policy, RetryState};
@@ -55,6 +57,10 @@ pub struct RetryState {
     /// `tracing` feature, and only when the call kept no start time).
     #[cfg(feature = "tracing")]
     first_failure: Option<Instant>,
+    /// Whether a metrics recorder listened when the state began (feature `metrics`): the
+    /// call's events are reported only then, and asked no more.
+    #[cfg(feature = "metrics")]
+    listening: bool,
 }
 
 impl RetryState {
@@ -101,7 +107,16 @@ impl RetryState {
             account: Account::default(),
             #[cfg(feature = "tracing")]
             first_failure: None,
+            #[cfg(feature = "metrics")]
+            listening: crate::run::metrics::listening(),
         }
+    }
+
+    /// Whether a metrics recorder listened when this state began: its events are reported.
+    #[cfg(feature = "metrics")]
+    #[inline(always)]
+    pub(crate) fn listening(&self) -> bool {
+        self.listening
     }
 
     /// The policy this call runs under.

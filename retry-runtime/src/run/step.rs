@@ -63,7 +63,7 @@ pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
 ) {
     hooks.succeeded::<R>(Some(state), state.clock(), function);
     #[cfg(feature = "metrics")]
-    crate::run::metrics::recovered(function);
+    crate::run::metrics::recovered(state.listening(), function);
     // The elapsed time is read (a clock read, with `tracing`) only for a trace that shows it.
     if !Trace::<R>::is_silent(&hooks.trace) {
         let calls = state.failed_calls().saturating_add(1);
@@ -310,7 +310,7 @@ where
                 self.guard.waiting(&event, state.clock());
                 self.trace.retry(&outcome, &event);
                 #[cfg(feature = "metrics")]
-                crate::run::metrics::retry(function, delay);
+                crate::run::metrics::retry(state.listening(), function, delay);
                 ControlFlow::Continue((delay, owed, outcome))
             }
             Err(reason) => {
@@ -337,7 +337,11 @@ where
         let attempts = state.map(|state| state.policy().attempts());
         crate::policy::scope::gave_up(reason, give_up.calls, attempts);
         #[cfg(feature = "metrics")]
-        crate::run::metrics::give_up(function, reason);
+        crate::run::metrics::give_up(
+            state.map_or_else(crate::run::metrics::listening, RetryState::listening),
+            function,
+            reason,
+        );
         match outcome.as_err() {
             Some(error) => self.give_up.give_up(error, &give_up),
             None => self.give_up.give_up_ok(&give_up),
@@ -446,7 +450,7 @@ where
         self.notify.hedge(event);
         self.trace.hedge(event);
         #[cfg(feature = "metrics")]
-        crate::run::metrics::hedge(event.function);
+        crate::run::metrics::hedge(state.listening(), event.function);
         owed.spend();
         true
     }
