@@ -114,12 +114,10 @@ impl fmt::Display for ServiceConfigError {
 
 impl std::error::Error for ServiceConfigError {}
 
-// The parsed policies: read by the layer that applies them (not public). Until it does, the
-// non-test build reads only some of their fields.
+// The parsed policies: read by the layer that applies them (`ServiceConfigLayer`), not public.
 
 /// One `methodConfig` entry: what applies to the methods it names.
 #[derive(Debug, Clone, PartialEq)]
-#[allow(dead_code)]
 pub(crate) struct MethodConfig {
     /// `timeout`: the call's deadline, all attempts included.
     pub(crate) timeout: Option<Duration>,
@@ -131,7 +129,6 @@ pub(crate) struct MethodConfig {
 
 /// The one policy a method may have.
 #[derive(Debug, Clone, PartialEq)]
-#[allow(dead_code)]
 pub(crate) enum Policy {
     /// `retryPolicy`: one attempt at a time, again after a failure with a retryable code.
     Retry(RetryPolicy),
@@ -141,7 +138,6 @@ pub(crate) enum Policy {
 
 /// A6's `retryPolicy`, checked.
 #[derive(Debug, Clone, PartialEq)]
-#[allow(dead_code)]
 pub(crate) struct RetryPolicy {
     /// Attempts in all, the first included: 2 to 5 (a larger value is read as 5).
     pub(crate) max_attempts: u32,
@@ -159,7 +155,6 @@ pub(crate) struct RetryPolicy {
 
 /// A6's `hedgingPolicy`, checked.
 #[derive(Debug, Clone, PartialEq)]
-#[allow(dead_code)]
 pub(crate) struct HedgingPolicy {
     /// Attempts in all, the first included: 2 to 5 (a larger value is read as 5).
     pub(crate) max_attempts: u32,
@@ -172,7 +167,6 @@ pub(crate) struct HedgingPolicy {
 /// A6's `retryThrottling`, in thousandths of a token as gRPC C-core keeps it (the digits past
 /// the third decimal dropped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[allow(dead_code)]
 pub(crate) struct Throttling {
     /// `maxTokens` × 1000: 1 to 1 000 000.
     pub(crate) max_milli_tokens: u32,
@@ -180,7 +174,6 @@ pub(crate) struct Throttling {
     pub(crate) milli_token_ratio: u32,
 }
 
-#[allow(dead_code)]
 impl Throttling {
     /// A full bucket of this size and ratio, for one target's calls.
     pub(crate) fn budget(self) -> crate::fleet::RetryThrottling {
@@ -192,7 +185,6 @@ impl Throttling {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct CodeSet(u32);
 
-#[allow(dead_code)]
 impl CodeSet {
     /// Whether `code` is in the set.
     pub(crate) fn contains(self, code: Code) -> bool {
@@ -265,13 +257,14 @@ impl ServiceConfig {
     /// The config that applies to a call of `path`, a gRPC path (`/pkg.Service/Method`): the
     /// entry naming that method, else the one naming its service, else the default (the empty
     /// name), as gRPC looks it up.
-    #[allow(dead_code)]
+    #[cfg(test)]
     pub(crate) fn method(&self, path: &str) -> Option<&MethodConfig> {
         self.method_index(path).map(|i| &self.methods[i])
     }
 
-    /// Which entry of [`methods`](Self::methods) applies to a call of `path`, as
-    /// [`method`](Self::method) finds it.
+    /// Which entry of [`methods`](Self::methods) applies to a call of `path` (`/service/method`):
+    /// the one naming that method, else its service, else the default (the empty name), as gRPC
+    /// looks it up.
     pub(crate) fn method_index(&self, path: &str) -> Option<usize> {
         let index = self.names.get(path).or_else(|| {
             let slash = path.rfind('/')?;
@@ -286,7 +279,6 @@ impl ServiceConfig {
     }
 
     /// `retryThrottling`, if the config has it.
-    #[allow(dead_code)]
     pub(crate) fn retry_throttling(&self) -> Option<Throttling> {
         self.throttling
     }
