@@ -214,28 +214,28 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     ) where
         Gd: Guard<R>,
     {
-        let calls = match state {
-            None => {
-                Account::first_success(self.budget.get(), clock, ());
-                1
-            }
-            Some(state) => {
-                state.account().succeeded(self.budget.get());
-                state.failed_calls().saturating_add(1)
-            }
+        let Some(state) = state else {
+            return self.first_success::<R, ()>(clock, function, ());
         };
+        state.account().succeeded(self.budget.get());
         self.guard.answered(true, clock);
         self.guard.ended(true, clock, function);
+        let calls = state.failed_calls().saturating_add(1);
         self.guard.finished(calls, None, clock);
     }
 
-    /// [`LoopHooks::first_success`]: the guards told first, then the budget, whose
-    /// [`first_success`](crate::SharedBudget::first_success) hands `out` back. The same as
-    /// [`succeeded`](Hooks::succeeded) with `None`, in the order that lets the budget's cold
-    /// part be a tail call (the guards and the budget are told of the same success; neither
-    /// reads the other).
+    /// [`LoopHooks::first_success`], and [`succeeded`](Hooks::succeeded) with `None` (`out`
+    /// then `()`): the guards told first, then the budget, whose
+    /// [`first_success`](crate::SharedBudget::first_success) hands `out` back, the order that
+    /// lets the budget's cold part be a tail call (the guards and the budget are told of the
+    /// same success; neither reads the other).
     #[inline(always)]
-    pub(crate) fn first_success<R>(&self, clock: Clock, function: &'static str, out: R) -> R
+    pub(crate) fn first_success<R, Out>(
+        &self,
+        clock: Clock,
+        function: &'static str,
+        out: Out,
+    ) -> Out
     where
         Gd: Guard<R>,
     {
@@ -394,7 +394,7 @@ where
 
     #[inline(always)]
     fn first_success(&self, clock: Clock, function: &'static str, out: R) -> R {
-        Hooks::first_success(self, clock, function, out)
+        Hooks::first_success::<R, R>(self, clock, function, out)
     }
 
     fn recovered(&self, state: &RetryState, function: &'static str) {
