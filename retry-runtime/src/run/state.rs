@@ -423,9 +423,11 @@ impl RetryState {
 
     /// Whether a server hint `hint`, on a failed call while others still run (`hedge = …`),
     /// lets the call go on: not beyond the cap ([`GiveUpReason::HintBeyondCap`]), nor past
-    /// the deadline ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait) decides.
+    /// the deadline ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait) decides
+    /// (under gRPC's backoff, a pushback of any length: only the deadline bounds it).
     pub(crate) fn allows_hint(&self, hint: Duration) -> Result<(), GiveUpReason> {
-        if hint > self.call.policy.backoff_ref().cap() {
+        let backoff = self.call.policy.backoff_ref();
+        if !backoff.is_grpc() && hint > backoff.cap() {
             return Err(GiveUpReason::HintBeyondCap);
         }
         if self.call.passed_after(hint) {
@@ -515,8 +517,14 @@ mod tests {
             state.next_wait(Decision::RetryAfter(ms(1))),
             Err(GiveUpReason::Attempts)
         );
+        // While other attempts run (hedged), the same: a pushback past the max is waited.
+        assert_eq!(state.allows_hint(ms(60_000)), Ok(()));
         // The crate's own backoff keeps its rule: a hint past the cap ends retrying.
         let mut state = RetryState::new(Policy::new().with_cap(ms(1000)));
+        assert_eq!(
+            state.allows_hint(ms(5000)),
+            Err(GiveUpReason::HintBeyondCap)
+        );
         assert_eq!(
             state.next_wait(Decision::RetryAfter(ms(5000))),
             Err(GiveUpReason::HintBeyondCap)
