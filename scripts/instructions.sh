@@ -109,6 +109,12 @@ failure_table "failure path"
 CARGO_TARGET_DIR=$target/metrics cargo build --quiet --release --example instructions --features metrics
 bin=$target/metrics/release/examples/instructions
 failure_table "failure path, metrics"
+# With a recorder installed (the facade's `NoopRecorder`, set as the global one: `_noop` rows),
+# each event goes to it: what a retry costs once something listens.
+printf '\n%-22s %10s\n' "metrics, NoopRecorder" "per call"
+for f in fail4_noop fail4_closure_noop fail4_async_noop; do
+    printf '%-22s %10.2f\n' "$f" "$(per_call "$f")"
+done
 
 # The tower layer's success path, built apart with feature `tower`.
 CARGO_TARGET_DIR=$target/tower cargo build --quiet --release --example instructions --features tower
