@@ -858,3 +858,107 @@ async fn a_pushback_sets_when_the_next_copy_goes() {
         "not the hedging delay: {gap:?}"
     );
 }
+
+// --- What a stranger sends: malformed and extreme headers, both ways ------------------------
+
+/// A server's pushback that is not a number of milliseconds gRPC reads (empty, a word, a
+/// fraction, a sign, past C-core's `int64`) says "don't retry", as A6 reads a malformed one:
+/// the call ends on that answer. (One past `u64` used to be read as the longest wait, and the
+/// call, with no deadline, slept for good.)
+#[tokio::test]
+async fn a_malformed_pushback_ends_the_call_on_its_answer() {
+    let past = ["9223372036854775808", "18446744073709551616"];
+    for value in ["", "soon", "1.5", "+5", " 5", "-0", past[0], past[1]] {
+        let (channel, seen) = serve(replies(&[Reply::Pushback(Code::Aborted, value)])).await;
+        let mut client = client(&config(5, QUICK, "", ""), channel);
+        let status = call(&mut client, "/service/method").await.unwrap_err();
+        assert_eq!(
+            (status.code(), seen.calls()),
+            (Code::Aborted, 1),
+            "{value:?}"
+        );
+    }
+}
+
+/// A pushback longer than the call may wait (an hour, the call's deadline 300 ms away) does not
+/// hold the caller for it: the call ends at once with the server's answer, sent once.
+#[tokio::test]
+async fn a_pushback_past_the_calls_deadline_ends_the_call_at_once() {
+    let json = r#"{ "methodConfig": [{
+        "name": [{ "service": "service" }],
+        "timeout": "0.3s",
+        "retryPolicy": { "maxAttempts": 5, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+                         "backoffMultiplier": 1, "retryableStatusCodes": ["ABORTED"] }
+    }] }"#;
+    let (channel, seen) = serve(replies(&[Reply::Pushback(Code::Aborted, "3600000")])).await;
+    let mut client = client(json, channel);
+    let start = Instant::now();
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!((status.code(), seen.calls()), (Code::Aborted, 1));
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
+
+/// A caller's `grpc-timeout` that is not one (a word, no unit, too many digits) is ignored:
+/// the call keeps its method's policy, retried as any other.
+#[tokio::test]
+async fn a_callers_malformed_grpc_timeout_is_ignored() {
+    for value in ["soon", "100", "123456789S", "-5S", "5X"] {
+        let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted), Reply::Ok])).await;
+        let mut client = client(&config(3, QUICK, "", ""), channel);
+        client.ready().await.unwrap();
+        let mut request = tonic::Request::new(Bytes::from_static(b"foo"));
+        request
+            .metadata_mut()
+            .insert("grpc-timeout", value.parse().unwrap());
+        let path = http::uri::PathAndQuery::from_static("/service/method");
+        let answer = client.unary::<_, Bytes, _>(request, path, Raw).await;
+        assert_eq!(
+            answer.map(|a| a.into_inner()).ok(),
+            Some(Bytes::from_static(b"foo")),
+            "{value:?}"
+        );
+        assert_eq!(seen.calls(), 2, "{value:?}");
+    }
+}
+
+/// What one caller sends never changes what another gets: a caller whose deadline has all but
+/// passed (`grpc-timeout: 1n`) is cut before the server answers, and takes nothing from the
+/// channel's throttle (3 tokens: a failure leaves 2, above half, and the next is retried; two
+/// leave 1, and it is not). So the next caller's failure is retried once, then refused.
+#[tokio::test]
+async fn a_callers_spent_deadline_takes_nothing_from_the_throttle() {
+    let json = r#"{ "methodConfig": [{
+        "name": [{ "service": "service" }],
+        "retryPolicy": { "maxAttempts": 5, "initialBackoff": "0.01s", "maxBackoff": "0.01s",
+                         "backoffMultiplier": 1, "retryableStatusCodes": ["ABORTED"] }
+    }], "retryThrottling": { "maxTokens": 3, "tokenRatio": 0.1 } }"#;
+    let slow = Reply::After(
+        Duration::from_millis(200),
+        Box::new(Reply::Fail(Code::Aborted)),
+    );
+    let (channel, seen) = serve(replies(&[slow])).await;
+    let mut client = client(json, channel);
+    client.ready().await.unwrap();
+    let mut request = tonic::Request::new(Bytes::from_static(b"foo"));
+    request.set_timeout(Duration::from_nanos(1));
+    let path = http::uri::PathAndQuery::from_static("/service/stranger");
+    let status = client
+        .unary::<_, Bytes, _>(request, path, Raw)
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::DeadlineExceeded, "{status:?}");
+    // The next caller (its attempts told apart by their path: the stranger's may reach the
+    // server late): two failures, the second refused a retry by the throttle.
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(status.code(), Code::Aborted);
+    let mine = seen
+        .paths()
+        .iter()
+        .filter(|p| *p == "/service/method")
+        .count();
+    assert_eq!(mine, 2);
+}

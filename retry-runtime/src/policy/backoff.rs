@@ -106,7 +106,9 @@ impl Backoff {
     /// [`Decision::RetryAfter`](crate::Decision::RetryAfter)) sets the next wait exactly, of
     /// any length, after which the backoff starts again from `initial`. The [`Jitter`] does
     /// not apply. What `retry_jitter::tonic`'s service config layer runs; for a gRPC client
-    /// of your own that must behave as gRPC's do.
+    /// of your own that must behave as gRPC's do. Since no cap bounds a pushback, give such a
+    /// call a deadline (`max_elapsed`, or the caller's): a server's word is otherwise waited
+    /// however long it says.
     ///
     /// A `multiplier` that is not a positive finite number counts as 1 (a constant backoff):
     /// never a panic.
