@@ -2,16 +2,36 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::uri::PathAndQuery;
+use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
 use retry_jitter::tower::RetryLayer;
 use retry_jitter::{retry, Policy, RetryBudget};
 use tonic::transport::Channel;
 use tonic::{Request, Status};
+use tower::Layer;
 
 use stand_in::Raw;
 
 static BUDGET: RetryBudget = RetryBudget::new(500);
 
 const STOCK: &str = "/inventory.Inventory/Stock";
+
+/// gRPC's service config as grpc-java's retrying example writes it (its name, here, this
+/// service's), with retry throttling: the JSON every gRPC client reads.
+const SERVICE_CONFIG: &str = r#"{
+  "methodConfig": [
+    {
+      "name": [{ "service": "inventory.Inventory", "method": "Stock" }],
+      "retryPolicy": {
+        "maxAttempts": 5,
+        "initialBackoff": "0.5s",
+        "maxBackoff": "30s",
+        "backoffMultiplier": 2,
+        "retryableStatusCodes": ["UNAVAILABLE"]
+      }
+    }
+  ],
+  "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
+}"#;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -42,8 +62,23 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!("through RetryLayer: {:?}", reply.into_inner());
 
     // 2. Or `#[retry]` on a function that makes its request in its body: each attempt a new one.
-    let channel = Channel::from_shared(addr)?.connect().await?;
+    let channel = Channel::from_shared(addr.clone())?.connect().await?;
     println!("through #[retry]:   {:?}", stock(&channel, "B-2").await?);
+
+    // 3. Or the service config your other gRPC clients read, applied as they apply it (gRFC
+    //    A6): each method its policy, the channel one throttle, A6's backoff and pushback.
+    let config = ServiceConfig::from_json(SERVICE_CONFIG)?;
+    let channel = Channel::from_shared(addr)?.connect().await?;
+    let channel = ServiceConfigLayer::new(config)
+        .target("inventory")
+        .layer(channel);
+    let mut client = tonic::client::Grpc::new(channel);
+    client.ready().await?;
+    let path = PathAndQuery::from_static(STOCK);
+    let reply = client
+        .unary(Request::new(Bytes::from("C-3")), path, Raw)
+        .await?;
+    println!("through ServiceConfigLayer: {:?}", reply.into_inner());
     Ok(())
 }
 
