@@ -392,6 +392,11 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// # }
     /// ```
     pub fn hedge(self, hedge: Hedge) -> Retry<C, N, G, B, T, L, Hedge, O, Gd> {
+        self.with_hedge(hedge)
+    }
+
+    /// The same settings with `hedge` of any hedging type ([`Hedge`], `Option<Hedge>`).
+    pub(crate) fn with_hedge<D2>(self, hedge: D2) -> Retry<C, N, G, B, T, L, D2, O, Gd> {
         Retry {
             policy: self.policy,
             hooks: self.hooks,

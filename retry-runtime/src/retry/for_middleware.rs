@@ -105,13 +105,7 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         self,
         hedge: Option<crate::hedge::Hedge>,
     ) -> Retry<RetryAll, N, G, B, Unset, L, Option<crate::hedge::Hedge>, AcceptOk, Gd> {
-        Retry {
-            policy: self.policy,
-            hooks: self.hooks,
-            name: self.name,
-            timeout: self.timeout,
-            hedge,
-        }
+        self.with_hedge(hedge)
     }
 
     /// The same settings, each call's figures put in its response.
