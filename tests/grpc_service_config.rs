@@ -962,3 +962,108 @@ async fn a_callers_spent_deadline_takes_nothing_from_the_throttle() {
         .count();
     assert_eq!(mine, 2);
 }
+
+// --- gRFC A96: each call's retry figures (feature `metrics`) ----------------------------------
+
+/// One record per call at its end, of each figure that is not zero, labelled `grpc.method`
+/// and `grpc.target`: a call retried twice records 2 retries and its time with no attempt in
+/// flight; a call answered at once records nothing; a hedged call its hedges.
+#[cfg(feature = "metrics")]
+#[test]
+fn a96_each_calls_retries_hedges_and_delay_once_at_its_end() {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        rt.block_on(async {
+            let script = replies(&[
+                Reply::Fail(Code::Aborted),
+                Reply::Fail(Code::Aborted),
+                Reply::Ok,
+            ]);
+            let (channel, _) = serve(script).await;
+            let config = ServiceConfig::from_json(&config(5, QUICK, "", "")).unwrap();
+            let layer = ServiceConfigLayer::new(config).target("greeter");
+            let mut client = tonic::client::Grpc::new(layer.layer(channel));
+            assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+            // Answered at once: nothing to record.
+            assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+
+            let (channel, _) = serve(replies(&[slow(300, Reply::Ok), Reply::Ok])).await;
+            let mut hedged = client_of(&hedging(3, "0.05s", ""), channel, "hedged");
+            assert_eq!(call(&mut hedged, "/service/method").await.unwrap(), "foo");
+        });
+    });
+    let mut seen = Vec::new();
+    for (key, _, _, value) in snapshotter.snapshot().into_vec() {
+        let key = key.key();
+        let label = |name: &str| {
+            key.labels()
+                .find(|l| l.key() == name)
+                .map(|l| l.value().to_owned())
+        };
+        // The crate's own metrics (`retry_jitter_*`) are recorded too: A96's alone here.
+        let DebugValue::Histogram(values) = value else {
+            continue;
+        };
+        if !key.name().starts_with("grpc.") {
+            continue;
+        }
+        let values: Vec<f64> = values.into_iter().map(|v| v.into_inner()).collect();
+        seen.push((
+            key.name().to_owned(),
+            label("grpc.method"),
+            label("grpc.target"),
+            values,
+        ));
+    }
+    seen.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let method = Some("service/method".to_owned());
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    let (hedges, retries, delay) = (&seen[0], &seen[1], &seen[2]);
+    assert_eq!(
+        (
+            retries.0.as_str(),
+            &retries.1,
+            retries.2.as_deref(),
+            &retries.3[..]
+        ),
+        (
+            "grpc.client.call.retries",
+            &method,
+            Some("greeter"),
+            &[2.0][..]
+        )
+    );
+    assert_eq!(
+        (
+            hedges.0.as_str(),
+            &hedges.1,
+            hedges.2.as_deref(),
+            &hedges.3[..]
+        ),
+        (
+            "grpc.client.call.hedges",
+            &method,
+            Some("hedged"),
+            &[1.0][..]
+        )
+    );
+    // Two waits of 10 ms ±20% (`QUICK`, multiplier 1.6): at least 16 ms with none in flight.
+    assert_eq!(delay.0, "grpc.client.call.retry_delay");
+    assert_eq!((delay.2.as_deref(), delay.3.len()), (Some("greeter"), 1));
+    assert!(delay.3[0] >= 0.016 && delay.3[0] < 1.0, "{delay:?}");
+}
+
+/// A client over a layer for `target` of the config `json`.
+#[cfg(feature = "metrics")]
+fn client_of(json: &str, channel: Channel, target: &str) -> Client {
+    let config = ServiceConfig::from_json(json).unwrap();
+    let layer = ServiceConfigLayer::new(config).target(target);
+    tonic::client::Grpc::new(layer.layer(channel))
+}

@@ -20,6 +20,7 @@ use crate::fleet::{RetryThrottling, SharedBudget};
 use crate::hedge::Hedge;
 use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
+use crate::policy::Unset;
 use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, Settings, TransportErrors};
 use crate::{Backoff, TimedOut};
 
@@ -33,7 +34,13 @@ const NO_LIMIT: Duration = Duration::from_secs(u32::MAX as u64);
 
 /// The loop settings of a method with a policy: the channel's throttle (if any) as its
 /// budget, an attempt's limit, and a hedge for a `hedgingPolicy`.
-type Loop = Settings<Option<Arc<RetryThrottling>>, Duration, Option<Hedge>>;
+type Loop = Settings<Option<Arc<RetryThrottling>>, Duration, Option<Hedge>, Figures>;
+
+/// With feature `metrics`, each call's figures go to A96's histograms ([`super::a96`]).
+#[cfg(feature = "metrics")]
+type Figures = crate::retry::WithStats<(Unset, Unset), fn(&crate::RetryStats)>;
+#[cfg(not(feature = "metrics"))]
+type Figures = (Unset, Unset);
 
 /// The loop of one method with a policy: [`RetryLayer`]'s, classified by A6
 /// ([`ChannelErrors`], [`ByCodes`]).
@@ -107,8 +114,7 @@ pub type Retried<S> = RetryService<Counted<S>, ChannelErrors, ByCodes, Loop>;
 #[must_use = "a layer does nothing until it wraps a channel"]
 pub struct ServiceConfigLayer {
     config: Arc<Config>,
-    /// The target the throttle guards, as the figures will name it (`grpc.target`).
-    #[allow(dead_code)] // read by the per-call figures (A96), still to come
+    /// The target the throttle guards, as the figures name it (`grpc.target`).
     target: Arc<str>,
 }
 
@@ -180,11 +186,14 @@ impl Entry {
             MethodPolicy::Retry(policy) => (retried(policy), policy.retryable_status_codes),
             MethodPolicy::Hedging(policy) => (hedged(policy), policy.non_fatal_status_codes),
         };
+        let layer = layer
+            .on(ChannelErrors(codes))
+            .on_ok(ByCodes(codes))
+            .budget_owned(throttle.clone());
+        #[cfg(feature = "metrics")]
+        let layer = layer.stats(super::a96::record as fn(&crate::RetryStats));
         Some(Entry {
-            layer: layer
-                .on(ChannelErrors(codes))
-                .on_ok(ByCodes(codes))
-                .budget_owned(throttle.clone()),
+            layer,
             timeout: method.timeout,
             refused: throttle.clone().map(|throttle| (throttle, codes)),
         })
@@ -294,6 +303,7 @@ where
                     future: ready.call(req),
                 },
                 scope: None,
+                labels: CallLabels::default(),
             };
         };
         let mut scope = deadline(&mut req, entry.timeout).map(|at| Scope::new(Some(at)));
@@ -301,12 +311,41 @@ where
             inner: ready,
             refused: entry.refused.clone(),
         });
+        let labels = call_labels(req.uri().path(), &self.layer.target);
         let future = scope::enter(&mut scope, || service.call(req));
         ResponseFuture {
             call: Call::Retried { future },
             scope,
+            labels,
         }
     }
+}
+
+/// A call's A96 labels (feature `metrics`; nothing without it).
+#[cfg(feature = "metrics")]
+type CallLabels = Option<super::a96::Labels>;
+#[cfg(not(feature = "metrics"))]
+type CallLabels = ();
+
+/// The labels of a call of `path` through a layer for `target`.
+#[cfg(feature = "metrics")]
+fn call_labels(path: &str, target: &Arc<str>) -> CallLabels {
+    Some(super::a96::labels(path, target))
+}
+#[cfg(not(feature = "metrics"))]
+fn call_labels(_: &str, _: &Arc<str>) -> CallLabels {}
+
+/// `poll` with the call's labels set for the figures its loop hands over as it ends.
+#[cfg(feature = "metrics")]
+fn labelled<O>(labels: &CallLabels, poll: impl FnOnce() -> O) -> O {
+    match labels {
+        Some(labels) => super::a96::within(labels, poll),
+        None => poll(),
+    }
+}
+#[cfg(not(feature = "metrics"))]
+fn labelled<O>(_: &CallLabels, poll: impl FnOnce() -> O) -> O {
+    poll()
 }
 
 /// The call's deadline, on tokio's clock: the earliest of its `grpc-timeout`, its method's
@@ -344,6 +383,8 @@ pin_project_lite::pin_project! {
         #[pin]
         call: Call<R, O>,
         scope: Option<Arc<Scope>>,
+        // The call's A96 labels (feature `metrics`), for the loop's figures at its end.
+        labels: CallLabels,
     }
 }
 
@@ -368,7 +409,7 @@ where
         match this.call.project() {
             CallProj::Once { future } => future.poll(cx).map_err(Into::into),
             CallProj::Retried { future } => {
-                let polled = scope::enter(this.scope, || future.poll(cx));
+                let polled = labelled(this.labels, || scope::enter(this.scope, || future.poll(cx)));
                 let Poll::Ready(outcome) = polled else {
                     return Poll::Pending;
                 };

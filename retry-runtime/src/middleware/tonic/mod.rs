@@ -89,6 +89,13 @@
 //!   with a larger request is sent once.
 //! - **`waitForReady`** is read but does not apply to a layer: waiting for a connection is the
 //!   channel's, under the layer.
+//! - **gRFC A96's figures** (feature `metrics`): once per call, at its end, the histograms
+//!   `grpc.client.call.retries` (`{retry}`), `grpc.client.call.hedges` (`{hedge}`) and
+//!   `grpc.client.call.retry_delay` (seconds with no attempt in flight), labelled
+//!   `grpc.method` (the path without its `/`) and `grpc.target`
+//!   ([`target`](ServiceConfigLayer::target), `"unknown"` unless named); a zero is not
+//!   recorded, as A96 says. `grpc.client.call.transparent_retries` is described and never
+//!   recorded: no transparent retry is made yet.
 //! - **`hedgingPolicy`**: up to `maxAttempts` copies of the call, each `hedgingDelay` after
 //!   the one before (`0s`: all at once), run by the loop's hedging
 //!   ([`RetryLayer::hedge`](crate::tower::RetryBuilder::hedge)); the first answer wins and the
@@ -101,6 +108,8 @@
 //!   ends the call, dropping the copies still running (A6 sends no more but lets them
 //!   finish).
 
+#[cfg(feature = "metrics")]
+mod a96;
 mod classify;
 mod layer;
 

@@ -1,0 +1,92 @@
+//! gRFC A96's per-call retry figures (feature `metrics`): one record per call, at its end, of
+//! each figure that is not zero, labelled `grpc.method` and `grpc.target`.
+//!
+//! The loop hands each call's [`RetryStats`] to [`record`] (the layer's `stats` hook) while the
+//! call's future is polled; the labels are the call's, set for that poll ([`within`]).
+
+use core::cell::RefCell;
+use std::sync::{Arc, Once};
+
+use crate::policy::RetryStats;
+
+/// Histogram: retries of a call (attempts after the first, hedges aside), unit `{retry}`.
+pub(crate) const RETRIES: &str = "grpc.client.call.retries";
+/// Histogram: transparent retries of a call, unit `{transparent_retry}`. None are made yet
+/// (an attempt that never left is retried as an ordinary one), so none is ever recorded: A96
+/// records no zero.
+pub(crate) const TRANSPARENT_RETRIES: &str = "grpc.client.call.transparent_retries";
+/// Histogram: hedges of a call, unit `{hedge}`.
+pub(crate) const HEDGES: &str = "grpc.client.call.hedges";
+/// Histogram: the time a call had no attempt in flight, in seconds.
+pub(crate) const RETRY_DELAY: &str = "grpc.client.call.retry_delay";
+
+/// A call's labels: its method (its path without the leading `/`) and its layer's target.
+pub(crate) type Labels = Arc<(String, Arc<str>)>;
+
+std::thread_local! {
+    /// The labels of the call being polled on this thread.
+    static CALL: RefCell<Option<Labels>> = const { RefCell::new(None) };
+}
+
+/// The labels of a call of `path` through a layer for `target`.
+pub(crate) fn labels(path: &str, target: &Arc<str>) -> Labels {
+    let method = path.strip_prefix('/').unwrap_or(path).to_owned();
+    Arc::new((method, target.clone()))
+}
+
+/// Poll a call with its labels set, the previous ones put back after (calls nest).
+pub(crate) fn within<O>(labels: &Labels, poll: impl FnOnce() -> O) -> O {
+    struct Restore(Option<Labels>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            let _ = CALL.try_with(|call| *call.borrow_mut() = previous);
+        }
+    }
+    let previous = CALL.with(|call| call.borrow_mut().replace(labels.clone()));
+    let _restore = Restore(previous);
+    poll()
+}
+
+/// A call ended: its figures that are not zero, to the recorder, with the call's labels.
+pub(crate) fn record(stats: &RetryStats) {
+    let Some(labels) = CALL.with(|call| call.borrow().clone()) else {
+        return;
+    };
+    describe();
+    let (method, target) = (&labels.0, &labels.1);
+    let label = |name| ::metrics::histogram!(name, "grpc.method" => method.clone(), "grpc.target" => target.to_string());
+    let retries = stats
+        .attempts
+        .saturating_sub(1)
+        .saturating_sub(stats.hedges);
+    if retries > 0 {
+        label(RETRIES).record(f64::from(retries));
+    }
+    if stats.hedges > 0 {
+        label(HEDGES).record(f64::from(stats.hedges));
+    }
+    if !stats.waited.is_zero() {
+        label(RETRY_DELAY).record(stats.waited.as_secs_f64());
+    }
+}
+
+/// The four histograms described, once per process (their units, as A96 names them).
+fn describe() {
+    static DESCRIBED: Once = Once::new();
+    DESCRIBED.call_once(|| {
+        use ::metrics::{describe_histogram, Unit};
+        describe_histogram!(RETRIES, Unit::Count, "Retries of a call ({retry})");
+        describe_histogram!(
+            TRANSPARENT_RETRIES,
+            Unit::Count,
+            "Transparent retries of a call ({transparent_retry})"
+        );
+        describe_histogram!(HEDGES, Unit::Count, "Hedges of a call ({hedge})");
+        describe_histogram!(
+            RETRY_DELAY,
+            Unit::Seconds,
+            "Time a call had no attempt in flight"
+        );
+    });
+}
