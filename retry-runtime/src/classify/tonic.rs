@@ -79,16 +79,19 @@ pub fn classify(code: Code, headers: &HeaderMap) -> Decision {
     }
 }
 
-/// A pushback value as a wait: ASCII digits only (no sign, no space), saturating at
-/// `u64::MAX` milliseconds; `None` for a negative or malformed value.
+/// A pushback value as a wait: ASCII digits only (no sign, no space) of a number of
+/// milliseconds that fits a signed 64-bit integer, as gRPC C-core reads it; `None` for a
+/// negative or malformed value, one past that included (a wait of some 300 million years
+/// is not a server's word but a broken header, and under gRPC's backoff, which no cap
+/// bounds, it would hold a call without a deadline for good).
 pub(crate) fn pushback(value: &str) -> Option<Duration> {
     if value.is_empty() || !value.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let ms = value.bytes().try_fold(0u64, |n, b| {
         n.checked_mul(10)?.checked_add(u64::from(b - b'0'))
-    });
-    Some(Duration::from_millis(ms.unwrap_or(u64::MAX)))
+    })?;
+    (ms <= i64::MAX as u64).then(|| Duration::from_millis(ms))
 }
 
 /// By [`classify`]: the status's code, with the pushback in its metadata.
@@ -130,10 +133,20 @@ mod tests {
         assert_eq!(pushback("0"), Some(Duration::ZERO));
         assert_eq!(pushback("007"), Some(Duration::from_millis(7)));
         assert_eq!(
-            pushback("99999999999999999999999"),
-            Some(Duration::from_millis(u64::MAX))
+            pushback("9223372036854775807"),
+            Some(Duration::from_millis(i64::MAX as u64))
         );
-        for bad in ["", "-1", "+1", " 1", "1.5", "1e3", "ten"] {
+        for bad in [
+            "",
+            "-1",
+            "+1",
+            " 1",
+            "1.5",
+            "1e3",
+            "ten",
+            "9223372036854775808",
+            "99999999999999999999999",
+        ] {
             assert_eq!(pushback(bad), None, "{bad:?}");
         }
     }

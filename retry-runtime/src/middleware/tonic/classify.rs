@@ -9,7 +9,6 @@ use crate::classify::headers::{GRPC_RETRY_PUSHBACK_MS, GRPC_STATUS};
 use crate::classify::tonic::{pushback, CodeSet};
 use crate::policy::{Classify, ClassifyOk, Decision, TimedOut};
 use crate::tower::BoxError;
-use core::time::Duration;
 
 /// The classifier of a method's responses under its `retryPolicy`: a trailers-only answer
 /// (`grpc-status` in its headers) whose code is in `retryableStatusCodes` is retried, after
@@ -80,7 +79,7 @@ fn code_of<B>(response: &http::Response<B>) -> Option<Code> {
 fn after_pushback(headers: &HeaderMap) -> Decision {
     match headers.get(GRPC_RETRY_PUSHBACK_MS) {
         None => Decision::Retry,
-        Some(value) => match value.to_str().ok().and_then(a6_pushback) {
+        Some(value) => match value.to_str().ok().and_then(pushback) {
             Some(wait) => Decision::RetryAfter(wait),
             None => {
                 // The server says "don't retry": inside a chain's scope, the tier says so too.
@@ -89,14 +88,6 @@ fn after_pushback(headers: &HeaderMap) -> Decision {
             }
         },
     }
-}
-
-/// A pushback as gRPC's clients read it: a number of milliseconds that fits a signed 64-bit
-/// integer (C-core's), or malformed. The crate's own reading ([`pushback`]) takes a longer
-/// one as the longest wait, past any cap, so that it ends retrying; under A6's backoff no cap
-/// bounds a pushback, and one past `i64` would be a wait of some 300 million years.
-fn a6_pushback(value: &str) -> Option<Duration> {
-    pushback(value).filter(|wait| wait.as_millis() <= i64::MAX as u128)
 }
 
 /// The classifier of a method's errors (what the channel fails with, and the layer's own
