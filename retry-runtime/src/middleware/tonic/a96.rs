@@ -7,6 +7,8 @@
 use core::cell::RefCell;
 use std::sync::{Arc, Once};
 
+use http::uri::PathAndQuery;
+
 use crate::policy::RetryStats;
 
 /// Histogram: retries of a call (attempts after the first, hedges aside), unit `{retry}`.
@@ -20,46 +22,58 @@ pub(crate) const HEDGES: &str = "grpc.client.call.hedges";
 /// Histogram: the time a call had no attempt in flight, in seconds.
 pub(crate) const RETRY_DELAY: &str = "grpc.client.call.retry_delay";
 
-/// A call's labels: its method (its path without the leading `/`) and its layer's target.
-pub(crate) type Labels = Arc<(String, Arc<str>)>;
+/// A call's labels: its path (`/pkg.Service/Method`: the method is it without its `/`) and
+/// its layer's target. Made without an allocation (the path is the request's own bytes, the
+/// target the layer's `Arc`): a call that ends with nothing to record pays no more.
+pub(crate) type Labels = (Option<PathAndQuery>, Arc<str>);
 
 std::thread_local! {
     /// The labels of the call being polled on this thread.
     static CALL: RefCell<Option<Labels>> = const { RefCell::new(None) };
 }
 
-/// The labels of a call of `path` through a layer for `target`.
-pub(crate) fn labels(path: &str, target: &Arc<str>) -> Labels {
-    let method = path.strip_prefix('/').unwrap_or(path).to_owned();
-    Arc::new((method, target.clone()))
+/// The labels of a call of `uri` through a layer for `target`.
+pub(crate) fn labels(uri: &http::Uri, target: &Arc<str>) -> Labels {
+    (uri.path_and_query().cloned(), target.clone())
 }
 
-/// Poll a call with its labels set, the previous ones put back after (calls nest).
-pub(crate) fn within<O>(labels: &Labels, poll: impl FnOnce() -> O) -> O {
-    struct Restore(Option<Labels>);
-    impl Drop for Restore {
+/// Poll a call with its labels set: moved in for the poll and back out after (no copy per
+/// poll), the previous ones put back (calls nest).
+pub(crate) fn within<O>(labels: &mut Option<Labels>, poll: impl FnOnce() -> O) -> O {
+    struct Restore<'a> {
+        ours: &'a mut Option<Labels>,
+        previous: Option<Labels>,
+    }
+    impl Drop for Restore<'_> {
         fn drop(&mut self) {
-            let previous = self.0.take();
-            let _ = CALL.try_with(|call| *call.borrow_mut() = previous);
+            let previous = self.previous.take();
+            let _ = CALL.try_with(|call| *self.ours = call.replace(previous));
         }
     }
-    let previous = CALL.with(|call| call.borrow_mut().replace(labels.clone()));
-    let _restore = Restore(previous);
+    let previous = CALL.with(|call| call.replace(labels.take()));
+    let _restore = Restore {
+        ours: labels,
+        previous,
+    };
     poll()
 }
 
 /// A call ended: its figures that are not zero, to the recorder, with the call's labels.
 pub(crate) fn record(stats: &RetryStats) {
-    let Some(labels) = CALL.with(|call| call.borrow().clone()) else {
-        return;
-    };
-    describe();
-    let (method, target) = (&labels.0, &labels.1);
-    let label = |name| ::metrics::histogram!(name, "grpc.method" => method.clone(), "grpc.target" => target.to_string());
     let retries = stats
         .attempts
         .saturating_sub(1)
         .saturating_sub(stats.hedges);
+    if retries == 0 && stats.hedges == 0 && stats.waited.is_zero() {
+        return;
+    }
+    let Some((path, target)) = CALL.with(|call| call.borrow().clone()) else {
+        return;
+    };
+    describe();
+    let path = path.as_ref().map_or("", PathAndQuery::path);
+    let method = path.strip_prefix('/').unwrap_or(path).to_owned();
+    let label = |name| ::metrics::histogram!(name, "grpc.method" => method.clone(), "grpc.target" => target.to_string());
     if retries > 0 {
         label(RETRIES).record(f64::from(retries));
     }

@@ -311,7 +311,7 @@ where
             inner: ready,
             refused: entry.refused.clone(),
         });
-        let labels = call_labels(req.uri().path(), &self.layer.target);
+        let labels = call_labels(req.uri(), &self.layer.target);
         let future = scope::enter(&mut scope, || service.call(req));
         ResponseFuture {
             call: Call::Retried { future },
@@ -329,22 +329,19 @@ type CallLabels = ();
 
 /// The labels of a call of `path` through a layer for `target`.
 #[cfg(feature = "metrics")]
-fn call_labels(path: &str, target: &Arc<str>) -> CallLabels {
-    Some(super::a96::labels(path, target))
+fn call_labels(uri: &http::Uri, target: &Arc<str>) -> CallLabels {
+    Some(super::a96::labels(uri, target))
 }
 #[cfg(not(feature = "metrics"))]
-fn call_labels(_: &str, _: &Arc<str>) -> CallLabels {}
+fn call_labels(_: &http::Uri, _: &Arc<str>) -> CallLabels {}
 
 /// `poll` with the call's labels set for the figures its loop hands over as it ends.
 #[cfg(feature = "metrics")]
-fn labelled<O>(labels: &CallLabels, poll: impl FnOnce() -> O) -> O {
-    match labels {
-        Some(labels) => super::a96::within(labels, poll),
-        None => poll(),
-    }
+fn labelled<O>(labels: &mut CallLabels, poll: impl FnOnce() -> O) -> O {
+    super::a96::within(labels, poll)
 }
 #[cfg(not(feature = "metrics"))]
-fn labelled<O>(_: &CallLabels, poll: impl FnOnce() -> O) -> O {
+fn labelled<O>(_: &mut CallLabels, poll: impl FnOnce() -> O) -> O {
     poll()
 }
 
