@@ -329,3 +329,80 @@ fn a_retry_budget_prices_a_hedge_as_a_retry_and_gets_it_back() {
     b.succeeded(taken);
     assert_eq!(b.available(), 20);
 }
+
+/// gRPC's throttle under a cold burst: 64 calls in flight at once on a multi-thread runtime,
+/// the service failing everything, from a full bucket of 10. A retry goes ahead only where
+/// the bucket, its own failure counted, holds more than 5 tokens: at most 4 of the 64 first
+/// failures can see that, whatever the interleaving, so at most 64 + 4 attempts reach the
+/// service (and their own failures drain the bucket). Many rounds: a race loses rarely.
+#[test]
+fn grpc_retry_throttling_holds_a_cold_burst_of_64_to_four_retries() {
+    use retry_jitter::RetryThrottling;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(4)
+        .enable_all()
+        .build()
+        .unwrap();
+    for _ in 0..50 {
+        let t: &'static RetryThrottling = Box::leak(Box::new(RetryThrottling::new(10, 100)));
+        let attempts: &'static AtomicU32 = Box::leak(Box::new(AtomicU32::new(0)));
+        let retry = Retry::new(Policy::new().with_attempts(5).with_base(Duration::ZERO)).budget(t);
+        rt.block_on(async {
+            let calls: Vec<_> = (0..64)
+                .map(|_| {
+                    tokio::spawn(async move {
+                        retry
+                            .call_async(|| async {
+                                attempts.fetch_add(1, Ordering::SeqCst);
+                                tokio::task::yield_now().await;
+                                Err::<(), _>("unavailable")
+                            })
+                            .await
+                    })
+                })
+                .collect();
+            for call in calls {
+                assert_eq!(call.await.unwrap(), Err("unavailable"));
+            }
+        });
+        let n = attempts.load(Ordering::SeqCst);
+        assert!((64..=68).contains(&n), "{n} attempts");
+        // Every failure counted: the bucket is empty.
+        assert_eq!(t.milli_tokens(), 0);
+    }
+}
+
+/// gRPC's throttle over a day of one call an hour (paused clock): the bucket has no clock,
+/// only failures and successes move it. Each hourly call fails once and would succeed on its
+/// retry: it takes 1 token and gives 0.1 back, so the retries go ahead while a failure
+/// leaves more than half (five hours: 9.0, 8.1, 7.2, 6.3, 5.4 after each failure), and from
+/// the sixth hour on the call ends on its failure, and no hour of silence brings tokens back.
+#[tokio::test(start_paused = true)]
+async fn grpc_retry_throttling_over_a_day_of_hourly_calls_moves_by_calls_not_by_time() {
+    use retry_jitter::RetryThrottling;
+    let t: &'static RetryThrottling = Box::leak(Box::new(RetryThrottling::new(10, 100)));
+    let retry = Retry::new(Policy::new().with_attempts(2).with_base(Duration::ZERO)).budget(t);
+    let mut outcomes = Vec::new();
+    for hour in 0..24u32 {
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        let mut first = true;
+        let out = retry
+            .call_async(|| {
+                let failed = std::mem::replace(&mut first, false);
+                async move {
+                    if failed {
+                        Err(hour)
+                    } else {
+                        Ok(hour)
+                    }
+                }
+            })
+            .await;
+        outcomes.push(out.is_ok());
+    }
+    let ok = outcomes.iter().filter(|ok| **ok).count();
+    assert_eq!(outcomes[..5], [true; 5]);
+    assert_eq!(ok, 5, "{outcomes:?}");
+    // 10 − 5 × 0.9 = 5.5 after the fifth hour; then 19 failures, never below zero.
+    assert_eq!(t.milli_tokens(), 0);
+}
