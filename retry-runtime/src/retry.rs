@@ -358,6 +358,11 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     /// # }
     /// ```
     pub fn timeout(self, timeout: Duration) -> Retry<C, N, G, B, T, Duration, D, O, Gd> {
+        self.with_timeout(timeout)
+    }
+
+    /// The same settings with `timeout` of any limit type (`Duration`, `Option<Duration>`).
+    pub(crate) fn with_timeout<L2>(self, timeout: L2) -> Retry<C, N, G, B, T, L2, D, O, Gd> {
         Retry {
             policy: self.policy,
             hooks: self.hooks,

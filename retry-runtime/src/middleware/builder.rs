@@ -209,6 +209,15 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.hedge(hedge))
     }
 
+    /// [`timeout`](RetryBuilder::timeout), or none (`None`), the type the same either way.
+    #[cfg(feature = "tonic")]
+    pub(crate) fn timeout_maybe(
+        self,
+        timeout: Option<Duration>,
+    ) -> RetryBuilder<F, C, O, Settings<B, Option<Duration>, D, Gd, N, G>> {
+        self.with_retry(|retry| retry.with_timeout(timeout))
+    }
+
     /// [`hedge`](RetryBuilder::hedge), or not (`None`), the type the same either way.
     #[cfg(feature = "tonic")]
     pub(crate) fn hedge_maybe(

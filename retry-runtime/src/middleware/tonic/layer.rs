@@ -34,7 +34,7 @@ const NO_LIMIT: Duration = Duration::from_secs(u32::MAX as u64);
 
 /// The loop settings of a method with a policy: the channel's throttle (if any) as its
 /// budget, an attempt's limit, and a hedge for a `hedgingPolicy`.
-type Loop = Settings<Option<Arc<RetryThrottling>>, Duration, Option<Hedge>, Figures>;
+type Loop = Settings<Option<Arc<RetryThrottling>>, Option<Duration>, Option<Hedge>, Figures>;
 
 /// With feature `metrics`, each call's figures go to A96's histograms ([`super::a96`]).
 #[cfg(feature = "metrics")]
@@ -50,7 +50,7 @@ type Route = RetryLayer<ChannelErrors, ByCodes, Loop>;
 type Unclassified = RetryLayer<
     TransportErrors,
     ByStatus,
-    Settings<crate::fleet::HostBudgets, Duration, Option<Hedge>>,
+    Settings<crate::fleet::HostBudgets, Option<Duration>, Option<Hedge>>,
 >;
 
 /// The service a call with a policy runs: its method's [`RetryLayer`] over the channel.
@@ -129,7 +129,13 @@ struct Config {
 /// One `methodConfig` entry with a policy, as calls run it.
 #[derive(Debug)]
 struct Entry {
+    /// The loop of a call without a deadline: an attempt limited by `perAttemptRecvTimeout`
+    /// alone, so that a first attempt answered at once costs what it costs through
+    /// `RetryLayer` (no loop made, nothing allocated).
     layer: Route,
+    /// The loop of a call with a deadline: every attempt limited, so that the deadline cuts
+    /// the one running.
+    bounded: Route,
     /// `timeout`: the call's deadline, unless its own `grpc-timeout` is shorter.
     timeout: Option<Duration>,
     /// The throttle and the codes, for the attempts a negative pushback ends (A6 counts them).
@@ -182,18 +188,27 @@ impl ServiceConfigLayer {
 impl Entry {
     /// The loop of `method`, if it has a policy.
     fn of(method: &MethodConfig, throttle: &Option<Arc<RetryThrottling>>) -> Option<Self> {
-        let (layer, codes) = match method.policy.as_ref()? {
-            MethodPolicy::Retry(policy) => (retried(policy), policy.retryable_status_codes),
-            MethodPolicy::Hedging(policy) => (hedged(policy), policy.non_fatal_status_codes),
+        let policy = method.policy.as_ref()?;
+        let codes = match policy {
+            MethodPolicy::Retry(policy) => policy.retryable_status_codes,
+            MethodPolicy::Hedging(policy) => policy.non_fatal_status_codes,
         };
-        let layer = layer
-            .on(ChannelErrors(codes))
-            .on_ok(ByCodes(codes))
-            .budget_owned(throttle.clone());
-        #[cfg(feature = "metrics")]
-        let layer = layer.stats(super::a96::record as fn(&crate::RetryStats));
+        let route = |bounded: bool| {
+            let layer = match policy {
+                MethodPolicy::Retry(policy) => retried(policy, bounded),
+                MethodPolicy::Hedging(policy) => hedged(policy, bounded),
+            };
+            let layer = layer
+                .on(ChannelErrors(codes))
+                .on_ok(ByCodes(codes))
+                .budget_owned(throttle.clone());
+            #[cfg(feature = "metrics")]
+            let layer = layer.stats(super::a96::record as fn(&crate::RetryStats));
+            layer
+        };
         Some(Entry {
-            layer,
+            layer: route(false),
+            bounded: route(true),
             timeout: method.timeout,
             refused: throttle.clone().map(|throttle| (throttle, codes)),
         })
@@ -209,9 +224,15 @@ fn vouched(attempts: crate::Policy) -> RetryLayer {
         .idempotent()
 }
 
+/// An attempt's limit: `perAttemptRecvTimeout` if set; else, for a call with a deadline
+/// (`bounded`), one never reached, so that the deadline cuts the attempt.
+fn limit(per_attempt: Option<Duration>, bounded: bool) -> Option<Duration> {
+    per_attempt.or(bounded.then_some(NO_LIMIT))
+}
+
 /// The [`RetryLayer`] of a `retryPolicy`: its attempts, A6's backoff, its
 /// `perAttemptRecvTimeout`.
-fn retried(policy: &RetryPolicy) -> Unclassified {
+fn retried(policy: &RetryPolicy, bounded: bool) -> Unclassified {
     let backoff = Backoff::grpc(
         policy.initial_backoff,
         policy.max_backoff,
@@ -221,19 +242,19 @@ fn retried(policy: &RetryPolicy) -> Unclassified {
         .with_attempts(policy.max_attempts)
         .with_backoff(backoff);
     vouched(attempts)
-        .timeout(policy.per_attempt_recv_timeout.unwrap_or(NO_LIMIT))
+        .timeout_maybe(limit(policy.per_attempt_recv_timeout, bounded))
         .hedge_maybe(None)
 }
 
 /// The [`RetryLayer`] of a `hedgingPolicy`: its copies, each `hedgingDelay` after the one
 /// before, and no wait when none runs (A6's hedges have no backoff); a server's pushback of
 /// any length is waited (no cap refuses it: the call's deadline bounds it).
-fn hedged(policy: &HedgingPolicy) -> Unclassified {
+fn hedged(policy: &HedgingPolicy, bounded: bool) -> Unclassified {
     let attempts = crate::Policy::new()
         .with_attempts(policy.max_attempts)
         .with_backoff(Backoff::grpc(Duration::ZERO, NO_LIMIT, 1.0));
     vouched(attempts)
-        .timeout(NO_LIMIT)
+        .timeout_maybe(limit(None, bounded))
         .hedge_maybe(Some(Hedge::After(policy.hedging_delay)))
 }
 
@@ -307,7 +328,11 @@ where
             };
         };
         let mut scope = deadline(&mut req, entry.timeout).map(|at| Scope::new(Some(at)));
-        let mut service = entry.layer.layer(Counted {
+        let route = match scope {
+            Some(_) => &entry.bounded,
+            None => &entry.layer,
+        };
+        let mut service = route.layer(Counted {
             inner: ready,
             refused: entry.refused.clone(),
         });

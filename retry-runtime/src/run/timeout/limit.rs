@@ -45,3 +45,12 @@ impl<E: From<TimedOut>> AttemptTimeout<E> for Duration {
         Some((*self, E::from))
     }
 }
+
+/// A limit or none, chosen when the `Retry` is made (a face whose loops differ in this alone,
+/// one type for all).
+impl<E: From<TimedOut>> AttemptTimeout<E> for Option<Duration> {
+    #[inline]
+    fn limit(&self) -> Option<(Duration, MakeError<E>)> {
+        self.map(|limit| (limit, E::from as MakeError<E>))
+    }
+}
