@@ -20,6 +20,8 @@ use tower::Layer;
 
 #[path = "support/grpc_raw.rs"]
 mod grpc_raw;
+#[path = "support/h2_frames.rs"]
+mod h2_frames;
 
 use grpc_raw::Raw;
 
@@ -1066,4 +1068,83 @@ fn client_of(json: &str, channel: Channel, target: &str) -> Client {
     let config = ServiceConfig::from_json(json).unwrap();
     let layer = ServiceConfigLayer::new(config).target(target);
     tonic::client::Grpc::new(layer.layer(channel))
+}
+
+// --- A gRPC call is a POST: a server that answers 500, one that closes after reading -------
+
+/// A raw HTTP/2 server that reads each call whole, counts it, then closes the connection
+/// without answering (the server may have run it); a channel to it.
+async fn reads_then_closes() -> (Channel, Arc<std::sync::atomic::AtomicU32>) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let addr = h2_frames::serve_each(move |mut conn| {
+        let calls = counted.clone();
+        async move {
+            if h2_frames::read_request(&mut conn).await.is_ok() {
+                calls.fetch_add(1, Ordering::SeqCst);
+            }
+            h2_frames::close(conn).await;
+        }
+    })
+    .await;
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    (channel, calls)
+}
+
+/// An HTTP/2 server (h2's) answering every request `500` with no `grpc-status`, counting them.
+async fn answers_500() -> (Channel, Arc<std::sync::atomic::AtomicU32>) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = calls.clone();
+    let addr = h2_frames::serve_each(move |conn| {
+        let calls = counted.clone();
+        async move {
+            let Ok(mut conn) = h2::server::handshake(conn).await else {
+                return;
+            };
+            while let Some(Ok((_, mut respond))) = conn.accept().await {
+                calls.fetch_add(1, Ordering::SeqCst);
+                let answer = http::Response::builder().status(500).body(()).unwrap();
+                let _ = respond.send_response(answer, true);
+            }
+        }
+    })
+    .await;
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    (channel, calls)
+}
+
+/// A server that answers HTTP `500` (no `grpc-status`: gRPC reads it as `UNKNOWN`) gets the
+/// call once when the policy does not list `UNKNOWN`, and `maxAttempts` times when it does:
+/// the config is the word that the method may be sent again, whatever its HTTP method.
+#[tokio::test]
+async fn a_post_answered_500_is_sent_again_only_if_the_config_lists_unknown() {
+    use std::sync::atomic::Ordering;
+    for (codes, sent) in [(r#""ABORTED""#, 1), (r#""UNKNOWN""#, 3)] {
+        let (channel, calls) = answers_500().await;
+        let json = config(3, QUICK, "", "").replace(r#""ABORTED""#, codes);
+        let mut client = client(&json, channel);
+        let status = call(&mut client, "/service/method").await.unwrap_err();
+        assert_eq!(status.code(), Code::Unknown, "{status:?}");
+        assert_eq!(calls.load(Ordering::SeqCst), sent, "{codes}");
+    }
+}
+
+/// A server that reads the call whole and closes the connection may have run it: the
+/// channel's error is gRPC's `UNAVAILABLE`, sent again only where the policy lists it.
+#[tokio::test]
+async fn a_post_to_a_server_that_closes_after_reading_is_sent_again_only_if_listed() {
+    use std::sync::atomic::Ordering;
+    for (codes, sent) in [(r#""ABORTED""#, 1), (r#""UNAVAILABLE""#, 3)] {
+        let (channel, calls) = reads_then_closes().await;
+        let json = config(3, QUICK, "", "").replace(r#""ABORTED""#, codes);
+        let mut client = client(&json, channel);
+        call(&mut client, "/service/method").await.unwrap_err();
+        assert_eq!(calls.load(Ordering::SeqCst), sent, "{codes}");
+    }
 }
