@@ -1149,3 +1149,208 @@ async fn a_post_to_a_server_that_closes_after_reading_is_sent_again_only_if_list
         assert_eq!(calls.load(Ordering::SeqCst), sent, "{codes}");
     }
 }
+
+// --- Transparent retries: an attempt that never reached the server's application ------------
+
+/// The server of [`serve`] behind a listener whose first `going_away` connections each read a
+/// call whole and answer it with `GOAWAY` (last stream id 0: the server processed none), then
+/// close: a channel to it, what the server's application saw, and how many calls went away.
+async fn serve_going_away(
+    script: impl Fn(usize) -> Reply + Send + Sync + 'static,
+    going_away: usize,
+) -> (Channel, Arc<Seen>, Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let seen = Arc::new(Seen::default());
+    let server = Server {
+        seen: seen.clone(),
+        script: Arc::new(script),
+    };
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<std::io::Result<tokio::net::TcpStream>>();
+    let incoming = tonic::codegen::tokio_stream::wrappers::UnboundedReceiverStream::new(rx);
+    let serving = tonic::transport::Server::builder()
+        .add_service(Service(server))
+        .serve_with_incoming(incoming);
+    tokio::spawn(serving);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let gone = Arc::new(AtomicUsize::new(0));
+    let counted = gone.clone();
+    tokio::spawn(async move {
+        for n in 0.. {
+            let (mut conn, _) = listener.accept().await.unwrap();
+            if n >= going_away {
+                let _ = tx.send(Ok(conn));
+                continue;
+            }
+            let counted = counted.clone();
+            tokio::spawn(async move {
+                if h2_frames::read_request(&mut conn).await.is_ok() {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    let frame = h2_frames::go_away(0, 0, b"");
+                    let _ = tokio::io::AsyncWriteExt::write_all(&mut conn, &frame).await;
+                }
+                h2_frames::close(conn).await;
+            });
+        }
+    });
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    (channel, seen, gone)
+}
+
+/// `retry_transparent_goaway`: a call on a connection that goes away before the server
+/// processed it is sent again at once, without counting against `maxAttempts`: with two
+/// attempts, the `ABORTED` that follows is still retried, and the call succeeds. Neither
+/// the call sent again nor the first the server sees carries `grpc-previous-rpc-attempts`
+/// (gRPC sends none for a transparent retry). gRPC's test runs without a retry policy; here
+/// a method without one is sent once, so the method has one.
+#[tokio::test]
+async fn retry_transparent_goaway() {
+    use std::sync::atomic::Ordering;
+    let (channel, seen, gone) =
+        serve_going_away(replies(&[Reply::Fail(Code::Aborted), Reply::Ok]), 1).await;
+    let mut client = client(&config(2, QUICK, "", ""), channel);
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!((gone.load(Ordering::SeqCst), seen.calls()), (1, 2));
+    assert_eq!(
+        seen.values("grpc-previous-rpc-attempts"),
+        [None, Some("1".into())]
+    );
+}
+
+/// An attempt refused by the server's transport is sent again once: a server that always
+/// goes away gets each of the two attempts twice, and the call ends with the channel's error
+/// (as tonic reads an HTTP/2 `GOAWAY`).
+#[tokio::test]
+async fn an_attempt_that_went_away_is_sent_again_once_per_attempt() {
+    use std::sync::atomic::Ordering;
+    let (channel, seen, gone) = serve_going_away(replies(&[Reply::Ok]), usize::MAX).await;
+    let mut client = client(&config(2, QUICK, "", ""), channel);
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert!(status.message().contains("h2 protocol error"), "{status:?}");
+    assert_eq!((gone.load(Ordering::SeqCst), seen.calls()), (4, 0));
+}
+
+/// A transparent retry takes nothing from the throttle: from a bucket of 3 (ratio 1), an
+/// attempt that went away, then an `ABORTED`, leave 2 tokens, above half: the `ABORTED` is
+/// retried and the call succeeds (had the first taken a token, 1 would be left: no retry).
+#[tokio::test]
+async fn a_transparent_retry_takes_nothing_from_the_throttle() {
+    use std::sync::atomic::Ordering;
+    let throttled = r#", "retryThrottling": { "maxTokens": 3, "tokenRatio": 1 }"#;
+    let (channel, seen, gone) =
+        serve_going_away(replies(&[Reply::Fail(Code::Aborted), Reply::Ok]), 1).await;
+    let mut client = client(&config(5, QUICK, "", throttled), channel);
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!((gone.load(Ordering::SeqCst), seen.calls()), (1, 2));
+}
+
+/// A request hyper handed back unsent (queued for a connection that closed: "operation was
+/// canceled", caused by "connection closed"), as a channel fails it.
+#[derive(Debug)]
+struct Unsent(Closed);
+
+#[derive(Debug)]
+struct Closed;
+
+impl std::fmt::Display for Unsent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("operation was canceled")
+    }
+}
+
+impl std::error::Error for Unsent {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+impl std::fmt::Display for Closed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("connection closed")
+    }
+}
+
+impl std::error::Error for Closed {}
+
+/// `retry_transparent_not_sent_on_wire`: a call that never left the client is sent again at
+/// once until its deadline, however many times, uncounted; without a deadline, once per
+/// attempt (never a spin). hyper fails a request this way only in a race (its connection
+/// closing while it waits), so the channel here is a stand-in that fails the first five
+/// sends so, then answers.
+#[tokio::test]
+async fn retry_transparent_not_sent_on_wire() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    for (deadline, sends, answered) in [(true, 6, true), (false, 2, false)] {
+        let sent = Arc::new(AtomicU32::new(0));
+        let counted = sent.clone();
+        let channel = tower::service_fn(move |_: http::Request<tonic::body::Body>| {
+            let n = counted.fetch_add(1, Ordering::SeqCst);
+            async move {
+                if n < 5 {
+                    return Err(Unsent(Closed));
+                }
+                let answer = http::Response::builder()
+                    .header("content-type", "application/grpc")
+                    .header("grpc-status", "0")
+                    .body(tonic::body::Body::empty())
+                    .unwrap();
+                Ok(answer)
+            }
+        });
+        let config = ServiceConfig::from_json(&config(2, QUICK, "", "")).unwrap();
+        let mut service = ServiceConfigLayer::new(config).layer(channel);
+        let mut request = http::Request::post("http://service/service/method")
+            .header("content-type", "application/grpc");
+        if deadline {
+            request = request.header("grpc-timeout", "10S");
+        }
+        let request = request.body(tonic::body::Body::empty()).unwrap();
+        use tower::{Service as _, ServiceExt as _};
+        let answer = service.ready().await.unwrap().call(request).await;
+        assert_eq!(answer.is_ok(), answered, "deadline: {deadline}");
+        assert_eq!(sent.load(Ordering::SeqCst), sends, "deadline: {deadline}");
+    }
+}
+
+/// A96's `grpc.client.call.transparent_retries`: a call whose first send went away and whose
+/// next was answered records one transparent retry, and no retry (the attempt was not
+/// counted).
+#[cfg(feature = "metrics")]
+#[test]
+fn a96_records_a_calls_transparent_retries() {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        rt.block_on(async {
+            let (channel, seen, _) = serve_going_away(replies(&[Reply::Ok]), 1).await;
+            let mut client = client_of(&config(2, QUICK, "", ""), channel, "greeter");
+            assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+            assert_eq!(seen.calls(), 1);
+        });
+    });
+    let grpc: Vec<(String, Vec<f64>)> = snapshotter
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter(|(key, ..)| key.key().name().starts_with("grpc."))
+        .filter_map(|(key, _, _, value)| match value {
+            DebugValue::Histogram(values) => Some((
+                key.key().name().to_owned(),
+                values.into_iter().map(|v| v.into_inner()).collect(),
+            )),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        grpc,
+        [("grpc.client.call.transparent_retries".to_owned(), vec![1.0])]
+    );
+}

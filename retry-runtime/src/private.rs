@@ -11,7 +11,7 @@ pub use crate::policy::deadline::Started;
 pub use crate::policy::Clock;
 pub use crate::policy::Unset;
 pub use crate::policy::{
-    AcceptOk, GiveUp, Jitter, Policy, Resend, RetryAll, RetryEvent, RetryStats,
+    AcceptOk, GiveUp, Jitter, Policy, Resend, RetryAll, RetryEvent, RetryStats, Transparent,
 };
 pub use crate::run::guard::{BreakerGuard, Cancelling, Guard, IntoErr, ThrottleGuard};
 pub use crate::run::hedge::config::HedgeWith;

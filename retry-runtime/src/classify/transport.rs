@@ -92,6 +92,32 @@ pub(crate) fn never_sent(error: Cause<'_>) -> bool {
     })
 }
 
+/// hyper 1: a request still queued for its connection when the connection closed, handed
+/// back unsent (`client::dispatch`'s `Envelope`): its error, and that error's cause.
+#[cfg(feature = "tonic")]
+const CANCELED_UNSENT: (&str, &str) = ("operation was canceled", "connection closed");
+
+/// Where down `error`'s source chain its attempt is proved to have stopped, for gRPC's
+/// transparent retries: never written (hyper handed a queued request back as its connection
+/// closed), or refused by the server's transport (an HTTP/2 stream refused, or beyond a
+/// `GOAWAY`). A refused connect proves it too, yet is not transparent: a gRPC client fails a
+/// call on a channel that cannot connect with `UNAVAILABLE` (and sending again at once would
+/// spin on the connect).
+#[cfg(feature = "tonic")]
+pub(crate) fn unseen(error: Cause<'_>) -> crate::policy::Transparent {
+    use crate::policy::Transparent;
+    for e in chain(error) {
+        if is_unprocessed_stream(e) {
+            return Transparent::NotSeenByServer;
+        }
+        let cause = e.source().map(ToString::to_string);
+        if e.to_string() == CANCELED_UNSENT.0 && cause.as_deref() == Some(CANCELED_UNSENT.1) {
+            return Transparent::NotSentOnWire;
+        }
+    }
+    Transparent::No
+}
+
 /// What the first cause down `error`'s chain that says something decides, for the tower
 /// face's [`TransportErrors`](crate::tower::TransportErrors): the layer's timeout and a failed
 /// connect, a closed connection or an unprocessed stream retry; an `io::Error` (and with

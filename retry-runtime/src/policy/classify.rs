@@ -38,6 +38,38 @@ pub trait Classify<E> {
         let _ = resend;
         self.classify(error)
     }
+
+    /// Whether `error` proves its attempt never reached the server's application, so that
+    /// the loop sends it again at once, uncounted (gRFC A6's transparent retry): `No` but for
+    /// the gRPC layer's classifier of channel errors. The loop asks; not for implementors.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn transparent(&self, error: &E) -> Transparent {
+        let _ = error;
+        Transparent::No
+    }
+}
+
+/// What an error proves of where its attempt went, for a transparent retry
+/// ([`Classify::transparent`]): gRPC C-core's `StreamNetworkState`. Not for users.
+///
+/// ```
+/// use retry_jitter::__private::Transparent;
+/// use retry_jitter::hooks::Classify;
+/// let on = |_: &u16| true;
+/// assert_eq!(on.transparent(&503), Transparent::No);
+/// ```
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transparent {
+    /// Nothing: the attempt may have run.
+    No,
+    /// It reached the server's transport, which did not hand it on (an HTTP/2 stream
+    /// refused, or beyond a `GOAWAY`): sent again once per attempt.
+    NotSeenByServer,
+    /// It never left the client (its connection closed before it was written): sent again
+    /// until the call's deadline, or once per attempt when the call has none.
+    NotSentOnWire,
 }
 
 /// Whether a failed request may be sent again whatever became of it: what the middleware faces
@@ -65,6 +97,21 @@ pub enum Resend {
 impl<E, D: Into<Decision>, F: Fn(&E) -> D> Classify<E> for F {
     fn classify(&self, error: &E) -> Decision {
         self(error).into()
+    }
+}
+
+/// A classifier made of two closures: `classify`'s, and [`Classify::transparent`]'s (a
+/// middleware face's, where only the face knows whether a request may be sent again).
+pub(crate) struct Transparently<C, T>(pub C, pub T);
+
+impl<E, C: Fn(&E) -> Decision, T: Fn(&E) -> Transparent> Classify<E> for Transparently<C, T> {
+    #[inline(always)]
+    fn classify(&self, error: &E) -> Decision {
+        (self.0)(error)
+    }
+    #[inline(always)]
+    fn transparent(&self, error: &E) -> Transparent {
+        (self.1)(error)
     }
 }
 

@@ -18,7 +18,8 @@ use std::time::Instant;
 
 pub use backoff::{Backoff, Jitter, Schedule};
 pub use cancel::{CancelToken, Cancelled};
-pub use classify::{AcceptOk, Classify, ClassifyOk, Resend, RetryAll};
+pub(crate) use classify::Transparently;
+pub use classify::{AcceptOk, Classify, ClassifyOk, Resend, RetryAll, Transparent};
 pub use deadline::{attempt_time_left, TimedOut};
 pub use decision::{Decision, GiveUp, GiveUpReason, RetryEvent};
 pub use policy::Policy;

@@ -31,6 +31,10 @@ pub struct RetryStats {
     pub attempts: u32,
     /// Hedges started (`hedge = …`).
     pub hedges: u32,
+    /// Attempts sent again at once, uncounted, because they never reached the server's
+    /// application (gRFC A6's transparent retries, made only under `tonic::ServiceConfigLayer`:
+    /// 0 elsewhere). Not in `attempts`.
+    pub transparent_retries: u32,
     /// The time slept between attempts, in all: the waits drawn, less what a cancel cut
     /// from the last one. A hook's own time is not in it.
     pub waited: Duration,

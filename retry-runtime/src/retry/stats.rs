@@ -163,6 +163,10 @@ impl<E, H: Classify<E>> Classify<E> for Borrowed<'_, H> {
     fn classify_for(&self, error: &E, resend: Resend) -> Decision {
         self.0.classify_for(error, resend)
     }
+    #[inline(always)]
+    fn transparent(&self, error: &E) -> crate::policy::Transparent {
+        self.0.transparent(error)
+    }
 }
 
 impl<T, H: ClassifyOk<T>> ClassifyOk<T> for Borrowed<'_, H> {
@@ -345,6 +349,20 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
             Fut: core::future::Future<Output = Result<V, E>>,
         }
         {
+            self.call_async_numbered_with_stats(|_| op()).await
+        }
+    }
+
+    with_loop_bounds! {
+        /// [`call_async_with_stats`](Retry::call_async_with_stats), handing `op` the 1-based
+        /// number of the attempt it makes (the middleware faces).
+        #[cfg(feature = "tokio")]
+        pub(crate) async fn call_async_numbered_with_stats<V, E, F, Fut>(&self, op: F) -> (Result<V, E>, RetryStats)
+        where {
+            F: FnMut(u32) -> Fut,
+            Fut: core::future::Future<Output = Result<V, E>>,
+        }
+        {
             let (sleep, clock) = (crate::sleep::tokio_sleep, crate::sleep::tokio_now);
             let awaited = self.hooks.guard.awaited();
             let hook: ReadAfter<_> = ReadAfter(HookRef(self.hooks.guard.stats_hook()));
@@ -352,7 +370,7 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
             let recorder = Recorder::new(hook, clock, self.name);
             let hooks = self.with_recorder(&recorder);
             let awaiting = Some((&recorder, awaited));
-            let out = self.run_async_with(&hooks, awaiting, sleep, clock, |_| op()).await;
+            let out = self.run_async_with(&hooks, awaiting, sleep, clock, op).await;
             let (give_up, stats) = (recorder.give_up(), recorder.stats());
             for told in at_end(awaited, &out, &give_up, &stats).into_iter().flatten() {
                 told.await;
@@ -368,6 +386,7 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
             function: self.name,
             attempts: 0,
             hedges: 0,
+            transparent_retries: 0,
             waited: Duration::ZERO,
             elapsed: Duration::ZERO,
             gave_up: None,

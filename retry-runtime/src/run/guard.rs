@@ -64,6 +64,10 @@ pub trait Guard<R> {
     /// A hedge started. Default: nothing.
     #[inline(always)]
     fn hedged(&self) {}
+    /// An attempt that never reached the server's application is sent again, uncounted (a
+    /// transparent retry). Default: nothing.
+    #[inline(always)]
+    fn transparent(&self) {}
     /// The call ended, once, whatever ended it: after `calls` calls of the body, `None` on
     /// success, else why retrying ended. Default: nothing.
     #[inline(always)]
@@ -115,6 +119,10 @@ macro_rules! forward_guard {
             #[inline(always)]
             fn hedged(&self) {
                 self.$inner.hedged();
+            }
+            #[inline(always)]
+            fn transparent(&self) {
+                self.$inner.transparent();
             }
             #[inline(always)]
             fn finished(
@@ -179,6 +187,11 @@ impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
     fn hedged(&self) {
         self.0.hedged();
         self.1.hedged();
+    }
+    #[inline(always)]
+    fn transparent(&self) {
+        self.0.transparent();
+        self.1.transparent();
     }
     #[inline(always)]
     fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {

@@ -7,7 +7,7 @@ use crate::fleet::{Budget, Charge, SharedBudget, Taken};
 use crate::policy::deadline::Started;
 use crate::policy::Backoff;
 use crate::policy::Clock;
-use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent};
+use crate::policy::{Classify, Decision, GiveUpReason, Policy, RetryEvent, Transparent};
 use crate::run::account::{Account, RetryShare};
 use crate::run::hooks::{Hooks, Notify};
 use crate::run::sleep;
@@ -47,6 +47,8 @@ pub struct RetryState {
     /// [`Backoff::grpc`](crate::Backoff::grpc)): the retry after is the backoff's first. Zero
     /// otherwise.
     restart: u32,
+    /// The attempt (1-based, as `calls_spent + 1`) last sent again transparently: 0 for none.
+    transparent_at: u32,
     /// The backoff's base and cap in nanoseconds, converted once for the call, where its
     /// waits are drawn the common way (full jitter, bounds within 584 years): drawn inline.
     full: Option<(u64, u64)>,
@@ -102,6 +104,7 @@ impl RetryState {
             call,
             calls_spent: 0,
             restart: 0,
+            transparent_at: 0,
             full: call.policy.backoff().full_nanos(),
             prev: call.policy.backoff().base(),
             account: Account::default(),
@@ -434,6 +437,24 @@ impl RetryState {
             return Err(GiveUpReason::Elapsed);
         }
         Ok(())
+    }
+
+    /// Whether the attempt that just failed as `kind` says is sent again at once, uncounted
+    /// (gRFC A6's transparent retry): one that never left the client, until the call's
+    /// deadline (once per attempt when it has none: never a spin); one the server's
+    /// transport did not hand on, once per attempt.
+    #[inline(always)]
+    pub(crate) fn transparent(&mut self, kind: Transparent) -> bool {
+        let attempt = self.calls_spent.saturating_add(1);
+        let again = match kind {
+            Transparent::No => return false,
+            Transparent::NotSentOnWire if self.has_deadline() => !self.past_deadline(),
+            _ => self.transparent_at != attempt,
+        };
+        if again {
+            self.transparent_at = attempt;
+        }
+        again
     }
 
     /// A failed call: counted.

@@ -77,6 +77,7 @@ pub struct Recorder<H> {
     function: &'static str,
     start: Option<Instant>,
     hedges: AtomicU32,
+    transparent: AtomicU32,
     /// The waits reported, in nanoseconds.
     waited: AtomicU64,
     /// When the last wait ends, in nanoseconds after `start`.
@@ -96,6 +97,7 @@ impl<H: StatsHook> Recorder<H> {
             function,
             start: H::TIMED.then(clock),
             hedges: AtomicU32::new(0),
+            transparent: AtomicU32::new(0),
             waited: AtomicU64::new(0),
             wait_end: AtomicU64::new(0),
             last_event: Mutex::new(None),
@@ -185,6 +187,12 @@ impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
         }
     }
     #[inline(always)]
+    fn transparent(&self) {
+        if H::ACTIVE {
+            self.transparent.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+    #[inline(always)]
     fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
         // A success is of no interest where only a give-up is read: nothing on that path.
         if H::ACTIVE && (H::TIMED || gave_up.is_some()) {
@@ -209,6 +217,7 @@ fn finished<H: StatsHook>(
         function: rec.function,
         attempts: calls,
         hedges: rec.hedges.load(Ordering::Relaxed),
+        transparent_retries: rec.transparent.load(Ordering::Relaxed),
         waited: Duration::from_nanos(waited),
         elapsed: Duration::from_nanos(now),
         gave_up,

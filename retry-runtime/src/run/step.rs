@@ -290,6 +290,13 @@ where
                 }
             }
             (_, Some(error)) => {
+                // An attempt that never reached the server's application is sent again at
+                // once: no count, no wait, nothing taken or told (a `No` but for gRPC's layer,
+                // where this folds away).
+                if state.transparent(self.on.transparent(error)) {
+                    self.guard.transparent();
+                    return ControlFlow::Continue((Duration::ZERO, RetryShare::default(), outcome));
+                }
                 let decision = self.on.classify(error);
                 self.guard
                     .answered(decision == Decision::Stop, state.clock());

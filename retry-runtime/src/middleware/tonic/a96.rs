@@ -13,9 +13,8 @@ use crate::policy::RetryStats;
 
 /// Histogram: retries of a call (attempts after the first, hedges aside), unit `{retry}`.
 pub(crate) const RETRIES: &str = "grpc.client.call.retries";
-/// Histogram: transparent retries of a call, unit `{transparent_retry}`. None are made yet
-/// (an attempt that never left is retried as an ordinary one), so none is ever recorded: A96
-/// records no zero.
+/// Histogram: transparent retries of a call (attempts sent again at once, uncounted, because
+/// they never reached the server's application), unit `{transparent_retry}`.
 pub(crate) const TRANSPARENT_RETRIES: &str = "grpc.client.call.transparent_retries";
 /// Histogram: hedges of a call, unit `{hedge}`.
 pub(crate) const HEDGES: &str = "grpc.client.call.hedges";
@@ -64,7 +63,8 @@ pub(crate) fn record(stats: &RetryStats) {
         .attempts
         .saturating_sub(1)
         .saturating_sub(stats.hedges);
-    if retries == 0 && stats.hedges == 0 && stats.waited.is_zero() {
+    let transparent = stats.transparent_retries;
+    if retries == 0 && transparent == 0 && stats.hedges == 0 && stats.waited.is_zero() {
         return;
     }
     let Some((path, target)) = CALL.with(|call| call.borrow().clone()) else {
@@ -76,6 +76,9 @@ pub(crate) fn record(stats: &RetryStats) {
     let label = |name| ::metrics::histogram!(name, "grpc.method" => method.clone(), "grpc.target" => target.to_string());
     if retries > 0 {
         label(RETRIES).record(f64::from(retries));
+    }
+    if transparent > 0 {
+        label(TRANSPARENT_RETRIES).record(f64::from(transparent));
     }
     if stats.hedges > 0 {
         label(HEDGES).record(f64::from(stats.hedges));

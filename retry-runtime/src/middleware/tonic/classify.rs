@@ -7,7 +7,7 @@ use tonic::Code;
 
 use crate::classify::headers::{GRPC_RETRY_PUSHBACK_MS, GRPC_STATUS};
 use crate::classify::tonic::{pushback, CodeSet};
-use crate::policy::{Classify, ClassifyOk, Decision, TimedOut};
+use crate::policy::{Classify, ClassifyOk, Decision, TimedOut, Transparent};
 use crate::tower::BoxError;
 
 /// The classifier of a method's responses under its `retryPolicy`: a trailers-only answer
@@ -119,6 +119,12 @@ impl Classify<BoxError> for ChannelErrors {
             }
             _ => Decision::Stop,
         }
+    }
+
+    /// A6's transparent retries: an attempt the channel proves never reached the server's
+    /// application (see [`unseen`](crate::classify::transport::unseen)).
+    fn transparent(&self, error: &BoxError) -> Transparent {
+        crate::classify::transport::unseen(&**error)
     }
 }
 

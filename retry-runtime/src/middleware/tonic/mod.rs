@@ -64,6 +64,16 @@
 //!   the call is committed, and whatever its trailers say is the answer. An error of the
 //!   channel is what a gRPC client reports as `UNAVAILABLE`: retried when that code is listed,
 //!   or when it proves the request never left (a refused connection or stream).
+//! - **Transparent retries.** An attempt the channel proves never reached the server's
+//!   application is sent again at once, counted neither against `maxAttempts` nor by the
+//!   throttle, and without `grpc-previous-rpc-attempts` of its own: one the server's transport
+//!   refused (an HTTP/2 `REFUSED_STREAM`, a stream beyond a `GOAWAY`) once per attempt, as A6
+//!   says; one that never left the client (hyper handing back a request queued on a
+//!   connection that closed) until the call's deadline, or once per attempt when the call has
+//!   none, so that it never spins. A refused connection is not one: a gRPC client fails a
+//!   call on a channel that cannot connect (`UNAVAILABLE`, retried when listed), and sending
+//!   it again at once would spin on the connect. Hedged calls and methods without a policy
+//!   make none (gRPC C-core makes them on every call).
 //! - **Backoff: A6's, not full jitter.** Retry `n` waits
 //!   `min(initialBackoff · backoffMultiplier^(n−1), maxBackoff)` times a factor drawn
 //!   uniformly in `[0.8, 1.2]` ([`Backoff::grpc`](crate::Backoff::grpc)), as every gRPC client
@@ -90,12 +100,12 @@
 //! - **`waitForReady`** is read but does not apply to a layer: waiting for a connection is the
 //!   channel's, under the layer.
 //! - **gRFC A96's figures** (feature `metrics`): once per call, at its end, the histograms
-//!   `grpc.client.call.retries` (`{retry}`), `grpc.client.call.hedges` (`{hedge}`) and
+//!   `grpc.client.call.retries` (`{retry}`), `grpc.client.call.transparent_retries`
+//!   (`{transparent_retry}`), `grpc.client.call.hedges` (`{hedge}`) and
 //!   `grpc.client.call.retry_delay` (seconds with no attempt in flight), labelled
 //!   `grpc.method` (the path without its `/`) and `grpc.target`
 //!   ([`target`](ServiceConfigLayer::target), `"unknown"` unless named); a zero is not
-//!   recorded, as A96 says. `grpc.client.call.transparent_retries` is described and never
-//!   recorded: no transparent retry is made yet.
+//!   recorded, as A96 says.
 //! - **`hedgingPolicy`**: up to `maxAttempts` copies of the call, each `hedgingDelay` after
 //!   the one before (`0s`: all at once), run by the loop's hedging
 //!   ([`RetryLayer::hedge`](crate::tower::RetryBuilder::hedge)); the first answer wins and the

@@ -362,6 +362,15 @@ impl Verdicts {
     const YES: u8 = 1;
     const NO: u8 = 2;
 
+    /// What [`take`](Verdicts::take) would say, left for it to say.
+    #[inline]
+    pub(super) fn peek(&self) -> Option<bool> {
+        match self.0.load(Ordering::Relaxed) {
+            Self::NONE => None,
+            said => Some(said == Self::YES),
+        }
+    }
+
     /// Whether the request of the attempt just ended can be sent again, if its attempt said:
     /// said once (an attempt cut by its timeout says nothing).
     #[inline]

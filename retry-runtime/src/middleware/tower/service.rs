@@ -13,7 +13,8 @@ use crate::middleware::failure::{poll, Failure, GiveUpFailed, NotifyFailed};
 use crate::middleware::ByHost;
 use crate::middleware::{NotSent, NOT_REPLAYABLE};
 use crate::policy::Resend;
-use crate::policy::{Classify, ClassifyOk};
+use crate::policy::Transparently;
+use crate::policy::{Classify, ClassifyOk, Transparent};
 use crate::retry::StatsOf;
 use crate::retry::{PutsStats, Unguarded};
 use crate::run::awaiting::AwaitedHooks;
@@ -149,22 +150,36 @@ where
             // A response retried for its status is a failure of the loop: classified as the
             // attempt ends (`sort`), its decision kept in it.
             let retry = layer.retry.for_call(
-                move |failure: &Lost<S::Response>| match failure {
-                    _ if !again() => {
-                        let retried = match failure {
-                            Failure::Error(e) => on.classify(e) != Decision::Stop,
-                            Failure::Status { decision, .. } => *decision != Decision::Stop,
-                        };
-                        if retried {
-                            not_sent.say(NOT_REPLAYABLE);
+                Transparently(
+                    move |failure: &Lost<S::Response>| match failure {
+                        _ if !again() => {
+                            let retried = match failure {
+                                Failure::Error(e) => on.classify(e) != Decision::Stop,
+                                Failure::Status { decision, .. } => *decision != Decision::Stop,
+                            };
+                            if retried {
+                                not_sent.say(NOT_REPLAYABLE);
+                            }
+                            Decision::Stop
                         }
-                        Decision::Stop
-                    }
-                    Failure::Error(e) => {
-                        not_sent.checked(on.classify_for(e, resend), resend, || on.classify(e))
-                    }
-                    Failure::Status { decision, .. } => *decision,
-                },
+                        Failure::Error(e) => {
+                            not_sent.checked(on.classify_for(e, resend), resend, || on.classify(e))
+                        }
+                        Failure::Status { decision, .. } => *decision,
+                    },
+                    move |failure: &Lost<S::Response>| match failure {
+                        // Sent again only if it can be (its verdict read, not taken: `classify`
+                        // takes it if the loop does not send it again at once).
+                        Failure::Error(e)
+                            if verdicts
+                                .peek()
+                                .unwrap_or_else(|| shared.is_some_and(M::replayable)) =>
+                        {
+                            on.transparent(e)
+                        }
+                        _ => Transparent::No,
+                    },
+                ),
                 move |r: &S::Response| {
                     if again() {
                         poll(on_ok, r, resend)
@@ -178,7 +193,9 @@ where
                 resend == Resend::Any,
             );
             let (mut first, mut sent) = (Some(first), 0);
-            let op = move || {
+            // `n`: the loop's number for the attempt, which one sent again transparently keeps
+            // (its request is stamped as the one it repeats).
+            let op = move |n: u32| {
                 sent += 1;
                 // Nothing borrowed from the call is held across an await but what is
                 // `Sync` by the bounds: the service is cloned here, the request made from
@@ -191,7 +208,6 @@ where
                     let mode = layer.only.mode.clone();
                     (template.clone(), M::clone_attempt(shared, owned), mode)
                 });
-                let attempt_number = sent;
                 let attempt = async move {
                     let (attempt, outcome) = match (first, next) {
                         (Some(FirstAttempt::Sent(first)), _) => {
@@ -204,7 +220,7 @@ where
                         (None, Some((mut svc, req, mode))) => {
                             let (mut req, body) = req.await;
                             let attempt = Attempt::new(shared, body);
-                            mode.stamp(&mut req, attempt_number, || limits.left());
+                            mode.stamp(&mut req, n, || limits.left());
                             let outcome = async {
                                 poll_fn(|cx| svc.poll_ready(cx)).await.map_err(Into::into)?;
                                 svc.call(req).await.map_err(Into::into)
@@ -222,10 +238,10 @@ where
             };
             // The figures are kept only where they go in the response.
             if Gd::PUTS {
-                let (outcome, stats) = retry.call_async_with_stats(op).await;
+                let (outcome, stats) = retry.call_async_numbered_with_stats(op).await;
                 Failure::answer_with::<Gd>(outcome, stats)
             } else {
-                Failure::answer(retry.call_async(op).await)
+                Failure::answer(retry.call_async_with_attempt(op).await)
             }
         })
     }
