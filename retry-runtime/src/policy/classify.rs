@@ -102,8 +102,10 @@ impl<E, D: Into<Decision>, F: Fn(&E) -> D> Classify<E> for F {
 
 /// A classifier made of two closures: `classify`'s, and [`Classify::transparent`]'s (a
 /// middleware face's, where only the face knows whether a request may be sent again).
+#[cfg(feature = "tower")]
 pub(crate) struct Transparently<C, T>(pub C, pub T);
 
+#[cfg(feature = "tower")]
 impl<E, C: Fn(&E) -> Decision, T: Fn(&E) -> Transparent> Classify<E> for Transparently<C, T> {
     #[inline(always)]
     fn classify(&self, error: &E) -> Decision {

@@ -18,6 +18,7 @@ use std::time::Instant;
 
 pub use backoff::{Backoff, Jitter, Schedule};
 pub use cancel::{CancelToken, Cancelled};
+#[cfg(feature = "tower")]
 pub(crate) use classify::Transparently;
 pub use classify::{AcceptOk, Classify, ClassifyOk, Resend, RetryAll, Transparent};
 pub use deadline::{attempt_time_left, TimedOut};
