@@ -257,15 +257,32 @@ fn client(json: &str, channel: Channel) -> Client {
     tonic::client::Grpc::new(ServiceConfigLayer::new(config).layer(channel))
 }
 
-/// One unary call of `path` carrying `body`.
-async fn call_with(client: &mut Client, path: &'static str, body: Bytes) -> Result<Bytes, Status> {
-    client.ready().await.unwrap();
+/// One unary call of `path` carrying `body`, through any layer's client.
+async fn call_with<T>(
+    client: &mut tonic::client::Grpc<T>,
+    path: &'static str,
+    body: Bytes,
+) -> Result<Bytes, Status>
+where
+    T: tonic::client::GrpcService<tonic::body::Body>,
+    T::ResponseBody: http_body::Body<Data = Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    client
+        .ready()
+        .await
+        .map_err(|e| Status::unknown(e.into().to_string()))?;
     let path = http::uri::PathAndQuery::from_static(path);
     let resp = client.unary(tonic::Request::new(body), path, Raw).await?;
     Ok(resp.into_inner())
 }
 
-async fn call(client: &mut Client, path: &'static str) -> Result<Bytes, Status> {
+async fn call<T>(client: &mut tonic::client::Grpc<T>, path: &'static str) -> Result<Bytes, Status>
+where
+    T: tonic::client::GrpcService<tonic::body::Body>,
+    T::ResponseBody: http_body::Body<Data = Bytes> + Send + 'static,
+    <T::ResponseBody as http_body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
     call_with(client, path, Bytes::from_static(b"foo")).await
 }
 
@@ -1331,9 +1348,19 @@ fn a96_records_a_calls_transparent_retries() {
     metrics::with_local_recorder(&recorder, || {
         rt.block_on(async {
             let (channel, seen, _) = serve_going_away(replies(&[Reply::Ok]), 1).await;
-            let mut client = client_of(&config(2, QUICK, "", ""), channel, "greeter");
+            let config = ServiceConfig::from_json(&config(2, QUICK, "", "")).unwrap();
+            // A user's `stats` hook hears the same figures, beside A96's.
+            let stats = Arc::new(Mutex::new(None));
+            let kept = stats.clone();
+            let layer = ServiceConfigLayer::new(config).target("greeter").stats(
+                move |s: &retry_jitter::RetryStats| {
+                    *kept.lock().unwrap() = Some((s.attempts, s.transparent_retries));
+                },
+            );
+            let mut client = tonic::client::Grpc::new(layer.layer(channel));
             assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
             assert_eq!(seen.calls(), 1);
+            assert_eq!(*stats.lock().unwrap(), Some((1, 1)));
         });
     });
     let grpc: Vec<(String, Vec<f64>)> = snapshotter
@@ -1353,4 +1380,75 @@ fn a96_records_a_calls_transparent_retries() {
         grpc,
         [("grpc.client.call.transparent_retries".to_owned(), vec![1.0])]
     );
+}
+
+// --- The hooks every face has: notify, give_up, stats, cancel, breaker ---------------------
+
+/// `notify` hears each retry, `give_up` the end, `stats` the call's figures: the same hooks,
+/// with the same names and meaning, as `RetryLayer`'s and `#[retry]`'s.
+#[tokio::test]
+async fn the_layer_tells_notify_give_up_and_stats() {
+    use retry_jitter::http::Failed;
+    use retry_jitter::tower::BoxError;
+    use retry_jitter::{GiveUp, GiveUpReason, RetryEvent, RetryStats};
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let (notified, gave_up, figures) = (told.clone(), told.clone(), told.clone());
+    let config = ServiceConfig::from_json(&config(3, QUICK, "", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config)
+        .notify(move |_: &Failed<'_, BoxError>, ev: &RetryEvent| {
+            notified
+                .lock()
+                .unwrap()
+                .push(format!("retry {}", ev.attempt));
+        })
+        .give_up(move |_: &Failed<'_, BoxError>, g: &GiveUp| {
+            let reason = g.reason == GiveUpReason::Attempts;
+            gave_up
+                .lock()
+                .unwrap()
+                .push(format!("gave up {} {reason}", g.calls));
+        })
+        .stats(move |s: &RetryStats| {
+            figures
+                .lock()
+                .unwrap()
+                .push(format!("stats {}", s.attempts));
+        });
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!((status.code(), seen.calls()), (Code::Aborted, 3));
+    assert_eq!(
+        *told.lock().unwrap(),
+        ["retry 1", "retry 2", "gave up 3 true", "stats 3"]
+    );
+}
+
+/// A cancelled token stops the retries: the call ends with its first answer.
+#[tokio::test]
+async fn the_layer_stops_retrying_once_cancelled() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted), Reply::Ok])).await;
+    let shutdown = retry_jitter::CancelToken::new();
+    shutdown.cancel();
+    let config = ServiceConfig::from_json(&config(3, QUICK, "", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config).cancel(&shutdown);
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!((status.code(), seen.calls()), (Code::Aborted, 1));
+}
+
+/// A breaker counts each call; once open, a call ends at once, sent nowhere.
+#[tokio::test]
+async fn the_layers_breaker_refuses_calls_while_open() {
+    static BREAKER: retry_jitter::CircuitBreaker =
+        retry_jitter::CircuitBreaker::new(0.5, 1, Duration::from_secs(60), Duration::from_secs(60));
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let config = ServiceConfig::from_json(&config(2, QUICK, "", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config).breaker(&BREAKER);
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!((status.code(), seen.calls()), (Code::Aborted, 2));
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!(status.code(), Code::Unavailable, "{status:?}");
+    assert_eq!(seen.calls(), 2, "sent nowhere");
 }

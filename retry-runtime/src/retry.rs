@@ -81,6 +81,8 @@ pub use for_middleware::Unguarded;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub use for_middleware::{InResponse, PutsStats};
 pub use guards::{Awaiting, Cancellable, GuardPair};
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+pub use stats::AlsoStats;
 pub use stats::{StatsOf, WithStats};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.

@@ -218,6 +218,23 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.with_timeout(timeout))
     }
 
+    /// The same settings under `policy` (the gRPC layer: a method's policy on the hooks its
+    /// user set).
+    #[cfg(feature = "tonic")]
+    pub(crate) fn with_policy(self, policy: Policy) -> Self {
+        self.with_retry(|retry| retry.with_policy(policy))
+    }
+
+    /// The same settings, their guards made into others by `f` (the gRPC layer's A96 figures
+    /// added to its user's).
+    #[cfg(feature = "tonic")]
+    pub(crate) fn with_guards<Gd2>(
+        self,
+        f: impl FnOnce(Gd) -> Gd2,
+    ) -> RetryBuilder<F, C, O, Settings<B, L, D, Gd2, N, G>> {
+        self.with_retry(|retry| retry.with_guards(f))
+    }
+
     /// [`hedge`](RetryBuilder::hedge), or not (`None`), the type the same either way.
     #[cfg(feature = "tonic")]
     pub(crate) fn hedge_maybe(

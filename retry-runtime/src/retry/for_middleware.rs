@@ -98,6 +98,23 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         })
     }
 
+    /// The same settings under `policy` (the gRPC layer: a method's, on its user's hooks).
+    #[cfg(feature = "tonic")]
+    pub(crate) fn with_policy(mut self, policy: crate::Policy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The same settings, their guards made into others by `f` (the gRPC layer's A96 figures
+    /// added to its user's).
+    #[cfg(feature = "tonic")]
+    pub(crate) fn with_guards<Gd2>(
+        self,
+        f: impl FnOnce(Gd) -> Gd2,
+    ) -> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd2> {
+        self.map_guard(f)
+    }
+
     /// The same settings, hedged or not by `hedge` (a layer whose loops differ in this alone,
     /// one type for all).
     #[cfg(feature = "tonic")]

@@ -97,6 +97,12 @@ impl<K, P> Cancellable<K, P> {
     pub(super) fn guards(&self) -> &P {
         &self.guards
     }
+
+    /// The guards and the token, apart.
+    #[cfg(all(feature = "tonic", feature = "metrics"))]
+    pub(super) fn into_parts(self) -> (P, K) {
+        (self.guards, self.token)
+    }
 }
 
 forward_guard!(impl[K: Borrow<CancelToken>, P] Cancellable<K, P> => guards: P, cancel: token);
@@ -124,6 +130,12 @@ impl<P, X> Awaiting<P, X> {
     /// The async hooks.
     pub(super) fn hooks(&self) -> &X {
         &self.hooks
+    }
+
+    /// The guards and the async hooks, apart.
+    #[cfg(all(feature = "tonic", feature = "metrics"))]
+    pub(super) fn into_parts(self) -> (P, X) {
+        (self.guards, self.hooks)
     }
 }
 

@@ -105,7 +105,7 @@ impl<K, P: StatsOf> StatsOf for Cancellable<K, P> {
     }
 }
 
-impl<P: StatsOf, F: Fn(&RetryStats)> StatsOf for WithStats<P, F> {
+impl<P: StatsOf, F: StatsHook> StatsOf for WithStats<P, F> {
     type Hook = F;
     type Awaited = P::Awaited;
     #[inline(always)]
@@ -115,6 +115,69 @@ impl<P: StatsOf, F: Fn(&RetryStats)> StatsOf for WithStats<P, F> {
     #[inline(always)]
     fn awaited(&self) -> &P::Awaited {
         self.guards.awaited()
+    }
+}
+
+/// Two `stats` hooks, heard in turn: a user's, then one of the crate's own (the gRPC
+/// layer's A96 figures). Public in a private module: in the layer's types only.
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+#[derive(Clone, Copy, Debug)]
+pub struct Both<A, B>(pub(crate) A, pub(crate) B);
+
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+impl<A: StatsHook, B: StatsHook> StatsHook for Both<A, B> {
+    #[inline]
+    fn stats(&self, stats: &RetryStats) {
+        self.0.stats(stats);
+        self.1.stats(stats);
+    }
+}
+
+/// Guards with a second `stats` hook `H`, heard after the one they have if any: where a face
+/// of its own hears each call's figures (the gRPC layer's A96) beside a user's hook. Public
+/// in a private module: in the layer's types only.
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+pub trait AlsoStats<H> {
+    /// The guards with `H`.
+    type Out;
+    /// The guards with `hook`.
+    fn also(self, hook: H) -> Self::Out;
+}
+
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+impl<A, B, H> AlsoStats<H> for (A, B) {
+    type Out = WithStats<(A, B), H>;
+    fn also(self, hook: H) -> Self::Out {
+        WithStats { guards: self, hook }
+    }
+}
+
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+impl<P, F, H> AlsoStats<H> for WithStats<P, F> {
+    type Out = WithStats<P, Both<F, H>>;
+    fn also(self, hook: H) -> Self::Out {
+        WithStats {
+            guards: self.guards,
+            hook: Both(self.hook, hook),
+        }
+    }
+}
+
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+impl<K, P: AlsoStats<H>, H> AlsoStats<H> for Cancellable<K, P> {
+    type Out = Cancellable<K, P::Out>;
+    fn also(self, hook: H) -> Self::Out {
+        let (guards, token) = self.into_parts();
+        Cancellable::new(guards.also(hook), token)
+    }
+}
+
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+impl<P: AlsoStats<H>, X, H> AlsoStats<H> for super::Awaiting<P, X> {
+    type Out = super::Awaiting<P::Out, X>;
+    fn also(self, hook: H) -> Self::Out {
+        let (guards, hooks) = self.into_parts();
+        super::Awaiting::new(guards.also(hook), hooks)
     }
 }
 

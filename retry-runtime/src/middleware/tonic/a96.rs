@@ -57,6 +57,17 @@ pub(crate) fn within<O>(labels: &mut Option<Labels>, poll: impl FnOnce() -> O) -
     poll()
 }
 
+/// The `stats` hook of a method's loop: [`record`], heard after the user's own `stats` hook
+/// if one is set. Public in a private module: in the layer's types only.
+#[derive(Clone, Copy, Debug)]
+pub struct Record;
+
+impl crate::run::stats::StatsHook for Record {
+    fn stats(&self, stats: &RetryStats) {
+        record(stats);
+    }
+}
+
 /// A call ended: its figures that are not zero, to the recorder, with the call's labels.
 pub(crate) fn record(stats: &RetryStats) {
     let retries = stats

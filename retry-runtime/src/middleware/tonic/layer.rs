@@ -16,11 +16,16 @@ use crate::classify::tonic::ServiceConfig;
 use crate::classify::tonic::{
     CodeSet, HedgingPolicy, MethodConfig, Policy as MethodPolicy, RetryPolicy,
 };
+use crate::fleet::{AdaptiveThrottle, CircuitBreaker};
 use crate::fleet::{RetryThrottling, SharedBudget};
 use crate::hedge::Hedge;
+use crate::http::Failed;
 use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
 use crate::policy::Unset;
+use crate::policy::{CancelToken, GiveUp, RetryEvent, RetryStats};
+use crate::retry::{Cancellable, GuardPair, WithStats};
+use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, Settings, TransportErrors};
 use crate::{Backoff, TimedOut};
 
@@ -32,30 +37,56 @@ const RETRY_BUFFER: usize = 256 * 1024;
 /// what lets the call's deadline cut an attempt (the loop limits each to the time left).
 const NO_LIMIT: Duration = Duration::from_secs(u32::MAX as u64);
 
-/// The loop settings of a method with a policy: the channel's throttle (if any) as its
-/// budget, an attempt's limit, and a hedge for a `hedgingPolicy`.
-type Loop = Settings<Option<Arc<RetryThrottling>>, Option<Duration>, Option<Hedge>, Figures>;
+/// The hooks a layer's calls are told of (`notify`, `give_up`, `stats`, the guards), held
+/// as a [`RetryLayer`] that never runs a loop: each method's loop is made from it.
+type Hooks<Gd, N, G> =
+    RetryLayer<TransportErrors, ByStatus, Settings<Unset, Unset, Unset, Gd, N, G>>;
 
-/// With feature `metrics`, each call's figures go to A96's histograms ([`super::a96`]).
+/// The loop settings of a method with a policy: the channel's throttle (if any) as its
+/// budget, an attempt's limit, a hedge for a `hedgingPolicy`, and the user's hooks (with
+/// feature `metrics`, A96's figures heard after the user's `stats`).
+type Loop<Gd, N, G> = Settings<
+    Option<Arc<RetryThrottling>>,
+    Option<Duration>,
+    Option<Hedge>,
+    <Gd as Figured>::Out,
+    N,
+    G,
+>;
+
+/// Guards with each call's figures going to A96's histograms too ([`super::a96`], feature
+/// `metrics`); the guards as they are without it. Public in a private module: in the
+/// layer's bounds only.
+pub trait Figured {
+    /// The guards a method's loop runs with.
+    type Out;
+    /// Those guards.
+    fn figured(self) -> Self::Out;
+}
+
 #[cfg(feature = "metrics")]
-type Figures = crate::retry::WithStats<(Unset, Unset), fn(&crate::RetryStats)>;
+impl<Gd: crate::retry::AlsoStats<super::a96::Record>> Figured for Gd {
+    type Out = Gd::Out;
+    fn figured(self) -> Self::Out {
+        self.also(super::a96::Record)
+    }
+}
+
 #[cfg(not(feature = "metrics"))]
-type Figures = (Unset, Unset);
+impl<Gd> Figured for Gd {
+    type Out = Gd;
+    fn figured(self) -> Gd {
+        self
+    }
+}
 
 /// The loop of one method with a policy: [`RetryLayer`]'s, classified by A6
 /// ([`ChannelErrors`], [`ByCodes`]).
-type Route = RetryLayer<ChannelErrors, ByCodes, Loop>;
-
-/// A method's [`RetryLayer`] before its classifiers and budget.
-type Unclassified = RetryLayer<
-    TransportErrors,
-    ByStatus,
-    Settings<crate::fleet::HostBudgets, Option<Duration>, Option<Hedge>>,
->;
+type Route<Gd, N, G> = RetryLayer<ChannelErrors, ByCodes, Loop<Gd, N, G>>;
 
 /// The service a call with a policy runs: its method's [`RetryLayer`] over the channel.
 /// Public in a private module: named in the service's bounds and its future's type.
-pub type Retried<S> = RetryService<Counted<S>, ChannelErrors, ByCodes, Loop>;
+pub type Retried<S, Gd, N, G> = RetryService<Counted<S>, ChannelErrors, ByCodes, Loop<Gd, N, G>>;
 
 /// gRPC's service config applied to a tonic channel: a [`tower::Layer`](Layer) that gives each
 /// call its method's `retryPolicy` or `hedgingPolicy` and the channel's `retryThrottling`
@@ -110,32 +141,41 @@ pub type Retried<S> = RetryService<Counted<S>, ChannelErrors, ByCodes, Loop>;
 ///
 /// A generated client takes the layer's service as it takes a `Channel`:
 /// `GreeterClient::new(ServiceBuilder::new().layer(layer).service(channel))`.
+///
+/// Its calls are told to the same hooks as [`RetryLayer`]'s, set the same way:
+/// [`notify`](ServiceConfigLayer::notify), [`give_up`](ServiceConfigLayer::give_up),
+/// [`stats`](ServiceConfigLayer::stats), [`cancel`](ServiceConfigLayer::cancel),
+/// [`throttle`](ServiceConfigLayer::throttle), [`breaker`](ServiceConfigLayer::breaker) and
+/// `trace` (feature `tracing`). Its type parameters are those hooks' (`Gd` the guards, `N`
+/// `notify`, `G` `give_up`), as in [`RetryLayer`].
 #[derive(Clone, Debug)]
 #[must_use = "a layer does nothing until it wraps a channel"]
-pub struct ServiceConfigLayer {
-    config: Arc<Config>,
+pub struct ServiceConfigLayer<Gd = (Unset, Unset), N = Unset, G = Unset> {
+    config: Arc<ServiceConfig>,
+    /// The channel's throttle, shared by every service the layer and its clones make.
+    throttle: Option<Arc<RetryThrottling>>,
     /// The target the throttle guards, as the figures name it (`grpc.target`).
+    target: Arc<str>,
+    hooks: Hooks<Gd, N, G>,
+}
+
+/// What a service made by a layer keeps: the config, and each method entry's loop (`None`:
+/// sent once), which holds the channel's throttle.
+struct Config<Gd: Figured, N, G> {
+    config: Arc<ServiceConfig>,
+    routes: Vec<Option<Entry<Gd, N, G>>>,
     target: Arc<str>,
 }
 
-/// What a layer made of a service config keeps: the config, and each method entry's loop
-/// (`None`: sent once), which holds the channel's throttle.
-#[derive(Debug)]
-struct Config {
-    config: ServiceConfig,
-    routes: Vec<Option<Entry>>,
-}
-
 /// One `methodConfig` entry with a policy, as calls run it.
-#[derive(Debug)]
-struct Entry {
+struct Entry<Gd: Figured, N, G> {
     /// The loop of a call without a deadline: an attempt limited by `perAttemptRecvTimeout`
     /// alone, so that a first attempt answered at once costs what it costs through
     /// `RetryLayer` (no loop made, nothing allocated).
-    layer: Route,
+    layer: Route<Gd, N, G>,
     /// The loop of a call with a deadline: every attempt limited, so that the deadline cuts
     /// the one running.
-    bounded: Route,
+    bounded: Route<Gd, N, G>,
     /// `timeout`: the call's deadline, unless its own `grpc-timeout` is shorter.
     timeout: Option<Duration>,
     /// The throttle and the codes, for the attempts a negative pushback ends (A6 counts them).
@@ -144,7 +184,7 @@ struct Entry {
 
 impl ServiceConfigLayer {
     /// The layer that applies `config` to the channel it wraps: one loop per method entry
-    /// with a `retryPolicy` or a `hedgingPolicy`, made here, and one [`RetryThrottling`] from its
+    /// with a `retryPolicy` or a `hedgingPolicy`, and one [`RetryThrottling`] from its
     /// `retryThrottling` (none without it), shared by every service the layer and its clones
     /// make.
     ///
@@ -158,17 +198,16 @@ impl ServiceConfigLayer {
         let throttle = config
             .retry_throttling()
             .map(|throttling| Arc::new(throttling.budget()));
-        let routes = config
-            .methods()
-            .iter()
-            .map(|method| Entry::of(method, &throttle))
-            .collect();
         ServiceConfigLayer {
-            config: Arc::new(Config { config, routes }),
+            config: Arc::new(config),
+            throttle,
             target: Arc::from("unknown"),
+            hooks: RetryLayer::new(crate::Policy::new()).budget_none(),
         }
     }
+}
 
+impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     /// Name the target the layer's channel calls (its `grpc.target`, `"unknown"` unless
     /// named), for the figures of its calls. The throttle is the layer's whatever its name:
     /// one channel, one throttle.
@@ -183,28 +222,178 @@ impl ServiceConfigLayer {
         self.target = Arc::from(name.into());
         self
     }
+
+    /// The same layer, its hooks made into others by `f` (one of the setters below, which are
+    /// [`RetryLayer`]'s own).
+    fn with_hooks<Gd2, N2, G2>(
+        self,
+        f: impl FnOnce(Hooks<Gd, N, G>) -> Hooks<Gd2, N2, G2>,
+    ) -> ServiceConfigLayer<Gd2, N2, G2> {
+        ServiceConfigLayer {
+            config: self.config,
+            throttle: self.throttle,
+            target: self.target,
+            hooks: f(self.hooks),
+        }
+    }
+
+    /// Tell `hook` of each retry: the [`Failed`] attempt (a response, or the channel's
+    /// error) and the [`RetryEvent`], as [`RetryLayer::notify`](crate::tower::RetryBuilder::notify)
+    /// does. A transparent retry is not one.
+    ///
+    /// ```
+    /// use retry_jitter::http::Failed;
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::tower::BoxError;
+    /// use retry_jitter::RetryEvent;
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap())
+    ///     .notify(|f: &Failed<'_, BoxError>, ev: &RetryEvent| eprintln!("retry {}: {f}", ev.attempt));
+    /// # let _ = layer;
+    /// ```
+    pub fn notify<N2>(self, hook: N2) -> ServiceConfigLayer<Gd, N2, G>
+    where
+        N2: Fn(&Failed<'_, BoxError>, &RetryEvent),
+    {
+        self.with_hooks(|hooks| hooks.notify(hook))
+    }
+
+    /// Tell `hook` once, when retrying ends on a failure, what failed and why
+    /// ([`GiveUp`]), as [`RetryLayer::give_up`](crate::tower::RetryBuilder::give_up) does.
+    ///
+    /// ```
+    /// use retry_jitter::http::Failed;
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::tower::BoxError;
+    /// use retry_jitter::GiveUp;
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap())
+    ///     .give_up(|f: &Failed<'_, BoxError>, g: &GiveUp| eprintln!("gave up ({}): {f}", g.reason));
+    /// # let _ = layer;
+    /// ```
+    pub fn give_up<G2>(self, hook: G2) -> ServiceConfigLayer<Gd, N, G2>
+    where
+        G2: Fn(&Failed<'_, BoxError>, &GiveUp),
+    {
+        self.with_hooks(|hooks| hooks.give_up(hook))
+    }
+
+    /// Hand each retried call's figures ([`RetryStats`], `transparent_retries` among them) to
+    /// `hook` when it ends, as [`RetryLayer::stats`](crate::tower::RetryBuilder::stats) does.
+    ///
+    /// ```
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::RetryStats;
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap())
+    ///     .stats(|s: &RetryStats| eprintln!("{} attempts, {} transparent", s.attempts, s.transparent_retries));
+    /// # let _ = layer;
+    /// ```
+    pub fn stats<H: Fn(&RetryStats)>(self, hook: H) -> ServiceConfigLayer<WithStats<Gd, H>, N, G> {
+        self.with_hooks(|hooks| hooks.stats(hook))
+    }
+
+    /// Stop retrying once `token` is cancelled, as
+    /// [`RetryLayer::cancel`](crate::tower::RetryBuilder::cancel) does: a wait ends at once and
+    /// the call returns its last outcome.
+    ///
+    /// ```
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::CancelToken;
+    /// let shutdown = CancelToken::new();
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap()).cancel(&shutdown);
+    /// # let _ = layer;
+    /// ```
+    pub fn cancel(
+        self,
+        token: &CancelToken,
+    ) -> ServiceConfigLayer<Cancellable<CancelToken, Gd>, N, G>
+    where
+        Gd: GuardPair,
+    {
+        self.with_hooks(|hooks| hooks.cancel(token))
+    }
+
+    /// Ask `throttle` before every attempt of a method with a policy, as
+    /// [`RetryLayer::throttle`](crate::tower::RetryBuilder::throttle) does; a call it refuses
+    /// ends `UNAVAILABLE`. Beside the config's `retryThrottling`, which bounds retries alone.
+    ///
+    /// ```
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::AdaptiveThrottle;
+    /// use std::time::Duration;
+    /// static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(60));
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap()).throttle(&THROTTLE);
+    /// # let _ = layer;
+    /// ```
+    pub fn throttle(
+        self,
+        throttle: &AdaptiveThrottle,
+    ) -> ServiceConfigLayer<Gd::With<Gd::Breaker, ThrottleGuard<'_, IntoErr>>, N, G>
+    where
+        Gd: GuardPair,
+    {
+        self.with_hooks(|hooks| hooks.throttle(throttle))
+    }
+
+    /// Count each call of a method with a policy in `breaker`, and while it is open end such
+    /// a call at once, `UNAVAILABLE`, as
+    /// [`RetryLayer::breaker`](crate::tower::RetryBuilder::breaker) does.
+    ///
+    /// ```
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::CircuitBreaker;
+    /// use std::time::Duration;
+    /// static BREAKER: CircuitBreaker = CircuitBreaker::new(0.5, 20, Duration::from_secs(10), Duration::from_secs(5));
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap()).breaker(&BREAKER);
+    /// # let _ = layer;
+    /// ```
+    pub fn breaker(
+        self,
+        breaker: &CircuitBreaker,
+    ) -> ServiceConfigLayer<Gd::With<BreakerGuard<'_, IntoErr>, Gd::Throttle>, N, G>
+    where
+        Gd: GuardPair,
+    {
+        self.with_hooks(|hooks| hooks.breaker(breaker))
+    }
+
+    /// The level of its calls' events (feature `tracing`; WARN unless set), as
+    /// [`RetryLayer::trace`](crate::tower::RetryBuilder::trace) sets it.
+    ///
+    /// ```
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap())
+    ///     .trace(tracing::Level::DEBUG);
+    /// # let _ = layer;
+    /// ```
+    #[cfg(feature = "tracing")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
+    pub fn trace(self, level: tracing::Level) -> Self {
+        self.with_hooks(|hooks| hooks.trace(level))
+    }
 }
 
-impl Entry {
-    /// The loop of `method`, if it has a policy.
-    fn of(method: &MethodConfig, throttle: &Option<Arc<RetryThrottling>>) -> Option<Self> {
+impl<Gd: Figured + Clone, N: Clone, G: Clone> Entry<Gd, N, G> {
+    /// The loop of `method`, if it has a policy, on the user's `hooks`.
+    fn of(
+        method: &MethodConfig,
+        throttle: &Option<Arc<RetryThrottling>>,
+        hooks: &Hooks<Gd, N, G>,
+    ) -> Option<Self> {
         let policy = method.policy.as_ref()?;
         let codes = match policy {
             MethodPolicy::Retry(policy) => policy.retryable_status_codes,
             MethodPolicy::Hedging(policy) => policy.non_fatal_status_codes,
         };
         let route = |bounded: bool| {
+            let hooks = hooks.clone();
             let layer = match policy {
-                MethodPolicy::Retry(policy) => retried(policy, bounded),
-                MethodPolicy::Hedging(policy) => hedged(policy, bounded),
+                MethodPolicy::Retry(policy) => retried(hooks, policy, bounded),
+                MethodPolicy::Hedging(policy) => hedged(hooks, policy, bounded),
             };
-            let layer = layer
+            layer
                 .on(ChannelErrors(codes))
                 .on_ok(ByCodes(codes))
-                .budget_owned(throttle.clone());
-            #[cfg(feature = "metrics")]
-            let layer = layer.stats(super::a96::record as fn(&crate::RetryStats));
-            layer
+                .budget_owned(throttle.clone())
+                .with_guards(Figured::figured)
         };
         Some(Entry {
             layer: route(false),
@@ -215,10 +404,18 @@ impl Entry {
     }
 }
 
-/// A [`RetryLayer`] of `attempts` whose every request is one the config vouches for
+/// A method's [`RetryLayer`] before its classifiers and budget.
+type Unclassified<Gd, N, G> = RetryLayer<
+    TransportErrors,
+    ByStatus,
+    Settings<Unset, Option<Duration>, Option<Hedge>, Gd, N, G>,
+>;
+
+/// The user's `hooks` under `attempts`, every request one the config vouches for
 /// (`idempotent`): gRPC sends again what the config says to, whatever it does.
-fn vouched(attempts: crate::Policy) -> RetryLayer {
-    RetryLayer::new(attempts)
+fn vouched<Gd, N, G>(hooks: Hooks<Gd, N, G>, attempts: crate::Policy) -> Hooks<Gd, N, G> {
+    hooks
+        .with_policy(attempts)
         .with_name("tonic")
         .with_body_limit(RETRY_BUFFER)
         .idempotent()
@@ -232,7 +429,11 @@ fn limit(per_attempt: Option<Duration>, bounded: bool) -> Option<Duration> {
 
 /// The [`RetryLayer`] of a `retryPolicy`: its attempts, A6's backoff, its
 /// `perAttemptRecvTimeout`.
-fn retried(policy: &RetryPolicy, bounded: bool) -> Unclassified {
+fn retried<Gd, N, G>(
+    hooks: Hooks<Gd, N, G>,
+    policy: &RetryPolicy,
+    bounded: bool,
+) -> Unclassified<Gd, N, G> {
     let backoff = Backoff::grpc(
         policy.initial_backoff,
         policy.max_backoff,
@@ -241,7 +442,7 @@ fn retried(policy: &RetryPolicy, bounded: bool) -> Unclassified {
     let attempts = crate::Policy::new()
         .with_attempts(policy.max_attempts)
         .with_backoff(backoff);
-    vouched(attempts)
+    vouched(hooks, attempts)
         .timeout_maybe(limit(policy.per_attempt_recv_timeout, bounded))
         .hedge_maybe(None)
 }
@@ -249,29 +450,46 @@ fn retried(policy: &RetryPolicy, bounded: bool) -> Unclassified {
 /// The [`RetryLayer`] of a `hedgingPolicy`: its copies, each `hedgingDelay` after the one
 /// before, and no wait when none runs (A6's hedges have no backoff); a server's pushback of
 /// any length is waited (no cap refuses it: the call's deadline bounds it).
-fn hedged(policy: &HedgingPolicy, bounded: bool) -> Unclassified {
+fn hedged<Gd, N, G>(
+    hooks: Hooks<Gd, N, G>,
+    policy: &HedgingPolicy,
+    bounded: bool,
+) -> Unclassified<Gd, N, G> {
     let attempts = crate::Policy::new()
         .with_attempts(policy.max_attempts)
         .with_backoff(Backoff::grpc(Duration::ZERO, NO_LIMIT, 1.0));
-    vouched(attempts)
+    vouched(hooks, attempts)
         .timeout_maybe(limit(None, bounded))
         .hedge_maybe(Some(Hedge::After(policy.hedging_delay)))
 }
 
-impl<S> Layer<S> for ServiceConfigLayer {
-    type Service = ServiceConfigService<S>;
+impl<S, Gd: Figured + Clone, N: Clone, G: Clone> Layer<S> for ServiceConfigLayer<Gd, N, G> {
+    type Service = ServiceConfigService<S, Gd, N, G>;
 
+    /// A service over `inner`, with a loop per method entry made now (its throttle the
+    /// layer's).
     fn layer(&self, inner: S) -> Self::Service {
+        let routes = self
+            .config
+            .methods()
+            .iter()
+            .map(|method| Entry::of(method, &self.throttle, &self.hooks))
+            .collect();
         ServiceConfigService {
             inner,
-            layer: self.clone(),
+            config: Arc::new(Config {
+                config: self.config.clone(),
+                routes,
+                target: self.target.clone(),
+            }),
         }
     }
 }
 
 /// The service a [`ServiceConfigLayer`] makes over a channel `S`: each call routed to its
 /// method's loop, or sent once. `Clone` as a `Channel` is: its clones share the layer's
-/// throttle. A client held in a struct names it over its channel:
+/// throttle. A client held in a struct names it over its channel (and the layer's hooks, if
+/// it has any):
 ///
 /// ```
 /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer, ServiceConfigService};
@@ -287,23 +505,45 @@ impl<S> Layer<S> for ServiceConfigLayer {
 /// }
 /// # let _ = inventory((), ServiceConfig::from_json("{}").unwrap());
 /// ```
-#[derive(Clone, Debug)]
-pub struct ServiceConfigService<S> {
+pub struct ServiceConfigService<S, Gd: Figured = (Unset, Unset), N = Unset, G = Unset> {
     inner: S,
-    layer: ServiceConfigLayer,
+    config: Arc<Config<Gd, N, G>>,
+}
+
+impl<S: core::fmt::Debug, Gd: Figured, N, G> core::fmt::Debug
+    for ServiceConfigService<S, Gd, N, G>
+{
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ServiceConfigService")
+            .field("inner", &self.inner)
+            .field("config", &self.config.config)
+            .field("target", &self.config.target)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S: Clone, Gd: Figured, N, G> Clone for ServiceConfigService<S, Gd, N, G> {
+    fn clone(&self) -> Self {
+        ServiceConfigService {
+            inner: self.inner.clone(),
+            config: self.config.clone(),
+        }
+    }
 }
 
 type Request = http::Request<tonic::body::Body>;
 
-impl<S, B> Service<Request> for ServiceConfigService<S>
+impl<S, B, Gd, N, G> Service<Request> for ServiceConfigService<S, Gd, N, G>
 where
     S: Service<Request, Response = http::Response<B>> + Clone,
     S::Error: Into<BoxError>,
-    Retried<S>: Service<Request, Response = http::Response<B>, Error = BoxError>,
+    Gd: Figured,
+    Route<Gd, N, G>: Layer<Counted<S>, Service = Retried<S, Gd, N, G>>,
+    Retried<S, Gd, N, G>: Service<Request, Response = http::Response<B>, Error = BoxError>,
 {
     type Response = http::Response<B>;
     type Error = BoxError;
-    type Future = ResponseFuture<<Retried<S> as Service<Request>>::Future, S::Future>;
+    type Future = ResponseFuture<<Retried<S, Gd, N, G> as Service<Request>>::Future, S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -313,7 +553,7 @@ where
         // The service made ready goes to this call; a clone of it waits for the next.
         let clone = self.inner.clone();
         let mut ready = core::mem::replace(&mut self.inner, clone);
-        let config = &self.layer.config;
+        let config = &self.config;
         let entry = config
             .config
             .method_index(req.uri().path())
@@ -336,7 +576,7 @@ where
             inner: ready,
             refused: entry.refused.clone(),
         });
-        let labels = call_labels(req.uri(), &self.layer.target);
+        let labels = call_labels(req.uri(), &config.target);
         let future = scope::enter(&mut scope, || service.call(req));
         ResponseFuture {
             call: Call::Retried { future },
@@ -441,7 +681,7 @@ where
                     scope::mark_gave_up();
                 }
                 let deadline = scope.and_then(|s| s.deadline);
-                Poll::Ready(outcome.map_err(|e| deadline_exceeded(e, deadline)))
+                Poll::Ready(outcome.map_err(|e| grpc_error(e, deadline)))
             }
         }
     }
@@ -450,14 +690,18 @@ where
 /// A call's error as gRPC's clients end it: any error once the call's `deadline` has passed
 /// (the cut of the loop, or the channel's own timer, which reads the request's
 /// `grpc-timeout`) is `DEADLINE_EXCEEDED`; the last attempt cut by `perAttemptRecvTimeout`
-/// is `CANCELLED`, with C-core's message.
-fn deadline_exceeded(error: BoxError, deadline: Option<std::time::Instant>) -> BoxError {
+/// is `CANCELLED`, with C-core's message; a call the layer's breaker or throttle refused is
+/// `UNAVAILABLE`, as a call no server could take.
+fn grpc_error(error: BoxError, deadline: Option<std::time::Instant>) -> BoxError {
     if deadline.is_some_and(|at| crate::sleep::tokio_now() >= at) {
         return Box::new(tonic::Status::deadline_exceeded("deadline exceeded"));
     }
     if error.is::<TimedOut>() {
         let message = "retry perAttemptRecvTimeout exceeded";
         return Box::new(tonic::Status::cancelled(message));
+    }
+    if error.is::<crate::CircuitOpen>() || error.is::<crate::Throttled>() {
+        return Box::new(tonic::Status::unavailable(error.to_string()));
     }
     error
 }

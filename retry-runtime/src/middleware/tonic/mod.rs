@@ -106,6 +106,13 @@
 //!   `grpc.method` (the path without its `/`) and `grpc.target`
 //!   ([`target`](ServiceConfigLayer::target), `"unknown"` unless named); a zero is not
 //!   recorded, as A96 says.
+//! - **The hooks every face has**: [`notify`](ServiceConfigLayer::notify),
+//!   [`give_up`](ServiceConfigLayer::give_up), [`stats`](ServiceConfigLayer::stats),
+//!   [`cancel`](ServiceConfigLayer::cancel), [`throttle`](ServiceConfigLayer::throttle),
+//!   [`breaker`](ServiceConfigLayer::breaker) and `trace`, with the names and meaning they
+//!   have on [`RetryLayer`](crate::tower::RetryLayer) and `#[retry]`, for the calls of
+//!   methods with a policy (a call sent once runs no loop). A call the breaker or the
+//!   throttle refuses ends `UNAVAILABLE`.
 //! - **`hedgingPolicy`**: up to `maxAttempts` copies of the call, each `hedgingDelay` after
 //!   the one before (`0s`: all at once), run by the loop's hedging
 //!   ([`RetryLayer::hedge`](crate::tower::RetryBuilder::hedge)); the first answer wins and the
