@@ -29,10 +29,7 @@ pub mod errors {}
 #[doc = include_str!("http_clients_4.md")]
 pub mod http_clients {}
 
-#[doc = include_str!("grpc.md")]
-#[doc = recipe!("guide_tonic.rs")]
-#[doc = include_str!("grpc_2.md")]
-pub mod grpc {}
+pub mod grpc;
 
 #[doc = include_str!("writes.md")]
 #[doc = recipe!("guide_writes.rs")]
