@@ -34,24 +34,8 @@
 //!
 //! # What to read
 //!
-//! The [`guide`] has a page per task, each with a whole program:
-//!
-//! | what do you want to do | read |
-//! |---|---|
-//! | retry a function: the keys, their defaults, what they mean | [`guide::attribute`] |
-//! | choose which errors are retried (`on`, [`Decision`], [`Transient`]) | [`guide::errors`] |
-//! | retry HTTP calls: reqwest, hyper's client under `RetryLayer`, reqwest-middleware | [`guide::http_clients`] |
-//! | retry gRPC calls (tonic) | [`guide::grpc`] |
-//! | retry a `POST` without charging twice | [`guide::writes`] |
-//! | run a chain of services that retries at one tier, and a service's edge | [`guide::chain`] |
-//! | retry database transactions (sqlx) | [`guide::databases`] |
-//! | keep retries from overloading a service: budgets, throttle, breaker | [`guide::protecting`] |
-//! | cut the slow tail: hedging | [`guide::hedging`] |
-//! | bound a call in time: `timeout`, `max_elapsed`, a caller's deadline | [`guide::deadlines`] |
-//! | poll until ready, fail over across replicas (`on_ok`, `attempt`) | [`guide::polling`] |
-//! | see retries: logs, metrics, OpenTelemetry | [`guide::observability`] |
-//! | test code that retries | [`guide::testing`] |
-//! | see why: the herd simulations | [`guide::simulations`] |
+//! The [`guide`] has a page per task, each with a whole program. Its index opens with a reading
+//! order, a path through the pages for a first read, and then the tasks, each with its page.
 //!
 //! # Why jitter
 //!
