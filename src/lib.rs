@@ -67,8 +67,9 @@
 //!
 //! # Start here
 //!
-//! - [`retry`](macro@retry), the attribute; [`Retry`], the same loop as a closure API, for a
-//!   call site an attribute cannot reach (it retries every error unless told `.on(…)`);
+//! - [`retry`](macro@retry), the attribute, whose doc has every key; [`Retry`], the same loop
+//!   as a closure API, for a call site an attribute cannot reach (it retries every error unless
+//!   told `.on(…)`);
 //! - [`Decision`], [`Transient`], [`transient`] and [`either`]: which errors are worth retrying
 //!   (`std::io::Error` is `Transient`; modules [`http`](mod@http), [`reqwest`](mod@reqwest) and
 //!   [`sqlx`](mod@sqlx) behind features);
@@ -142,8 +143,8 @@ pub mod guide;
 /// assert_eq!(read_config("/no/such/file").unwrap_err().kind(), io::ErrorKind::NotFound);
 /// ```
 ///
-/// Every key is optional; [`guide::attribute`] has them all, with their values, defaults and
-/// meaning, and what the function becomes.
+/// [The keys](#keys) below are all of them, with their values, defaults and meaning;
+/// [`guide::attribute`] walks through them and says what the function becomes.
 ///
 /// Async functions sleep on tokio's timer (feature `tokio`, on by default) and measure
 /// `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs them in no
@@ -195,6 +196,44 @@ pub mod guide;
 /// assert!(started.elapsed() < std::time::Duration::from_secs(4)); // 3 × 1 s, and the waits
 /// # }
 /// ```
+///
+/// # Keys
+///
+/// Every key is optional; `#[retry]` alone uses the defaults.
+///
+/// | key | value | default | meaning |
+/// |---|---|---|---|
+/// | `attempts` | integer literal ≥ 1, or any `u32` expression | `5` | **total** calls, the first included; `attempts = 1` never retries |
+/// | `base` | duration literal (`"200ms"`) or `Duration` expression | `"200ms"` | ceiling of the first retry's wait |
+/// | `cap` | duration literal or `Duration` expression | `"30s"` | no drawn wait is longer; a server hint up to `cap` is waited plus the draw, a longer one ends the call at once ([`GiveUpReason::HintBeyondCap`]) |
+/// | `jitter` | `full`, `equal`, `decorrelated`, `none` | `full` | how a wait is drawn under its ceiling ([the waits](crate::guide::attribute#the-waits)) |
+/// | `rate_limited_base` | duration literal or `Duration` expression | `"1s"` | the `base` of the waits after a [`Decision::RateLimited`] (a server limiting the rate without saying how long: HTTP `429`, gRPC `RESOURCE_EXHAUSTED`), under the same `cap` and `jitter` ([`errors`](crate::guide::errors)) |
+/// | `on` | path or closure, `Fn(&E) -> D` where `D: Into<Decision>` (`bool` works: `true` = retry) | `E`'s own [`Transient`] decision when `E` implements it, else retry every error | which errors are worth retrying ([`errors`](crate::guide::errors)) |
+/// | `on_ok` | path or closure, `Fn(&T) -> D` where `D: Into<Decision>` (`true` = try again) | none | retry an `Ok` value too (poll until ready); when retrying ends on one, that last `Ok` is returned ([`polling`](crate::guide::polling)) |
+/// | `attempt` | an identifier, `attempt = n` | none | binds `n: u32` in the body: the 1-based number of the attempt running (each hedge its own) |
+/// | `max_elapsed` | duration literal or expression | none | time budget from the first call: a wait that would end past it is not slept, no attempt starts past it, the last error is returned; with `timeout`, a hard deadline that cuts the attempt in flight ([`deadlines`](crate::guide::deadlines)) |
+/// | `timeout` | duration literal or expression; `async fn` only | none | limit of each attempt: one still running is dropped and fails with `E::from(`[`TimedOut`]`)` |
+/// | `hedge` | duration literal or expression, or `"p1"`…`"p99"`; `async fn` only | none | an attempt not answered after this delay gets the next one started beside it; the first success wins; `"p95"` follows the function's recent 95th-percentile latency ([`hedging`](crate::guide::hedging)) |
+/// | `notify` | path or closure `Fn(&E, &RetryEvent)`, or a value of a type implementing [`Notify<E>`](crate::hooks::Notify) (`notify = Counts`, `notify = &SEEN`); in an `async fn`, also an async closure or `async fn` | none | called before each wait (an async one awaited there); a `Notify` type also hears of hedges and retried `Ok`s |
+/// | `give_up` | path or closure `Fn(&E, &GiveUp)`, or a [`GiveUpHook<E>`](crate::hooks::GiveUpHook); in an `async fn`, also an async closure or `async fn` | none | called once when retrying ends with an error, with the reason and the calls made |
+/// | `stats` | path or closure `Fn(&RetryStats)`; in an `async fn`, also an async closure or `async fn` | none | called once when the call ends, success or give-up, with its [`RetryStats`]: `attempts` (hedges included), `hedges`, `waited` (time slept between attempts), `elapsed`, `gave_up` (`None` on success); a call without it reads no clock for it ([`observability`](crate::guide::observability#a-calls-figures)) |
+/// | `budget` | `&RetryBudget` or `&RatioBudget` expression (usually a `static`), a `&` of any [`SharedBudget`], or `none` | the function's own [`DefaultBudget`]: 20% of its calls over 10 s, plus 10 retries a second | shared by many calls: when it is empty, errors are returned without retrying ([`protecting`](crate::guide::protecting)); `budget = none` turns the default off |
+/// | `throttle` | `&AdaptiveThrottle` expression (a `static`) | none | client-side adaptive throttling: every attempt asks it first; one it rejects is not made and the call ends with `E::from(Throttled)` |
+/// | `breaker` | `&CircuitBreaker` expression (a `static`) | none | a circuit breaker counting calls: while open, calls fail with `E::from(CircuitOpen)` without calling the body |
+/// | `cancel` | `&CancelToken` expression (a `static`, or an argument) | none | stops retrying once the [`CancelToken`] is cancelled: a wait ends at once (a blocking one too), no further attempt starts, the last error is returned ([`GiveUpReason::Cancelled`]); the first attempt always runs; in an `async fn` a later attempt running at the cancel is dropped (the error before it is returned), a sync one ends as it would ([`deadlines`](crate::guide::deadlines#cancelling)) |
+/// | `trace_level` | `error`, `warn`, `info`, `debug`, `trace` | `warn` | with feature `tracing`: the level of the retry and give-up events ([`observability`](crate::guide::observability)) |
+/// | `sleep` | path to an async `fn(Duration)` | tokio's sleep | the timer for async fns on other runtimes (waits and `timeout`) |
+/// | `clock` | path to a `fn() -> Instant` | tokio's clock | the clock `max_elapsed` and `timeout` are measured on, paired with `sleep` |
+/// | `policy` | [`Policy`] or `&Policy` expression | none | a policy built at run time (from configuration); excludes `attempts`, `base`, `cap`, `jitter`, `max_elapsed`, `rate_limited_base` |
+/// | `crate` | string literal path | `"::retry_jitter"` | where this crate is, for re-exports |
+///
+/// **Duration literals** are a whole number followed by a unit, with no space: `ns`, `us` (or
+/// `µs`), `ms`, `s`, `m`, `h`; several may be joined (`"1m30s"`). No fractions (`"1.5s"` is
+/// `"1500ms"`), no words (`"10 seconds"` is `"10s"`), no days (`"24h"`). They are parsed at
+/// compile time; a `Duration` expression (`Duration::from_secs_f64(1.5)`) takes any value.
+///
+/// **Key expressions** are evaluated once per call, before the first attempt, in the function's
+/// scope: they may use `self` and the arguments (`policy = self.retry_policy`; `Policy` is `Copy`).
 pub use retry_jitter_macro::retry;
 
 pub use retry_jitter_runtime::hooks;

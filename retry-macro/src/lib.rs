@@ -29,7 +29,8 @@ mod walk;
 use proc_macro::TokenStream;
 
 /// Turn a function returning `Result` into a retry loop with capped exponential backoff and
-/// full jitter. See the `retry-jitter` crate for the keys and their meaning.
+/// full jitter. The keys, their values, defaults and meaning:
+/// [`retry_jitter::retry`](https://docs.rs/retry-jitter/latest/retry_jitter/attr.retry.html#keys).
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     expand::retry(args.into(), item.into()).into()

@@ -33,7 +33,8 @@
 //!
 //! | what do you want to do | read |
 //! |---|---|
-//! | retry a function: the keys, their defaults, what they mean; what the function becomes, hooks that await (`async` `notify`, `give_up`, `stats`), the closure API (`Retry`) | [`attribute`] |
+//! | retry a function: the attribute, what the function becomes, hooks that await (`async` `notify`, `give_up`, `stats`), the closure API (`Retry`) | [`attribute`] |
+//! | look up a key: its values, its default, what it means | [`#[retry]`](macro@crate::retry) |
 //! | choose which errors are retried (`on`, `Decision`, `Transient`) | [`errors`] |
 //! | back off under a higher ceiling when the server limits you (`Decision::RateLimited`: ceilings from `rate_limited_base`, 1 s, under `cap`) | [`errors`] |
 //! | retry HTTP calls: reqwest, hyper's client under `RetryLayer`, reqwest-middleware | [`http_clients`] |
