@@ -204,7 +204,7 @@ fn hooks(cx: &Context) -> HookFields {
             struct __RetryJitterBudget;
             impl #p_ret::Budget for __RetryJitterBudget {
                 type Shared = #p_ret::DefaultBudget;
-                #[inline(always)]
+                #[inline]
                 fn get(&self) -> #p_ret::Option<&#p_ret::DefaultBudget> {
                     static BUDGET: #p_ret::DefaultBudget = #p_ret::DefaultBudget::new();
                     #p_ret::Option::Some(&BUDGET)

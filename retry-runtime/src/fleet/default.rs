@@ -65,7 +65,7 @@ impl Drop for Claim {
 }
 
 /// This thread's stripe ([`UNASSIGNED`] before its first call, [`SHARED`] while it exits).
-#[inline(always)]
+#[inline]
 fn stripe() -> usize {
     STRIPE.try_with(Cell::get).unwrap_or(SHARED)
 }
@@ -294,13 +294,13 @@ impl Default for DefaultBudget {
 impl SharedBudget for DefaultBudget {
     /// A load and a store on this thread's stripe (an atomic add beyond 16 threads alive at
     /// once; and, the very first time, a clock reading).
-    #[inline(always)]
+    #[inline]
     fn begin(&self, clock: Clock) {
         self.first_success(clock, ());
     }
     /// [`begin`](SharedBudget::begin) (its `succeeded` is nothing), its cold part a tail call
     /// that hands `out` back.
-    #[inline(always)]
+    #[inline]
     fn first_success<T>(&self, clock: Clock, out: T) -> T {
         let i = stripe();
         if i < OWNED {
@@ -341,7 +341,7 @@ pub struct OwnBudget(Arc<DefaultBudget>);
 
 impl Budget for OwnBudget {
     type Shared = DefaultBudget;
-    #[inline(always)]
+    #[inline]
     fn get(&self) -> Option<&DefaultBudget> {
         Some(&self.0)
     }

@@ -34,7 +34,7 @@ const K: u64 = 0xf135_7aea_2e62_a9c5;
 const FOLD: u64 = 0x2020_2020_2020_2020;
 
 /// The little-endian word of `bytes` (1 to 7 of them), zeros past their end.
-#[inline(always)]
+#[inline]
 fn tail(bytes: &[u8]) -> u64 {
     let n = bytes.len();
     let four = |at: usize| {
@@ -53,7 +53,7 @@ fn tail(bytes: &[u8]) -> u64 {
 
 /// The hash of an authority, ASCII case folded (a byte that is not a letter may collide
 /// with another: entries are compared in full).
-#[inline(always)]
+#[inline]
 fn hash(key: &[u8]) -> u64 {
     let mut h = (key.len() as u64).wrapping_mul(K);
     let mut mix = |w: u64| h = (h.rotate_left(5) ^ (w | FOLD)).wrapping_mul(K);
@@ -181,7 +181,7 @@ impl HostBudgets {
     }
 
     /// The index of `authority`'s budget: its slot, filled if it was free; else the overflow.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn find(&self, authority: Option<&str>) -> u8 {
         match authority {
             Some(host) => self.find_host(host),

@@ -68,7 +68,7 @@ pub trait SharedBudget: Sync {
     /// A call is counted: its first attempt ended (before any retry is asked for), or its
     /// first hedge is due while that attempt still runs. A call still in its first attempt has
     /// paid nothing yet, and one dropped then asks for nothing. Default: nothing.
-    #[inline(always)]
+    #[inline]
     fn begin(&self, clock: Clock) {
         let _ = clock;
     }
@@ -77,7 +77,7 @@ pub trait SharedBudget: Sync {
     /// attempts may be spent, or this budget may refuse it next. Told before
     /// [`take_retry`](SharedBudget::take_retry). [`RetryThrottling`] counts these. Default:
     /// nothing.
-    #[inline(always)]
+    #[inline]
     fn failed(&self, clock: Clock) {
         let _ = clock;
     }
@@ -93,7 +93,7 @@ pub trait SharedBudget: Sync {
     fn refund(&self, ticket: RetryTicket);
     /// A call succeeded; `taken` is what its retries and hedges took
     /// ([`Taken::NONE`]: it succeeded at its first attempt). Default: nothing.
-    #[inline(always)]
+    #[inline]
     fn succeeded(&self, taken: Taken) {
         let _ = taken;
     }
@@ -104,7 +104,7 @@ pub trait SharedBudget: Sync {
     /// path with a tail call, keeping nothing across it. Not for a budget to change: the
     /// loop's, not the budget's.
     #[doc(hidden)]
-    #[inline(always)]
+    #[inline]
     fn first_success<T>(&self, clock: Clock, out: T) -> T
     where
         Self: Sized,
@@ -214,16 +214,16 @@ impl RetryTicket {
 }
 
 impl SharedBudget for RatioBudget {
-    #[inline(always)]
+    #[inline]
     fn begin(&self, clock: Clock) {
         RatioBudget::begin(self, clock);
     }
     /// Every charge is one retry of the ratio.
-    #[inline(always)]
+    #[inline]
     fn take_retry(&self, _: Charge, clock: Clock) -> Option<RetryTicket> {
         RatioBudget::take_retry(self, clock)
     }
-    #[inline(always)]
+    #[inline]
     fn refund(&self, ticket: RetryTicket) {
         RatioBudget::refund(self, ticket);
     }
@@ -232,7 +232,7 @@ impl SharedBudget for RatioBudget {
 impl SharedBudget for RetryBudget {
     /// A retry or a hedge costs [`retry_cost`](RetryBudget::retry_cost), a rate-limited
     /// retry [`rate_limited_cost`](RetryBudget::rate_limited_cost).
-    #[inline(always)]
+    #[inline]
     fn take_retry(&self, charge: Charge, _: Clock) -> Option<RetryTicket> {
         match charge {
             Charge::RateLimited => self
@@ -243,7 +243,7 @@ impl SharedBudget for RetryBudget {
             }
         }
     }
-    #[inline(always)]
+    #[inline]
     fn refund(&self, ticket: RetryTicket) {
         match ticket {
             RetryTicket::RATE_LIMITED => self.give_back(self.rate_limited_cost()),
@@ -252,7 +252,7 @@ impl SharedBudget for RetryBudget {
     }
     /// Gives back what the call's retries and hedges took, or the first-try reward if they
     /// took nothing.
-    #[inline(always)]
+    #[inline]
     fn succeeded(&self, taken: Taken) {
         if taken.rate_limited == 0 {
             return RetryBudget::succeeded_after(self, taken.total());
@@ -286,7 +286,7 @@ pub trait Budget {
 
 impl<S: SharedBudget> Budget for &S {
     type Shared = S;
-    #[inline(always)]
+    #[inline]
     fn get(&self) -> Option<&S> {
         Some(self)
     }
@@ -296,7 +296,7 @@ impl<S: SharedBudget> Budget for &S {
 /// (gRPC's throttle of one channel), or none.
 impl<S: SharedBudget> Budget for Option<&S> {
     type Shared = S;
-    #[inline(always)]
+    #[inline]
     fn get(&self) -> Option<&S> {
         *self
     }
@@ -304,7 +304,7 @@ impl<S: SharedBudget> Budget for Option<&S> {
 
 impl Budget for Unset {
     type Shared = RetryBudget;
-    #[inline(always)]
+    #[inline]
     fn get(&self) -> Option<&RetryBudget> {
         None
     }

@@ -369,7 +369,7 @@ impl RatioBudget {
     /// b.succeeded_after(3);
     /// assert_eq!(b.available(sleep::now), 1);
     /// ```
-    #[inline(always)]
+    #[inline]
     pub fn succeeded_after(&self, retries: u32) {
         let _ = retries;
     }

@@ -24,11 +24,11 @@ pub trait ByHost {
 
 impl ByHost for HostBudgets {
     type Of<'a> = &'a DefaultBudget;
-    #[inline(always)]
+    #[inline]
     fn host<'k>(&self, authority: impl FnOnce() -> Option<&'k str>) -> u8 {
         self.find(authority())
     }
-    #[inline(always)]
+    #[inline]
     fn of(&self, host: u8) -> &DefaultBudget {
         self.budget(host)
     }
@@ -39,11 +39,11 @@ impl<S: SharedBudget> ByHost for &S {
         = &'a S
     where
         Self: 'a;
-    #[inline(always)]
+    #[inline]
     fn host<'k>(&self, _: impl FnOnce() -> Option<&'k str>) -> u8 {
         0
     }
-    #[inline(always)]
+    #[inline]
     fn of(&self, _: u8) -> &S {
         self
     }
@@ -56,11 +56,11 @@ impl<S: SharedBudget + Send> ByHost for Option<Arc<S>> {
         = Option<&'a S>
     where
         Self: 'a;
-    #[inline(always)]
+    #[inline]
     fn host<'k>(&self, _: impl FnOnce() -> Option<&'k str>) -> u8 {
         0
     }
-    #[inline(always)]
+    #[inline]
     fn of(&self, _: u8) -> Option<&S> {
         self.as_deref()
     }
@@ -68,11 +68,11 @@ impl<S: SharedBudget + Send> ByHost for Option<Arc<S>> {
 
 impl ByHost for Unset {
     type Of<'a> = Unset;
-    #[inline(always)]
+    #[inline]
     fn host<'k>(&self, _: impl FnOnce() -> Option<&'k str>) -> u8 {
         0
     }
-    #[inline(always)]
+    #[inline]
     fn of(&self, _: u8) -> Unset {
         Unset
     }

@@ -65,7 +65,7 @@ impl<E, Resp> Failure<E, Resp> {
     /// An attempt's outcome as its loop sees it: a response `on_ok` retries for its status
     /// (`failure_status`) becomes a failure (`not_sent` is told of one the write rule alone
     /// keeps from being sent again), and so does one it stops on where `stop_is_failure`.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn sort<O: ClassifyOk<Resp>>(
         outcome: Result<Resp, E>,
         on_ok: &O,
@@ -119,7 +119,7 @@ from_refusal!(TimedOut, Throttled, CircuitOpen);
 /// What the loop's `on_ok` decides of a response that is no failure: for a classifier of
 /// statuses (`failure_status`), whose retried responses are failures sorted as each attempt
 /// ends, it is taken; any other's (a user's `on_ok`) retries it as a poll.
-#[inline(always)]
+#[inline]
 pub(crate) fn poll<Resp, O: ClassifyOk<Resp>>(
     on_ok: &O,
     response: &Resp,
@@ -145,14 +145,14 @@ pub trait NotifyFailed<E> {
 }
 
 impl<E, F: Fn(&Failed<'_, E>, &RetryEvent)> NotifyFailed<E> for F {
-    #[inline(always)]
+    #[inline]
     fn notify(&self, failed: &Failed<'_, E>, event: &RetryEvent) {
         self(failed, event);
     }
 }
 
 impl<E> NotifyFailed<E> for Unset {
-    #[inline(always)]
+    #[inline]
     fn notify(&self, _: &Failed<'_, E>, _: &RetryEvent) {}
 }
 
@@ -170,14 +170,14 @@ pub trait GiveUpFailed<E> {
 }
 
 impl<E, F: Fn(&Failed<'_, E>, &GiveUp)> GiveUpFailed<E> for F {
-    #[inline(always)]
+    #[inline]
     fn give_up(&self, failed: &Failed<'_, E>, give_up: &GiveUp) {
         self(failed, give_up);
     }
 }
 
 impl<E> GiveUpFailed<E> for Unset {
-    #[inline(always)]
+    #[inline]
     fn give_up(&self, _: &Failed<'_, E>, _: &GiveUp) {}
 }
 
@@ -186,14 +186,14 @@ impl<E> GiveUpFailed<E> for Unset {
 pub(crate) struct Told<'a, H>(pub(crate) &'a H);
 
 impl<E, Resp, H: NotifyFailed<E>> Notify<Failure<E, Resp>> for Told<'_, H> {
-    #[inline(always)]
+    #[inline]
     fn notify(&self, failure: &Failure<E, Resp>, event: &RetryEvent) {
         self.0.notify(&failure.failed(), event);
     }
 }
 
 impl<E, Resp, H: GiveUpFailed<E>> GiveUpHook<Failure<E, Resp>> for Told<'_, H> {
-    #[inline(always)]
+    #[inline]
     fn give_up(&self, failure: &Failure<E, Resp>, give_up: &GiveUp) {
         self.0.give_up(&failure.failed(), give_up);
     }

@@ -39,7 +39,7 @@ pub(crate) fn attempt<F: core::future::Future>(
 
 /// An attempt of a face's call: without feature `tracing`, the future itself.
 #[cfg(not(feature = "tracing"))]
-#[inline(always)]
+#[inline]
 pub(crate) fn attempt<F: core::future::Future>(future: F, _resend_count: u32) -> F {
     future
 }
@@ -68,7 +68,7 @@ pub(crate) fn call_trace<Resp, E: core::fmt::Display>(
 
 /// The trace of one call of a middleware: without feature `tracing`, none.
 #[cfg(not(feature = "tracing"))]
-#[inline(always)]
+#[inline]
 #[allow(clippy::extra_unused_type_parameters)] // Named as with the feature: one call site.
 pub(crate) fn call_trace<Resp, E>(_: Unlevelled) -> crate::policy::Unset {
     crate::policy::Unset
@@ -143,7 +143,7 @@ impl<'a> NotSent<'a> {
 
     /// `decision` on an outcome whose request may be sent again only as `resend` says, where
     /// `any` is the decision were it sent again freely: told if the write rule alone stops it.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn checked(
         &self,
         decision: crate::Decision,

@@ -192,7 +192,7 @@ impl ClassifyOk<Response> for ByStatus {
     }
 
     /// A response this retries is a failure, of its status.
-    #[inline(always)]
+    #[inline]
     fn failure_status(&self, response: &Response) -> Option<u16> {
         Some(response.status().as_u16())
     }

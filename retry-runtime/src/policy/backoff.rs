@@ -163,13 +163,13 @@ impl Backoff {
     /// `base` and `cap`: inline, the same draw.
     ///
     /// [`full_nanos`]: Backoff::full_nanos
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn full_draw(base: u64, cap: u64, k: u32) -> Duration {
         Duration::from_nanos(rng::up_to(ceiling_nanos(base, cap, k)))
     }
 
     /// Whether this is gRPC's backoff: one test, for the loop.
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn is_grpc(&self) -> bool {
         self.grpc != 0
     }
@@ -316,13 +316,13 @@ impl Backoff {
     }
 
     /// The base and the cap in nanoseconds, if both fit in a u64 (584 years).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn nanos(&self) -> Option<(u64, u64)> {
         Some((nanos_u64(self.base)?, nanos_u64(self.cap)?))
     }
 
     /// [`delay`](Backoff::delay), the base and the cap already in nanoseconds (`nanos`).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn delay_within(&self, nanos: Option<(u64, u64)>, k: u32, prev: Duration) -> Duration {
         if self.grpc != 0 {
             return self.grpc_delay(k);
@@ -453,7 +453,7 @@ fn ceiling_nanos(base: u64, cap: u64, k: u32) -> u64 {
 }
 
 /// `d` in nanoseconds, if that fits in a u64 (584 years).
-#[inline(always)]
+#[inline]
 const fn nanos_u64(d: Duration) -> Option<u64> {
     match d.as_secs().checked_mul(1_000_000_000) {
         Some(secs) => secs.checked_add(d.subsec_nanos() as u64),

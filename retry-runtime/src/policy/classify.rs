@@ -43,7 +43,7 @@ pub trait Classify<E> {
     /// the loop sends it again at once, uncounted (gRFC A6's transparent retry): `No` but for
     /// the gRPC layer's classifier of channel errors. The loop asks; not for implementors.
     #[doc(hidden)]
-    #[inline(always)]
+    #[inline]
     fn transparent(&self, error: &E) -> Transparent {
         let _ = error;
         Transparent::No
@@ -107,11 +107,11 @@ pub(crate) struct Transparently<C, T>(pub C, pub T);
 
 #[cfg(feature = "tower")]
 impl<E, C: Fn(&E) -> Decision, T: Fn(&E) -> Transparent> Classify<E> for Transparently<C, T> {
-    #[inline(always)]
+    #[inline]
     fn classify(&self, error: &E) -> Decision {
         (self.0)(error)
     }
-    #[inline(always)]
+    #[inline]
     fn transparent(&self, error: &E) -> Transparent {
         (self.1)(error)
     }
@@ -182,7 +182,7 @@ pub trait ClassifyOk<T> {
     /// `ByStatus`: a 503, a 429); `None` for every other classifier, whose retried values are
     /// polls, answers not yet the one wanted. The faces ask; not for implementors.
     #[doc(hidden)]
-    #[inline(always)]
+    #[inline]
     fn failure_status(&self, value: &T) -> Option<u16> {
         let _ = value;
         None
@@ -194,7 +194,7 @@ pub trait ClassifyOk<T> {
     /// a code not retried is returned as it is, counted neither way. The caller gets the
     /// response either way. The faces ask; not for implementors.
     #[doc(hidden)]
-    #[inline(always)]
+    #[inline]
     fn stop_is_failure(&self) -> bool {
         false
     }
@@ -221,7 +221,7 @@ impl<T, D: Into<Decision>, F: Fn(&T) -> D> ClassifyOk<T> for F {
 pub struct AcceptOk;
 
 impl<T> ClassifyOk<T> for AcceptOk {
-    #[inline(always)]
+    #[inline]
     fn classify_ok(&self, _: &T) -> Decision {
         Decision::Stop
     }

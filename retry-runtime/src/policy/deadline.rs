@@ -26,7 +26,7 @@ pub(crate) struct Deadline {
 impl Deadline {
     /// The deadline of a call under `max_elapsed` that began at `start` (kept only when it
     /// has a `max_elapsed`), if it has one; a deadline past the clock's range is none.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn of(max: Option<Duration>, start: Option<Instant>, clock: Clock) -> Option<Self> {
         match (max, start) {
             (Some(max), Some(start)) => Some(Deadline {
@@ -39,7 +39,7 @@ impl Deadline {
     }
 
     /// The earlier of `own` and the caller's deadline `caller` (on the same clock).
-    #[inline(always)]
+    #[inline]
     fn earliest(own: Option<Self>, caller: Option<Instant>, clock: Clock) -> Option<Self> {
         let callers = |at| {
             Some(Deadline {
@@ -56,7 +56,7 @@ impl Deadline {
     }
 
     /// Whether a wait of `wait` from now would end past it (`ZERO`: whether it has passed).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn passed_after(&self, wait: Duration) -> bool {
         (self.clock)()
             .checked_add(wait)
@@ -64,7 +64,7 @@ impl Deadline {
     }
 
     /// The time left before it, now.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn left(&self) -> Duration {
         self.at.saturating_duration_since((self.clock)())
     }
@@ -97,7 +97,7 @@ pub struct Started<P = Policy> {
 
 impl<P: Borrow<Policy>> Started<P> {
     /// The same call with its policy copied out of the borrow.
-    #[inline(always)]
+    #[inline]
     pub fn owned(&self) -> Started {
         Started {
             policy: *self.policy.borrow(),
@@ -108,7 +108,7 @@ impl<P: Borrow<Policy>> Started<P> {
 
     /// The call's deadline, if it has one: its `max_elapsed` after the start kept for it, or
     /// inside a chain's scope the caller's, whichever is earlier.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn deadline(&self) -> Option<Deadline> {
         let own = Deadline::of(self.policy.borrow().max_elapsed(), self.start, self.clock);
         Deadline::earliest(own, crate::policy::scope::caller_deadline(), self.clock)
@@ -116,21 +116,21 @@ impl<P: Borrow<Policy>> Started<P> {
 
     /// Whether the call has a deadline: [`deadline`](Started::deadline)`.is_some()`, with no
     /// arithmetic for a call that kept no start (no `max_elapsed`) outside a chain's scope.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn has_deadline(&self) -> bool {
         (self.start.is_some() && self.deadline().is_some())
             || crate::policy::scope::caller_deadline().is_some()
     }
 
     /// The time left before the deadline, now, if there is one.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn time_left(&self) -> Option<Duration> {
         self.deadline().map(|d| d.left())
     }
 
     /// Whether a wait of `wait` from now would end past the deadline (`ZERO`: whether it has
     /// passed); never without one.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn passed_after(&self, wait: Duration) -> bool {
         self.deadline().is_some_and(|d| d.passed_after(wait))
     }

@@ -57,7 +57,7 @@ pub enum Decision {
 impl Decision {
     /// Whether the decision is to try again (after whatever wait).
     #[cfg(any(feature = "http", feature = "tonic"))]
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn retries(self) -> bool {
         !matches!(self, Decision::Stop)
     }

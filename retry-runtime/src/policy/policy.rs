@@ -201,7 +201,7 @@ impl Policy {
     }
 
     /// The backoff, borrowed: the retry loops draw from it in place, without a copy.
-    #[inline(always)]
+    #[inline]
     pub(crate) const fn backoff_ref(&self) -> &Backoff {
         &self.backoff
     }

@@ -51,7 +51,7 @@ impl Xoshiro {
         Xoshiro(s)
     }
 
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn next_u64(&mut self) -> u64 {
         let s = &mut self.0;
         let out = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
@@ -94,7 +94,7 @@ pub(crate) fn up_to(n: u64) -> u64 {
 }
 
 /// `a · b` as (high word, low word).
-#[inline(always)]
+#[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
 fn wmul(a: u64, b: u64) -> (u64, u64) {
     let wide = u128::from(a) * u128::from(b);
     ((wide >> 64) as u64, wide as u64)
@@ -139,7 +139,7 @@ fn wmul_wide(a: u128, b: u128) -> (u128, u128) {
 }
 
 /// `f` with this thread's generator, seeded from the OS on first use.
-#[inline(always)]
+#[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
 fn with_rng<T>(f: impl FnOnce(&mut Xoshiro) -> T) -> T {
     // Two accesses of one closure each, the state read and written back: small enough to be
     // inlined, each is an address computed from the thread pointer. The state stays in

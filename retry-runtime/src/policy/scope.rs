@@ -98,7 +98,7 @@ mod scoped {
     }
 
     /// What `f` reads of the scope being polled, if there is one.
-    #[inline(always)]
+    #[inline]
     fn with_current<O>(f: impl FnOnce(&Scope) -> O) -> Option<O> {
         if !in_scope() {
             return None;
@@ -107,7 +107,7 @@ mod scoped {
     }
 
     /// Whether a scope is being polled on this thread.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn in_scope() -> bool {
         SCOPES.load(Ordering::Relaxed) && IN_SCOPE.with(Cell::get)
     }
@@ -121,14 +121,14 @@ mod scoped {
     }
 
     /// The caller's deadline, inside a scope that has one.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn caller_deadline() -> Option<Instant> {
         scope_deadline().flatten()
     }
 
     /// Inside a scope, its caller's deadline (`Some(None)`: a caller that sent none); `None`
     /// outside every scope.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn scope_deadline() -> Option<Option<Instant>> {
         with_current(|scope| scope.deadline)
     }
@@ -143,27 +143,27 @@ mod scoped {
 
 /// Without feature `tower` there is no scope: every loop is outside one.
 #[cfg(not(feature = "tower"))]
-#[inline(always)]
+#[inline]
 pub(crate) fn caller_deadline() -> Option<std::time::Instant> {
     None
 }
 
 /// Without feature `tower` every loop is outside a scope.
 #[cfg(all(not(feature = "tower"), feature = "reqwest-middleware"))]
-#[inline(always)]
+#[inline]
 pub(crate) fn scope_deadline() -> Option<Option<std::time::Instant>> {
     None
 }
 
 /// Without feature `tower` there is no scope to tell.
 #[cfg(not(feature = "tower"))]
-#[inline(always)]
+#[inline]
 pub(crate) fn mark_gave_up() {}
 
 /// A loop ended for `reason` after `calls` failed calls, allowed `attempts` (`None`: refused by
 /// its guards before its first attempt, where its policy is not at hand): inside a scope, marks
 /// the scope "don't retry" when [`marks`] says so.
-#[inline(always)]
+#[inline]
 pub(crate) fn gave_up(reason: crate::GiveUpReason, calls: u32, attempts: Option<u32>) {
     if marks(reason, calls, attempts) {
         mark_gave_up();

@@ -53,7 +53,7 @@ pub struct AwaitStatsKey;
 
 impl<R: IsResult, H: AsyncFn(&R::Err, &RetryEvent)> Keep for Hook<R, H, AwaitNotifyKey> {
     type Hook = Awaited<H>;
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> Awaited<H> {
         Awaited(self.into_inner())
     }
@@ -61,7 +61,7 @@ impl<R: IsResult, H: AsyncFn(&R::Err, &RetryEvent)> Keep for Hook<R, H, AwaitNot
 
 impl<R: IsResult, H: AsyncFn(&R::Err, &GiveUp)> Keep for Hook<R, H, AwaitGiveUpKey> {
     type Hook = Awaited<H>;
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> Awaited<H> {
         Awaited(self.into_inner())
     }
@@ -69,7 +69,7 @@ impl<R: IsResult, H: AsyncFn(&R::Err, &GiveUp)> Keep for Hook<R, H, AwaitGiveUpK
 
 impl<R, H: AsyncFn(&RetryStats)> Keep for Hook<R, H, AwaitStatsKey> {
     type Hook = Awaited<H>;
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> Awaited<H> {
         Awaited(self.into_inner())
     }
@@ -79,13 +79,13 @@ impl<R, H: AsyncFn(&RetryStats)> Keep for Hook<R, H, AwaitStatsKey> {
 /// error already, at its key). Nothing.
 impl Unchecked {
     /// Nothing.
-    #[inline(always)]
+    #[inline]
     pub async fn call_notify<E>(&self, _: &E, _: &RetryEvent) {}
     /// Nothing.
-    #[inline(always)]
+    #[inline]
     pub async fn call_give_up<E>(&self, _: &E, _: &GiveUp) {}
     /// Nothing.
-    #[inline(always)]
+    #[inline]
     pub async fn call_stats(&self, _: &RetryStats) {}
 }
 
@@ -95,7 +95,7 @@ pub struct Probe<R, V, K>(PhantomData<fn(&R, &V) -> K>);
 
 impl<R, V, K> Probe<R, V, K> {
     /// The probe of `value`.
-    #[inline(always)]
+    #[inline]
     pub fn of(_: &V) -> Self {
         Probe(PhantomData)
     }
@@ -108,21 +108,21 @@ pub trait AsyncArm {
 }
 
 impl<R: IsResult, F: AsyncFn(&R::Err, &RetryEvent)> AsyncArm for &Probe<R, F, NotifyKey> {
-    #[inline(always)]
+    #[inline]
     fn kind(&self) -> AsyncKind {
         AsyncKind
     }
 }
 
 impl<R: IsResult, F: AsyncFn(&R::Err, &GiveUp)> AsyncArm for &Probe<R, F, GiveUpKey> {
-    #[inline(always)]
+    #[inline]
     fn kind(&self) -> AsyncKind {
         AsyncKind
     }
 }
 
 impl<R, F: AsyncFn(&RetryStats)> AsyncArm for &Probe<R, F, StatsKey> {
-    #[inline(always)]
+    #[inline]
     fn kind(&self) -> AsyncKind {
         AsyncKind
     }
@@ -135,7 +135,7 @@ pub trait SyncArm {
 }
 
 impl<R, V, K> SyncArm for Probe<R, V, K> {
-    #[inline(always)]
+    #[inline]
     fn kind(&self) -> SyncKind {
         SyncKind
     }
@@ -146,7 +146,7 @@ pub struct AsyncKind;
 
 impl AsyncKind {
     /// `(Unset, Awaited(value))`.
-    #[inline(always)]
+    #[inline]
     pub fn split<V>(self, value: V) -> (Unset, Awaited<V>) {
         (Unset, Awaited(value))
     }
@@ -157,7 +157,7 @@ pub struct SyncKind;
 
 impl SyncKind {
     /// `(value, NoAwait)`.
-    #[inline(always)]
+    #[inline]
     pub fn split<V>(self, value: V) -> (V, NoAwait) {
         (value, Unchecked)
     }

@@ -22,7 +22,7 @@ pub trait CloneArg {
 // inner type is then reported as this trait's message on the argument, not as `B: Clone`.
 #[diagnostic::do_not_recommend]
 impl<T: Clone> CloneArg for T {
-    #[inline(always)]
+    #[inline]
     fn clone_arg(&self) -> Self {
         self.clone()
     }
@@ -43,7 +43,7 @@ pub trait CloneSelf {
 // not as `Box<Self>: Clone` (which says nothing of retrying).
 #[diagnostic::do_not_recommend]
 impl<T: Clone> CloneSelf for T {
-    #[inline(always)]
+    #[inline]
     fn clone_self(&self) -> Self {
         self.clone()
     }
@@ -59,7 +59,7 @@ pub struct SelfKind<T: ?Sized>(PhantomData<fn(&T)>);
 impl<T: ?Sized> SelfKind<T> {
     /// The chooser.
     #[allow(clippy::new_without_default)]
-    #[inline(always)]
+    #[inline]
     pub const fn new() -> Self {
         SelfKind(PhantomData)
     }
@@ -77,7 +77,7 @@ pub trait ReborrowKind {
 }
 
 impl<T: ?Sized> ReborrowKind for &SelfKind<&mut T> {
-    #[inline(always)]
+    #[inline]
     fn kind(&self) -> ByReborrow {
         ByReborrow
     }
@@ -90,7 +90,7 @@ pub trait CloneKind {
 }
 
 impl<T: ?Sized> CloneKind for SelfKind<T> {
-    #[inline(always)]
+    #[inline]
     fn kind(&self) -> ByClone {
         ByClone
     }
@@ -115,7 +115,7 @@ pub trait OwnSelf<'s, T> {
 #[diagnostic::do_not_recommend]
 impl<'s, T: CloneSelf> OwnSelf<'s, T> for ByClone {
     type Own = T;
-    #[inline(always)]
+    #[inline]
     fn own_self(self, receiver: &'s mut T) -> T {
         receiver.clone_self()
     }
@@ -125,7 +125,7 @@ impl<'s, T: CloneSelf> OwnSelf<'s, T> for ByClone {
 #[diagnostic::do_not_recommend]
 impl<'s, T: ?Sized + 's> OwnSelf<'s, &mut T> for ByReborrow {
     type Own = &'s mut T;
-    #[inline(always)]
+    #[inline]
     fn own_self(self, receiver: &'s mut &mut T) -> &'s mut T {
         receiver
     }
@@ -144,7 +144,7 @@ pub trait Unborrowed: Sized {
     /// `kind`, which the expansion spans at the return type. The kind then goes to
     /// [`OwnSelf::own_self`], whose call is spanned at `self`: a `Self` that is not `Clone` is
     /// one error, there.
-    #[inline(always)]
+    #[inline]
     fn unborrowed(self) -> Self {
         self
     }

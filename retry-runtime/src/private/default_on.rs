@@ -17,7 +17,7 @@ pub struct DefaultOn<R>(PhantomData<fn(&R)>);
 impl<R> DefaultOn<R> {
     /// The chooser.
     #[allow(clippy::new_without_default)]
-    #[inline(always)]
+    #[inline]
     pub const fn new() -> Self {
         DefaultOn(PhantomData)
     }
@@ -30,7 +30,7 @@ pub trait OnTransient {
 }
 
 impl<T, E: Transient> OnTransient for &DefaultOn<Result<T, E>> {
-    #[inline(always)]
+    #[inline]
     fn default_on(&self) -> ByTransient {
         ByTransient
     }
@@ -43,7 +43,7 @@ pub trait OnEvery {
 }
 
 impl<R> OnEvery for DefaultOn<R> {
-    #[inline(always)]
+    #[inline]
     fn default_on(&self) -> RetryAll {
         RetryAll
     }

@@ -27,7 +27,7 @@ pub struct Loop<R>(PhantomData<fn() -> R>);
 
 impl<R> Loop<R> {
     /// [`run_blocking`].
-    #[inline(always)]
+    #[inline]
     pub fn run_blocking<C, N, G, B, T, O, Gd, F>(
         policy: Policy,
         hooks: &Hooks<C, N, G, B, T, O, Gd>,
@@ -49,7 +49,7 @@ impl<R> Loop<R> {
     }
 
     /// The wait of an async loop with a cancel token (`cancel = …`): [`sleep_or_cancel`].
-    #[inline(always)]
+    #[inline(always)] // fail4_async (scripts/instructions.sh): +8 without it
     pub fn sleep_or_cancel<'h, C, N, G, B, T, O, Gd, F, S>(
         delay: Duration,
         sleep: S,
@@ -65,7 +65,7 @@ impl<R> Loop<R> {
 
     /// The blocking wait of a loop with a cancel token (`cancel = …`): ends at once should the
     /// token be cancelled.
-    #[inline(always)]
+    #[inline]
     pub fn sleep_blocking_or_cancel<C, N, G, B, T, O, Gd>(
         delay: Duration,
         hooks: &Hooks<C, N, G, B, T, O, Gd>,
@@ -76,7 +76,7 @@ impl<R> Loop<R> {
     }
 
     /// [`verdict`], with the hooks' `on_ok`.
-    #[inline(always)]
+    #[inline(always)] // fail4_async (scripts/instructions.sh): +8 without it
     pub fn verdict<C, N, G, B, T, O, Gd>(
         outcome: &R,
         hooks: &Hooks<C, N, G, B, T, O, Gd>,
@@ -90,7 +90,7 @@ impl<R> Loop<R> {
     }
 
     /// [`LoopState::failed`].
-    #[inline(always)]
+    #[inline(always)] // fail4_async (scripts/instructions.sh): +8 without it
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub fn failed<'h, C, N, G, B, T, O, Gd>(
         attempts: &mut LoopState<'h, R>,
@@ -115,7 +115,7 @@ impl<R> Loop<R> {
     }
 
     /// [`LoopState::failed_wait`].
-    #[inline(always)]
+    #[inline(always)] // fail4_async (scripts/instructions.sh): +8 without it
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub fn failed_wait<'h, C, N, G, B, T, O, Gd>(
         attempts: &mut LoopState<'h, R>,
@@ -145,7 +145,7 @@ impl<R> Loop<R> {
     /// (A plain `fn` returning the loop's future, not an `async fn` around it, which would
     /// keep its arguments and that future twice.)
     #[allow(clippy::too_many_arguments)]
-    #[inline(always)]
+    #[inline]
     pub fn hedged<'h, P, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>(
         call: Started<P>,
         hooks: &'h Hooks<C, N, G, B, T, O, Gd>,
@@ -177,7 +177,7 @@ impl<R> Loop<R> {
     }
 
     /// [`LoopState::admit`].
-    #[inline(always)]
+    #[inline(always)] // fail4_async (scripts/instructions.sh): +8 without it
     pub fn admit<C, N, G, B, T, O, Gd>(
         attempts: &LoopState<'_, R>,
         hooks: &Hooks<C, N, G, B, T, O, Gd>,
@@ -198,7 +198,7 @@ impl<R> Loop<R> {
     }
 
     /// [`LoopState::resumed`].
-    #[inline(always)]
+    #[inline(always)] // fail4_async (scripts/instructions.sh): +8 without it
     pub fn resumed<C, N, G, B, T, O, Gd>(
         attempts: &mut LoopState<'_, R>,
         last: Option<R>,

@@ -41,13 +41,13 @@ impl<R, H, K> Hook<R, H, K> {
     /// Fn(&E) -> D, D: OnReturns`), which gives a closure its signature before it is first
     /// called: a mistake is reported at the key as "required by a bound in `on`", with no
     /// function of this crate's after it.
-    #[inline(always)]
+    #[inline]
     pub const fn new(hook: H) -> Self {
         Hook(hook, PhantomData)
     }
 
     /// The hook.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn into_inner(self) -> H {
         self.0
     }
@@ -82,7 +82,7 @@ pub trait Keep {
 
 impl<R: IsResult, H: Classify<R::Err>> Keep for Hook<R, H, OnKey> {
     type Hook = H;
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> H {
         self.0
     }
@@ -90,7 +90,7 @@ impl<R: IsResult, H: Classify<R::Err>> Keep for Hook<R, H, OnKey> {
 
 impl<R: IsResult, H: ClassifyOk<R::Ok>> Keep for Hook<R, H, OnOkKey> {
     type Hook = H;
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> H {
         self.0
     }
@@ -98,7 +98,7 @@ impl<R: IsResult, H: ClassifyOk<R::Ok>> Keep for Hook<R, H, OnOkKey> {
 
 impl<R: IsResult, H: Notify<R::Err>> Keep for Hook<R, H, NotifyKey> {
     type Hook = H;
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> H {
         self.0
     }
@@ -106,7 +106,7 @@ impl<R: IsResult, H: Notify<R::Err>> Keep for Hook<R, H, NotifyKey> {
 
 impl<R: IsResult, H: GiveUpHook<R::Err>> Keep for Hook<R, H, GiveUpKey> {
     type Hook = H;
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> H {
         self.0
     }
@@ -114,7 +114,7 @@ impl<R: IsResult, H: GiveUpHook<R::Err>> Keep for Hook<R, H, GiveUpKey> {
 
 impl<R, H: StatsHook> Keep for Hook<R, H, StatsKey> {
     type Hook = H;
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> H {
         self.0
     }
@@ -127,7 +127,7 @@ pub trait KeepUnchecked {
 }
 
 impl<R, H, K> KeepUnchecked for &Hook<R, H, K> {
-    #[inline(always)]
+    #[inline]
     fn keep(self) -> Unchecked {
         Unchecked
     }
@@ -175,7 +175,7 @@ pub trait BudgetArg<'a, S> {
 
 #[diagnostic::do_not_recommend]
 impl<'a, S: SharedBudget> BudgetArg<'a, S> for &'a S {
-    #[inline(always)]
+    #[inline]
     fn budget(self) -> &'a S {
         self
     }

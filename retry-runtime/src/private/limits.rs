@@ -23,21 +23,21 @@ pub trait AsPolicy {
 }
 
 impl AsPolicy for Policy {
-    #[inline(always)]
+    #[inline]
     fn as_policy(&self) -> Policy {
         *self
     }
 }
 
 impl AsPolicy for &Policy {
-    #[inline(always)]
+    #[inline]
     fn as_policy(&self) -> Policy {
         **self
     }
 }
 
 /// The policy of a `policy = …` key.
-#[inline(always)]
+#[inline]
 pub fn policy<P: AsPolicy>(policy: P) -> Policy {
     policy.as_policy()
 }
@@ -74,7 +74,7 @@ impl<E: From<TimedOut>> FromTimedOut for E {
 }
 
 /// No `timeout`: for the hedging loop, which takes an optional one.
-#[inline(always)]
+#[inline]
 pub fn no_timeout<R>() -> Option<(Duration, crate::run::timeout::MakeError<R>)> {
     None
 }
@@ -91,7 +91,7 @@ pub trait FromThrottled: Sized {
 
     /// `throttle = …`: the guard, whose rejected attempts end the call with
     /// `E::from(Throttled)`; the trait's own method, as [`FromTimedOut::timed_out`].
-    #[inline(always)]
+    #[inline]
     fn throttle_guard<R: IsResult<Err = Self>>(
         throttle: &AdaptiveThrottle,
     ) -> ThrottleGuard<'_, fn(Throttled) -> R> {
@@ -119,7 +119,7 @@ pub trait FromCircuitOpen: Sized {
 
     /// `breaker = …`: the guard, whose refused calls end with `E::from(CircuitOpen)`; the
     /// trait's own method, as [`FromTimedOut::timed_out`].
-    #[inline(always)]
+    #[inline]
     fn breaker_guard<R: IsResult<Err = Self>>(
         breaker: &CircuitBreaker,
     ) -> BreakerGuard<'_, fn(CircuitOpen) -> R> {
@@ -148,7 +148,7 @@ pub trait CancelArg<'a> {
 
 #[diagnostic::do_not_recommend]
 impl<'a> CancelArg<'a> for &'a CancelToken {
-    #[inline(always)]
+    #[inline]
     fn cancelling(self) -> Cancelling<'a> {
         Cancelling::new(self)
     }

@@ -10,11 +10,11 @@ use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 impl<P: StatsOf, X> StatsOf for Awaiting<P, X> {
     type Hook = P::Hook;
     type Awaited = X;
-    #[inline(always)]
+    #[inline]
     fn stats_hook(&self) -> &P::Hook {
         self.guards().stats_hook()
     }
-    #[inline(always)]
+    #[inline]
     fn awaited(&self) -> &X {
         self.hooks()
     }

@@ -67,7 +67,7 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
 
     /// Which budget a call to `authority` uses (a budget kept per host finds the host's;
     /// any other asks nothing), found once, as the call starts.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn host<'k>(&self, authority: impl FnOnce() -> Option<&'k str>) -> u8
     where
         B: ByHost,
@@ -163,7 +163,7 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
     /// counts the call), for a face that ran that attempt itself
     /// ([`first_attempt_alone`](Retry::first_attempt_alone)).
     #[cfg(feature = "tower")]
-    #[inline(always)]
+    #[inline]
     pub(crate) fn first_succeeded<V, E>(&self, host: u8)
     where
         B: ByHost,
@@ -259,11 +259,11 @@ forward_guard!(impl[P] InResponse<P> => 0: P);
 impl<P: StatsOf> StatsOf for InResponse<P> {
     type Hook = P::Hook;
     type Awaited = P::Awaited;
-    #[inline(always)]
+    #[inline]
     fn stats_hook(&self) -> &P::Hook {
         self.0.stats_hook()
     }
-    #[inline(always)]
+    #[inline]
     fn awaited(&self) -> &P::Awaited {
         self.0.awaited()
     }

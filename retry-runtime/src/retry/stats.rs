@@ -69,11 +69,11 @@ pub trait StatsOf {
 impl StatsOf for Unset {
     type Hook = Unset;
     type Awaited = AsyncHooks;
-    #[inline(always)]
+    #[inline]
     fn stats_hook(&self) -> &Unset {
         &Unset
     }
-    #[inline(always)]
+    #[inline]
     fn awaited(&self) -> &AsyncHooks {
         &NO_ASYNC_HOOKS
     }
@@ -82,11 +82,11 @@ impl StatsOf for Unset {
 impl<A, B> StatsOf for (A, B) {
     type Hook = Unset;
     type Awaited = AsyncHooks;
-    #[inline(always)]
+    #[inline]
     fn stats_hook(&self) -> &Unset {
         &Unset
     }
-    #[inline(always)]
+    #[inline]
     fn awaited(&self) -> &AsyncHooks {
         &NO_ASYNC_HOOKS
     }
@@ -95,11 +95,11 @@ impl<A, B> StatsOf for (A, B) {
 impl<K, P: StatsOf> StatsOf for Cancellable<K, P> {
     type Hook = P::Hook;
     type Awaited = P::Awaited;
-    #[inline(always)]
+    #[inline]
     fn stats_hook(&self) -> &P::Hook {
         self.guards().stats_hook()
     }
-    #[inline(always)]
+    #[inline]
     fn awaited(&self) -> &P::Awaited {
         self.guards().awaited()
     }
@@ -108,11 +108,11 @@ impl<K, P: StatsOf> StatsOf for Cancellable<K, P> {
 impl<P: StatsOf, F: StatsHook> StatsOf for WithStats<P, F> {
     type Hook = F;
     type Awaited = P::Awaited;
-    #[inline(always)]
+    #[inline]
     fn stats_hook(&self) -> &F {
         &self.hook
     }
-    #[inline(always)]
+    #[inline]
     fn awaited(&self) -> &P::Awaited {
         self.guards.awaited()
     }
@@ -186,7 +186,7 @@ pub(super) struct HookRef<'a, H>(pub(super) &'a H);
 
 impl<H: StatsHook> StatsHook for HookRef<'_, H> {
     const ACTIVE: bool = H::ACTIVE;
-    #[inline(always)]
+    #[inline]
     fn stats(&self, stats: &RetryStats) {
         self.0.stats(stats);
     }
@@ -207,67 +207,67 @@ impl<'a, H> Borrowed<'a, H> {
 impl<H: StatsOf> StatsOf for Borrowed<'_, H> {
     type Hook = H::Hook;
     type Awaited = H::Awaited;
-    #[inline(always)]
+    #[inline]
     fn stats_hook(&self) -> &H::Hook {
         self.0.stats_hook()
     }
-    #[inline(always)]
+    #[inline]
     fn awaited(&self) -> &H::Awaited {
         self.0.awaited()
     }
 }
 
 impl<E, H: Classify<E>> Classify<E> for Borrowed<'_, H> {
-    #[inline(always)]
+    #[inline]
     fn classify(&self, error: &E) -> Decision {
         self.0.classify(error)
     }
-    #[inline(always)]
+    #[inline]
     fn classify_for(&self, error: &E, resend: Resend) -> Decision {
         self.0.classify_for(error, resend)
     }
-    #[inline(always)]
+    #[inline]
     fn transparent(&self, error: &E) -> crate::policy::Transparent {
         self.0.transparent(error)
     }
 }
 
 impl<T, H: ClassifyOk<T>> ClassifyOk<T> for Borrowed<'_, H> {
-    #[inline(always)]
+    #[inline]
     fn classify_ok(&self, value: &T) -> Decision {
         self.0.classify_ok(value)
     }
-    #[inline(always)]
+    #[inline]
     fn classify_ok_for(&self, value: &T, resend: Resend) -> Decision {
         self.0.classify_ok_for(value, resend)
     }
-    #[inline(always)]
+    #[inline]
     fn failure_status(&self, value: &T) -> Option<u16> {
         self.0.failure_status(value)
     }
 }
 
 impl<E, H: Notify<E>> Notify<E> for Borrowed<'_, H> {
-    #[inline(always)]
+    #[inline]
     fn notify(&self, error: &E, event: &RetryEvent) {
         self.0.notify(error, event);
     }
-    #[inline(always)]
+    #[inline]
     fn hedge(&self, event: &RetryEvent) {
         self.0.hedge(event);
     }
-    #[inline(always)]
+    #[inline]
     fn retry_ok(&self, event: &RetryEvent) {
         self.0.retry_ok(event);
     }
 }
 
 impl<E, H: GiveUpHook<E>> GiveUpHook<E> for Borrowed<'_, H> {
-    #[inline(always)]
+    #[inline]
     fn give_up(&self, error: &E, give_up: &GiveUp) {
         self.0.give_up(error, give_up);
     }
-    #[inline(always)]
+    #[inline]
     fn give_up_ok(&self, give_up: &GiveUp) {
         self.0.give_up_ok(give_up);
     }
@@ -275,30 +275,30 @@ impl<E, H: GiveUpHook<E>> GiveUpHook<E> for Borrowed<'_, H> {
 
 impl<H: Budget> Budget for Borrowed<'_, H> {
     type Shared = H::Shared;
-    #[inline(always)]
+    #[inline]
     fn get(&self) -> Option<&H::Shared> {
         self.0.get()
     }
 }
 
 impl<R, H: Trace<R>> Trace<R> for Borrowed<'_, H> {
-    #[inline(always)]
+    #[inline]
     fn is_silent(&self) -> bool {
         self.0.is_silent()
     }
-    #[inline(always)]
+    #[inline]
     fn retry(&self, outcome: &R, event: &RetryEvent) {
         self.0.retry(outcome, event);
     }
-    #[inline(always)]
+    #[inline]
     fn give_up(&self, outcome: &R, give_up: &GiveUp) {
         self.0.give_up(outcome, give_up);
     }
-    #[inline(always)]
+    #[inline]
     fn hedge(&self, event: &RetryEvent) {
         self.0.hedge(event);
     }
-    #[inline(always)]
+    #[inline]
     fn recovered(&self, function: &'static str, calls: u32, elapsed: Duration) {
         self.0.recovered(function, calls, elapsed);
     }
@@ -339,7 +339,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     }
 
     /// The call's hooks, with `recorder` among the guards.
-    #[inline(always)]
+    #[inline]
     pub(super) fn with_recorder<'a, H>(
         &'a self,
         recorder: &'a Recorder<H>,

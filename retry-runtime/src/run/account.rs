@@ -25,7 +25,7 @@ pub(crate) struct Account {
 
 impl Account {
     /// The call's first attempt failed, or its first hedge is due: the call is counted.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn begin<S: SharedBudget>(budget: Option<&S>, clock: Clock) {
         if let Some(budget) = budget {
             budget.begin(clock);
@@ -35,7 +35,7 @@ impl Account {
     /// The call's first attempt succeeded: the call is counted, and succeeded having taken
     /// nothing; `out`, the call's outcome, handed back (the budget may end the success path
     /// with a tail call).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn first_success<S: SharedBudget, T>(budget: Option<&S>, clock: Clock, out: T) -> T {
         match budget {
             Some(budget) => budget.first_success(clock, out),
@@ -44,7 +44,7 @@ impl Account {
     }
 
     /// An attempt failed with an error the loop would retry, whether a retry follows or not.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn failed<S: SharedBudget>(budget: Option<&S>, clock: Clock) {
         if let Some(budget) = budget {
             budget.failed(clock);
@@ -53,7 +53,7 @@ impl Account {
 
     /// A retry or a hedge is about to start: take its share, `None` if the budget refuses it.
     /// The share is given back if what is returned is dropped before it runs.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn take<'b, S: SharedBudget>(
         &mut self,
         budget: Option<&'b S>,
@@ -71,13 +71,13 @@ impl Account {
     }
 
     /// What the call's retries and hedges took.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn taken(&self) -> Taken {
         self.taken
     }
 
     /// A later attempt succeeded: the budget hears what the call's retries and hedges took.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn succeeded<S: SharedBudget>(&self, budget: Option<&S>) {
         if let Some(budget) = budget {
             budget.succeeded(self.taken);
@@ -93,14 +93,14 @@ pub struct RetryShare<'b>(Option<(&'b dyn SharedBudget, RetryTicket)>);
 
 impl RetryShare<'_> {
     /// The retry runs: its share is spent.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn spend(&mut self) {
         self.0 = None;
     }
 }
 
 impl Drop for RetryShare<'_> {
-    #[inline(always)]
+    #[inline]
     fn drop(&mut self) {
         if let Some((budget, ticket)) = self.0.take() {
             budget.refund(ticket);

@@ -141,15 +141,15 @@ impl<E, N: NotifyAsync<E>, G: GiveUpAsync<E>, S: StatsAsync> AwaitedHooks<E>
     const NOTIFY: bool = N::ON;
     const GIVE_UP: bool = G::ON;
     const STATS: bool = S::ON;
-    #[inline(always)]
+    #[inline]
     fn notify<'a>(&'a self, error: &'a E, event: &'a RetryEvent) -> HookFuture<'a> {
         self.notify.notify(error, event)
     }
-    #[inline(always)]
+    #[inline]
     fn give_up<'a>(&'a self, error: &'a E, give_up: &'a GiveUp) -> HookFuture<'a> {
         self.give_up.give_up(error, give_up)
     }
-    #[inline(always)]
+    #[inline]
     fn stats<'a>(&'a self, stats: &'a RetryStats) -> HookFuture<'a> {
         self.stats.stats(stats)
     }
@@ -213,7 +213,7 @@ pub struct Awaits<H, A, E>(H, PhantomData<fn(&A, &E)>);
 
 impl<H, A, E> Awaits<H, A, E> {
     /// `hook`, with what `A` needs kept.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn new(hook: H) -> Self {
         Awaits(hook, PhantomData)
     }
@@ -223,7 +223,7 @@ impl<H: StatsHook, A: AwaitedHooks<E>, E> StatsHook for Awaits<H, A, E> {
     const ACTIVE: bool = H::ACTIVE || A::NOTIFY || A::GIVE_UP || A::STATS;
     const TIMED: bool = H::TIMED || A::STATS;
     const AWAITS: bool = H::AWAITS || A::NOTIFY;
-    #[inline(always)]
+    #[inline]
     fn stats(&self, stats: &RetryStats) {
         self.0.stats(stats);
     }

@@ -22,7 +22,7 @@ use crate::policy::{CancelToken, Clock, GiveUpReason, RetryEvent};
 pub trait Guard<R> {
     /// An attempt is about to be made (`first`: the call's first): `Err` with the outcome and
     /// the reason to end the call with, to refuse it. Default: let it through.
-    #[inline(always)]
+    #[inline]
     fn before(
         &self,
         first: bool,
@@ -34,43 +34,43 @@ pub trait Guard<R> {
     }
     /// An attempt ended; `answered`: the service answered it (an `Ok`, or an error classified
     /// `Decision::Stop`). Default: nothing.
-    #[inline(always)]
+    #[inline]
     fn answered(&self, answered: bool, clock: Clock) {
         let _ = (answered, clock);
     }
     /// A call that was let through ended: `success` for an `Ok` or a `Decision::Stop`.
     /// Default: nothing.
-    #[inline(always)]
+    #[inline]
     fn ended(&self, success: bool, clock: Clock, function: &'static str) {
         let _ = (success, clock, function);
     }
     /// The call's cancel token (`cancel = …`), if it has one: none by default, a constant the
     /// loop's checks fold away with.
-    #[inline(always)]
+    #[inline]
     fn cancel(&self) -> Option<&CancelToken> {
         None
     }
     /// A retry's wait of `event.delay` is about to be slept. Default: nothing.
-    #[inline(always)]
+    #[inline]
     fn waiting(&self, event: &RetryEvent, clock: Clock) {
         let _ = (event, clock);
     }
     /// Whether the function awaits a hook with the last outcome after each step (an
     /// `async fn`'s awaited `notify`): the loop then keeps it. Default: no.
-    #[inline(always)]
+    #[inline]
     fn awaits(&self) -> bool {
         false
     }
     /// A hedge started. Default: nothing.
-    #[inline(always)]
+    #[inline]
     fn hedged(&self) {}
     /// An attempt that never reached the server's application is sent again, uncounted (a
     /// transparent retry). Default: nothing.
-    #[inline(always)]
+    #[inline]
     fn transparent(&self) {}
     /// The call ended, once, whatever ended it: after `calls` calls of the body, `None` on
     /// success, else why retrying ended. Default: nothing.
-    #[inline(always)]
+    #[inline]
     fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
         let _ = (calls, gave_up, clock);
     }
@@ -87,7 +87,7 @@ macro_rules! forward_guard {
         where
             $p: $crate::run::guard::Guard<R>,
         {
-            #[inline(always)]
+            #[inline]
             fn before(
                 &self,
                 first: bool,
@@ -96,35 +96,35 @@ macro_rules! forward_guard {
             ) -> Result<(), (R, $crate::policy::GiveUpReason)> {
                 self.$inner.before(first, clock, function)
             }
-            #[inline(always)]
+            #[inline]
             fn answered(&self, answered: bool, clock: $crate::policy::Clock) {
                 self.$inner.answered(answered, clock);
             }
-            #[inline(always)]
+            #[inline]
             fn ended(&self, success: bool, clock: $crate::policy::Clock, function: &'static str) {
                 self.$inner.ended(success, clock, function);
             }
-            #[inline(always)]
+            #[inline]
             fn cancel(&self) -> Option<&$crate::policy::CancelToken> {
                 forward_guard!(@cancel self, $inner $(, $token)?)
             }
-            #[inline(always)]
+            #[inline]
             fn waiting(&self, event: &$crate::policy::RetryEvent, clock: $crate::policy::Clock) {
                 self.$inner.waiting(event, clock);
             }
-            #[inline(always)]
+            #[inline]
             fn awaits(&self) -> bool {
                 self.$inner.awaits()
             }
-            #[inline(always)]
+            #[inline]
             fn hedged(&self) {
                 self.$inner.hedged();
             }
-            #[inline(always)]
+            #[inline]
             fn transparent(&self) {
                 self.$inner.transparent();
             }
-            #[inline(always)]
+            #[inline]
             fn finished(
                 &self,
                 calls: u32,
@@ -147,7 +147,7 @@ pub(crate) use forward_guard;
 /// Both guards: the first is asked first (the breaker, which refuses whole calls, before the
 /// throttle, which refuses attempts).
 impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
-    #[inline(always)]
+    #[inline]
     fn before(
         &self,
         first: bool,
@@ -157,43 +157,43 @@ impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
         self.0.before(first, clock, function)?;
         self.1.before(first, clock, function)
     }
-    #[inline(always)]
+    #[inline]
     fn answered(&self, answered: bool, clock: Clock) {
         self.0.answered(answered, clock);
         self.1.answered(answered, clock);
     }
-    #[inline(always)]
+    #[inline]
     fn ended(&self, success: bool, clock: Clock, function: &'static str) {
         self.0.ended(success, clock, function);
         self.1.ended(success, clock, function);
     }
-    #[inline(always)]
+    #[inline]
     fn cancel(&self) -> Option<&CancelToken> {
         match self.0.cancel() {
             Some(token) => Some(token),
             None => self.1.cancel(),
         }
     }
-    #[inline(always)]
+    #[inline]
     fn waiting(&self, event: &RetryEvent, clock: Clock) {
         self.0.waiting(event, clock);
         self.1.waiting(event, clock);
     }
-    #[inline(always)]
+    #[inline]
     fn awaits(&self) -> bool {
         self.0.awaits() || self.1.awaits()
     }
-    #[inline(always)]
+    #[inline]
     fn hedged(&self) {
         self.0.hedged();
         self.1.hedged();
     }
-    #[inline(always)]
+    #[inline]
     fn transparent(&self) {
         self.0.transparent();
         self.1.transparent();
     }
-    #[inline(always)]
+    #[inline]
     fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
         self.0.finished(calls, gave_up, clock);
         self.1.finished(calls, gave_up, clock);
@@ -221,7 +221,7 @@ impl<'a> Cancelling<'a> {
 }
 
 impl<R> Guard<R> for Cancelling<'_> {
-    #[inline(always)]
+    #[inline]
     fn cancel(&self) -> Option<&CancelToken> {
         Some(self.0)
     }
@@ -244,7 +244,7 @@ impl<V, E: From<Throttled>> Guard<Result<V, E>> for ThrottleGuard<'_, IntoErr> {
     fn answered(&self, answered: bool, clock: Clock) {
         self.throttle.answered(clock, answered);
     }
-    #[inline(always)]
+    #[inline]
     fn ended(&self, _: bool, _: Clock, _: &'static str) {}
 }
 
@@ -257,7 +257,7 @@ impl<V, E: From<CircuitOpen>> Guard<Result<V, E>> for BreakerGuard<'_, IntoErr> 
     ) -> Result<(), (Result<V, E>, GiveUpReason)> {
         BreakerGuard::new(self.breaker, |c| Err(E::from(c))).before(first, clock, function)
     }
-    #[inline(always)]
+    #[inline]
     fn answered(&self, _: bool, _: Clock) {}
     fn ended(&self, success: bool, clock: Clock, function: &'static str) {
         Guard::<Result<V, E>>::ended(
@@ -309,7 +309,7 @@ impl<R, F: Fn(Throttled) -> R> Guard<R> for ThrottleGuard<'_, F> {
     fn answered(&self, answered: bool, clock: Clock) {
         self.throttle.answered(clock, answered);
     }
-    #[inline(always)]
+    #[inline]
     fn ended(&self, _: bool, _: Clock, _: &'static str) {}
 }
 
@@ -355,7 +355,7 @@ impl<R, F: Fn(CircuitOpen) -> R> Guard<R> for BreakerGuard<'_, F> {
             Admission::Refuse => Err(((self.refuse)(CircuitOpen), GiveUpReason::CircuitOpen)),
         }
     }
-    #[inline(always)]
+    #[inline]
     fn answered(&self, _: bool, _: Clock) {}
     fn ended(&self, success: bool, clock: Clock, function: &'static str) {
         if let Some(state) = self.breaker.ended(clock, success) {

@@ -43,7 +43,7 @@ impl<'h> Retrying<'h> {
 
     /// After a failed attempt (`cut`: by the deadline): `Break` with the outcome if retrying
     /// ends on it, `Continue` with the wait before the next attempt.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn failed<R: IsResult, H: LoopHooks<R>>(
         &mut self,
         outcome: R,
@@ -68,7 +68,7 @@ impl<'h> Retrying<'h> {
     /// After a wait, before the next attempt: `Break` with the last outcome if the call was
     /// cancelled or the deadline passed during the wait (however long the timer overslept, no
     /// attempt starts past it), else the retry runs and its share is spent.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn resumed<R: IsResult, H: LoopHooks<R>>(
         &mut self,
         last: Option<R>,
@@ -95,7 +95,7 @@ impl<'h> Retrying<'h> {
 
     /// [`resumed`](Retrying::resumed), `last` handed back to race the next attempt against the
     /// token ([`attempt_or_cancel`](crate::run::wait::attempt_or_cancel)).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn resumed_keeping<R: IsResult, H: LoopHooks<R>>(
         &mut self,
         last: Option<R>,
@@ -142,7 +142,7 @@ impl<R> Default for LoopState<'_, R> {
 
 impl<'h, R> LoopState<'h, R> {
     /// Before the first attempt.
-    #[inline(always)]
+    #[inline]
     pub const fn new() -> Self {
         LoopState {
             state: None,
@@ -151,7 +151,7 @@ impl<'h, R> LoopState<'h, R> {
     }
 
     /// The 1-based number of the attempt about to run (`attempt = n`): 1 until one fails.
-    #[inline(always)]
+    #[inline]
     pub fn attempt(&self) -> u32 {
         match &self.state {
             None => 1,
@@ -202,7 +202,7 @@ impl<'h, R: IsResult> LoopState<'h, R> {
     }
 
     /// The state after a failure, made at the first one (the budget counts the call then).
-    #[inline(always)]
+    #[inline]
     fn failing<H: LoopHooks<R>>(&mut self, call: Started<&Policy>, hooks: &H) -> &mut Retrying<'h> {
         self.state
             .get_or_insert_with(|| Box::new(Retrying::new(hooks.begin(call.owned()))))
@@ -257,7 +257,7 @@ impl<'h, R: IsResult> LoopState<'h, R> {
 
     /// An attempt succeeded: give the budget its due (the first attempt's, or what this
     /// call's retries took), and after failures report the recovery.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub fn succeeded<C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
         &self,
         hooks: &Hooks<C, N, G, B, T, O, Gd>,
@@ -276,7 +276,7 @@ impl<'h, R: IsResult> LoopState<'h, R> {
     }
 
     /// [`succeeded`](LoopState::succeeded) for any hooks that serve `R` (the closure API's).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn succeeded_with<H: LoopHooks<R>>(
         &self,
         hooks: &H,

@@ -88,7 +88,7 @@ pub(crate) fn listening() -> bool {
 /// Whether `recorder`'s vtable is [`NoopRecorder`]'s: its pointer, with our `NoopRecorder`'s
 /// vtable put at its address, is the same pointer. No `unsafe`: the pointers are compared,
 /// never read.
-#[inline(always)]
+#[inline]
 #[allow(ambiguous_wide_pointer_comparisons)] // The vtable is what is compared.
 fn is_noop(recorder: &dyn Recorder) -> bool {
     let given: *const dyn Recorder = recorder;
@@ -97,7 +97,7 @@ fn is_noop(recorder: &dyn Recorder) -> bool {
 }
 
 /// A retry of `function` waits `delay` (`listening`: what [`listening`] said for the call).
-#[inline(always)]
+#[inline]
 pub(crate) fn retry(listening: bool, function: &'static str, delay: Duration) {
     if listening {
         record_retry(function, delay);
@@ -121,7 +121,7 @@ fn record_retry(function: &'static str, delay: Duration) {
 }
 
 /// A hedge of `function` starts.
-#[inline(always)]
+#[inline]
 pub(crate) fn hedge(listening: bool, function: &'static str) {
     if listening {
         count(function, |keys| &keys.hedges);
@@ -129,7 +129,7 @@ pub(crate) fn hedge(listening: bool, function: &'static str) {
 }
 
 /// A call of `function` succeeded after retries or hedges.
-#[inline(always)]
+#[inline]
 pub(crate) fn recovered(listening: bool, function: &'static str) {
     if listening {
         count(function, |keys| &keys.recovered);
@@ -137,7 +137,7 @@ pub(crate) fn recovered(listening: bool, function: &'static str) {
 }
 
 /// A call of `function` ended in an error, for `reason`.
-#[inline(always)]
+#[inline]
 pub(crate) fn give_up(listening: bool, function: &'static str, reason: GiveUpReason) {
     if listening {
         record_give_up(function, reason);

@@ -36,7 +36,7 @@ pub trait Branch {
 impl<T, F> Branch for Result<T, F> {
     type Output = T;
     type Residual = F;
-    #[inline(always)]
+    #[inline]
     fn branch(self) -> ControlFlow<F, T> {
         match self {
             Ok(value) => ControlFlow::Continue(value),
@@ -49,7 +49,7 @@ impl<T, F> Branch for Result<T, F> {
 impl<T, F> Branch for Poll<Result<T, F>> {
     type Output = Poll<T>;
     type Residual = F;
-    #[inline(always)]
+    #[inline]
     fn branch(self) -> ControlFlow<F, Poll<T>> {
         match self {
             Poll::Ready(Ok(value)) => ControlFlow::Continue(Poll::Ready(value)),
@@ -63,7 +63,7 @@ impl<T, F> Branch for Poll<Result<T, F>> {
 impl<T, F> Branch for Poll<Option<Result<T, F>>> {
     type Output = Poll<Option<T>>;
     type Residual = F;
-    #[inline(always)]
+    #[inline]
     fn branch(self) -> ControlFlow<F, Poll<Option<T>>> {
         match self {
             Poll::Ready(Some(Ok(value))) => ControlFlow::Continue(Poll::Ready(Some(value))),

@@ -117,7 +117,7 @@ impl RetryState {
 
     /// Whether a metrics recorder listened when this state began: its events are reported.
     #[cfg(feature = "metrics")]
-    #[inline(always)]
+    #[inline]
     pub(crate) fn listening(&self) -> bool {
         self.listening
     }
@@ -184,7 +184,7 @@ impl RetryState {
 
     /// [`next_wait`](RetryState::next_wait), inlined into the retry loops: a plain retry's
     /// wait drawn in place, a server's hint and a rate limit's out of line.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn wait_after(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
         self.count_failure();
         match decision {
@@ -211,7 +211,7 @@ impl RetryState {
 
     /// The next retry's wait under the backoff, as drawn: inline where its bounds were
     /// converted for the call (full jitter, the crate's shape), else by one call.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn draw(&self) -> Duration {
         let k = self.calls_spent - self.restart;
         match self.full {
@@ -308,7 +308,7 @@ impl RetryState {
     /// is returned is dropped before the retry runs. `inline`: the wait computed in place (the
     /// retry loops, where most of it folds away: no budget, no hook, a zero base), else by one
     /// call of [`next_wait`](RetryState::next_wait).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn retry_step<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
         error: &E,
@@ -327,7 +327,7 @@ impl RetryState {
 
     /// [`retry_step`](RetryState::retry_step) once the `decision` is made: on an error, or
     /// (`error` `None`) on an `Ok` value `on_ok` retries.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn decided_step<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
         decision: Decision,
@@ -357,7 +357,7 @@ impl RetryState {
     }
 
     /// The rest of a retry step once its wait is known: the budget's tokens, and `notify`.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn take_retry<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
         error: Option<&E>,
@@ -443,7 +443,7 @@ impl RetryState {
     /// (gRFC A6's transparent retry): one that never left the client, until the call's
     /// deadline (once per attempt when it has none: never a spin); one the server's
     /// transport did not hand on, once per attempt.
-    #[inline(always)]
+    #[inline]
     pub(crate) fn transparent(&mut self, kind: Transparent) -> bool {
         let attempt = self.calls_spent.saturating_add(1);
         let again = match kind {
@@ -480,7 +480,7 @@ impl RetryState {
 
     /// Take the share of `budget` a retry or a hedge costs (`charge` says which): `None` if
     /// the budget refuses it.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn take_share<'b, S: SharedBudget>(
         &mut self,
         budget: Option<&'b S>,

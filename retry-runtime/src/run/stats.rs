@@ -32,7 +32,7 @@ pub trait StatsHook {
 }
 
 impl<F: Fn(&RetryStats)> StatsHook for F {
-    #[inline(always)]
+    #[inline]
     fn stats(&self, stats: &RetryStats) {
         self(stats);
     }
@@ -40,7 +40,7 @@ impl<F: Fn(&RetryStats)> StatsHook for F {
 
 impl StatsHook for Unset {
     const ACTIVE: bool = false;
-    #[inline(always)]
+    #[inline]
     fn stats(&self, _: &RetryStats) {}
 }
 
@@ -90,7 +90,7 @@ pub struct Recorder<H> {
 
 impl<H: StatsHook> Recorder<H> {
     /// The recorder of a call of `function` starting now on `clock`.
-    #[inline(always)]
+    #[inline]
     pub fn new(hook: H, clock: Clock, function: &'static str) -> Self {
         Recorder {
             hook,
@@ -124,7 +124,7 @@ impl<H: StatsHook> Recorder<H> {
 
     /// The wait now starting lasts `delay` nanoseconds: where it ends, for a cancel that cuts
     /// it (see [`finished`]).
-    #[inline(always)]
+    #[inline]
     fn wait_ends_after(&self, delay: u64, clock: Clock) {
         let end = self.since_start(clock).saturating_add(delay);
         self.wait_end.store(end, Ordering::Relaxed);
@@ -156,13 +156,13 @@ impl<H: StatsHook> Recorder<H> {
 }
 
 /// A duration in nanoseconds, saturated.
-#[inline(always)]
+#[inline]
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
-    #[inline(always)]
+    #[inline]
     fn waiting(&self, event: &RetryEvent, clock: Clock) {
         if H::AWAITS {
             *self
@@ -176,23 +176,23 @@ impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
             self.wait_ends_after(delay, clock);
         }
     }
-    #[inline(always)]
+    #[inline]
     fn awaits(&self) -> bool {
         H::AWAITS
     }
-    #[inline(always)]
+    #[inline]
     fn hedged(&self) {
         if H::ACTIVE {
             self.hedges.fetch_add(1, Ordering::Relaxed);
         }
     }
-    #[inline(always)]
+    #[inline]
     fn transparent(&self) {
         if H::ACTIVE {
             self.transparent.fetch_add(1, Ordering::Relaxed);
         }
     }
-    #[inline(always)]
+    #[inline]
     fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
         // A success is of no interest where only a give-up is read: nothing on that path.
         if H::ACTIVE && (H::TIMED || gave_up.is_some()) {

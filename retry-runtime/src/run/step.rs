@@ -31,7 +31,7 @@ pub enum Verdict {
 
 impl Verdict {
     /// Whether the call returns the outcome at once, a success.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub fn accepted(self) -> bool {
         matches!(self, Verdict::Accepted)
     }
@@ -41,7 +41,7 @@ impl Verdict {
 /// `Accepted` for every `Ok`, and costs what testing for an error costs. The loops test this
 /// first and return a success at once: handed through `ControlFlow`, a success costs an
 /// `async fn` more.
-#[inline(always)]
+#[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
 pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Verdict {
     match outcome.as_ok() {
         None => Verdict::Failed,
@@ -96,7 +96,7 @@ pub trait LoopHooks<R> {
     /// [`step`](LoopHooks::step), inlined whole into the loop that calls it (the blocking loop,
     /// `LoopState`): the hooks' types and a constant policy then leave only what they do.
     #[allow(clippy::type_complexity)]
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn step_inline<'h>(
         &'h self,
         state: &mut RetryState,
@@ -188,7 +188,7 @@ pub trait LoopHooks<R> {
     fn awaits(&self) -> bool;
 
     /// Whether the call was cancelled: never, without a token (and no code).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn cancelled(&self) -> bool {
         self.cancel().is_some_and(CancelToken::is_cancelled)
     }
@@ -196,7 +196,7 @@ pub trait LoopHooks<R> {
 
 impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     /// [`LoopHooks::begin`]: the call is counted. Nothing at all without a budget.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn begin(&self, call: Started) -> RetryState {
         Account::begin(self.budget.get(), call.clock);
         RetryState::resume(call)
@@ -205,7 +205,7 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     /// [`LoopHooks::succeeded`]: at its first attempt (`state`: `None`) the budget counts the
     /// call and hears it took nothing, else what its retries and hedges took; the guards hear
     /// of an answered call. Nothing at all without a budget or a guard.
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn succeeded<R>(
         &self,
         state: Option<&RetryState>,
@@ -229,7 +229,7 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     /// [`first_success`](crate::SharedBudget::first_success) hands `out` back, the order that
     /// lets the budget's cold part be a tail call (the guards and the budget are told of the
     /// same success; neither reads the other).
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn first_success<R, Out>(
         &self,
         clock: Clock,
@@ -257,7 +257,7 @@ where
     O: ClassifyOk<R::Ok>,
     Gd: Guard<R>,
 {
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn step_as<'h>(
         &'h self,
         state: &mut RetryState,
@@ -384,22 +384,22 @@ where
         Some(self.report(state, outcome, reason, function, clock))
     }
 
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn verdict(&self, outcome: &R) -> Verdict {
         verdict(outcome, &self.on_ok)
     }
 
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn begin(&self, call: Started) -> RetryState {
         Hooks::begin(self, call)
     }
 
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn succeeded(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) {
         Hooks::succeeded::<R>(self, state, clock, function);
     }
 
-    #[inline(always)]
+    #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn first_success(&self, clock: Clock, function: &'static str, out: R) -> R {
         Hooks::first_success::<R, R>(self, clock, function, out)
     }
@@ -426,12 +426,12 @@ where
         decision
     }
 
-    #[inline(always)]
+    #[inline]
     fn cancel(&self) -> Option<&CancelToken> {
         self.guard.cancel()
     }
 
-    #[inline(always)]
+    #[inline]
     fn awaits(&self) -> bool {
         self.guard.awaits()
     }
@@ -484,7 +484,7 @@ pub trait IsResult {
     /// `IsResult::returned(PhantomData::<Ret>)` at the return type, so that a type that is not
     /// one is this trait's message alone (a method of the trait's own carries no "required by a
     /// bound in" a function of ours).
-    #[inline(always)]
+    #[inline]
     fn returned(_: core::marker::PhantomData<Self>) {}
 }
 
@@ -494,7 +494,7 @@ pub trait IsResult {
 impl<T, E> IsResult for Result<T, E> {
     type Ok = T;
     type Err = E;
-    #[inline(always)]
+    #[inline]
     fn as_ok(&self) -> Option<&T> {
         self.as_ref().ok()
     }
@@ -502,7 +502,7 @@ impl<T, E> IsResult for Result<T, E> {
     fn as_err(&self) -> Option<&E> {
         self.as_ref().err()
     }
-    #[inline(always)]
+    #[inline]
     fn from_err(error: E) -> Self {
         Err(error)
     }

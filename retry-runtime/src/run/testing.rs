@@ -17,7 +17,7 @@ thread_local! {
 static RECORDING: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether any thread is recording (so this one may be).
-#[inline(always)]
+#[inline]
 fn recording() -> bool {
     RECORDING.load(Ordering::Relaxed) != 0
 }
@@ -93,7 +93,7 @@ pub fn record_sleeps<T>(f: impl FnOnce() -> T) -> (T, Vec<Duration>) {
 }
 
 /// Record `delay` if this thread is recording; `false` if it is not (the caller sleeps).
-#[inline(always)]
+#[inline]
 pub(crate) fn record(delay: Duration) -> bool {
     recording() && record_here(delay)
 }
@@ -112,7 +112,7 @@ fn record_here(delay: Duration) -> bool {
 }
 
 /// How far the recorded waits have moved this thread's clock, if it is recording.
-#[inline(always)]
+#[inline]
 pub(crate) fn recorded_offset() -> Option<Duration> {
     if recording() {
         recorded_offset_here()

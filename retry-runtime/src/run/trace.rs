@@ -17,7 +17,7 @@ use crate::policy::{GiveUp, RetryEvent};
 pub trait Trace<R> {
     /// `true` for a trace that emits nothing ([`Unset`]): the loops then skip what they
     /// would compute only for it.
-    #[inline(always)]
+    #[inline]
     fn is_silent(&self) -> bool {
         false
     }
@@ -39,13 +39,13 @@ pub trait Trace<R> {
 }
 
 impl<R> Trace<R> for Unset {
-    #[inline(always)]
+    #[inline]
     fn is_silent(&self) -> bool {
         true
     }
-    #[inline(always)]
+    #[inline]
     fn retry(&self, _: &R, _: &RetryEvent) {}
-    #[inline(always)]
+    #[inline]
     fn give_up(&self, _: &R, _: &GiveUp) {}
 }
 
@@ -204,7 +204,7 @@ mod tracer {
 
     impl<const N: usize> Sites<N> {
         /// The callsite at `level`.
-        #[inline(always)]
+        #[inline]
         fn at(&'static self, level: Level) -> &'static DefaultCallsite {
             &self.0[match level {
                 Level::ERROR => 0,
@@ -315,7 +315,7 @@ mod tracer {
     /// `tracing::event!`, in its order. The levels every subscriber turns off, then the
     /// callsite's cached `Interest` (the first time, this registers the callsite with every
     /// subscriber), and only when that is "sometimes", the subscriber's `enabled`.
-    #[inline(always)]
+    #[inline]
     fn enabled(site: &'static DefaultCallsite, level: Level) -> bool {
         level <= STATIC_MAX_LEVEL && level <= LevelFilter::current() && {
             let interest = site.interest();

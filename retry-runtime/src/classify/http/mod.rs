@@ -150,7 +150,7 @@ pub fn classify_response_to(
 /// is retried: a final answer (a success, a 404) costs neither. The middleware's `ByStatus`,
 /// for a request that may be sent again as `resend` says.
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-#[inline(always)]
+#[inline]
 pub(crate) fn classify_response_now(
     status: StatusCode,
     headers: &HeaderMap,

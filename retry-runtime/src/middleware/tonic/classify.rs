@@ -37,7 +37,7 @@ impl<B> ClassifyOk<http::Response<B>> for ByCodes {
 
     /// A code not retried ends the call as a failure: the throttle counts neither a failure
     /// nor a success (gRPC C-core counts a success for `OK` alone).
-    #[inline(always)]
+    #[inline]
     fn stop_is_failure(&self) -> bool {
         true
     }

@@ -149,7 +149,7 @@ impl<B: Body<Data = Bytes> + Clone + Send + 'static> KeepBody<B> for Cloned {
     type Owned = B;
 
     /// The request cloned whole, as tower's own `Retry` policies do.
-    #[inline(always)]
+    #[inline]
     fn keep(req: &mut http::Request<B>, limit: usize) -> Option<(Cloned, http::Request<B>)> {
         if known_over(req.body(), limit) {
             return None;

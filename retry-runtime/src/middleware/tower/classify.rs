@@ -86,7 +86,7 @@ impl<T> ClassifyOk<http::Response<T>> for ByStatus {
     }
 
     /// A response this retries is a failure, of its status.
-    #[inline(always)]
+    #[inline]
     fn failure_status(&self, response: &http::Response<T>) -> Option<u16> {
         Some(response.status().as_u16())
     }

@@ -164,14 +164,14 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
 
     /// Attempt `sent` ended without a verdict (cut by its timeout): what it gives back of its
     /// request may be sent by the next attempt.
-    #[inline(always)]
+    #[inline]
     fn release(shared: &Self::Shared, sent: u32) {
         let _ = (shared, sent);
     }
 
     /// The authority of `req` (`host[:port]`, perhaps after a `user@`), which a budget kept
     /// per host is found by: none for a request that is not HTTP, or whose URI is relative.
-    #[inline(always)]
+    #[inline]
     fn authority(req: &Req) -> Option<&str> {
         let _ = req;
         None
@@ -180,7 +180,7 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// Write what crosses the hop into the request of attempt number `attempt` (1-based), which
     /// has `left` of time (the smallest of its timeout, its loop's deadline and its caller's;
     /// asked only by a mode that sends it): nothing, but for an HTTP request.
-    #[inline(always)]
+    #[inline]
     fn stamp(&self, _req: &mut Req, _attempt: u32, _left: impl FnOnce() -> Option<Duration>) {}
 }
 
@@ -190,7 +190,7 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
     /// The request's head, with what the body is made from (nothing, or the body).
     type Owned = http::Request<<K::Kept as KeepBody<B>>::Owned>;
 
-    #[inline(always)]
+    #[inline(always)] // layer_full_ours, layer_http_ours (scripts/instructions.sh): +2 without it
     fn keep(
         &self,
         req: &mut http::Request<B>,
@@ -210,7 +210,7 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
         kept.replayable()
     }
 
-    #[inline(always)]
+    #[inline]
     fn authority(req: &http::Request<B>) -> Option<&str> {
         req.uri().authority().map(http::uri::Authority::as_str)
     }
@@ -244,7 +244,7 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
         kept.judge(sent, failed)
     }
 
-    #[inline(always)]
+    #[inline]
     fn release(kept: &K::Kept, sent: u32) {
         kept.release(sent);
     }
@@ -305,7 +305,7 @@ impl<K> HttpRequests<K> {
     }
 
     /// [`Replay::stamp`] on a request's headers.
-    #[inline(always)]
+    #[inline]
     fn stamp_headers(
         &self,
         headers: &mut http::HeaderMap,
@@ -326,7 +326,7 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
     /// The request, cloned for each attempt.
     type Owned = Req;
 
-    #[inline(always)]
+    #[inline(always)] // layer_full_ours, layer_http_ours (scripts/instructions.sh): +2 without it
     fn keep(
         &self,
         req: &mut Req,
@@ -394,14 +394,14 @@ pub(super) struct Attempt<'a, M: Replay<Req>, Req> {
 
 impl<'a, M: Replay<Req>, Req> Attempt<'a, M, Req> {
     /// Attempt `sent` of the kept request (`shared`: `None` for a request sent once).
-    #[inline(always)]
+    #[inline]
     pub(super) fn new(shared: Option<&'a M::Shared>, sent: u32) -> Self {
         Attempt { shared, sent }
     }
 
     /// Its call ended with `outcome`: the verdict on its request told to `verdicts`, then the
     /// outcome handed on.
-    #[inline(always)]
+    #[inline]
     pub(super) async fn judged<R, E>(
         mut self,
         outcome: Result<R, E>,
@@ -425,7 +425,7 @@ impl<'a, M: Replay<Req>, Req> Attempt<'a, M, Req> {
 }
 
 impl<M: Replay<Req>, Req> Drop for Attempt<'_, M, Req> {
-    #[inline(always)]
+    #[inline]
     fn drop(&mut self) {
         if let Some(shared) = self.shared {
             M::release(shared, self.sent);

@@ -250,7 +250,7 @@ where
 impl<S: Clone, C: Clone, O: Clone, R: Clone, M: Clone> RetryService<S, C, O, R, M> {
     /// The copy of the service a call keeps (for the loop, if its first attempt is not the
     /// answer), with the budget its request's host has.
-    #[inline(always)]
+    #[inline]
     fn for_call(&self, host: u8) -> Self {
         let mut copy = self.clone();
         copy.layer.only.host = host;

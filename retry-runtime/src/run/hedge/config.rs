@@ -61,7 +61,7 @@ pub trait HedgeWith {
 }
 
 impl HedgeWith for Unset {
-    #[inline(always)]
+    #[inline]
     fn hedge(&self) -> Option<Hedge> {
         None
     }

@@ -101,7 +101,7 @@ impl<Fut: Future, SFut: Future<Output = ()>> BeforeHedge<Fut, SFut> {
 impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
     type Output = Option<Result<Fut::Output, TimedOut>>;
 
-    #[inline(always)]
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let clock = *this.clock;
@@ -125,7 +125,7 @@ impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
 
 /// An attempt's end as the loop steps it: its outcome (a cut one made the function's error),
 /// whether the deadline cut it, and an answer's latency recorded for a `pNN` hedge.
-#[inline(always)]
+#[inline]
 fn ended_attempt<R, M: Fn(TimedOut) -> R>(
     outcome: Result<R, TimedOut>,
     (info, histogram, clock): (&Running, Option<&LatencyHistogram>, Clock),
@@ -148,7 +148,7 @@ fn ended_attempt<R, M: Fn(TimedOut) -> R>(
 
 /// The delay before the next hedge, once `started` attempts have: none once they are all
 /// started.
-#[inline(always)]
+#[inline]
 fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Duration> {
     hedge.delay().filter(|_| started < policy.attempts())
 }
@@ -161,7 +161,7 @@ struct InlinedPoll<'a, F>(Pin<&'a mut F>);
 impl<F: Future> Future for InlinedPoll<'_, F> {
     type Output = F::Output;
 
-    #[inline(always)]
+    #[inline]
     fn poll(mut self: Pin<&mut Self>, cx: &mut core::task::Context<'_>) -> Poll<F::Output> {
         self.0.as_mut().poll(cx)
     }
@@ -197,9 +197,9 @@ impl<R> KeepLast<R> for Option<R> {
 pub struct Discard;
 
 impl<R> KeepLast<R> for Discard {
-    #[inline(always)]
+    #[inline]
     fn keep(&mut self, _: R) {}
-    #[inline(always)]
+    #[inline]
     fn take(&mut self) -> Option<R> {
         None
     }
@@ -223,7 +223,7 @@ impl<R> KeepLast<R> for Discard {
 /// not for the loop. A plain `fn` returning an `async move` block: an `async fn` would keep
 /// its arguments twice.
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
-#[inline(always)]
+#[inline]
 pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
     call: Started<P>,
     hooks: &'h H,

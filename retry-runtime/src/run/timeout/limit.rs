@@ -33,7 +33,7 @@ pub trait AttemptTimeout<E> {
 pub type MakeError<E> = fn(TimedOut) -> E;
 
 impl<E> AttemptTimeout<E> for Unset {
-    #[inline(always)]
+    #[inline]
     fn limit(&self) -> Option<(Duration, MakeError<E>)> {
         None
     }
