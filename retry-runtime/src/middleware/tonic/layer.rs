@@ -576,6 +576,7 @@ where
             inner: ready,
             refused: entry.refused.clone(),
         });
+        #[allow(clippy::let_unit_value)] // `()` without feature `metrics`
         let labels = call_labels(req.uri(), &config.target);
         let future = scope::enter(&mut scope, || service.call(req));
         ResponseFuture {
