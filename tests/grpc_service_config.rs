@@ -1452,3 +1452,41 @@ async fn the_layers_breaker_refuses_calls_while_open() {
     assert_eq!(status.code(), Code::Unavailable, "{status:?}");
     assert_eq!(seen.calls(), 2, "sent nowhere");
 }
+
+/// The awaited hooks: `notify_async` before each wait, `give_up_async` and `stats_async` at
+/// the end, each awaited before the call returns.
+#[tokio::test]
+async fn the_layer_awaits_its_async_hooks() {
+    use retry_jitter::hooks::HookFuture;
+    use retry_jitter::http::Failed;
+    use retry_jitter::tower::BoxError;
+    use retry_jitter::{GiveUp, RetryEvent, RetryStats};
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let (notified, gave_up, figures) = (told.clone(), told.clone(), told.clone());
+    let config = ServiceConfig::from_json(&config(2, QUICK, "", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config)
+        .notify_async(
+            move |_: Failed<'_, BoxError>, ev: &RetryEvent| -> HookFuture<'_> {
+                let (told, line) = (notified.clone(), format!("retry {}", ev.attempt));
+                Box::pin(async move {
+                    tokio::task::yield_now().await;
+                    told.lock().unwrap().push(line);
+                })
+            },
+        )
+        .give_up_async(
+            move |_: Failed<'_, BoxError>, g: &GiveUp| -> HookFuture<'_> {
+                let (told, line) = (gave_up.clone(), format!("gave up {}", g.calls));
+                Box::pin(async move { told.lock().unwrap().push(line) })
+            },
+        )
+        .stats_async(move |s: &RetryStats| -> HookFuture<'_> {
+            let (told, line) = (figures.clone(), format!("stats {}", s.attempts));
+            Box::pin(async move { told.lock().unwrap().push(line) })
+        });
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    assert_eq!((status.code(), seen.calls()), (Code::Aborted, 2));
+    assert_eq!(*told.lock().unwrap(), ["retry 1", "gave up 2", "stats 2"]);
+}

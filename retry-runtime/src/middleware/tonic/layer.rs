@@ -20,11 +20,13 @@ use crate::fleet::{AdaptiveThrottle, CircuitBreaker};
 use crate::fleet::{RetryThrottling, SharedBudget};
 use crate::hedge::Hedge;
 use crate::http::Failed;
+use crate::middleware::failure::FailedAsync;
 use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
 use crate::policy::Unset;
 use crate::policy::{CancelToken, GiveUp, RetryEvent, RetryStats};
 use crate::retry::{Cancellable, GuardPair, WithStats};
+use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, Settings, TransportErrors};
 use crate::{Backoff, TimedOut};
@@ -145,8 +147,11 @@ pub type Retried<S, Gd, N, G> = RetryService<Counted<S>, ChannelErrors, ByCodes,
 /// Its calls are told to the same hooks as [`RetryLayer`]'s, set the same way:
 /// [`notify`](ServiceConfigLayer::notify), [`give_up`](ServiceConfigLayer::give_up),
 /// [`stats`](ServiceConfigLayer::stats), [`cancel`](ServiceConfigLayer::cancel),
-/// [`throttle`](ServiceConfigLayer::throttle), [`breaker`](ServiceConfigLayer::breaker) and
-/// `trace` (feature `tracing`). Its type parameters are those hooks' (`Gd` the guards, `N`
+/// [`throttle`](ServiceConfigLayer::throttle), [`breaker`](ServiceConfigLayer::breaker),
+/// `trace` (feature `tracing`) and the awaited
+/// [`notify_async`](ServiceConfigLayer::notify_async),
+/// [`give_up_async`](ServiceConfigLayer::give_up_async) and
+/// [`stats_async`](ServiceConfigLayer::stats_async). Its type parameters are those hooks' (`Gd` the guards, `N`
 /// `notify`, `G` `give_up`), as in [`RetryLayer`].
 #[derive(Clone, Debug)]
 #[must_use = "a layer does nothing until it wraps a channel"]
@@ -288,6 +293,99 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     /// ```
     pub fn stats<H: Fn(&RetryStats)>(self, hook: H) -> ServiceConfigLayer<WithStats<Gd, H>, N, G> {
         self.with_hooks(|hooks| hooks.stats(hook))
+    }
+
+    /// Await `hook` before each retry's wait, as
+    /// [`RetryLayer::notify_async`](crate::tower::RetryBuilder::notify_async) does.
+    ///
+    /// ```
+    /// use retry_jitter::hooks::HookFuture;
+    /// use retry_jitter::http::Failed;
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::tower::BoxError;
+    /// use retry_jitter::RetryEvent;
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap()).notify_async(
+    ///     |f: Failed<'_, BoxError>, ev: &RetryEvent| -> HookFuture<'_> {
+    ///         let line = format!("retry {}: {f}", ev.attempt);
+    ///         Box::pin(async move { eprintln!("{line}") })
+    ///     },
+    /// );
+    /// # let _ = layer;
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn notify_async<H>(
+        self,
+        hook: H,
+    ) -> ServiceConfigLayer<
+        Gd::WithAsync<<Gd::AsyncHooks as Slots>::WithNotify<FailedAsync<H>>>,
+        N,
+        G,
+    >
+    where
+        Gd: GuardPair,
+        H: for<'a> Fn(Failed<'a, BoxError>, &'a RetryEvent) -> HookFuture<'a>,
+    {
+        self.with_hooks(|hooks| hooks.notify_async(hook))
+    }
+
+    /// Await `hook` once, when retrying ends on a failure, as
+    /// [`RetryLayer::give_up_async`](crate::tower::RetryBuilder::give_up_async) does.
+    ///
+    /// ```
+    /// use retry_jitter::hooks::HookFuture;
+    /// use retry_jitter::http::Failed;
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::tower::BoxError;
+    /// use retry_jitter::GiveUp;
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap()).give_up_async(
+    ///     |f: Failed<'_, BoxError>, g: &GiveUp| -> HookFuture<'_> {
+    ///         let line = format!("gave up ({}): {f}", g.reason);
+    ///         Box::pin(async move { eprintln!("{line}") })
+    ///     },
+    /// );
+    /// # let _ = layer;
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn give_up_async<H>(
+        self,
+        hook: H,
+    ) -> ServiceConfigLayer<
+        Gd::WithAsync<<Gd::AsyncHooks as Slots>::WithGiveUp<FailedAsync<H>>>,
+        N,
+        G,
+    >
+    where
+        Gd: GuardPair,
+        H: for<'a> Fn(Failed<'a, BoxError>, &'a GiveUp) -> HookFuture<'a>,
+    {
+        self.with_hooks(|hooks| hooks.give_up_async(hook))
+    }
+
+    /// Await `hook` with each retried call's figures when it ends, as
+    /// [`RetryLayer::stats_async`](crate::tower::RetryBuilder::stats_async) does.
+    ///
+    /// ```
+    /// use retry_jitter::hooks::HookFuture;
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// use retry_jitter::RetryStats;
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap()).stats_async(
+    ///     |s: &RetryStats| -> HookFuture<'_> {
+    ///         let attempts = s.attempts;
+    ///         Box::pin(async move { eprintln!("{attempts} attempts") })
+    ///     },
+    /// );
+    /// # let _ = layer;
+    /// ```
+    #[allow(clippy::type_complexity)]
+    pub fn stats_async<H>(
+        self,
+        hook: H,
+    ) -> ServiceConfigLayer<Gd::WithAsync<<Gd::AsyncHooks as Slots>::WithStats<AsyncHook<H>>>, N, G>
+    where
+        Gd: GuardPair,
+        H: for<'a> Fn(&'a RetryStats) -> HookFuture<'a>,
+    {
+        self.with_hooks(|hooks| hooks.stats_async(hook))
     }
 
     /// Stop retrying once `token` is cancelled, as

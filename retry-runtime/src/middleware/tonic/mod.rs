@@ -109,7 +109,8 @@
 //! - **The hooks every face has**: [`notify`](ServiceConfigLayer::notify),
 //!   [`give_up`](ServiceConfigLayer::give_up), [`stats`](ServiceConfigLayer::stats),
 //!   [`cancel`](ServiceConfigLayer::cancel), [`throttle`](ServiceConfigLayer::throttle),
-//!   [`breaker`](ServiceConfigLayer::breaker) and `trace`, with the names and meaning they
+//!   [`breaker`](ServiceConfigLayer::breaker), `trace` and the awaited `*_async` hooks, with
+//!   the names and meaning they
 //!   have on [`RetryLayer`](crate::tower::RetryLayer) and `#[retry]`, for the calls of
 //!   methods with a policy (a call sent once runs no loop). A call the breaker or the
 //!   throttle refuses ends `UNAVAILABLE`.
