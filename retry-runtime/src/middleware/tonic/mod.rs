@@ -95,6 +95,9 @@
 //!   channel, one throttle): each attempt that fails with a retryable code takes a token,
 //!   each call that succeeds gives `tokenRatio` back, and no retry is made while the tokens
 //!   are at or below half of `maxTokens`. Without it, no budget at all: A6 clients have none.
+//!   Where it differs from C-core: a committed call (its headers came first) counts as a
+//!   success when its headers come, whatever its trailers then say; C-core counts its final
+//!   status.
 //! - **Request bodies** of up to 256 KiB are replayed (gRPC C-core's retry buffer); a call
 //!   with a larger request is sent once.
 //! - **`waitForReady`** is read but does not apply to a layer: waiting for a connection is the
