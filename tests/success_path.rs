@@ -1,6 +1,6 @@
 //! What a first-call success does not do: allocate (counted with a global allocator that tallies
 //! this thread's allocations) or read the clock without `max_elapsed` (counted through the
-//! clock the loop is given). No random draw: tests/behaviour.rs. No atomic without `budget`:
+//! clock the loop is given). No random draw: tests/retry/behaviour.rs. No atomic without `budget`:
 //! the budget is a zero-sized `Unset` then, and BENCHMARKS.md shows the instructions.
 
 use std::alloc::{GlobalAlloc, Layout, System};
