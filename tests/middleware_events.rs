@@ -1,5 +1,5 @@
 //! Feature `tracing`: what the breaker and the middleware faces emit names the crate, as the
-//! retry events do (`tests/trace_metadata.rs`): the circuit breaker's state changes (WARN,
+//! retry events do (`tests/tracing/metadata.rs`): the circuit breaker's state changes (WARN,
 //! `function`, `state`) and the `retry_attempt` span a face's resent attempt runs in (INFO,
 //! `http.request.resend_count`) say `retry_jitter` for target and module path, and no file,
 //! line or name of the runtime's sources.

@@ -2,7 +2,7 @@
 //! under the target `retry_jitter`, its module path is the crate's name (or none), and neither
 //! its file, its line nor its name points into the runtime's sources: a JSON subscriber, a
 //! `.with_file(true)` or a filter by module path sees the crate, not its internals. The fields,
-//! their names and their values are those `tests/tracing.rs` checks, at every level.
+//! their names and their values are those `tests/tracing/events.rs` checks, at every level.
 #![cfg(feature = "tracing")]
 
 use std::collections::HashSet;
@@ -17,8 +17,7 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
 use tracing::{Event, Level, Metadata, Subscriber};
 
-#[path = "support/trace_recorder.rs"]
-mod trace_recorder;
+use crate::trace_recorder;
 use trace_recorder::{capture, Recorder};
 
 const LEVELS: [Level; 5] = [

@@ -8,8 +8,7 @@ use std::sync::{Arc, Mutex};
 use retry_jitter::{retry, testing, Policy, Retry};
 use tracing::Level;
 
-#[path = "support/trace_recorder.rs"]
-mod trace_recorder;
+use crate::trace_recorder;
 use trace_recorder::capture;
 
 #[derive(Debug)]
