@@ -1,6 +1,6 @@
 //! A `tracing` subscriber that records every event and span the crate emits, with their
 //! metadata and their fields rendered, and checks that the metadata names the crate, never a
-//! module or a file of the runtime (`tests/tracing/metadata.rs`, `tests/face_events.rs`).
+//! module or a file of the runtime (`tests/tracing/metadata.rs`, `tests/middleware/events.rs`).
 #![allow(dead_code)] // each test file uses what it needs of it
 
 use std::collections::HashSet;

@@ -174,7 +174,7 @@ impl Classify<Error> for TransportErrors {
 /// and `Retry-After` honoured. The body is not read: a response retried is dropped, the last
 /// one is returned whole.
 ///
-/// Its doc test needs a response; see `tests/middleware.rs` for one from a real server.
+/// Its doc test needs a response; see `tests/middleware/clients.rs` for one from a real server.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ByStatus;
 

@@ -13,8 +13,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
 use axum::http::StatusCode;
 use axum::routing::any;

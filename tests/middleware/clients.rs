@@ -12,10 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-#[path = "support/loopback.rs"]
-mod loopback;
-#[path = "support/scripted.rs"]
-mod scripted;
+use crate::loopback;
+use crate::scripted;
 use scripted::upstream;
 
 use axum::extract::State;
@@ -192,8 +190,7 @@ mod tower_hyper {
     }
 }
 
-#[path = "support/grpc_raw.rs"]
-mod grpc_raw;
+use crate::grpc_raw;
 
 mod grpc {
     use super::grpc_raw::Raw;

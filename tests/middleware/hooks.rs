@@ -7,10 +7,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[path = "support/loopback.rs"]
-mod loopback;
-#[path = "support/scripted.rs"]
-mod scripted;
+use crate::scripted;
 use scripted::upstream;
 
 use retry_jitter::hooks::HookFuture;

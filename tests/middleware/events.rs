@@ -11,8 +11,7 @@ use std::time::Duration;
 use retry_jitter::{CircuitBreaker, Policy, Retry};
 use tracing::Level;
 
-#[path = "support/trace_recorder.rs"]
-mod trace_recorder;
+use crate::trace_recorder;
 use trace_recorder::{capture, record, Recorded};
 
 /// A breaker event's fields: `function` and the new `state`.
@@ -143,17 +142,10 @@ mod tower_layer {
 /// attribute's levels): what they say of a request is its method, scheme, host and path, of a
 /// response its status: never a header value, a query string or a body.
 #[cfg(all(feature = "tower", feature = "reqwest-middleware"))]
-#[path = "support/loopback.rs"]
-mod loopback;
-#[cfg(all(feature = "tower", feature = "reqwest-middleware"))]
-#[path = "support/scripted.rs"]
-mod scripted;
-
-#[cfg(all(feature = "tower", feature = "reqwest-middleware"))]
 mod calls {
     use super::*;
 
-    use super::scripted::upstream;
+    use crate::scripted::upstream;
 
     use bytes::Bytes;
     use http_body_util::Full;

@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
 use axum::extract::State;
 use axum::http::StatusCode;
