@@ -9,8 +9,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -29,11 +28,9 @@ use retry_jitter::Policy;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tower::{Layer, ServiceExt};
 
-#[path = "support/h2_frames.rs"]
-mod h2_frames;
+use crate::h2_frames;
 
-#[path = "support/my_body.rs"]
-mod my_body;
+use crate::my_body;
 use my_body::MyBody;
 
 type Body = BoxBody<Bytes, std::io::Error>;

@@ -10,8 +10,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
 use axum::extract::State;
 use axum::http::StatusCode;

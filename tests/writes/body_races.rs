@@ -35,9 +35,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tower::{Layer, ServiceExt};
 
-#[path = "support/h2_frames.rs"]
-#[allow(dead_code)] // its accept loop and its close are what these servers use
-mod h2_frames;
+use crate::h2_frames;
 
 type Boxed = BoxBody<Bytes, io::Error>;
 
