@@ -16,10 +16,8 @@ use retry_jitter::Policy;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
-#[path = "support/grpc_raw.rs"]
-mod grpc_raw;
-#[path = "support/h2_frames.rs"]
-mod h2_frames;
+use crate::grpc_raw;
+use crate::h2_frames;
 
 use grpc_raw::Raw;
 

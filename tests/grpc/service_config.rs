@@ -18,11 +18,8 @@ use tonic::transport::Channel;
 use tonic::{Code, Status};
 use tower::Layer;
 
-#[path = "support/grpc_raw.rs"]
-mod grpc_raw;
-#[path = "support/h2_frames.rs"]
-#[allow(dead_code)] // its accept loop, its read and its close are what these servers use
-mod h2_frames;
+use crate::grpc_raw;
+use crate::h2_frames;
 
 use grpc_raw::Raw;
 
