@@ -1,4 +1,4 @@
-//! A chain of services on loopback, A → B → C, for `examples/chain` and `tests/chain.rs`:
+//! A chain of services on loopback, A → B → C, for `examples/chain` and `tests/chain/chain.rs`:
 //! A and B each call the next tier through `RetryLayer` over hyper's client (4 attempts), C
 //! answers `503`; A and B are served with or without `ChainLayer`.
 

@@ -12,11 +12,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
-#[path = "support/my_body.rs"]
-mod my_body;
+use crate::my_body;
 
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName};
@@ -96,8 +94,7 @@ fn shrinking(lefts: &[Duration], at_most: Duration) {
     );
 }
 
-#[path = "support/grpc_raw.rs"]
-mod grpc_raw;
+use crate::grpc_raw;
 
 mod grpc {
     use super::*;
@@ -702,7 +699,7 @@ mod http_hops {
     /// the loop's own arithmetic gives it (no more than 7 attempts of 50 ms in 300 ms; no
     /// answer before 290 ms, as a loop whose waits are at most 10 ms gives up only when the
     /// next would end past the deadline), generous where a hop's time counts. The exact times
-    /// are `tests/chain.rs`'s, on the paused clock.
+    /// are `tests/chain/chain.rs`'s, on the paused clock.
     #[tokio::test]
     async fn no_http_attempt_starts_after_the_callers_deadline() {
         let (down, seen) = slow_downstream(Duration::from_millis(50)).await;

@@ -3,11 +3,10 @@
 //! `503` — the calls each tier receives for one call of the client's, with and without
 //! `ChainLayer`, and the caller's deadline carried down the chain.
 
-#[path = "../examples/chain/tiers.rs"]
+#[path = "../../examples/chain/tiers.rs"]
 mod tiers;
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;

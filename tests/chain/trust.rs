@@ -6,8 +6,7 @@
 //! breaker or throttle that other callers share; `out_of_chain` keeps shared work out of every
 //! request's scope.
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
