@@ -1,4 +1,4 @@
-//! A flaky upstream HTTP service on loopback, shared by `tests/web.rs` and
+//! A flaky upstream HTTP service on loopback, shared by `tests/web/web.rs` and
 //! `examples/web_service.rs`: real axum, real sockets, 127.0.0.1 only.
 //!
 //! `GET /flaky/{kind}/{failures}/{id}` fails its first `failures` calls (per `id`) with `kind` —

@@ -3,8 +3,7 @@
 //! under the same cap; a hint still wins; a `RetryBudget` may price it apart.
 #![cfg(all(feature = "reqwest", feature = "tonic"))]
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};

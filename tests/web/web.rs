@@ -2,11 +2,9 @@
 //! raw loopback servers that misbehave (stall, send too much, cut the connection).
 #![cfg(feature = "reqwest")]
 
-#[path = "support/upstream.rs"]
-mod upstream;
+use crate::upstream;
 
-#[path = "support/loopback.rs"]
-mod loopback;
+use crate::loopback;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
