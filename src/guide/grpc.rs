@@ -92,7 +92,7 @@
 //!
 //! gRPC's end-to-end retry tests (`test/core/end2end/tests/retry_*.cc` in grpc/grpc) are the list
 //! of behaviours. Each that applies to unary and server-streaming calls is a test of the same name
-//! in `tests/grpc_service_config.rs`, against a tonic server on loopback, with the same config,
+//! in `tests/grpc/service_config.rs`, against a tonic server on loopback, with the same config,
 //! the same answers from the server and the same attempt counts and final status:
 //!
 //! | gRPC's test | here |

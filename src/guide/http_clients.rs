@@ -291,11 +291,11 @@
 //!
 //! `cargo run --example web_service --features reqwest,metrics` runs an axum service whose handler
 //! calls a flaky upstream (a second axum server) with `#[retry]` and `check`, both on loopback, and
-//! prints what each request cost upstream; `tests/web.rs` asserts against the real servers that a
+//! prints what each request cost upstream; `tests/web/web.rs` asserts against the real servers that a
 //! `503` with `Retry-After: 1` waits at least a second, a `404` is tried once, a `429` storm stops
 //! at `attempts`, a refused connection is retried then returned, a server that never answers is
 //! cut at the `timeout`, a stalled or 256 MiB error body is cut at its bounds, and a `200` cut
 //! mid-body is retried. `cargo run --example connect` retries a sync `TcpStream::connect` until a
-//! listener that starts late comes up. `tests/middleware.rs`, `tests/writes.rs` and
-//! `tests/server_word.rs` count on real servers on loopback what each face sends; the layer's cost on a first-attempt success is in
+//! listener that starts late comes up. `tests/middleware/clients.rs`, `tests/writes/writes.rs` and
+//! `tests/middleware/server_word.rs` count on real servers on loopback what each face sends; the layer's cost on a first-attempt success is in
 //! [BENCHMARKS.md](https://github.com/retry-jitter/retry-jitter/blob/main/BENCHMARKS.md).

@@ -45,7 +45,7 @@
 //! - A hedge is a second send: a request the rule does not let send twice is never hedged.
 //! - A classifier of your own (`.on`, `.on_ok`) decides for every method.
 //!
-//! `tests/writes.rs` counts on real servers what each face sends: a `POST` answered `500`, a
+//! `tests/writes/writes.rs` counts on real servers what each face sends: a `POST` answered `500`, a
 //! `PATCH` answered `502` or `504`, a `POST` cut by the face's `timeout` and one whose connection
 //! closed after the server read it are each sent once; a `POST` answered `503`, `429`, `408` or
 //! `425`, or whose connect failed, four times; with a key, four times with that key; with an empty
