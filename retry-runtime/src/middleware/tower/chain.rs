@@ -1,6 +1,7 @@
-//! The server end of a chain of services: [`ChainLayer`] runs each request's handler in a
-//! scope that carries the caller's deadline down to every retry loop polled inside it, and
-//! carries "already retried" back up in the answer.
+//! The server end of a chain of services: [`ChainLayer`].
+//!
+//! It runs each request's handler in a scope that carries the caller's deadline down to every
+//! retry loop inside it, and "already retried" back up in the answer.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -20,48 +21,65 @@ use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
 
 /// The server end of a chain of services, as an axum `Router::layer` or a tonic
-/// `Server::builder().layer`: each request's handler runs in a scope that every retry loop
-/// polled inside it sees, whatever its face (`#[retry]`, [`Retry`](crate::Retry),
+/// `Server::builder().layer`.
+///
+/// Each request's handler runs in a scope that every retry loop polled inside it sees.
+///
+/// That holds whatever the loop's face: `#[retry]`, [`Retry`](crate::Retry),
 /// [`RetryLayer`](super::RetryLayer),
-/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware)).
+/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).
 ///
-/// - **Down: the caller's deadline.** [`ChainLayer::new`] reads the request's deadline from
-///   `x-envoy-expected-rq-timeout-ms` (milliseconds; another name with
-///   [`deadline_header`](ChainLayer::deadline_header)), or from `grpc-timeout` for a gRPC
-///   request (see [`grpc`](ChainLayer::grpc)); `0` is no deadline (as Envoy reads it), of
-///   several values the smallest counts, and a malformed or absent header is no deadline.
-///   [`deadline`](ChainLayer::deadline) sets one of the service's own. Inside the scope every
-///   loop's deadline is the earlier of its own `max_elapsed` and the request's: an attempt's
-///   `timeout` is cut to what is left, and no attempt starts once it has passed
-///   ([`GiveUpReason::Elapsed`](crate::GiveUpReason)). An attempt cut, or a call ended, by the
-///   request's deadline counts for nothing in a shared circuit breaker or throttle: it says
-///   nothing of the downstream. Each attempt a `RetryLayer` or `RetryMiddleware` sends from
-///   inside the scope carries the time it has left in the same header (gRPC: `grpc-timeout`);
-///   a deadline the request already carries in that header is lowered to it, never raised
-///   (the smaller wins).
-/// - **Up: "already retried".** When a loop inside the scope gave up on a failure it retried,
-///   or would have retried but for a limit (its attempts, once it retried; time, budget,
-///   throttle, breaker, a server's wait past its `cap`), or because its downstream said "don't
-///   retry", and the handler's answer is one its caller would retry
-///   (HTTP `5xx` or `429`; gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED`), the answer gets
-///   `x-should-retry: false` (gRPC: `grpc-retry-pushback-ms: -1`, in the trailers or the
-///   headers of a trailers-only answer). The retries of a chain then happen at the one tier
-///   next to the failure. A failure no loop gave up on is left as it is; so is one a loop of
-///   a single attempt ended on after its attempt (a tier told to fail fast leaves the retry
-///   to its caller), and one a loop's [`CancelToken`](crate::CancelToken) ended (a shutdown:
-///   another replica may still serve the caller). An answer is gRPC by its own
-///   `content-type` (or [`grpc`](ChainLayer::grpc)), never by the request's.
+/// The guide's `chain` page has the walkthrough.
 ///
-/// **Trust.** A request's headers are whatever its sender wrote. [`ChainLayer::new`] believes
-/// the deadline a request carries: use it behind your own proxies and for calls from your own
-/// services, where a deadline header is one of yours (Envoy strips its own from requests that
-/// come from outside). A service outside clients reach takes [`ChainLayer::edge`], which reads
-/// no deadline from the request: a client that sends `1` cannot cut your retries short.
+/// - **Down: the caller's deadline.**
+///   - [`ChainLayer::new`] reads it from `x-envoy-expected-rq-timeout-ms`, in milliseconds.
+///   - [`deadline_header`](ChainLayer::deadline_header) names another header.
+///   - A gRPC request's is its `grpc-timeout` (see [`grpc`](ChainLayer::grpc)).
+///   - `0` is no deadline (as Envoy reads it); of several values, the smallest counts.
+///   - A malformed or absent header is no deadline.
+///   - [`deadline`](ChainLayer::deadline) sets one of the service's own.
+///   - Inside the scope, every loop's deadline is the earlier of its `max_elapsed` and the
+///     request's.
+///   - An attempt's `timeout` is cut to what is left.
+///   - No attempt starts once it has passed ([`GiveUpReason::Elapsed`](crate::GiveUpReason)).
+///   - An attempt or call cut by the request's deadline counts for nothing in a shared breaker
+///     or throttle.
+///   - Each attempt a `RetryLayer` or `RetryMiddleware` sends carries the time left in the same
+///     header (gRPC: `grpc-timeout`).
+///   - A deadline the request already carries there is lowered to it, never raised.
+/// - **Up: "already retried".** The answer gets `x-should-retry: false` in this case:
+///   - A loop inside the scope gave up on a failure it retried, or would have but for a limit,
+///     or because its downstream said "don't retry".
+///   - The limits: its attempts (once it retried), time, budget, throttle, breaker, a server's
+///     wait past its `cap`.
+///   - And the handler's answer is one its caller would retry: HTTP `5xx` or `429`; gRPC
+///     `UNAVAILABLE` or `RESOURCE_EXHAUSTED`.
+///   - For gRPC, the mark is `grpc-retry-pushback-ms: -1`, in the trailers (or the headers of a
+///     trailers-only answer).
+///   - The chain's retries then happen at the one tier next to the failure.
+///   - A failure no loop gave up on is left as it is.
+///   - So is one a single-attempt loop ended on: a tier told to fail fast leaves the retry to
+///     its caller.
+///   - So is one a loop's [`CancelToken`](crate::CancelToken) ended: another replica may still
+///     serve the caller.
+///   - An answer is gRPC by its own `content-type` (or [`grpc`](ChainLayer::grpc)), never by the
+///     request's.
+///
+/// **Trust.** A request's headers are whatever its sender wrote.
+///
+/// [`ChainLayer::new`] believes the request's deadline: use it behind your own proxies and for
+/// calls from your own services.
+///
+/// A service outside clients reach takes [`ChainLayer::edge`], which reads no deadline from the
+/// request.
+///
 /// Either way, what one request carries bounds that request's loops alone.
 ///
-/// The scope follows the handler's future, not the tasks it spawns: wrap a spawned future in
-/// [`in_chain`] to keep it inside, and work shared between requests in [`out_of_chain`] to
-/// keep it out.
+/// The scope follows the handler's future, not the tasks it spawns.
+///
+/// Wrap a spawned future in [`in_chain`] to keep it inside.
+///
+/// Wrap work shared between requests in [`out_of_chain`] to keep it out.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {

@@ -1,56 +1,46 @@
 //! tower: the retry loop as a [`Layer`] (feature `tower`), for hyper's client, tonic's
 //! `Channel` and any other tower service.
 //!
-//! [`RetryLayer`] is built like the closure API [`Retry`](crate::Retry), and its service runs
-//! the same loop `#[retry]` runs: full jitter, budgets, `timeout`, hedging, `Retry-After`.
-//! [`ChainLayer`] is the server end of a hop in a chain of services: the caller's deadline
-//! bounds every retry loop its handlers run, and a tier that already retried tells its caller
-//! not to retry again.
+//! [`RetryLayer`] is built like the closure API [`Retry`](crate::Retry).
 //!
-//! - **Requests.** An `http::Request<B>` is made replayable by its body type ([`ReplayBody`](body::ReplayBody)),
-//!   up to a limit (64 KiB; [`RetryLayer::with_body_limit`]): each
-//!   retry sends the same bytes again, and the inner service takes the body type it always
-//!   did. http-body-util's `Full<Bytes>` and `Empty<Bytes>`, and `String`, are cloned for each
-//!   attempt ([`Cloned`](body::Cloned): a `Full`'s bytes are shared, not copied), so hyper-util's
-//!   `Client<HttpConnector, Full<Bytes>>` is wrapped as it is. Any other body is buffered
-//!   while it is sent and replayed ([`Replayer`](body::Replayer)), wrapped again in its type
-//!   ([`WrapBody`](body::WrapBody)): http-body-util's `BoxBody` and `UnsyncBoxBody`, and with feature
-//!   `tonic`, `tonic::body::Body` (a `Channel`'s). A body larger than the limit is sent once
-//!   and never retried — no error for that: the first answer is the answer. Whether a recorded
-//!   body can be sent again is decided per attempt, once its call ends, from that attempt's
-//!   body alone: sent whole, or given back unfinished by a connection that failed (the next
-//!   attempt sends the recorded bytes, then the rest), it can; answered by the server before
-//!   it was sent whole (a streaming upload answered early), it cannot, nor can one its
-//!   transport still holds half a second after its call failed. A hedge waits for the body:
-//!   recorded whole, or given back by an attempt that failed. A `Clone`
-//!   body of another type (one of your own): [`RetryLayer::clone_bodies`] clones it for each
-//!   attempt, everything else as above. A request that is not HTTP:
-//!   [`RetryLayer::clone_requests`] clones any `Req: Clone`, as tower's own `Retry` does, and
-//!   takes every `Ok` as the answer; it does not read the request (no status table, method
-//!   rule, key or hop headers: the bullets below are the HTTP modes').
-//! - **Responses** are classified by [`classify_status`](crate::http::classify_status),
-//!   honouring `Retry-After` ([`ByStatus`]); with feature `tonic`, a response whose headers
-//!   carry `grpc-status` (a trailers-only gRPC error, as tonic servers send) by
-//!   [`tonic::classify`](crate::tonic::classify) instead. [`RetryLayer::on_ok`] replaces it.
-//!   A response that is retried is dropped before the retry; the one handed to the caller is
-//!   never retried, so a streaming response is read only by the caller.
-//! - **Errors** of the inner service (its `Error: Into<BoxError>`) are classified by
-//!   [`TransportErrors`]; [`RetryLayer::on`] replaces it. The service's error is [`BoxError`].
-//! - **Writes are sent once** unless proven safe: an HTTP request whose method is not
-//!   idempotent (`POST`, `PATCH`, …) and which carries no `Idempotency-Key` (nor
-//!   `X-Idempotency-Key`) is retried by the default classifiers only on what proves it was not
-//!   applied — a failed connect, an HTTP/2 stream the server refused or never processed (above
-//!   a `GOAWAY`'s last stream id), `408`, `425`, `429`, `503`, or the
-//!   server's `x-should-retry: true` — never on a `500`, `502`, `504`, the layer's own
-//!   `timeout` or a connection closed after it was sent. [`RetryLayer::idempotent`] vouches for
-//!   every request; [`RetryLayer::idempotency_key`] gives each such request a key (the same on
-//!   every attempt) and retries it on the whole table. A gRPC answer keeps the gRPC table.
-//! - **A budget per host, by default** ([`HostBudgets`]): the retries to each host (the
-//!   request's authority) stay within 20% of its calls over 10 s plus 10 a second, so a host
-//!   that is down gets about 1.2 attempts per call, not five, while a handful of calls retries
-//!   as without one. [`RetryLayer::budget`] puts one budget of yours in its place,
-//!   [`RetryLayer::budget_none`](RetryBuilder::budget_none) none. A request that is not HTTP,
-//!   or whose URI has no authority, shares one budget with the others like it.
+//! Its service runs the loop `#[retry]` runs: full jitter, budgets, `timeout`, hedging,
+//! `Retry-After`.
+//!
+//! [`ChainLayer`] is the server end of a hop: the caller's deadline bounds its handlers' retries.
+//!
+//! The guide's `http_clients` page has the walkthrough; its `chain` page covers chains.
+//!
+//! - **Requests.** An `http::Request<B>` is replayed by its body type ([`ReplayBody`](body::ReplayBody)).
+//!   - Bodies up to 64 KiB are replayed ([`RetryLayer::with_body_limit`]).
+//!   - A larger body is sent once, without an error: the first answer is the answer.
+//!   - `Full<Bytes>`, `Empty<Bytes>` and `String` are cloned per attempt ([`Cloned`](body::Cloned)).
+//!   - Other bodies are recorded while sent ([`Replayer`](body::Replayer), [`WrapBody`](body::WrapBody)).
+//!   - A body the server answered before it was sent whole is not sent again.
+//!   - [`RetryLayer::clone_bodies`] clones a `Clone` body type of your own.
+//!   - [`RetryLayer::clone_requests`] clones any `Req: Clone` and takes every `Ok` as the answer.
+//! - **Responses** are classified by [`ByStatus`]: [`classify_status`](crate::http::classify_status),
+//!   honouring `Retry-After`.
+//!   - With feature `tonic`, a `grpc-status` header is classified by
+//!     [`tonic::classify`](crate::tonic::classify).
+//!   - [`RetryLayer::on_ok`] replaces the response classifier.
+//!   - A retried response is dropped; the one handed to the caller is never retried.
+//! - **Errors** of the inner service are classified by [`TransportErrors`].
+//!   - [`RetryLayer::on`] replaces that classifier.
+//!   - The service's error is [`BoxError`].
+//! - **Writes are sent once** unless proven safe.
+//!   - A non-idempotent method without an `Idempotency-Key` is retried only on proof it was not
+//!     applied.
+//!   - The proofs: a failed connect, a refused or unprocessed HTTP/2 stream, `408`, `425`,
+//!     `429`, `503`, or `x-should-retry: true`.
+//!   - Never a `500`, `502`, `504`, the layer's `timeout`, or a connection closed after sending.
+//!   - [`RetryLayer::idempotent`] vouches for every request.
+//!   - [`RetryLayer::idempotency_key`] gives each write a key and retries it on the whole table.
+//!   - A gRPC answer keeps the gRPC table.
+//! - **A budget per host, by default** ([`HostBudgets`]).
+//!   - Each host's retries stay within 20% of its calls over 10 s, plus 10 a second.
+//!   - [`RetryLayer::budget`] puts your budget in its place.
+//!   - [`RetryLayer::budget_none`](RetryBuilder::budget_none) removes it.
+//!   - Requests without an authority share one budget.
 //!
 //! ```
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
