@@ -1,7 +1,11 @@
-//! Metrics through the [`metrics`](https://docs.rs/metrics) facade (feature `metrics`): install
-//! any exporter (Prometheus, StatsD…) and every retried function reports, labelled with
-//! `function` (its name, as in [`RetryEvent::function`](crate::RetryEvent::function); the
-//! closure API's name for it):
+//! Metrics through the [`metrics`](https://docs.rs/metrics) facade (feature `metrics`).
+//!
+//! Install any exporter (Prometheus, StatsD…) and every retried function reports.
+//!
+//! Each metric is labelled with `function`: its name, as in
+//! [`RetryEvent::function`](crate::RetryEvent::function).
+//!
+//! The guide's `observability` page shows them in use.
 //!
 //! | metric | kind | labels | what |
 //! |---|---|---|---|
@@ -14,12 +18,14 @@
 //! | `retry_jitter_breaker_open_total` | counter | `function` | times a circuit breaker opened, by the function whose call opened it |
 //! | `retry_jitter_breaker_state` | gauge | `function` | a breaker's state as the function that changed it last saw it: 0 closed, 1 open, 2 half-open |
 //!
-//! A first-call success reports nothing: the success path stays free. Nor, in an optimized
-//! build, does a failing call while no recorder is installed: whether one listens (a recorder
-//! local to the thread, or the global one) is asked once per failing call, when its first
-//! attempt fails, on the thread it fails on, and the answer holds for that call. A recorder
-//! installed in the middle of a call hears of the calls that fail after that, not of the rest
-//! of that one.
+//! A first-call success reports nothing: the success path stays free.
+//!
+//! In an optimized build, neither does a failing call while no recorder is installed.
+//!
+//! Whether a recorder listens is asked once per failing call, when its first attempt fails,
+//! on the thread it fails on.
+//!
+//! A recorder installed mid-call hears of later failing calls, not of that one.
 //!
 //! ```
 //! use retry_jitter::GiveUpReason;
@@ -59,35 +65,39 @@ pub(crate) const BREAKER_STATE: &str = "retry_jitter_breaker_state";
 static METADATA: Metadata<'static> =
     Metadata::new(module_path!(), Level::INFO, Some(module_path!()));
 
-/// Whether a recorder listens now: one set for this thread (`metrics::with_local_recorder`,
-/// `set_default_local_recorder`) or for the process (`metrics::set_global_recorder`), other
-/// than the facade's no-op. Asked afresh each time, never kept here: the loops ask once per
-/// call, when its retry state begins (its first attempt failed), and keep the answer in it
-/// for that call only (asking at each event costs a call with no recorder some 18
-/// instructions an event, more than the 10 % feature `metrics` may add to it).
+/// Whether a recorder listens now, other than the facade's no-op.
 ///
-/// The facade has no such question: [`::metrics::with_recorder`] hands out its own
-/// [`NoopRecorder`] when no recorder is set, and that one is told by its vtable. The pointer
-/// handed out, with our `NoopRecorder`'s vtable put at its address, is the same pointer: the
-/// same methods, `NoopRecorder`'s (or code identical to theirs, so doing nothing), and
-/// skipping them loses nothing. Inlined with `with_recorder` (an optimized build), the
-/// comparison of the facade's own no-op is decided at compile time, and a call with no
-/// recorder pays the thread-local and global look-ups alone. Vtables are made per codegen
-/// unit, so where the facade's is a copy of ours this says `true` and each event goes through
-/// the no-op: slower, never wrong. So it is in an unoptimized build (`with_recorder` is not
-/// inlined, and its copy is in a codegen unit of its own); an optimized one tells it apart (a
-/// unit test under `--release` checks this, and the instruction counts of
-/// `scripts/instructions.sh` with feature `metrics` that the loops do). A `NoopRecorder` a
-/// program installs has its vtable made in its own crate, and is listened to: it does nothing
-/// either way.
+/// The recorder may be this thread's (`metrics::with_local_recorder`) or the process's
+/// (`metrics::set_global_recorder`).
+///
+/// Asked afresh each time: the loops ask once per call and keep the answer for that call.
+///
+/// Asking at each event would cost some 18 instructions an event with no recorder: over the
+/// 10 % budget of feature `metrics`.
+///
+/// The facade cannot say this: [`::metrics::with_recorder`] hands out its own [`NoopRecorder`]
+/// when no recorder is set.
+///
+/// That no-op is told by its vtable (see [`is_noop`]): skipping its methods loses nothing.
+///
+/// Inlined (an optimized build), the comparison is decided at compile time.
+///
+/// Vtables are made per codegen unit: where the facade's is a copy of ours, this says `true`.
+/// That is slower, never wrong.
+///
+/// An unoptimized build is such a case; a unit test under `--release` checks the optimized one.
+///
+/// A `NoopRecorder` a program installs has its own vtable, and is listened to.
 #[inline]
 pub(crate) fn listening() -> bool {
     ::metrics::with_recorder(|recorder| !is_noop(recorder))
 }
 
-/// Whether `recorder`'s vtable is [`NoopRecorder`]'s: its pointer, with our `NoopRecorder`'s
-/// vtable put at its address, is the same pointer. No `unsafe`: the pointers are compared,
-/// never read.
+/// Whether `recorder`'s vtable is [`NoopRecorder`]'s.
+///
+/// Its pointer, with our `NoopRecorder`'s vtable put at its address, is the same pointer.
+///
+/// No `unsafe`: the pointers are compared, never read.
 #[inline]
 #[allow(ambiguous_wide_pointer_comparisons)] // The vtable is what is compared.
 fn is_noop(recorder: &dyn Recorder) -> bool {
@@ -362,12 +372,14 @@ mod tests {
         }
     }
 
-    /// With no recorder set (none is, in this test binary), the facade's no-op is told apart
-    /// in an optimized build, the one whose instruction counts say what feature `metrics`
-    /// costs (`scripts/instructions.sh`): were it not, each failing call would pay for its
-    /// reports to nobody, and nothing else would say so. (Unoptimized, the facade's vtable and
-    /// ours are copies in codegen units of their own: `listening` says `true`, only slower. A
-    /// `NoopRecorder` set by a program, its vtable made elsewhere, is heard too.)
+    /// With no recorder set, an optimized build tells the facade's no-op apart.
+    ///
+    /// That build's instruction counts say what feature `metrics` costs
+    /// (`scripts/instructions.sh`).
+    ///
+    /// Were it not told apart, each failing call would pay for reports to nobody, silently.
+    ///
+    /// Unoptimized, `listening` says `true`, only slower.
     #[test]
     #[cfg_attr(
         debug_assertions,
