@@ -8,19 +8,31 @@ use core::sync::atomic::{AtomicU32, Ordering};
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU32, Ordering};
 
-/// A token bucket shared by every call that uses it, so that a fleet's retries stay a fraction
-/// of its calls during a long outage, whatever each call's own `attempts` allow.
+/// A token bucket shared by every call that uses it.
 ///
-/// Per-call limits alone still let every client multiply the load on a service that is down
-/// (3 attempts = 3×; five layers of 3 attempts = 243×). With a budget, each retry takes
-/// [`retry_cost`](RetryBudget::retry_cost) tokens; a call that succeeds at once gives back
-/// [`success_reward`](RetryBudget::success_reward) token, and one that succeeds after retries
-/// gives back what its retries took, never filling the bucket past its capacity. When a retry
-/// cannot take its tokens, the error is returned at once, without waiting. The first call of
-/// every retried call is always made.
+/// A fleet's retries stay a fraction of its calls during a long outage, whatever each call's
+/// `attempts` allow.
+///
+/// Per-call limits alone still multiply the load on a service that is down: 3 attempts = 3×;
+/// five layers of 3 attempts = 243×.
+///
+/// With a budget, each retry takes [`retry_cost`](RetryBudget::retry_cost) tokens.
+///
+/// A call that succeeds at once gives back [`success_reward`](RetryBudget::success_reward)
+/// token.
+///
+/// One that succeeds after retries gives back what its retries took.
+///
+/// Neither fills the bucket past its capacity.
+///
+/// When a retry cannot take its tokens, the error is returned at once, without waiting.
+///
+/// The first call of every retried call is always made.
 ///
 /// The defaults follow the AWS SDKs' retry quota: 500 tokens, 5 per retry, 1 back per
-/// first-try success. Lock-free (one atomic), `const`-constructible, so it lives in a `static`:
+/// first-try success.
+///
+/// Lock-free (one atomic) and `const`-constructible, so it lives in a `static`:
 ///
 /// ```
 /// use retry_jitter::{Policy, Retry, RetryBudget};

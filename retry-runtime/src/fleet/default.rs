@@ -1,25 +1,42 @@
 //! The budget every retry loop has unless told otherwise: a [`RatioBudget`] of Finagle's
-//! shape (20% of the calls over 10 s, a floor of 10 retries a second) whose calls are counted
-//! without a clock reading, without a read-modify-write and without a shared cache line.
+//! shape (20% of the calls over 10 s, a floor of 10 retries a second).
+//!
+//! Its calls are counted without a clock reading, a read-modify-write or a shared cache line.
 //!
 //! # How it counts
 //!
 //! A call ([`SharedBudget::begin`]) adds one to its thread's *stripe*: a counter on a cache
-//! line of its own that only that thread writes, so the add is a plain load and store, not a
-//! `lock`-prefixed instruction, and threads calling the same function never take a line from
-//! each other. Stripes are handed to threads process-wide (the same index in every budget):
-//! the first 16 threads alive at once each own one, until they exit; a thread beyond them adds
-//! to one shared counter with an atomic add. That is the whole success path: no clock, no
-//! compare-and-swap.
+//! line only that thread writes.
 //!
-//! The counters only grow. When a retry asks for a share (or [`DefaultBudget::available`] is
-//! read), the calls counted since the last look (each counter's growth) are *folded* into the
-//! ratio budget's window, under a lock only those take: spread evenly over the slots since the
-//! last fold (their own times are not known), so that those found after a silence longer than
-//! the window count only for the window's share of them (an hour of healthy traffic does not
-//! fund a retry storm). The first call of all reads the clock once, so that the first fold
-//! knows how long the counters have been counting; the window is allocated then too. A budget
-//! never called is all zeros: a `static` of it costs the binary nothing (it is in `.bss`).
+//! So the add is a plain load and store, not a `lock`-prefixed instruction.
+//!
+//! Threads calling the same function never take a line from each other.
+//!
+//! Stripes are handed to threads process-wide: the same index in every budget.
+//!
+//! The first 16 threads alive at once each own one, until they exit.
+//!
+//! A thread beyond them adds to one shared counter with an atomic add.
+//!
+//! That is the whole success path: no clock, no compare-and-swap.
+//!
+//! The counters only grow.
+//!
+//! When a retry asks for a share (or [`DefaultBudget::available`] is read), the calls counted
+//! since the last look are *folded* into the ratio budget's window.
+//!
+//! The fold runs under a lock only those take.
+//!
+//! Their own times are not known: the calls are spread evenly over the slots since the last
+//! fold.
+//!
+//! Calls found after a silence longer than the window count only for the window's share: an
+//! hour of healthy traffic does not fund a retry storm.
+//!
+//! The first call of all reads the clock once, so the first fold knows how long the counters
+//! have counted; the window is allocated then too.
+//!
+//! A budget never called is all zeros: a `static` of it costs the binary nothing (`.bss`).
 
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -122,22 +139,33 @@ impl Folded {
     }
 }
 
-/// The retry budget a `#[retry]` function, a [`Retry`](crate::Retry) and each host of a
-/// [`RetryLayer`](crate::tower::RetryLayer) or `RetryMiddleware` has unless given another
-/// (`budget = &X`, `.budget(&X)`) or none (`budget = none`, `.budget_none()`): retries
-/// (hedges included) allowed while, over the trailing 10 s, they stay within 20% of the calls
-/// made plus 10 a second — the shape of Finagle's, Linkerd's, reqwest's and Gateway API's
-/// retry budgets. So a handful of calls retries exactly as without a budget (the floor: 100
-/// retries over any 10 s), and a fleet of callers sends a dependency that is down at most 1.2
-/// attempts per call, plus the floor, where five attempts each would send five.
+/// The retry budget every loop has unless given another (`budget = &X`, `.budget(&X)`) or none
+/// (`budget = none`, `.budget_none()`).
 ///
-/// Unlike [`RatioBudget`], a call is counted without reading the clock, on a counter of its
-/// thread's own (module docs): the success path is a thread-local read and a load and a store
-/// on a cache line only that thread writes, so threads calling the same function do not slow
-/// each other down. The calls are brought into the window when a retry asks, spread evenly
-/// over the time since the last retry asked: so a call is dated by that spread, not by its
-/// own clock reading, and calls found after a silence longer than the window count for the
-/// window's share of them.
+/// Every loop: a `#[retry]` function, a [`Retry`](crate::Retry), and each host of a
+/// [`RetryLayer`](crate::tower::RetryLayer) or `RetryMiddleware`.
+///
+/// Retries (hedges included) are allowed while, over the trailing 10 s, they stay within 20%
+/// of the calls plus 10 a second.
+///
+/// That is the shape of Finagle's, Linkerd's, reqwest's and Gateway API's retry budgets.
+///
+/// A handful of calls retries exactly as without a budget: the floor is 100 retries over any
+/// 10 s.
+///
+/// A fleet of callers sends a dependency that is down at most 1.2 attempts per call, plus the
+/// floor, where five attempts each would send five.
+///
+/// Unlike [`RatioBudget`], a call is counted without reading the clock, on its thread's own
+/// counter (module docs).
+///
+/// The success path is a thread-local read and a load and store on a line only that thread
+/// writes.
+///
+/// The calls are brought into the window when a retry asks, spread evenly over the time since
+/// the last ask.
+///
+/// Calls found after a silence longer than the window count for the window's share of them.
 ///
 /// ```
 /// use retry_jitter::{sleep, DefaultBudget};

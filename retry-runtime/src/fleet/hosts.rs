@@ -4,19 +4,33 @@
 //! # The table
 //!
 //! [`HostBudgets::HOSTS`] slots, each filled once, by the first request to a host, and never
-//! emptied: a host keeps its budget for the table's life, whatever other hosts come. Hosts
-//! beyond the bound share one *overflow* budget; requests without an authority (a relative
-//! URI) share another. So memory is bounded, and no request can reset or take over another
-//! host's budget: a caller who chooses the authorities of the requests (a proxy's client) can
-//! at most fill the free slots, pushing hosts first seen later into the overflow budget.
+//! emptied.
 //!
-//! A host is found by open addressing (linear probing, at most `HOSTS` probes) from a hash of
-//! its authority, case folded: an Fx-style multiply-rotate over eight bytes at a time, no
-//! SipHash. A slot is a [`OnceLock`]: finding a host is an atomic load per probe and no lock;
-//! filling a slot (a host's first request) allocates its entry: its name (at most 255 bytes,
-//! a longer one goes to the overflow) and its budget, under a KiB. An authority with a user's
-//! information (`user@host`, which HTTP URIs should not carry) is filed under its host, on a
-//! slower path, and the user is never kept.
+//! A host keeps its budget for the table's life, whatever other hosts come.
+//!
+//! Hosts beyond the bound share one *overflow* budget.
+//!
+//! Requests without an authority (a relative URI) share another.
+//!
+//! So memory is bounded, and no request can reset or take over another host's budget.
+//!
+//! A caller who chooses the requests' authorities (a proxy's client) can at most fill the free
+//! slots, pushing later hosts into the overflow budget.
+//!
+//! A host is found by open addressing (linear probing, at most `HOSTS` probes).
+//!
+//! The hash is of its authority, case folded: an Fx-style multiply-rotate over eight bytes at a
+//! time, no SipHash.
+//!
+//! A slot is a [`OnceLock`]: finding a host is an atomic load per probe and no lock.
+//!
+//! Filling a slot (a host's first request) allocates its entry: its name and its budget, under
+//! a KiB.
+//!
+//! A name over 255 bytes goes to the overflow.
+//!
+//! An authority with a user's information (`user@host`) is filed under its host, on a slower
+//! path; the user is never kept.
 
 use core::fmt;
 use std::sync::{Arc, OnceLock};
@@ -94,17 +108,24 @@ struct Table {
 }
 
 /// A [`DefaultBudget`] for each host a [`RetryLayer`](crate::tower::RetryLayer) or a
-/// `RetryMiddleware` sends to (the request's authority: `host[:port]`, ASCII case aside),
-/// what they have unless given another budget
-/// ([`budget`](crate::tower::RetryBuilder::budget)) or none
-/// ([`budget_none`](crate::tower::RetryBuilder::budget_none)). So a host that is down gets at
-/// most 20% of its calls retried plus 10 retries a second, while the other hosts keep their
-/// own budgets whole.
+/// `RetryMiddleware` sends to.
 ///
-/// Bounded: the first [`HOSTS`](HostBudgets::HOSTS) hosts each get a budget of their own, for
-/// the table's life (never evicted, never reset); the hosts after them share one overflow
-/// budget, and requests without an authority (a relative URI) one more. The table is shared
-/// by the middleware's clones (an [`Arc`]); finding a host's budget takes no lock.
+/// The host is the request's authority: `host[:port]`, ASCII case aside.
+///
+/// It is what they have unless given another budget
+/// ([`budget`](crate::tower::RetryBuilder::budget)) or none
+/// ([`budget_none`](crate::tower::RetryBuilder::budget_none)).
+///
+/// A host that is down gets at most 20% of its calls retried, plus 10 retries a second.
+///
+/// The other hosts keep their own budgets whole.
+///
+/// Bounded: the first [`HOSTS`](HostBudgets::HOSTS) hosts each get a budget for the table's
+/// life, never evicted or reset.
+///
+/// The hosts after them share one overflow budget; requests without an authority, one more.
+///
+/// The middleware's clones share the table (an [`Arc`]); finding a host's budget takes no lock.
 ///
 /// ```
 /// use retry_jitter::sleep;

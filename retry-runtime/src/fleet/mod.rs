@@ -1,4 +1,5 @@
 //! Guarding the service a fleet of callers share: budgets that bound the retries of many calls.
+//!
 //! Below the loop: a guard that needs the time is handed the loop's clock.
 
 mod breaker;
@@ -23,17 +24,24 @@ pub use throttling::RetryThrottling;
 use crate::policy::Clock;
 use crate::policy::Unset;
 
-/// A budget many calls share, as the retry loop uses it: one method per moment of a call it
-/// hears of. A call is counted ([`begin`](SharedBudget::begin)) when its first attempt ends or
-/// its first hedge is due, whichever comes first; each attempt that fails with an error the
-/// loop would retry is told of ([`failed`](SharedBudget::failed)); each retry and each hedge is charged
-/// ([`take_retry`](SharedBudget::take_retry), which may refuse it) just before it starts; a
-/// share granted to a retry that never ran is given back ([`refund`](SharedBudget::refund));
-/// a call that succeeds says what its retries and hedges took
-/// ([`succeeded`](SharedBudget::succeeded), [`Taken::NONE`] at its first attempt). Every
-/// loop, `#[retry]`'s, the closure API's, hedged or not, and the tower and reqwest faces, tells
-/// it at these moments, and only at these (`run/account.rs` is where). [`RetryBudget`] is
-/// one; implement it for a budget of your own shape and pass `&YOURS` to `budget = …` or
+/// A budget many calls share, as the retry loop uses it: one method per moment of a call.
+///
+/// - A call is counted ([`begin`](SharedBudget::begin)) when its first attempt ends or its
+///   first hedge is due, whichever comes first.
+/// - Each attempt that fails with an error the loop would retry is told of
+///   ([`failed`](SharedBudget::failed)).
+/// - Each retry and hedge is charged just before it starts
+///   ([`take_retry`](SharedBudget::take_retry), which may refuse it).
+/// - A share granted to a retry that never ran is given back ([`refund`](SharedBudget::refund)).
+/// - A call that succeeds says what its retries and hedges took
+///   ([`succeeded`](SharedBudget::succeeded); [`Taken::NONE`] at its first attempt).
+///
+/// Every loop tells it at these moments, and only these: `#[retry]`'s, the closure API's,
+/// hedged or not, and the tower and reqwest faces.
+///
+/// [`RetryBudget`] is one.
+///
+/// Implement it for a budget of your own shape, and pass `&YOURS` to `budget = …` or
 /// [`Retry::budget`](crate::Retry::budget).
 ///
 /// `clock` is the loop's clock (tokio's under a paused test clock, the system's, or the
@@ -65,31 +73,41 @@ use crate::policy::Unset;
 /// assert_eq!((r, calls), (Err("down"), 2)); // one retry, then the quota is spent
 /// ```
 pub trait SharedBudget: Sync {
-    /// A call is counted: its first attempt ended (before any retry is asked for), or its
-    /// first hedge is due while that attempt still runs. A call still in its first attempt has
-    /// paid nothing yet, and one dropped then asks for nothing. Default: nothing.
+    /// A call is counted: its first attempt ended, or its first hedge is due while that attempt
+    /// still runs.
+    ///
+    /// A call still in its first attempt has paid nothing; one dropped then asks for nothing.
+    ///
+    /// Default: nothing.
     #[inline]
     fn begin(&self, clock: Clock) {
         let _ = clock;
     }
     /// An attempt failed with an error the loop would retry (its classifier did not say
-    /// [`Decision::Stop`](crate::Decision::Stop)), whether a retry follows or not: the call's
-    /// attempts may be spent, or this budget may refuse it next. Told before
-    /// [`take_retry`](SharedBudget::take_retry). [`RetryThrottling`] counts these. Default:
-    /// nothing.
+    /// [`Decision::Stop`](crate::Decision::Stop)).
+    ///
+    /// Told whether a retry follows or not, before [`take_retry`](SharedBudget::take_retry).
+    ///
+    /// [`RetryThrottling`] counts these. Default: nothing.
     #[inline]
     fn failed(&self, clock: Clock) {
         let _ = clock;
     }
-    /// A retry or a hedge, `charge` says which, is about to start: take what it costs, or
-    /// `None` to refuse it (a refused retry ends the call with its last error,
-    /// [`GiveUpReason::BudgetEmpty`](crate::GiveUpReason::BudgetEmpty); a refused hedge is not
-    /// started). The ticket is what [`refund`](SharedBudget::refund) is handed should it not
-    /// run: [`RetryTicket::NONE`] for a budget that keeps no account of where a share was
-    /// taken; [`RatioBudget`]'s names the slot of its window.
+    /// A retry or a hedge (`charge` says which) is about to start: take what it costs.
+    ///
+    /// `None` refuses it.
+    ///
+    /// A refused retry ends the call with its last error
+    /// ([`GiveUpReason::BudgetEmpty`](crate::GiveUpReason::BudgetEmpty)); a refused hedge is
+    /// not started.
+    ///
+    /// The ticket is handed to [`refund`](SharedBudget::refund) should the retry not run.
+    ///
+    /// [`RetryTicket::NONE`] suits a budget that keeps no account of where a share was taken.
     fn take_retry(&self, charge: Charge, clock: Clock) -> Option<RetryTicket>;
-    /// A share [`take_retry`](SharedBudget::take_retry) granted was not used (the future
-    /// dropped during the wait, a hook panicked, the deadline came first): give it back.
+    /// A share [`take_retry`](SharedBudget::take_retry) granted was not used: give it back.
+    ///
+    /// The future dropped during the wait, a hook panicked, or the deadline came first.
     fn refund(&self, ticket: RetryTicket);
     /// A call succeeded; `taken` is what its retries and hedges took
     /// ([`Taken::NONE`]: it succeeded at its first attempt). Default: nothing.
@@ -99,10 +117,12 @@ pub trait SharedBudget: Sync {
     }
 
     /// A call succeeded at its first attempt: [`begin`](SharedBudget::begin), then
-    /// [`succeeded`](SharedBudget::succeeded) with [`Taken::NONE`], handing `out` back, so
-    /// that a budget whose rare work is out of line ([`DefaultBudget`]) can end the success
-    /// path with a tail call, keeping nothing across it. Not for a budget to change: the
-    /// loop's, not the budget's.
+    /// [`succeeded`](SharedBudget::succeeded) with [`Taken::NONE`], handing `out` back.
+    ///
+    /// A budget whose rare work is out of line ([`DefaultBudget`]) can end the success path with
+    /// a tail call.
+    ///
+    /// Not for a budget to change: the loop's, not the budget's.
     #[doc(hidden)]
     #[inline]
     fn first_success<T>(&self, clock: Clock, out: T) -> T

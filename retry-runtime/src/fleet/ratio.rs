@@ -2,21 +2,35 @@
 //!
 //! # How it counts
 //!
-//! The window is cut into 16 slots of `window / 16` (whole nanoseconds, at least 1 ns):
-//! the budget's *granularity*. Two rings of 16 atomics count, per slot, the first attempts and
-//! the retries made in it, each tagged with the slot's number so that a slot left behind by the
-//! clock is recognised and emptied (its counts leave the window) by whoever reaches it first,
-//! exactly once (a compare-and-swap on the slot). One more atomic holds the balance: in
-//! millionths of a retry, `ratio × first attempts + min_per_sec × window − retries` over the
-//! slots in the window. A retry is granted by a compare-and-swap on it that never takes it
-//! below zero, so two threads can never both take the last retry.
+//! The window is cut into 16 slots of `window / 16` (whole nanoseconds, at least 1 ns): the
+//! budget's *granularity*.
 //!
-//! Every first attempt ([`RatioBudget::begin`]) reads the clock and is counted in the slot of
-//! its own time, so it leaves the window exactly when it should at any call rate (one call an
-//! hour included): a clock reading, a compare-and-swap on its slot and an add to the balance.
-//! A granted retry comes with a [`RetryTicket`] naming its slot; a refund
-//! ([`RatioBudget::refund`]) gives the share back to that slot while the slot is in the
-//! window, and is dropped once the slot has left it (the slot's retries were given back then).
+//! Two rings of 16 atomics count, per slot, the first attempts and the retries made in it.
+//!
+//! Each is tagged with its slot's number, so a slot the clock left behind is recognised.
+//!
+//! Whoever reaches such a slot first empties it, exactly once (a compare-and-swap on the slot).
+//!
+//! One more atomic holds the balance over the slots in the window, in millionths of a retry:
+//! `ratio × first attempts + min_per_sec × window − retries`.
+//!
+//! A retry is granted by a compare-and-swap that never takes the balance below zero: two
+//! threads never both take the last retry.
+//!
+//! Every first attempt ([`RatioBudget::begin`]) reads the clock and is counted in its own
+//! time's slot.
+//!
+//! So it leaves the window exactly when it should, at any call rate (one call an hour
+//! included).
+//!
+//! Its cost: a clock reading, a compare-and-swap on its slot and an add to the balance.
+//!
+//! A granted retry comes with a [`RetryTicket`] naming its slot.
+//!
+//! A refund ([`RatioBudget::refund`]) gives the share back to that slot while it is in the
+//! window.
+//!
+//! Once the slot has left, the refund is dropped: the slot's retries were given back then.
 
 use core::fmt;
 use core::time::Duration;
@@ -40,29 +54,36 @@ const MAX_RATIO: f64 = 10.0;
 /// The floor is kept below this (in millionths of a retry), so the balance never overflows.
 const MAX_FLOOR: u128 = 1 << 60;
 
-/// A retry budget shared by every call that uses it: retries (hedges included) are allowed
-/// while, over the trailing `window`, they stay within `ratio ×` the first attempts made plus
-/// `min_per_sec × window` — Finagle's `RetryBudget`, exact and lock-free.
+/// A retry budget shared by every call that uses it: Finagle's `RetryBudget`, exact and
+/// lock-free.
 ///
-/// Where [`RetryBudget`](crate::RetryBudget) (the AWS token bucket) suits a client, this suits
-/// a service's outbound calls: however many calls come in, their retries add at most `ratio`
-/// to the load they make on the dependency (20% → 1.2 calls per call when it is down), and the
-/// floor lets a quiet service still retry its rare failure.
+/// Retries (hedges included) are allowed while, over the trailing `window`, they stay within
+/// `ratio ×` the first attempts plus `min_per_sec × window`.
 ///
-/// - **Exact**: the ratio is counted in millionths (`0.6` is 60%, not the 100% that truncating
-///   `1 / 0.6` to a whole number of calls per retry would give), and over a window the retries
-///   granted to callers asking for more are exactly
-///   `floor(ratio × first attempts + min_per_sec × window_secs)`, however many threads ask and
-///   at any call rate.
-/// - **Window**: cut into 16 slots of `window / 16`: a call or retry counts from its slot until
-///   16 slots later, for between 15/16 of the window and the whole window. Each call is counted
-///   in the slot of its own clock reading.
-/// - **Refunds**: a retry granted but never made (its future dropped during the wait, the
-///   deadline first) gives its share back to the slot it was taken in, through its
-///   [`RetryTicket`]; once that slot has left the window the refund is dropped. So no sequence
-///   of takes, refunds and clock jumps grants more than the ratio allows over any window.
-/// - **Cheap on success**: a first attempt is one clock reading, a compare-and-swap on its
-///   slot and one atomic add, lock-free; a success is nothing.
+/// [`RetryBudget`](crate::RetryBudget) (the AWS token bucket) suits a client; this suits a
+/// service's outbound calls.
+///
+/// However many calls come in, their retries add at most `ratio` to the dependency's load: 20%
+/// → 1.2 calls per call when it is down.
+///
+/// The floor lets a quiet service still retry its rare failure.
+///
+/// - **Exact**: the ratio is counted in millionths, so `0.6` is 60%, not the 100% a whole
+///   number of calls per retry would give.
+/// - Over a window, callers asking for more are granted exactly
+///   `floor(ratio × first attempts + min_per_sec × window_secs)` retries, at any thread count
+///   and call rate.
+/// - **Window**: cut into 16 slots of `window / 16`.
+/// - A call or retry counts from its slot until 16 slots later: between 15/16 of the window and
+///   all of it.
+/// - Each call is counted in the slot of its own clock reading.
+/// - **Refunds**: a retry granted but never made gives its share back to its slot, through its
+///   [`RetryTicket`].
+/// - Once that slot has left the window, the refund is dropped.
+/// - So no sequence of takes, refunds and clock jumps grants more than the ratio allows.
+/// - **Cheap on success**: a first attempt is a clock reading, a compare-and-swap on its slot
+///   and an atomic add.
+/// - A success is nothing.
 ///
 /// `const`-constructible, so it lives in a `static`:
 ///
@@ -124,12 +145,16 @@ impl RatioBudget {
     /// `min_per_sec` a second over it (`min_per_sec × window` in all).
     ///
     /// `ratio` is taken to the nearest millionth: `0.2` is 20%, `0.6` 60%, `10.0` ten retries
-    /// per call. `window` is cut into 16 slots (see [`granularity`](RatioBudget::granularity)).
+    /// per call.
+    ///
+    /// `window` is cut into 16 slots (see [`granularity`](RatioBudget::granularity)).
     ///
     /// # Panics
     ///
     /// If `ratio` is negative, above 10.0 or NaN, or `window` is zero (a window that holds no
-    /// call). In a `static` or a `const` that is a compile-time error:
+    /// call).
+    ///
+    /// In a `static` or a `const` that is a compile-time error:
     ///
     /// ```compile_fail
     /// use retry_jitter::RatioBudget;
@@ -233,7 +258,9 @@ impl RatioBudget {
     }
 
     /// The length of one of the window's 16 slots: `window / 16`, in whole nanoseconds (at
-    /// least 1). A call or retry counts from the start of its slot until 16 slots later.
+    /// least 1).
+    ///
+    /// A call or retry counts from the start of its slot until 16 slots later.
     ///
     /// ```
     /// use std::time::Duration;
@@ -244,9 +271,11 @@ impl RatioBudget {
         Duration::from_nanos(self.clock.slot_nanos())
     }
 
-    /// A call made its first attempt: it adds `ratio` of a retry to the budget, counted in
-    /// the slot of `clock`'s reading now, and leaving the window with it. (The retry loops
-    /// call this as a call's first attempt ends.)
+    /// A call made its first attempt: it adds `ratio` of a retry to the budget.
+    ///
+    /// It is counted in the slot of `clock`'s reading now, and leaves the window with it.
+    ///
+    /// The retry loops call this as a call's first attempt ends.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -265,10 +294,13 @@ impl RatioBudget {
         }
     }
 
-    /// Take one retry's (or hedge's) share: `false`, taking nothing, when the retries in the
-    /// window already reach `ratio ×` its first attempts plus the floor. A share taken here is
-    /// never given back; [`take_retry`](RatioBudget::take_retry) gives the ticket a refund
-    /// needs.
+    /// Take one retry's (or hedge's) share.
+    ///
+    /// `false`, taking nothing, when the window's retries already reach `ratio ×` its first
+    /// attempts plus the floor.
+    ///
+    /// A share taken here is never given back; [`take_retry`](RatioBudget::take_retry) gives
+    /// the ticket a refund needs.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -312,12 +344,15 @@ impl RatioBudget {
         }
     }
 
-    /// A retry that [`take_retry`](RatioBudget::take_retry) granted did not run after all
-    /// (its future was dropped during the wait, a hook panicked, the deadline came first):
-    /// give its share back to the slot it was taken in, if that slot is still in the window.
-    /// A refund that comes after the slot left the window is dropped: the slot's retries were
-    /// given back as it left, and giving this one back again would grant a retry the ratio
-    /// does not allow. Reads no clock. The retry loops here do this by themselves.
+    /// A retry that [`take_retry`](RatioBudget::take_retry) granted did not run after all:
+    /// give its share back to its slot, if that slot is still in the window.
+    ///
+    /// The future was dropped during the wait, a hook panicked, or the deadline came first.
+    ///
+    /// A refund after the slot left the window is dropped: the slot's retries were given back
+    /// as it left.
+    ///
+    /// Reads no clock. The retry loops here do this by themselves.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};

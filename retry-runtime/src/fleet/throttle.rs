@@ -7,26 +7,40 @@ use super::window::Window;
 use crate::policy::{rng, Clock};
 
 /// Client-side adaptive throttling: when the service rejects much of what it is sent, reject
-/// locally, before sending, with probability `max(0, (requests − k·accepts) / (requests + 1))`
-/// over the trailing `window` (Google's SRE book, ch. 21; gRPC's RLS throttler and Envoy's
-/// admission control use it).
+/// locally, before sending.
 ///
-/// Every attempt asks first (the first, retries, hedges), and the counts are of *answers*, as
-/// gRPC's adaptive throttler keeps them: an attempt that ends with an answer from the service
-/// (an `Ok`, or an error the classifier says [`Decision::Stop`](crate::Decision::Stop) to: a
-/// 4xx is an answer) adds a request and an accept; one that ends retryable (an error to retry,
-/// a server hint, a timeout) adds a request alone; an attempt rejected here adds a request
-/// alone. An attempt still in flight counts for nothing, and so does one that ends without an
-/// answer because the caller dropped it (a losing hedge, the caller's own timeout). So while
-/// the service answers every call, `requests = accepts` and nothing is ever rejected, however
-/// many calls are in flight; when it answers nothing, the rejection probability climbs towards
-/// 1, and the client sheds its own load until answers come back. `k = 2` (the book's) lets
-/// through twice what is accepted.
+/// The rejection probability is `max(0, (requests − k·accepts) / (requests + 1))` over the
+/// trailing `window`.
 ///
-/// Lock-free (a ring of 16 atomic slots of `window / 16`), `const`-constructible, for a
-/// `static`; pass it as `throttle = &THROTTLE` or to [`Retry::throttle`](crate::Retry::throttle).
-/// A rejected attempt is not made: it fails with `E::from(`[`Throttled`](crate::Throttled)`)`
-/// and the call ends ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)).
+/// The rule is Google's SRE book's (ch. 21); gRPC's RLS throttler and Envoy's admission control
+/// use it.
+///
+/// Every attempt asks first: the first, retries, hedges.
+///
+/// The counts are of *answers*, as gRPC's adaptive throttler keeps them:
+///
+/// - An attempt the service answered adds a request and an accept: an `Ok`, or an error the
+///   classifier says [`Decision::Stop`](crate::Decision::Stop) to (a 4xx is an answer).
+/// - An attempt that ends retryable (an error to retry, a server hint, a timeout) adds a
+///   request alone.
+/// - An attempt rejected here adds a request alone.
+/// - An attempt in flight, or dropped by the caller (a losing hedge, the caller's timeout),
+///   counts for nothing.
+///
+/// While the service answers every call, `requests = accepts`: nothing is rejected, however
+/// many calls are in flight.
+///
+/// When it answers nothing, the probability climbs towards 1, and the client sheds its own load.
+///
+/// `k = 2` (the book's) lets through twice what is accepted.
+///
+/// Lock-free (a ring of 16 atomic slots of `window / 16`) and `const`-constructible, for a
+/// `static`.
+///
+/// Pass it as `throttle = &THROTTLE` or to [`Retry::throttle`](crate::Retry::throttle).
+///
+/// A rejected attempt is not made: it fails with `E::from(`[`Throttled`](crate::Throttled)`)`.
+/// The call ends ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)).
 ///
 /// ```
 /// use retry_jitter::{sleep, AdaptiveThrottle};

@@ -6,18 +6,24 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use super::{Charge, RetryTicket, SharedBudget, Taken};
 use crate::policy::Clock;
 
-/// gRPC's retry throttling (gRFC A6's `retryThrottling`): a bucket of tokens that every
-/// failed attempt drains by one and every successful call fills by `tokenRatio`; while it
-/// holds half its tokens or fewer, nothing is retried or hedged.
+/// gRPC's retry throttling (gRFC A6's `retryThrottling`): a bucket of tokens.
 ///
-/// The arithmetic is gRPC C-core's, in thousandths of a token: the bucket starts full at
-/// `max_tokens`; an attempt that fails with an error the loop would retry takes 1 token
-/// ([`SharedBudget::failed`]: whether a retry follows or not, so the last attempt of a call
-/// counts too; an error it stops on takes nothing), never below zero; a call that succeeds
-/// gives `token_ratio` thousandths, never above `max_tokens`; a retry or a hedge goes ahead
-/// only while the tokens, the failure just counted, are above `max_tokens / 2`. A refused
-/// retry ends the call with its last error
-/// ([`GiveUpReason::BudgetEmpty`](crate::GiveUpReason::BudgetEmpty)).
+/// Every failed attempt drains it by one; every successful call fills it by `tokenRatio`.
+///
+/// While it holds half its tokens or fewer, nothing is retried or hedged.
+///
+/// The arithmetic is gRPC C-core's, in thousandths of a token:
+///
+/// - The bucket starts full at `max_tokens`.
+/// - An attempt that fails with an error the loop would retry takes 1 token, never below zero.
+/// - That is told by [`SharedBudget::failed`], whether a retry follows or not: a call's last
+///   attempt counts too.
+/// - An error the loop stops on takes nothing.
+/// - A call that succeeds gives `token_ratio` thousandths, never above `max_tokens`.
+/// - A retry or hedge goes ahead only while the tokens, the failure just counted, are above
+///   `max_tokens / 2`.
+/// - A refused retry ends the call with its last error
+///   ([`GiveUpReason::BudgetEmpty`](crate::GiveUpReason::BudgetEmpty)).
 ///
 /// From a full bucket of 10 tokens, a service that fails everything gets four retries, and
 /// the fifth failure in a row is not retried:
@@ -37,9 +43,11 @@ use crate::policy::Clock;
 /// assert_eq!(THROTTLING.milli_tokens(), 5_000);
 /// ```
 ///
-/// Lock-free (one atomic), `const`-constructible, for a `static`; pass it as
-/// `budget = &THROTTLING` or to [`Retry::budget`](crate::Retry::budget). It counts what A6
-/// counts: use it instead of a budget, not beside one.
+/// Lock-free (one atomic) and `const`-constructible, for a `static`.
+///
+/// Pass it as `budget = &THROTTLING` or to [`Retry::budget`](crate::Retry::budget).
+///
+/// It counts what A6 counts: use it instead of a budget, not beside one.
 pub struct RetryThrottling {
     milli_tokens: AtomicU32,
     max_milli_tokens: u32,
