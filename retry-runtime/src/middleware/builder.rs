@@ -1,5 +1,7 @@
 //! The builder `RetryLayer` and `RetryMiddleware` share: the loop's settings and the
-//! classifiers, their setters written once. [`RetryLayer`](crate::tower::RetryLayer) and
+//! classifiers, their setters written once.
+//!
+//! [`RetryLayer`](crate::tower::RetryLayer) and
 //! [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) are this type with the
 //! settings only one of them has (`F`: `LayerOnly`, `MiddlewareOnly`).
 
@@ -24,10 +26,12 @@ use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::{Policy, Retry};
 
-/// The settings of a retry middleware, the layer or the middleware: the loop's ([`Retry`]'s
-/// policy, budget, timeout, hedge, name), its classifiers of errors (`C`) and of responses
-/// (`O`), and what only one of them has (`F`). Named through its aliases,
-/// [`RetryLayer`](crate::tower::RetryLayer) and
+/// The settings of a retry middleware, the layer or the middleware.
+///
+/// They are the loop's ([`Retry`]'s policy, budget, timeout, hedge, name), the error and
+/// response classifiers (`C`, `O`), and what only one of them has (`F`).
+///
+/// Named through its aliases, [`RetryLayer`](crate::tower::RetryLayer) and
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware), which add their
 /// constructors.
 ///
@@ -46,10 +50,12 @@ use crate::{Policy, Retry};
 /// # }
 /// ```
 ///
-/// Its type parameters: `F` what only one middleware has, `C` ([`on`](RetryBuilder::on)),
-/// `O` ([`on_ok`](RetryBuilder::on_ok)), and `R`, the loop's settings: a [`Retry`] whose
-/// parameters the other setters write (`budget`, `timeout`, `hedge`, `notify`, `give_up`,
-/// the guards).
+/// Its type parameters:
+///
+/// - `F`: what only one middleware has.
+/// - `C`: the error classifier ([`on`](RetryBuilder::on)).
+/// - `O`: the response classifier ([`on_ok`](RetryBuilder::on_ok)).
+/// - `R`: the loop's settings, a [`Retry`] whose parameters the other setters write.
 #[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
 pub struct RetryBuilder<F, C, O, R = Settings> {
@@ -68,10 +74,13 @@ pub struct RetryBuilder<F, C, O, R = Settings> {
 // The setters' types are the settings they change: spelled out, one letter each.
 #[allow(clippy::type_complexity)]
 impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, G>> {
-    /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the error it sees
-    /// (`tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed, which
-    /// a closure may downcast; `reqwest-middleware`: `reqwest_middleware::Error`), usually a
-    /// closure `Fn(&Error) -> D` where `D: Into<Decision>`.
+    /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the error it sees.
+    ///
+    /// - `tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed, which a
+    ///   closure may downcast.
+    /// - `reqwest-middleware`: `reqwest_middleware::Error`.
+    ///
+    /// Usually a closure `Fn(&Error) -> D` where `D: Into<Decision>`.
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
@@ -91,15 +100,22 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_classifiers(|_, on_ok| (on, on_ok))
     }
 
-    /// Which responses are retried: a [`ClassifyOk`](crate::hooks::ClassifyOk) of the
-    /// response (`tower`: the inner service's, an `http::Response<B>` for HTTP;
-    /// `reqwest-middleware`: `reqwest::Response`), usually a closure `Fn(&Response) -> D`
-    /// where `D: Into<Decision>`, in place of the default, [`ByStatus`](crate::tower::ByStatus).
-    /// A response it retries is a poll, an answer that is not yet the one wanted: it waits the
-    /// backoff and is sent again, and when retrying ends on one, it is returned; but it is no
-    /// failure, so `notify` and `give_up` are not told of it and the breaker and the throttle
-    /// count it as answered. (A response the default retries, a `503`, a `429`, is a failure
-    /// to all of them.)
+    /// Which responses are retried, in place of the default, [`ByStatus`](crate::tower::ByStatus).
+    ///
+    /// A [`ClassifyOk`](crate::hooks::ClassifyOk) of the response, usually a closure
+    /// `Fn(&Response) -> D` where `D: Into<Decision>`.
+    ///
+    /// - `tower`: the inner service's response, an `http::Response<B>` for HTTP.
+    /// - `reqwest-middleware`: `reqwest::Response`.
+    ///
+    /// A response it retries is a poll: it waits the backoff and is sent again.
+    ///
+    /// When retrying ends on such a response, it is returned.
+    ///
+    /// It is no failure: `notify` and `give_up` are not told, and the breaker and throttle count
+    /// it as answered.
+    ///
+    /// A response the default retries (a `503`, a `429`) is a failure to all of them.
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
@@ -119,10 +135,12 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_classifiers(|on, _| (on, on_ok))
     }
 
-    /// Share a budget with every other call that uses it (see [`Retry::budget`]): a `static`
-    /// one, as a middleware lives as long as its client. It replaces the default, a budget per
-    /// host ([`HostBudgets`]: each host's retries at most 20% of its calls over 10 s plus 10
-    /// a second), for every request whatever its host.
+    /// Share a `static` budget with every other call that uses it (see [`Retry::budget`]).
+    ///
+    /// It replaces the default for every request, whatever its host.
+    ///
+    /// The default is a budget per host ([`HostBudgets`]): each host's retries at most 20% of
+    /// its calls over 10 s, plus 10 a second.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -140,9 +158,12 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.budget(budget))
     }
 
-    /// No budget at all: every call makes all its attempts whatever the others do, in place of
-    /// the default, a budget per host ([`HostBudgets`]). For a middleware whose retries are
-    /// bounded elsewhere (a proxy's own budget, a caller that never sends many calls).
+    /// No budget at all: every call makes all its attempts whatever the others do.
+    ///
+    /// It replaces the default, a budget per host ([`HostBudgets`]).
+    ///
+    /// For a middleware whose retries are bounded elsewhere: a proxy's own budget, a caller of
+    /// few calls.
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
@@ -158,9 +179,12 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(Retry::budget_none)
     }
 
-    /// A budget the middleware holds itself, shared by its clones and the services they make
-    /// (`None`: no budget): what a layer that builds its own budget, as gRPC's throttle of one
-    /// channel, gives its retry loops.
+    /// A budget the middleware holds itself, shared by its clones and their services.
+    ///
+    /// `None`: no budget.
+    ///
+    /// A layer that builds its own budget gives it to its loops this way, as gRPC's throttle of
+    /// one channel.
     #[cfg(feature = "tonic")]
     pub(crate) fn budget_owned<S: SharedBudget + Send>(
         self,
@@ -169,9 +193,11 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.budget_by_host(budget))
     }
 
-    /// Limit each attempt to `timeout` (see [`Retry::timeout`]): an attempt cut fails with
-    /// [`TimedOut`](crate::TimedOut) (`reqwest-middleware`: a middleware error whose source is
-    /// `TimedOut`), retried.
+    /// Limit each attempt to `timeout` (see [`Retry::timeout`]).
+    ///
+    /// An attempt cut fails with [`TimedOut`](crate::TimedOut), and is retried.
+    ///
+    /// `reqwest-middleware`: the error is a middleware error whose source is `TimedOut`.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -189,11 +215,14 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.timeout(timeout))
     }
 
-    /// Hedge each request (see [`Retry::hedge`]). A hedge is a second send: a request the
-    /// write rule does not let send twice (a `POST` or `PATCH` without a key, unless
-    /// [`idempotent`](RetryBuilder::idempotent)) and one whose body cannot be sent again are
-    /// never hedged; a hedge of a request whose body is still being sent waits for the body to
-    /// be buffered.
+    /// Hedge each request (see [`Retry::hedge`]). A hedge is a second send.
+    ///
+    /// A request the write rule does not let send twice is never hedged: a `POST` or `PATCH`
+    /// without a key, unless [`idempotent`](RetryBuilder::idempotent).
+    ///
+    /// Nor is a request whose body cannot be sent again.
+    ///
+    /// A hedge of a request whose body is still being sent waits for the body to be buffered.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -245,12 +274,19 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     }
 
     /// Vouch that every request through this middleware is safe to send again, whatever its
-    /// method: a `POST` or a `PATCH` is retried on the whole table, like a `GET`. Without it
-    /// (and without [`idempotency_key`](RetryBuilder::idempotency_key)), a request whose method
-    /// is not idempotent and which carries no `Idempotency-Key` (or `X-Idempotency-Key`; an
-    /// empty or blank one is none) is retried only on what proves it was not applied: a failed
-    /// connect, a stream the server refused, `408`, `425`, `429`, `503`, or the server's
-    /// `x-should-retry: true`.
+    /// method.
+    ///
+    /// A `POST` or a `PATCH` is then retried on the whole table, like a `GET`.
+    ///
+    /// Without it (or [`idempotency_key`](RetryBuilder::idempotency_key)), the write rule holds.
+    ///
+    /// A non-idempotent request without an `Idempotency-Key` (or `X-Idempotency-Key`) is retried
+    /// only on what proves it was not applied.
+    ///
+    /// An empty or blank key is none.
+    ///
+    /// The proofs: a failed connect, a stream the server refused, `408`, `425`, `429`, `503`, or
+    /// the server's `x-should-retry: true`.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -266,12 +302,20 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self
     }
 
-    /// Give every request of a non-idempotent method (`POST`, `PATCH`, …) that has no
-    /// `Idempotency-Key` (nor `X-Idempotency-Key`) one: a random version-4 UUID from the
-    /// operating system's entropy, the same on every attempt of the call and new for each call;
-    /// such a request is then retried on the whole table, as the server applies it once
-    /// however often it comes. A key the caller set is kept as it is, but an empty or blank
-    /// one is no key and is replaced (under its own name); a `GET` gets none.
+    /// Give each non-idempotent request (`POST`, `PATCH`, …) without an `Idempotency-Key` (nor
+    /// `X-Idempotency-Key`) one.
+    ///
+    /// The key is a random version-4 UUID from the operating system's entropy.
+    ///
+    /// It is the same on every attempt of a call, and new for each call.
+    ///
+    /// Such a request is then retried on the whole table: the server applies it once.
+    ///
+    /// A key the caller set is kept as it is.
+    ///
+    /// An empty or blank one is no key, and is replaced under its own name.
+    ///
+    /// A `GET` gets none.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -287,10 +331,15 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self
     }
 
-    /// Tell `hook` of each retry before its wait: what failed ([`Failed::Error`], the
-    /// middleware's error, or [`Failed::Status`], a response retried for its status or the
-    /// server's word) and the [`RetryEvent`], as `#[retry]`'s `notify` is told. A response a
-    /// user's [`on_ok`](RetryBuilder::on_ok) retries (polling) is an answer: not told.
+    /// Tell `hook` of each retry before its wait, as `#[retry]`'s `notify` is told.
+    ///
+    /// It is told what failed, and the [`RetryEvent`].
+    ///
+    /// What failed: [`Failed::Error`] (the middleware's error) or [`Failed::Status`] (a response
+    /// retried for its status or the server's word).
+    ///
+    /// A response a user's [`on_ok`](RetryBuilder::on_ok) retries (polling) is an answer: not
+    /// told.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -312,8 +361,11 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     }
 
     /// Tell `hook` once, when retrying ends on a failure, what failed and why it ended
-    /// ([`GiveUp`]), as `#[retry]`'s `give_up` is told. A call that ends on a response retried
-    /// for its status is a give-up too: the response is still what the caller gets.
+    /// ([`GiveUp`]), as `#[retry]`'s `give_up` is told.
+    ///
+    /// A call that ends on a response retried for its status is a give-up too.
+    ///
+    /// The response is still what the caller gets.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -334,9 +386,12 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.give_up(hook))
     }
 
-    /// Hand each call's figures ([`RetryStats`]: attempts, hedges, time waited and in all, how
-    /// it ended) to `hook`, once, when the call ends (see [`Retry::stats`]). A call that ends
-    /// on a response retried for its status has `gave_up` set.
+    /// Hand each call's figures ([`RetryStats`]) to `hook`, once, when the call ends (see
+    /// [`Retry::stats`]).
+    ///
+    /// The figures: attempts, hedges, time waited and in all, how it ended.
+    ///
+    /// A call that ends on a response retried for its status has `gave_up` set.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -354,9 +409,12 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.stats(hook))
     }
 
-    /// Stop retrying once `token` is cancelled (see [`Retry::cancel`]): a wait ends at once,
-    /// no further request is sent, and the call returns its last outcome. The middleware keeps
-    /// a clone of the token (clones share their state): cancel the one you keep.
+    /// Stop retrying once `token` is cancelled (see [`Retry::cancel`]).
+    ///
+    /// A wait ends at once, no further request is sent, and the call returns its last outcome.
+    ///
+    /// The middleware keeps a clone of the token (clones share their state): cancel the one you
+    /// keep.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -378,10 +436,13 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.cancel_owned(token.clone()))
     }
 
-    /// Ask `throttle` before every request the middleware sends (see [`Retry::throttle`]): a
-    /// request it rejects is not sent, and the call ends with the middleware's error made
-    /// from [`Throttled`](crate::Throttled). A response retried for its status counts as a
-    /// request the service did not accept.
+    /// Ask `throttle` before every request the middleware sends (see [`Retry::throttle`]).
+    ///
+    /// A request it rejects is not sent.
+    ///
+    /// The call ends with the middleware's error made from [`Throttled`](crate::Throttled).
+    ///
+    /// A response retried for its status counts as a request the service did not accept.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -408,10 +469,13 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.throttle(throttle))
     }
 
-    /// Count each call in `breaker`, and while it is open fail a call at once, sending
-    /// nothing, with the middleware's error made from [`CircuitOpen`](crate::CircuitOpen)
-    /// (see [`Retry::breaker`]). A call that ends on a response retried for its status is a
-    /// failure to it.
+    /// Count each call in `breaker` (see [`Retry::breaker`]).
+    ///
+    /// While it is open, a call fails at once, sending nothing.
+    ///
+    /// Its error is the middleware's, made from [`CircuitOpen`](crate::CircuitOpen).
+    ///
+    /// A call that ends on a response retried for its status is a failure to it.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -438,10 +502,17 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.breaker(breaker))
     }
 
-    /// Await `hook` before each retry's wait, told what [`notify`](RetryBuilder::notify) is
-    /// (the [`Failed`], by value, and the [`RetryEvent`]); the wait starts after it. An async
-    /// closure's future cannot be named `Send` on stable Rust, and a middleware's future must
-    /// be: `hook` returns it boxed, `Box::pin(async move { … })`. With a hedge, not awaited.
+    /// Await `hook` before each retry's wait; the wait starts after it.
+    ///
+    /// It is told what [`notify`](RetryBuilder::notify) is: the [`Failed`], by value, and the
+    /// [`RetryEvent`].
+    ///
+    /// A middleware's future must be `Send`; an async closure's cannot be named so on stable
+    /// Rust.
+    ///
+    /// So `hook` returns its future boxed: `Box::pin(async move { … })`.
+    ///
+    /// With a hedge, not awaited.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -555,11 +626,17 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.with_async(|hooks| hooks.with_stats(AsyncHook(hook))))
     }
 
-    /// Put each call's figures ([`RetryStats`]) in the response that comes out of it, in its
-    /// extensions: `response.extensions().get::<RetryStats>()`, for an `http::Response` and a
-    /// `reqwest::Response`, a response retried for its status too (`gave_up` set), so that a
-    /// handler can log or export them without a hook. Without it the middleware reads no clock
-    /// for figures and adds nothing to a response.
+    /// Put each call's figures ([`RetryStats`]) in the extensions of the response that comes
+    /// out of it.
+    ///
+    /// Read them as `response.extensions().get::<RetryStats>()`, on an `http::Response` or a
+    /// `reqwest::Response`.
+    ///
+    /// A response retried for its status carries them too, with `gave_up` set.
+    ///
+    /// A handler can then log or export them without a hook.
+    ///
+    /// Without it, the middleware reads no clock for figures and adds nothing to a response.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -626,11 +703,17 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 }
 
 impl<F, C, O, R> RetryBuilder<F, C, O, R> {
-    /// Emit the events of each call (retrying, recovered, giving up, and a request not sent
-    /// again by the write rule) at `level` (feature `tracing`; `WARN` by default, as
-    /// `#[retry]`'s, the recovery one level below). What an event says of a request is its
-    /// method, scheme, host and path; of a response, its status; of an error, its `Display`:
-    /// never a header or a body.
+    /// Emit the events of each call at `level` (feature `tracing`; `WARN` by default, as
+    /// `#[retry]`'s).
+    ///
+    /// The events: retrying, recovered (one level below), giving up, and a request the write
+    /// rule did not send again.
+    ///
+    /// Of a request, an event says its method, scheme, host and path.
+    ///
+    /// Of a response, its status; of an error, its `Display`.
+    ///
+    /// Never a header or a body.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -669,27 +752,36 @@ pub trait ErrorOf {
     type Error;
 }
 
-/// A middleware whose requests carry headers across the hop
-/// ([`RetryLayer`](crate::tower::RetryLayer) over `http::Request`s, and
-/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware)): where it keeps their names. Not a trait to implement.
+/// A middleware whose requests carry headers across the hop: where it keeps their names.
+///
+/// That is [`RetryLayer`](crate::tower::RetryLayer) over `http::Request`s, and
+/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).
+///
+/// Not a trait to implement.
 #[doc(hidden)]
 pub trait OwnHops {
     /// The header names, its own to change.
     fn hops_mut(&mut self) -> &mut Hops;
 }
 
-/// The names a middleware keeps, behind one pointer (none until a setter names one): what it
-/// adds to the future of every request is one word.
+/// The names a middleware keeps, behind one pointer (none until a setter names one).
+///
+/// What it adds to the future of every request is one word.
 pub(crate) fn hops_mut(hops: &mut Option<Arc<Hops>>) -> &mut Hops {
     Arc::make_mut(hops.get_or_insert_with(Arc::default))
 }
 
 impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
-    /// Send the time each attempt has left, in milliseconds, in the header `name` instead of
-    /// Envoy's `x-envoy-expected-rq-timeout-ms`. An attempt made inside a
-    /// [`ChainLayer`](crate::tower::ChainLayer)'s scope sends the smallest of its `timeout`,
-    /// its loop's deadline and its caller's; a gRPC request sends `grpc-timeout` instead
-    /// (lowering a larger value it carries). Outside a scope nothing is sent.
+    /// Send the time each attempt has left, in milliseconds, in the header `name`.
+    ///
+    /// The default header is Envoy's `x-envoy-expected-rq-timeout-ms`.
+    ///
+    /// Inside a [`ChainLayer`](crate::tower::ChainLayer)'s scope, an attempt sends the smallest
+    /// of its `timeout`, its loop's deadline and its caller's.
+    ///
+    /// A gRPC request sends `grpc-timeout` instead, lowering a larger value it carries.
+    ///
+    /// Outside a scope, nothing is sent.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -706,9 +798,11 @@ impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
         self
     }
 
-    /// Send each attempt's number (1 on the first, 2 on the first retry, …) in the header
-    /// `name`, so that the server sees which attempt of one logical request it answers. A gRPC
-    /// request sent again carries `grpc-previous-rpc-attempts` (gRPC's A6) with or without it.
+    /// Send each attempt's number in the header `name`: 1 on the first, 2 on the first retry, …
+    ///
+    /// The server then sees which attempt of one logical request it answers.
+    ///
+    /// A gRPC request sent again carries `grpc-previous-rpc-attempts` (gRPC's A6) either way.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -741,15 +835,23 @@ impl<F, C, O> RetryBuilder<F, C, O> {
     }
 }
 
-/// A middleware's loop settings: the [`Retry`] whose classifiers each call sets, with what
-/// the setters give it, values first: `B`, the budget (by default [`HostBudgets`], one
-/// [`DefaultBudget`](crate::DefaultBudget) per host; [`budget`](RetryBuilder::budget): a
-/// `&'static RetryBudget`; [`budget_none`](RetryBuilder::budget_none): [`Unset`]), `L` ([`timeout`](RetryBuilder::timeout): `Duration`), `D`
-/// ([`hedge`](RetryBuilder::hedge): `Hedge`), `Gd` the guards (a pair, breaker first:
-/// [`Breaker`] and [`Throttle`] for `static` ones, [`Unset`] for none; wrapped by
-/// [`cancel`](RetryBuilder::cancel) and [`stats`](RetryBuilder::stats)), then the hooks, `N`
-/// ([`notify`](RetryBuilder::notify)) and `G` ([`give_up`](RetryBuilder::give_up)). A
-/// service configured with values is written with it in one line:
+/// A middleware's loop settings: the [`Retry`] whose classifiers each call sets.
+///
+/// Its parameters are what the setters give it, values first:
+///
+/// - `B`, the budget: by default [`HostBudgets`], one [`DefaultBudget`](crate::DefaultBudget)
+///   per host.
+/// - [`budget`](RetryBuilder::budget) makes it a `&'static RetryBudget`;
+///   [`budget_none`](RetryBuilder::budget_none), [`Unset`].
+/// - `L`: [`timeout`](RetryBuilder::timeout)'s `Duration`.
+/// - `D`: [`hedge`](RetryBuilder::hedge)'s `Hedge`.
+/// - `Gd`: the guards, a pair, breaker first.
+/// - [`Breaker`] and [`Throttle`] name `static` ones; [`Unset`], none.
+/// - [`cancel`](RetryBuilder::cancel) and [`stats`](RetryBuilder::stats) wrap them.
+/// - `N`: the [`notify`](RetryBuilder::notify) hook.
+/// - `G`: the [`give_up`](RetryBuilder::give_up) hook.
+///
+/// A service configured with values is written with it in one line:
 ///
 /// ```
 /// # #[cfg(feature = "tower")] {
