@@ -23,9 +23,13 @@ pub enum Jitter {
     /// `min(cap, uniform[base, 3·max(prev, base)])`, `prev` starting at `base` (the AWS
     /// formula).
     ///
-    /// It does not follow `c(k)`: each wait grows from the previous one. Once `3·prev` passes the
-    /// cap, most draws are clipped to exactly `cap`, so clients that have been failing for a
-    /// while bunch up at the cap again. Prefer [`Jitter::Full`] unless you need its shape.
+    /// It does not follow `c(k)`: each wait grows from the previous one.
+    ///
+    /// Once `3·prev` passes the cap, most draws are clipped to exactly `cap`.
+    ///
+    /// So clients that have been failing for a while bunch up at the cap again.
+    ///
+    /// Prefer [`Jitter::Full`] unless you need its shape.
     Decorrelated,
     /// Exactly `c(k)`: no randomness. Clients that failed together retry together.
     None,
@@ -34,8 +38,9 @@ pub enum Jitter {
 /// Capped exponential backoff with jitter: the delay before each retry.
 ///
 /// Retry number `k` (1 for the second call, 2 for the third…) has the ceiling
-/// `c(k) = min(cap, base · 2^(k−1))`, computed with saturating arithmetic, and a wait drawn
-/// under it according to [`Jitter`].
+/// `c(k) = min(cap, base · 2^(k−1))`, computed with saturating arithmetic.
+///
+/// Its wait is drawn under that ceiling according to [`Jitter`].
 ///
 /// ```
 /// use retry_jitter::{Backoff, Jitter};
@@ -100,15 +105,22 @@ impl Backoff {
         }
     }
 
-    /// gRPC's backoff (gRFC A6's `retryPolicy`, as revised in 2024): retry `n` waits
-    /// `min(initial · multiplier^(n−1), max)` times a factor drawn uniformly in `[0.8, 1.2]`,
-    /// so up to 20% past `max`; and a server's pushback (a
-    /// [`Decision::RetryAfter`](crate::Decision::RetryAfter)) sets the next wait exactly, of
-    /// any length, after which the backoff starts again from `initial`. The [`Jitter`] does
-    /// not apply. What `retry_jitter::tonic`'s service config layer runs; for a gRPC client
-    /// of your own that must behave as gRPC's do. Since no cap bounds a pushback, give such a
-    /// call a deadline (`max_elapsed`, or the caller's): a server's word is otherwise waited
-    /// however long it says.
+    /// gRPC's backoff (gRFC A6's `retryPolicy`, as revised in 2024).
+    ///
+    /// Retry `n` waits `min(initial · multiplier^(n−1), max)` times a factor drawn uniformly in
+    /// `[0.8, 1.2]`: up to 20% past `max`.
+    ///
+    /// A server's pushback ([`Decision::RetryAfter`](crate::Decision::RetryAfter)) sets the next
+    /// wait exactly, of any length.
+    ///
+    /// After a pushback, the backoff starts again from `initial`.
+    ///
+    /// The [`Jitter`] does not apply.
+    ///
+    /// `retry_jitter::tonic`'s service config layer runs it; use it for a gRPC client of your
+    /// own that must behave as gRPC's do.
+    ///
+    /// No cap bounds a pushback: give such a call a deadline (`max_elapsed`, or the caller's).
     ///
     /// A `multiplier` that is not a positive finite number counts as 1 (a constant backoff):
     /// never a panic.
@@ -148,10 +160,12 @@ impl Backoff {
         self
     }
 
-    /// The base and the cap in nanoseconds where waits are drawn the common way (full
-    /// jitter, the crate's shape, both bounds within 584 years): what a retry loop converts
-    /// once per call and hands to [`full_draw`](Backoff::full_draw). Not inlined: once per
-    /// call (inlined, the async loop's first failure grows by more than the sync one saves).
+    /// The base and the cap in nanoseconds, where waits are drawn the common way: full jitter,
+    /// the crate's shape, both bounds within 584 years.
+    ///
+    /// A retry loop converts this once per call and hands it to [`full_draw`](Backoff::full_draw).
+    ///
+    /// Not inlined: inlined, the async loop's first failure grows by more than the sync one saves.
     pub(crate) fn full_nanos(&self) -> Option<(u64, u64)> {
         match (self.jitter, self.grpc) {
             (Jitter::Full, 0) => self.nanos(),
@@ -231,8 +245,9 @@ impl Backoff {
 
     /// The ceiling `c(k) = min(cap, base · 2^(k−1))` of retry `k` (1-based).
     ///
-    /// `k = 0` (the first call, which is not preceded by a wait) gives zero. Saturating: never
-    /// panics, never overflows, for any `k`, `base` and `cap`.
+    /// `k = 0` (the first call, which is not preceded by a wait) gives zero.
+    ///
+    /// Saturating: never panics, never overflows, for any `k`, `base` and `cap`.
     ///
     /// ```
     /// use retry_jitter::Backoff;
@@ -253,8 +268,9 @@ impl Backoff {
         }
     }
 
-    /// gRPC's ceiling `min(initial · multiplier^(k−1), max)`, in `f64` seconds (a
-    /// multiplier that is not a power of two leaves no exact integer form); zero for `k = 0`.
+    /// gRPC's ceiling `min(initial · multiplier^(k−1), max)`, in `f64` seconds; zero for `k = 0`.
+    ///
+    /// A multiplier that is not a power of two leaves no exact integer form.
     #[cold]
     fn grpc_ceiling(&self, multiplier: f64, k: u32) -> Duration {
         if k == 0 || self.base.is_zero() {
@@ -277,8 +293,11 @@ impl Backoff {
             return Duration::ZERO;
         }
         // base · 2^(k−1) in steps of at most 2^31 (Duration::saturating_mul takes a u32), until
-        // it reaches the cap: one step for every k up to 32, at most four for any k (2^94 ns
-        // exceeds Duration::MAX), and never a u128 division.
+        // it reaches the cap.
+        //
+        // One step for every k up to 32, at most four for any k (2^94 ns exceeds Duration::MAX).
+        //
+        // Never a u128 division.
         let mut ceiling = self.base;
         let mut shift = k - 1;
         while shift > 0 && ceiling < self.cap && !ceiling.is_zero() {
@@ -291,8 +310,11 @@ impl Backoff {
 
     /// The wait before retry `k` (1-based), drawn under its ceiling.
     ///
-    /// `prev` is the previous wait, which [`Jitter::Decorrelated`] grows from; pass `base` before
-    /// the first retry. The result is always `≤ cap` (gRPC's shape: `≤ 1.2 · cap`).
+    /// `prev` is the previous wait, which [`Jitter::Decorrelated`] grows from.
+    ///
+    /// Pass `base` before the first retry.
+    ///
+    /// The result is always `≤ cap` (gRPC's shape: `≤ 1.2 · cap`).
     ///
     /// ```
     /// use retry_jitter::{Backoff, Jitter};
@@ -308,8 +330,9 @@ impl Backoff {
         self.delay_within(self.nanos(), k, prev)
     }
 
-    /// [`delay`](Backoff::delay) out of line: for the retry loops, where a wait that is not
-    /// zero is slept, and its draw is not worth the loop's registers.
+    /// [`delay`](Backoff::delay) out of line, for the retry loops.
+    ///
+    /// There a wait that is not zero is slept, and its draw is not worth the loop's registers.
     #[inline(never)]
     pub(crate) fn draw(&self, k: u32, prev: Duration) -> Duration {
         self.delay(k, prev)
@@ -327,8 +350,9 @@ impl Backoff {
         if self.grpc != 0 {
             return self.grpc_delay(k);
         }
-        // Every wait that fits in u64 nanoseconds (584 years) is computed and drawn as one:
-        // no Duration arithmetic, and no draw at all for a zero ceiling (`base = "0ns"`).
+        // Every wait that fits in u64 nanoseconds (584 years) is computed and drawn as one.
+        //
+        // No Duration arithmetic, and no draw at all for a zero ceiling (`base = "0ns"`).
         let Some((base, cap)) = nanos else {
             return self.wide_delay(k, prev);
         };
@@ -340,9 +364,10 @@ impl Backoff {
                 half + rng::up_to(half)
             }
             Jitter::Decorrelated => {
-                // Grown from `base` at least: a `prev` below a third of it (a rate-limited
-                // wait's `rate_limited_base` above the `base` drawn from before) would
-                // leave no spread at all.
+                // Grown from `base` at least.
+                //
+                // A `prev` below a third of it would leave no spread at all: a rate-limited
+                // wait's `rate_limited_base` above the `base` drawn from before.
                 let Some(hi) = nanos_u64(prev).and_then(|prev| prev.max(base).checked_mul(3))
                 else {
                     return self.wide_delay(k, prev);
@@ -502,7 +527,9 @@ mod tests {
     }
 
     /// Every delay and ceiling that fits in u64 nanoseconds is the one the `Duration` code
-    /// computed, draw for draw from the same seed: a seeded schedule is the same as before.
+    /// computed, draw for draw from the same seed.
+    ///
+    /// So a seeded schedule is the same as before.
     #[test]
     fn nanosecond_delays_are_the_duration_delays() {
         let ms = Duration::from_millis;
@@ -609,8 +636,10 @@ mod tests {
                 .iter()
                 .fold((f64::MAX, 0.0_f64), |(lo, hi), &f| (lo.min(f), hi.max(f)));
             let mean = draws.iter().sum::<f64>() / draws.len() as f64;
-            // Within the bounds, reaching near both, centred on the ceiling (the mean of
-            // 20 000 uniform draws on [0.8, 1.2] is within 0.005 of 1 but once in ~10^12).
+            // Within the bounds, reaching near both, centred on the ceiling.
+            //
+            // The mean of 20 000 uniform draws on [0.8, 1.2] is within 0.005 of 1 but once in
+            // ~10^12.
             assert!(lo >= 0.8 - 1e-9 && hi <= 1.2 + 1e-9, "k = {k}: {lo}..{hi}");
             assert!(lo < 0.801 && hi > 1.199, "k = {k}: {lo}..{hi}");
             assert!((mean - 1.0).abs() < 0.005, "k = {k}: mean {mean}");

@@ -1,7 +1,8 @@
 //! Stopping a call's retries from outside it: [`CancelToken`].
 //!
-//! The token's state is made at its first use (a clone, a cancel, a wait), not by `new`: so
-//! `new` is a `const fn` and a token can be a `static`, while its clones share one state.
+//! The token's state is made at its first use (a clone, a cancel, a wait), not by `new`.
+//!
+//! So `new` is a `const fn` and a token can be a `static`, while its clones share one state.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -12,20 +13,31 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 /// Stops the retries of the calls given it (`#[retry(cancel = &TOKEN)]`,
-/// [`Retry::cancel`](crate::Retry::cancel)): once [`cancel`](CancelToken::cancel) is called, a
-/// wait between attempts ends at once (a blocking one too), no further attempt starts, and the
-/// call returns its last error, reported as
+/// [`Retry::cancel`](crate::Retry::cancel)).
+///
+/// Once [`cancel`](CancelToken::cancel) is called, a wait between attempts ends at once, a
+/// blocking one too.
+///
+/// No further attempt starts.
+///
+/// The call returns its last error, reported as
 /// [`GiveUpReason::Cancelled`](crate::GiveUpReason::Cancelled).
 ///
-/// An attempt running when the token is cancelled: in an `async fn` (and
-/// [`call_async`](crate::Retry::call_async)), one after a failure is dropped at once, and the
-/// call returns the error before it; a call's first attempt always runs to its end (there
-/// would be no error to return otherwise), as does a sync attempt (a thread cannot be
-/// interrupted) and a hedged call's. To abandon an `async` call during its first attempt, drop
-/// its future, for example in a `tokio::select!` against [`cancelled`](CancelToken::cancelled).
+/// In an `async fn` (and [`call_async`](crate::Retry::call_async)), an attempt running after a
+/// failure is dropped at once; the call returns the error before it.
 ///
-/// `new` is a `const fn`, so a token can be a `static`; a clone is cheap (a reference count)
-/// and shares the state of the token it was cloned from: cancelling either cancels both.
+/// A call's first attempt always runs to its end: there would be no error to return otherwise.
+///
+/// So does a sync attempt (a thread cannot be interrupted), and a hedged call's.
+///
+/// To abandon an `async` call during its first attempt, drop its future: for example in a
+/// `tokio::select!` against [`cancelled`](CancelToken::cancelled).
+///
+/// `new` is a `const fn`, so a token can be a `static`.
+///
+/// A clone is cheap (a reference count) and shares the token's state: cancelling either
+/// cancels both.
+///
 /// Cancelling is for good: a token cannot be reset.
 ///
 /// ```
@@ -87,8 +99,9 @@ impl CancelToken {
         self.shared.get_or_init(Arc::default)
     }
 
-    /// Cancel: every call given this token or a clone of it stops retrying (a wait ends at
-    /// once, no attempt starts). Calling it again does nothing.
+    /// Cancel: every call given this token or a clone of it stops retrying.
+    ///
+    /// A wait ends at once, and no attempt starts. Calling it again does nothing.
     ///
     /// ```
     /// use retry_jitter::CancelToken;
@@ -100,8 +113,9 @@ impl CancelToken {
     pub fn cancel(&self) {
         let shared = self.shared();
         let wakers = {
-            // Set under the lock: a blocking wait checks it under the lock before it sleeps,
-            // so the notification below cannot fall between its check and its sleep.
+            // Set under the lock: a blocking wait checks it under the lock before it sleeps.
+            //
+            // So the notification below cannot fall between its check and its sleep.
             let mut waiters = lock(&shared.waiters);
             if shared.cancelled.swap(true, Ordering::AcqRel) {
                 return;

@@ -182,13 +182,17 @@ mod tracer {
     }
 
     // `tracing::event!` writes the call site's module path, file and line into its event's
-    // metadata, and has no way to say otherwise; so the events' callsites are written here by
-    // hand, as the macro writes its own: a `static` `DefaultCallsite` per event, registered
-    // with the subscribers on its first use, its `Interest` cached, with a `static` `Metadata`
-    // that says `TARGET` for both target and module path, and no file nor line. A callsite
-    // has one level, and the level is chosen at run time: each kind of event has five
-    // callsites, one per level. `tracing::span!` does the same for a span: the one span, a
-    // face's `retry_attempt`, has its callsite here too.
+    // metadata, and cannot be told otherwise.
+    //
+    // So the events' callsites are written here by hand, as the macro writes its own.
+    //
+    // Each is a `static` `DefaultCallsite`, registered on its first use, its `Interest` cached.
+    //
+    // Its `static` `Metadata` says `TARGET` for target and module path, and no file nor line.
+    //
+    // A callsite has one level, chosen at run time: each kind of event has five, one per level.
+    //
+    // The one span, a face's `retry_attempt`, has its callsite here too.
 
     use tracing::callsite::{Callsite as _, DefaultCallsite, Identifier};
     use tracing::field::{Field, FieldSet, Value};

@@ -11,16 +11,24 @@ const FIRST_OCTAVE: u32 = 10;
 
 /// A small lock-free histogram of a function's attempt latencies, for `hedge = "pNN"`.
 ///
-/// 128 atomic counters (520 bytes): one bucket below 1 µs, then four per doubling (each
-/// bucket at most a quarter of its lower edge wide) up to ~37 minutes; longer latencies count
-/// in the last. Only attempts that end are counted: one dropped because another won is not, so
-/// under heavy hedging the slowest latencies are under-counted and the percentile reads a
-/// little low (a hedge then starts a little early, never late). It **decays**:
-/// after every [`DECAY_EVERY`](LatencyHistogram::DECAY_EVERY) samples every count is halved,
-/// so it follows the recent latency (the last few thousand attempts weigh most) without a
-/// window to keep. Recording is a few relaxed atomic adds, no lock; a percentile is read by
-/// summing the counts. A percentile is the upper edge of its bucket: a hedge starts a little
-/// late rather than early.
+/// 128 atomic counters (520 bytes): one bucket below 1 µs, then four per doubling up to ~37
+/// minutes.
+///
+/// Each bucket is at most a quarter of its lower edge wide; longer latencies count in the last.
+///
+/// Only attempts that end are counted: one dropped because another won is not.
+///
+/// So under heavy hedging the percentile reads a little low, and a hedge starts a little early.
+///
+/// It **decays**: after every [`DECAY_EVERY`](LatencyHistogram::DECAY_EVERY) samples, every
+/// count is halved.
+///
+/// So it follows the recent latency (the last few thousand attempts weigh most) without a
+/// window to keep.
+///
+/// Recording is a few relaxed atomic adds, no lock; a percentile is read by summing the counts.
+///
+/// A percentile is the upper edge of its bucket: a hedge starts a little late rather than early.
 ///
 /// ```
 /// use retry_jitter::hedge::LatencyHistogram;
