@@ -6,12 +6,19 @@ use core::marker::PhantomData;
 use crate::policy::{Classify, Decision, RetryAll};
 use crate::Transient;
 
-/// The `on` of a function without one, chosen by autoref specialisation on its return type `R`:
+/// The `on` of a function without one, chosen by autoref specialisation on its return type `R`.
+///
 /// `(&&DefaultOn::<R>::new()).default_on()`, with [`OnTransient`] and [`OnEvery`] in scope,
-/// is [`ByTransient`] when `R` is a `Result` whose error type implements [`Transient`], else
-/// [`RetryAll`]. Decided where the type is known, with no bound on it: a generic error type, or
-/// an `R` that is not a `Result` (already an error of its own), takes the fallback. Both are
-/// zero-sized and statically dispatched, so the success path pays nothing for the choice.
+/// picks it.
+///
+/// It is [`ByTransient`] when `R` is a `Result` whose error type implements [`Transient`], else
+/// [`RetryAll`].
+///
+/// Decided where the type is known, with no bound on it.
+///
+/// A generic error type, or an `R` that is not a `Result`, takes the fallback.
+///
+/// Both are zero-sized and statically dispatched: the success path pays nothing for the choice.
 pub struct DefaultOn<R>(PhantomData<fn(&R)>);
 
 impl<R> DefaultOn<R> {

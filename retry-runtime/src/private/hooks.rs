@@ -1,6 +1,7 @@
-//! The hooks of the keys `on`, `on_ok`, `notify` and `give_up`, and the `budget` key: each
-//! value checked at its key, then handed to the loop as itself, or as a stand-in when it was
-//! the wrong one.
+//! The hooks of the keys `on`, `on_ok`, `notify` and `give_up`, and the `budget` key.
+//!
+//! Each value is checked at its key, then handed to the loop as itself, or as a stand-in when
+//! it was the wrong one.
 
 use core::marker::PhantomData;
 
@@ -10,8 +11,10 @@ use crate::run::hooks::{GiveUpHook, Notify};
 use crate::run::loops::IsResult;
 use crate::run::stats::StatsHook;
 
-/// What an `on = …` hook returns: `bool` or [`Decision`] (anything `Into<Decision>`). Its own
-/// trait, so that a hook returning something else is told that, not `Decision: From<String>`.
+/// What an `on = …` hook returns: `bool` or [`Decision`] (anything `Into<Decision>`).
+///
+/// Its own trait, so that a hook returning something else is told that, not
+/// `Decision: From<String>`.
 #[diagnostic::on_unimplemented(
     message = "`on` returns `bool` or `Decision`, not `{Self}`",
     label = "this returns `{Self}`",
@@ -36,11 +39,15 @@ pub trait OnOkReturns {}
 impl<D: Into<Decision>> OnOkReturns for D {}
 
 impl<R, H, K> Hook<R, H, K> {
-    /// The hook, once its key's signature is checked. The expansion checks it with a
-    /// generic `fn` of its own, named after the key and spanned at its value (`on`: `F:
-    /// Fn(&E) -> D, D: OnReturns`), which gives a closure its signature before it is first
-    /// called: a mistake is reported at the key as "required by a bound in `on`", with no
-    /// function of this crate's after it.
+    /// The hook, once its key's signature is checked.
+    ///
+    /// The expansion checks it with a generic `fn` of its own, named after the key and spanned
+    /// at its value (`on`: `F: Fn(&E) -> D, D: OnReturns`).
+    ///
+    /// That gives a closure its signature before it is first called.
+    ///
+    /// A mistake is reported at the key as "required by a bound in `on`", with no function of
+    /// this crate's after it.
     #[inline]
     pub const fn new(hook: H) -> Self {
         Hook(hook, PhantomData)
@@ -53,12 +60,19 @@ impl<R, H, K> Hook<R, H, K> {
     }
 }
 
-/// A hook given to the key `K` of a function returning `R`, checked at its key. `.keep()` (autoref specialisation, with [`Keep`] and
-/// [`KeepUnchecked`] in scope) hands back the hook itself when it is the right one, statically
-/// dispatched, at no cost; a wrong one, already reported at its key, is swapped for
-/// [`Unchecked`], so that nothing that uses the hooks reports it again. (An opaque
-/// `impl Classify` carries the checker's bounds, which were checked again, and reported again,
-/// wherever the hooks were used; a type-erased hook would cost a stored pointer.)
+/// A hook given to the key `K` of a function returning `R`, checked at its key.
+///
+/// `.keep()` uses autoref specialisation, with [`Keep`] and [`KeepUnchecked`] in scope.
+///
+/// It hands back the hook itself when it is the right one: statically dispatched, at no cost.
+///
+/// A wrong one, already reported at its key, is swapped for [`Unchecked`].
+///
+/// So nothing that uses the hooks reports it again.
+///
+/// An opaque `impl Classify` would carry the checker's bounds, reported again wherever used.
+///
+/// A type-erased hook would cost a stored pointer.
 pub struct Hook<R, H, K>(H, PhantomData<fn(&R, K)>);
 
 /// The key `on`.
@@ -133,8 +147,9 @@ impl<R, H, K> KeepUnchecked for &Hook<R, H, K> {
     }
 }
 
-/// Stands in for a hook of the wrong type, in a program that does not compile: it serves every
-/// error type, so that the loop's bounds add no error to the one at the key.
+/// Stands in for a hook of the wrong type, in a program that does not compile.
+///
+/// It serves every error type, so the loop's bounds add no error to the one at the key.
 pub struct Unchecked;
 
 impl<E> Classify<E> for Unchecked {
@@ -161,8 +176,9 @@ impl StatsHook for Unchecked {
     fn stats(&self, _: &RetryStats) {}
 }
 
-/// What `budget = …` takes: a `&` of a [`SharedBudget`] (a `&RetryBudget`). The expansion
-/// calls the trait's own method, so a wrong value is this message alone.
+/// What `budget = …` takes: a `&` of a [`SharedBudget`] (a `&RetryBudget`).
+///
+/// The expansion calls the trait's own method, so a wrong value is this message alone.
 #[diagnostic::on_unimplemented(
     message = "`budget` needs a `&` of a budget, not `{Self}`",
     label = "not a `&RetryBudget` (or a `&` of another `SharedBudget`)",

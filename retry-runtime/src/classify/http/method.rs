@@ -1,19 +1,28 @@
 //! The method rule: whether a request may be sent again whatever became of the last one
-//! (RFC 9110 §9.2.2), and what proves that one that may not was never applied.
+//! (RFC 9110 §9.2.2).
+//!
+//! And what proves that one that may not was never applied.
 
 use http::{HeaderMap, Method, StatusCode};
 
 use crate::classify::headers::IDEMPOTENCY_KEYS;
 
-/// Whether a request may be sent again whatever became of the last one (RFC 9110 §9.2.2): its
-/// method is idempotent (`GET`, `HEAD`, `OPTIONS`, `TRACE`, `PUT`, `DELETE`), or it carries an
-/// `Idempotency-Key` (or `X-Idempotency-Key`) header, with which the server applies it once
-/// however often it comes. A `POST` or a `PATCH` without one may already have been applied when
-/// it failed (a `500`, a timeout, a connection closed after it was sent): sending it again may
-/// place a second order.
+/// Whether a request may be sent again whatever became of the last one (RFC 9110 §9.2.2).
+///
+/// Its method is idempotent (`GET`, `HEAD`, `OPTIONS`, `TRACE`, `PUT`, `DELETE`), or it carries
+/// an `Idempotency-Key` (or `X-Idempotency-Key`) header.
+///
+/// With a key, the server applies it once however often it comes.
+///
+/// A `POST` or a `PATCH` without one may already have been applied when it failed: a `500`, a
+/// timeout, a connection closed after it was sent.
+///
+/// Sending it again may place a second order.
 ///
 /// A key is a value with something in it: an empty or all-blank (spaces, tabs) header is no
-/// key, as a server that de-duplicates by key has nothing to de-duplicate by.
+/// key.
+///
+/// A server that de-duplicates by key has nothing to de-duplicate such a request by.
 pub(crate) fn is_repeatable(method: &Method, headers: &HeaderMap) -> bool {
     // `is_idempotent`: RFC 9110's idempotent methods, the six above, by the method's tag.
     method.is_idempotent() || IDEMPOTENCY_KEYS.iter().any(|name| has_key(headers, name))
@@ -27,20 +36,30 @@ fn has_key(headers: &HeaderMap, name: &str) -> bool {
         .any(|value| !value.as_bytes().iter().all(|&b| b == b' ' || b == b'\t'))
 }
 
-/// Whether a failed response proves that the server did not apply the request: `408`, `425`,
-/// `429` and `503`, each a refusal before processing. What a request that is not
-/// [repeatable](is_repeatable) is retried on (with a failed connect, which sent nothing).
+/// Whether a failed response proves that the server did not apply the request.
+///
+/// `408`, `425`, `429` and `503` do: each a refusal before processing.
+///
+/// A request that is not [repeatable](is_repeatable) is retried on these (and on a failed
+/// connect, which sent nothing).
 pub(crate) fn refused_before_processing(status: StatusCode) -> bool {
     matches!(status.as_u16(), 408 | 425 | 429 | 503)
 }
 
-/// Whether a failed attempt's error proves that its request was never sent, so that even a
-/// request that is not repeatable (a `POST` or `PATCH` without an `Idempotency-Key`) may be sent again: down its source chain, a
-/// refused connection (`std::io::ErrorKind::ConnectionRefused`), hyper-util's failed connect
-/// (`client error (Connect)`), or an HTTP/2 stream the server did not process: one it refused
-/// (`REFUSED_STREAM`), or one above the last stream id of the server's `GOAWAY`. A timeout, a
-/// reset, a connection closed after the request was written, or a stream at or below a
-/// `GOAWAY`'s last stream id proves nothing: the server may have applied it.
+/// Whether a failed attempt's error proves that its request was never sent.
+///
+/// Then even a request that is not repeatable (a `POST` or `PATCH` without an
+/// `Idempotency-Key`) may be sent again.
+///
+/// Proofs, down its source chain:
+///
+/// - A refused connection (`std::io::ErrorKind::ConnectionRefused`).
+/// - hyper-util's failed connect (`client error (Connect)`).
+/// - An HTTP/2 stream the server refused (`REFUSED_STREAM`).
+/// - An HTTP/2 stream above the last stream id of the server's `GOAWAY`.
+///
+/// These prove nothing: a timeout, a reset, a connection closed after the request was written,
+/// a stream at or below a `GOAWAY`'s last stream id. The server may have applied it.
 ///
 /// ```
 /// use retry_jitter::http::never_sent;

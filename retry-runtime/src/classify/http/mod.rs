@@ -12,18 +12,31 @@
 //! | every other 4xx (400, 401, 403, 404, 409, 422, …) | stop | the request itself is wrong: sending it again gets the same answer |
 //! | 1xx, 2xx, 3xx | stop | not a failure to retry |
 //!
-//! **The server's word wins** ([`server_says_retry`], read by [`classify_response`],
-//! `reqwest::check`'s error and the middleware, for a failure only): `x-should-retry: false`,
-//! `stripe-should-retry: false` and `x-envoy-overloaded` stop whatever the status;
-//! `x-should-retry: true` (or `stripe-should-retry: true`) retries a failure the table stops
-//! on. Every field line of each header is read, and one "don't" wins over any "do".
+//! **The server's word wins**, for a failure only ([`server_says_retry`]).
 //!
-//! **Idempotency.** Retrying resends the whole request. `GET`, `HEAD`, `PUT`, `DELETE` and
-//! `OPTIONS` are idempotent, so a retry cannot do twice what was meant once. A `POST` (or a
-//! `PATCH`) may create a second order, a second payment: retry it only when the server makes it
-//! idempotent — an `Idempotency-Key` header whose value stays the same across attempts — or when
-//! the error proves the request never reached the server (a refused connection). Generate the
-//! key *outside* the retried function and pass it in, so every attempt sends the same one:
+//! [`classify_response`], `reqwest::check`'s error and the middleware read it.
+//!
+//! `x-should-retry: false`, `stripe-should-retry: false` and `x-envoy-overloaded` stop
+//! whatever the status.
+//!
+//! `x-should-retry: true` (or `stripe-should-retry: true`) retries a failure the table stops on.
+//!
+//! Every field line of each header is read, and one "don't" wins over any "do".
+//!
+//! **Idempotency.** Retrying resends the whole request.
+//!
+//! `GET`, `HEAD`, `PUT`, `DELETE` and `OPTIONS` are idempotent: a retry cannot do twice what
+//! was meant once.
+//!
+//! A `POST` (or a `PATCH`) may create a second order, a second payment.
+//!
+//! Retry it only when the server makes it idempotent: an `Idempotency-Key` header whose value
+//! stays the same across attempts.
+//!
+//! Or when the error proves the request never reached the server (a refused connection).
+//!
+//! Generate the key *outside* the retried function and pass it in, so every attempt sends the
+//! same one:
 //!
 //! ```text
 //! #[retry(on = retry_jitter::transient)]
@@ -74,12 +87,16 @@ pub fn classify_status(status: StatusCode) -> Decision {
     }
 }
 
-/// The status's decision, with the `Retry-After` hint (if any) for a status that is retried:
-/// `Decision::RetryAfter(hint)` instead of `Decision::Retry`; and the server's word
-/// ([`server_says_retry`], from every field line of each header, "don't" winning) over the
-/// table for a failure: `x-should-retry: false`, `stripe-should-retry: false` and
-/// `x-envoy-overloaded` stop, `x-should-retry: true` retries. A success is never retried, and
-/// its headers are not read.
+/// The status's decision, with the `Retry-After` hint (if any) for a status that is retried.
+///
+/// That is `Decision::RetryAfter(hint)` instead of `Decision::Retry`.
+///
+/// For a failure, the server's word ([`server_says_retry`]) wins over the table.
+///
+/// `x-should-retry: false`, `stripe-should-retry: false` and `x-envoy-overloaded` stop;
+/// `x-should-retry: true` retries.
+///
+/// A success is never retried, and its headers are not read.
 ///
 /// ```
 /// use retry_jitter::http::classify_response;
@@ -110,12 +127,15 @@ pub fn classify_response(status: StatusCode, headers: &HeaderMap, now: SystemTim
     classify_response_at(status, headers, true, || now)
 }
 
-/// [`classify_response`] for a response to a request of `method` with `request_headers`: a
-/// request that is not repeatable (a `POST` or `PATCH` without an `Idempotency-Key`) is
-/// retried only on a status that proves it was not applied
-/// (`408`, `425`, `429`, `503`: refused before processing), not on a `500`, `502` or
-/// `504`. The server's word ([`server_says_retry`]) still wins: `x-should-retry: true` on a
-/// `500` answering a `POST` says it is safe.
+/// [`classify_response`] for a response to a request of `method` with `request_headers`.
+///
+/// A request that is not repeatable (a `POST` or `PATCH` without an `Idempotency-Key`) is
+/// retried only on a status that proves it was not applied.
+///
+/// Those are `408`, `425`, `429`, `503` (refused before processing); not `500`, `502` or `504`.
+///
+/// The server's word ([`server_says_retry`]) still wins: `x-should-retry: true` on a `500`
+/// answering a `POST` says it is safe.
 ///
 /// ```
 /// use retry_jitter::http::classify_response_to;
@@ -146,9 +166,12 @@ pub fn classify_response_to(
     )
 }
 
-/// [`classify_response`] on the wall clock, read (and the header parsed) only for a status that
-/// is retried: a final answer (a success, a 404) costs neither. The middleware's `ByStatus`,
-/// for a request that may be sent again as `resend` says.
+/// [`classify_response`] on the wall clock.
+///
+/// The clock is read (and the header parsed) only for a status that is retried: a final answer
+/// (a success, a 404) costs neither.
+///
+/// The middleware's `ByStatus`, for a request that may be sent again as `resend` says.
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 #[inline]
 pub(crate) fn classify_response_now(
@@ -175,8 +198,11 @@ fn classify_failure_now(
     classify_response_at(status, headers, repeatable, SystemTime::now)
 }
 
-/// The response's decision; `repeatable`: the request may be sent again whatever became of
-/// it, else only a refusal before processing is retried (unless the server says otherwise).
+/// The response's decision.
+///
+/// `repeatable`: the request may be sent again whatever became of it.
+///
+/// Else only a refusal before processing is retried, unless the server says otherwise.
 fn classify_response_at(
     status: StatusCode,
     headers: &HeaderMap,
@@ -191,10 +217,14 @@ fn classify_response_at(
     )
 }
 
-/// The decision on a response of `status`, from what the server said of retrying it (`said`,
-/// as [`server_says_retry`] reads it) and its `Retry-After` (`hint`): each read only for a
-/// failure, the hint only for one that is retried. What [`classify_response`] and
-/// `reqwest::check`'s error decide by.
+/// The decision on a response of `status`, from what the server said (`said`) and its
+/// `Retry-After` (`hint`).
+///
+/// `said` is as [`server_says_retry`] reads it.
+///
+/// Each is read only for a failure, the hint only for one that is retried.
+///
+/// What [`classify_response`] and `reqwest::check`'s error decide by.
 pub(crate) fn decide_response(
     status: StatusCode,
     repeatable: bool,
@@ -207,8 +237,10 @@ pub(crate) fn decide_response(
     }
     let retried = match said() {
         Some(false) if classify_status(status).retries() => {
-            // A failure the table retries, which the server (a tier that already retried, an
-            // overloaded proxy) says not to: inside a chain's scope, the tier passes that on.
+            // A failure the table retries, which the server says not to: a tier that already
+            // retried, an overloaded proxy.
+            //
+            // Inside a chain's scope, the tier passes that on.
             crate::policy::scope::mark_gave_up();
             false
         }
@@ -227,19 +259,25 @@ pub(crate) fn decide_response(
     }
 }
 
-/// What the server said of retrying its failed response, if it said anything: the server's
-/// word wins over the status table (and over the request method's rule in the middleware).
+/// What the server said of retrying its failed response, if it said anything.
+///
+/// The server's word wins over the status table, and over the method rule in the middleware.
 ///
 /// - `Some(false)`: `x-should-retry: false` (the Stainless-generated SDKs' header: OpenAI's,
 ///   Anthropic's), `stripe-should-retry: false` (Stripe's), or `x-envoy-overloaded` (Envoy
 ///   sheds load and never retries such an answer);
-/// - `Some(true)`: `x-should-retry: true` or `stripe-should-retry: true`, which retry a failure
-///   the table would stop on (a `409`), still within the attempts, the budget and the deadline;
+/// - `Some(true)`: `x-should-retry: true` or `stripe-should-retry: true`.
+///   These retry a failure the table would stop on (a `409`), within the attempts, the budget
+///   and the deadline;
 /// - `None`: no such header (or a value that is neither `true` nor `false`).
 ///
-/// Every field line of these headers is read, and every comma-separated value in a line (a
-/// proxy may fold lines into one): one "don't" anywhere wins over any number of "do"s. Values
-/// are read without regard to case or surrounding blanks.
+/// Every field line of these headers is read, and every comma-separated value in a line.
+///
+/// A proxy may fold lines into one.
+///
+/// One "don't" anywhere wins over any number of "do"s.
+///
+/// Values are read without regard to case or surrounding blanks.
 ///
 /// Only a failure's headers are read: [`classify_response`] never retries a `2xx`.
 ///

@@ -1,5 +1,8 @@
-//! `Retry-After` (and AWS's `x-amz-retry-after`): the wait a server asks for, in delta-seconds or as an HTTP-date (RFC 9110
-//! §10.2.3), the obsolete RFC 850 date read by RFC 9110's rule for its two-digit year.
+//! `Retry-After` (and AWS's `x-amz-retry-after`): the wait a server asks for.
+//!
+//! It is delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
+//!
+//! The obsolete RFC 850 date is read by RFC 9110's rule for its two-digit year.
 
 use core::time::Duration;
 use std::time::SystemTime;
@@ -9,24 +12,28 @@ use http::HeaderMap;
 use crate::classify::headers::{RETRY_AFTER, X_AMZ_RETRY_AFTER};
 
 /// The wait a `Retry-After` header asks for: delta-seconds (`120`) or an HTTP-date
-/// (`Wed, 21 Oct 2015 07:28:00 GMT`, measured from `now`). `None` for a missing header, for
-/// garbage, for a negative or fractional number and for a date that is not in the future.
+/// (`Wed, 21 Oct 2015 07:28:00 GMT`, measured from `now`).
 ///
-/// - **Delta-seconds of any length are a hint.** A number too large for the integer types
-///   saturates to `u64::MAX` seconds (RFC 9111 §1.2.2: "the greatest positive integer it can
-///   conveniently represent"): a wait beyond any cap, so the retry loop stops with
-///   [`GiveUpReason::HintBeyondCap`](crate::GiveUpReason::HintBeyondCap) instead of retrying
-///   on its normal backoff. Leading zeros are fine (`007` is 7 s).
-/// - **HTTP-dates** in the three formats of RFC 9110 §5.6.7: IMF-fixdate
-///   (`Sun, 06 Nov 1994 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`), whose weekday
-///   must match the date, and the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`).
-///   Its two-digit year is read as RFC 9110 requires: in the century that puts the date at
-///   most 50 years after `now`, so `01-Jan-70` read in 2026 is 2070, not 1970, and
-///   `01-Jan-77` is 1977. Its weekday must be a weekday's name but is not checked against the
-///   date: a sender may have computed it for another century.
-/// - **AWS's `x-amz-retry-after`**, in milliseconds, where no `Retry-After` gives a hint: at
-///   most 5 s, as the AWS SDKs clamp it (the wait is the hint plus the wait drawn, so at most
-///   5 s above the draw).
+/// `None` for a missing header, for garbage, for a negative or fractional number and for a
+/// date that is not in the future.
+///
+/// - **Delta-seconds of any length are a hint.**
+///   - A number too large for the integer types saturates to `u64::MAX` seconds (RFC 9111
+///     §1.2.2: "the greatest positive integer it can conveniently represent").
+///   - That is a wait beyond any cap: the retry loop stops with
+///     [`GiveUpReason::HintBeyondCap`](crate::GiveUpReason::HintBeyondCap), not retrying on its
+///     normal backoff.
+///   - Leading zeros are fine (`007` is 7 s).
+/// - **HTTP-dates** in the three formats of RFC 9110 §5.6.7.
+///   - IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`) and asctime (`Sun Nov  6 08:49:37 1994`):
+///     the weekday must match the date.
+///   - The obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`).
+///   - Its two-digit year is put in the century that makes the date at most 50 years after `now`.
+///   - So `01-Jan-70` read in 2026 is 2070, not 1970, and `01-Jan-77` is 1977.
+///   - Its weekday must be a weekday's name, unchecked against the date: a sender may have
+///     computed it for another century.
+/// - **AWS's `x-amz-retry-after`**, in milliseconds, where no `Retry-After` gives a hint.
+///   - It is clamped to at most 5 s, as the AWS SDKs do: the wait is at most 5 s above the draw.
 ///
 /// ```
 /// use retry_jitter::http::retry_after;
@@ -97,9 +104,11 @@ fn digits_value(digits: &str) -> u64 {
         .unwrap_or(u64::MAX)
 }
 
-/// The obsolete RFC 850 date format, `Sunday, 06-Nov-94 08:49:37 GMT`, with its two-digit year
-/// read by the rule of RFC 9110 §5.6.7 (the `httpdate` crate reads it in a fixed 1970–2069
-/// window instead).
+/// The obsolete RFC 850 date format, `Sunday, 06-Nov-94 08:49:37 GMT`.
+///
+/// Its two-digit year is read by the rule of RFC 9110 §5.6.7.
+///
+/// The `httpdate` crate reads it in a fixed 1970–2069 window instead.
 mod rfc850 {
     use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -117,16 +126,19 @@ mod rfc850 {
         b"Dec",
     ];
 
-    /// The date part (`06-Nov-94 08:49:37 GMT`) of a value in RFC 850 form: one that starts
-    /// with a full weekday name and a comma. `None` for the other formats.
+    /// The date part (`06-Nov-94 08:49:37 GMT`) of a value in RFC 850 form.
+    ///
+    /// That form starts with a full weekday name and a comma. `None` for the other formats.
     pub(super) fn split(value: &str) -> Option<&str> {
         let (weekday, date) = value.split_once(", ")?;
         WEEKDAYS.contains(&weekday).then_some(date)
     }
 
-    /// The instant `date` (`DD-Mon-YY HH:MM:SS GMT`) names, its year being the one ending in
-    /// `YY` that puts it no more than 50 years after `now`. `None` if it is malformed or
-    /// before 1970.
+    /// The instant `date` (`DD-Mon-YY HH:MM:SS GMT`) names.
+    ///
+    /// Its year is the one ending in `YY` that puts it no more than 50 years after `now`.
+    ///
+    /// `None` if it is malformed or before 1970.
     pub(super) fn parse(date: &str, now: SystemTime) -> Option<SystemTime> {
         let s = date.as_bytes();
         let shape = s.len() == 22

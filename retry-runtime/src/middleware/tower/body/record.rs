@@ -1,5 +1,7 @@
 //! The recorder behind [`Replayer`]: a body that is not `Clone` is recorded as the first
-//! attempt sends it and sent again by the next; each attempt's body has its own fate.
+//! attempt sends it, and sent again by the next.
+//!
+//! Each attempt's body has its own fate.
 
 use core::future::{poll_fn, Future};
 use core::pin::Pin;
@@ -15,9 +17,11 @@ use http_body_util::BodyExt;
 
 use super::{known_over, KeepBody, WrapBody};
 
-/// How long a failed attempt's verdict waits for its transport to let go of its body (hyper's
-/// connection task drops it as soon as it sees the failure): a body held past this is still
-/// being sent, and not sent again.
+/// How long a failed attempt's verdict waits for its transport to let go of its body.
+///
+/// hyper's connection task drops it as soon as it sees the failure.
+///
+/// A body held past this is still being sent, and is not sent again.
 const SETTLING: Duration = Duration::from_millis(500);
 
 /// Where the original body is, for the next attempt.
@@ -118,10 +122,13 @@ impl<B> Recorded<B> {
         }
     }
 
-    /// The verdict on attempt `id`'s request once its call ended (`failed`: with no answer):
-    /// `None` while its body is still being sent after a failure (its transport lets go of it
-    /// soon). A body given back is handed on only by a call that failed; one the server
-    /// answered before its end is not sent again, nor is its rest.
+    /// The verdict on attempt `id`'s request once its call ended (`failed`: with no answer).
+    ///
+    /// `None` while its body is still being sent after a failure: its transport lets go soon.
+    ///
+    /// A body given back is handed on only by a call that failed.
+    ///
+    /// One the server answered before its end is not sent again, nor is its rest.
     fn verdict(&mut self, id: u32, failed: bool) -> Option<(bool, Option<B>)> {
         if self.over {
             return Some((false, None));
@@ -162,9 +169,12 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// while it is sent), then the trailers.
 pub(super) struct AttemptBody<B: Body> {
     prefix: VecDeque<Bytes>,
-    /// In a `Mutex` only to make the replay `Sync` (for `BoxBody`) whatever `B` is: polling it
-    /// goes through `&mut` (`get_mut`); only `is_end_stream` and `size_hint`, which take
-    /// `&self`, lock it (uncontended: the replay has one owner).
+    /// In a `Mutex` only to make the replay `Sync` (for `BoxBody`) whatever `B` is.
+    ///
+    /// Polling it goes through `&mut` (`get_mut`).
+    ///
+    /// Only `is_end_stream` and `size_hint`, which take `&self`, lock it: uncontended, as the
+    /// replay has one owner.
     rest: Mutex<Option<B>>,
     trailers: Option<HeaderMap>,
     shared: Shared<B>,
@@ -196,8 +206,9 @@ impl<B: Body> AttemptBody<B> {
         } else if let Some(trailers) = frame.trailers_ref() {
             r.trailers = Some(trailers.clone());
         }
-        // Whole once its last frame is out, whether or not its transport polls for the end:
-        // a server that answers after reading it all answers a whole body.
+        // Whole once its last frame is out, whether or not its transport polls for the end.
+        //
+        // A server that answers after reading it all answers a whole body.
         if end {
             r.whole(self.id);
         }
@@ -273,8 +284,9 @@ impl<B: Body> Drop for AttemptBody<B> {
             return;
         };
         let mut r = lock(&self.shared);
-        // At its end, or past its last frame or byte (a transport that sent it need not poll
-        // for the end), it is whole; what is recorded is the body.
+        // At its end, or past its last frame or byte, it is whole: what is recorded is the body.
+        //
+        // A transport that sent it need not poll for the end.
         if r.complete || rest.is_end_stream() || rest.size_hint().exact() == Some(0) {
             r.whole(self.id);
             return;
@@ -301,12 +313,18 @@ fn head<B>(req: &http::Request<B>) -> http::Request<()> {
     head
 }
 
-/// The [`KeepBody`] of bodies that are not `Clone` (a boxed body, a stream): the body is
-/// recorded as the first attempt sends it, within the layer's limit, and each next attempt
-/// sends the recorded bytes again, wrapped in the body type ([`WrapBody`]), then the rest of
-/// the body if a failed connection gave it back unfinished. Each attempt's body decides for
-/// its attempt alone: one the server answered before it was sent whole, or that went over
-/// the limit, is not replayed.
+/// The [`KeepBody`] of bodies that are not `Clone`: a boxed body, a stream.
+///
+/// The body is recorded as the first attempt sends it, within the layer's limit.
+///
+/// Each next attempt sends the recorded bytes again, wrapped in the body type ([`WrapBody`]).
+///
+/// Then it sends the rest of the body, if a failed connection gave it back unfinished.
+///
+/// Each attempt's body decides for its attempt alone.
+///
+/// One the server answered before it was sent whole, or that went over the limit, is not
+/// replayed.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -348,9 +366,13 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
     }
 
     /// The next attempt's body, once the body is complete, or given back by an attempt that
-    /// failed with no answer (a hedge may start while the first attempt still sends it); never,
-    /// when it went over the limit or its rest was dropped (the call then ends on the answer
-    /// that did it, which drops this).
+    /// failed with no answer.
+    ///
+    /// A hedge may start while the first attempt still sends it.
+    ///
+    /// Never, when it went over the limit or its rest was dropped.
+    ///
+    /// The call then ends on the answer that did it, which drops this.
     pub(super) fn next(&self) -> impl Future<Output = AttemptBody<B>> + '_ {
         poll_fn(move |cx| {
             let mut r = lock(&self.shared);
@@ -388,8 +410,9 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
         })
     }
 
-    /// [`KeepBody::judge`]: at once, unless the call failed while its body is still held; then
-    /// once its transport lets go of it, or [`SETTLING`] passes (still being sent: no).
+    /// [`KeepBody::judge`]: at once, unless the call failed while its body is still held.
+    ///
+    /// Then once its transport lets go of it, or [`SETTLING`] passes (still being sent: no).
     async fn judged(&self, id: u32, failed: bool) -> bool {
         let now = lock(&self.shared).verdict(id, failed);
         let (replayable, dropped) = match now {
