@@ -1,6 +1,10 @@
 //! Every semantic check of the macro, run after parsing (args.rs, item.rs) and before the
-//! expansion (expand/), which then cannot fail: keys that cannot go together, a key on the wrong
-//! kind of fn, a function that cannot be retried, a body its expansion could not keep.
+//! expansion (expand/), which then cannot fail.
+//!
+//! - Keys that cannot go together.
+//! - A key on the wrong kind of fn.
+//! - A function that cannot be retried.
+//! - A body its expansion could not keep.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -133,8 +137,10 @@ fn between_keys(args: &Args) -> Option<syn::Error> {
 }
 
 /// Everything that makes a function impossible to retry, each error on its token, all reported
-/// together. `features`: whether an `async fn` without `sleep = …` has a timer (feature
-/// `tokio`), and whether trace events can be emitted (feature `tracing`).
+/// together.
+///
+/// `features`: whether an `async fn` without `sleep = …` has a timer (feature `tokio`), and
+/// whether trace events can be emitted (feature `tracing`).
 pub(crate) fn item(args: &Args, item: &Item, features: Features) -> syn::Result<()> {
     let mut errors: Vec<syn::Error> = Vec::new();
     let sig = &item.sig;
@@ -246,8 +252,11 @@ pub(crate) fn item(args: &Args, item: &Item, features: Features) -> syn::Result<
     combined(errors)
 }
 
-/// An `impl AsRef<U>` argument of a hedged function: each attempt is given a shared borrow of it
-/// (rebind.rs), which a hedged attempt, a future of its own made by a closure, cannot hold.
+/// An `impl AsRef<U>` argument of a hedged function.
+///
+/// Each attempt is given a shared borrow of it (rebind.rs).
+///
+/// A hedged attempt, a future of its own made by a closure, cannot hold that borrow.
 fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
     let FnArg::Typed(arg) = arg else { return None };
     let syn::Type::ImplTrait(it) = &*arg.ty else {
@@ -299,9 +308,13 @@ fn exclusive_borrow(arg: &FnArg) -> Option<Span> {
     }
 }
 
-/// A function written to return an `Option<T>`: told what helps, the `on_ok` key or `.ok_or(..)`,
-/// at the type, rather than by the type check's "return `Result<Option<T>, YourError>`". (Any
-/// other type that is not a `Result` is left to that check, which sees through aliases.)
+/// A function written to return an `Option<T>`.
+///
+/// It is told what helps, the `on_ok` key or `.ok_or(..)`, at the type.
+///
+/// The type check's "return `Result<Option<T>, YourError>`" would help less.
+///
+/// Any other type that is not a `Result` is left to that check, which sees through aliases.
 fn returns_option(output: &syn::Type) -> Option<syn::Error> {
     let syn::Type::Path(path) = strip_group(output) else {
         return None;
@@ -332,11 +345,18 @@ fn returns_option(output: &syn::Type) -> Option<syn::Error> {
     ))
 }
 
-/// A return type that may hold a borrow of a `&mut` argument (or `&mut self`) where the retried
-/// function cannot compile: each attempt re-borrows the argument, and the borrow checker cannot
-/// see that the attempt which returns is the last. So for any borrow out of a sync fn's closure
-/// (`closure`), and for one that may be mutable wherever the attempt runs. Reported here, on the
-/// borrow, since rustc's errors would be about a closure or a loop the user never wrote.
+/// A return type that may hold a borrow of a `&mut` argument (or `&mut self`), where the
+/// retried function cannot compile.
+///
+/// Each attempt re-borrows the argument; the borrow checker cannot see that the attempt which
+/// returns is the last.
+///
+/// That holds for any borrow out of a sync fn's closure (`closure`).
+///
+/// It holds for a borrow that may be mutable wherever the attempt runs.
+///
+/// Reported here, on the borrow: rustc's errors would be about a closure or loop the user never
+/// wrote.
 fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<syn::Error> {
     let ReturnedBorrow { name, at, .. } = returned_borrows(sig, output)
         .into_iter()
@@ -405,9 +425,11 @@ fn any_binds<P>(pats: &syn::punctuated::Punctuated<syn::Pat, P>, name: &Ident) -
     (0..pats.len()).any(|i| binds(&pats[i], name))
 }
 
-/// An async closure given to `notify`, `give_up` or `stats` is awaited by the function: it
-/// must be an `async fn`, and `notify`'s must not be hedged (the runtime's hedging loop calls
-/// `notify` itself).
+/// An async closure given to `notify`, `give_up` or `stats` is awaited by the function.
+///
+/// It must be an `async fn`.
+///
+/// `notify`'s must not be hedged: the runtime's hedging loop calls `notify` itself.
 fn awaited(args: &Args, is_async: bool) -> syn::Result<()> {
     let keys = [
         ("notify", &args.notify),
@@ -444,18 +466,23 @@ fn awaited(args: &Args, is_async: bool) -> syn::Result<()> {
     Ok(())
 }
 
-/// `#[track_caller]` on a sync fn: its attempt is written inline in the function (expand/sync.rs),
-/// so a body that cannot be is an error, said on what keeps it from being. Checked on the body
-/// the expansion inlines, made as it makes it (rebind.rs: `self` renamed where each attempt has
-/// one of its own, loop exits fenced).
+/// `#[track_caller]` on a sync fn: its attempt is written inline in the function
+/// (expand/sync.rs).
+///
+/// So a body that cannot be is an error, said on what keeps it from being.
+///
+/// Checked on the body the expansion inlines, made as it makes it.
+///
+/// That is rebind.rs's body: `self` renamed where each attempt has its own, loop exits fenced.
 fn track_caller(args: &Args, item: &Item) -> syn::Result<()> {
     let (Some(attr), Some(body), ReturnType::Type(_, ret)) =
         (item.inline_track_caller(), &item.body, &item.sig.output)
     else {
         return Ok(());
     };
-    // The signature rebound as the expansion rebinds it (a copy): only which `self` the body
-    // is given is read, so the facade's path is left out of the values.
+    // The signature rebound as the expansion rebinds it (a copy).
+    //
+    // Only which `self` the body is given is read: the facade's path is left out of the values.
     let rebind = crate::rebind::rebind(
         &mut item.sig.clone(),
         &TokenStream::new(),
@@ -716,8 +743,9 @@ mod tests {
             ),
             None
         );
-        // A `&mut self` the body passes on is each attempt's own, renamed: `x.self`, which syn
-        // cannot read, becomes a field it can (rustc then says what is wrong with it).
+        // A `&mut self` the body passes on is each attempt's own, renamed.
+        //
+        // `x.self`, which syn cannot read, becomes a field it can: rustc then says what is wrong.
         let item = "#[track_caller] fn f(&mut self) -> Result<(), E> { g(self)?; x.self; Ok(()) }";
         assert_eq!(expansion_error("", item), None);
         let item: Item = syn::parse_str(item).unwrap();

@@ -28,7 +28,9 @@ pub(super) enum Check {
 
 impl Check {
     /// The checking `fn`, generic over the return type `R`, and the generic arguments it is
-    /// called with: the key's name, its generics and bounds, and the hook's.
+    /// called with.
+    ///
+    /// Those are the key's name, its generics and bounds, and the hook's.
     fn signature(self, p: &TokenStream) -> (&'static str, TokenStream, TokenStream) {
         match self {
             Check::On => (
@@ -91,13 +93,22 @@ impl Check {
     }
 }
 
-/// `on`, `notify`, `on_ok` and `give_up` get their closure signatures from the return type,
-/// through a generic `fn` of the expansion's own, named after the key and spanned at its
-/// value: a closure gets its signature before it is first called, and a mismatch is reported
-/// there, "required by a bound in `on`", with no function of the runtime's after it. The `fn`
-/// is an item of a block that only names it, and the value is outside that block: a user's
-/// own `fn on` stays theirs. `.keep()` hands the hook on, or a stand-in for a wrong one, which
-/// nothing reports again (see `Hook`).
+/// `on`, `notify`, `on_ok` and `give_up` get their closure signatures from the return type.
+///
+/// That is done through a generic `fn` of the expansion's own, named after the key and spanned
+/// at its value.
+///
+/// A closure gets its signature before it is first called.
+///
+/// A mismatch is reported there, "required by a bound in `on`", with no runtime function after
+/// it.
+///
+/// The `fn` is an item of a block that only names it; the value is outside that block.
+///
+/// So a user's own `fn on` stays theirs.
+///
+/// `.keep()` hands the hook on, or a stand-in for a wrong one, which nothing reports again (see
+/// `Hook`).
 pub(super) fn hook(
     cx: &Context,
     value: &Option<syn::Expr>,
