@@ -12,19 +12,27 @@ use crate::run::account::{Account, RetryShare};
 use crate::run::hooks::{Hooks, Notify};
 use crate::run::sleep;
 
-/// When a call's first attempt begins, on `clock`: read only if the policy has a `max_elapsed`.
+/// When a call's first attempt begins, on `clock`.
+///
+/// Read only if the policy has a `max_elapsed`.
 #[doc(hidden)]
 #[inline]
 pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
     policy.max_elapsed().map(|_| clock())
 }
 
-/// The state of one retried call: how many calls failed, the previous wait, the start time.
+/// The state of one retried call.
 ///
-/// Creating it costs nothing but a copy of the policy: the clock is read only when the policy
-/// has a `max_elapsed`, and nothing random is drawn until a call fails. (With feature
-/// `metrics`, it asks whether a metrics recorder listens: the call reports to it, or to none,
-/// for as long as it lasts.)
+/// It holds how many calls failed, the previous wait, and the start time.
+///
+/// Creating it costs nothing but a copy of the policy.
+///
+/// The clock is read only when the policy has a `max_elapsed`.
+///
+/// Nothing random is drawn until a call fails.
+///
+/// With feature `metrics`, it asks once whether a recorder listens; the answer holds for the
+/// call.
 ///
 /// ```
 /// use retry_jitter::{Decision, GiveUpReason, Jitter, Policy, RetryState};
@@ -40,27 +48,34 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 pub struct RetryState {
     /// The policy, the clock and the start time.
     call: Started,
-    /// Calls made that did not succeed: each failed one, and, once a hedged call ends, those
-    /// still running beside the one it ends on (made, so counted).
+    /// Calls made that did not succeed: each failed one.
+    ///
+    /// Once a hedged call ends, those still running beside its last one count too: they were
+    /// made.
     calls_spent: u32,
-    /// The failed calls counted when gRPC's backoff last started again (a server's pushback,
-    /// [`Backoff::grpc`](crate::Backoff::grpc)): the retry after is the backoff's first. Zero
-    /// otherwise.
+    /// The failed calls counted when gRPC's backoff last started again, after a server's
+    /// pushback ([`Backoff::grpc`](crate::Backoff::grpc)).
+    ///
+    /// The retry after is the backoff's first. Zero otherwise.
     restart: u32,
     /// The attempt (1-based, as `calls_spent + 1`) last sent again transparently: 0 for none.
     transparent_at: u32,
-    /// The backoff's base and cap in nanoseconds, converted once for the call, where its
-    /// waits are drawn the common way (full jitter, bounds within 584 years): drawn inline.
+    /// The backoff's base and cap in nanoseconds, converted once for the call.
+    ///
+    /// Present where its waits are drawn the common way (full jitter, bounds within 584 years):
+    /// inline.
     full: Option<(u64, u64)>,
     prev: Duration,
     /// What the call took from its budget.
     account: Account,
-    /// When the first call failed, for the trace's `recovered` event (read only with the
-    /// `tracing` feature, and only when the call kept no start time).
+    /// When the first call failed, for the trace's `recovered` event.
+    ///
+    /// Read only with the `tracing` feature, and only when the call kept no start time.
     #[cfg(feature = "tracing")]
     first_failure: Option<Instant>,
-    /// Whether a metrics recorder listened when the state began (feature `metrics`): the
-    /// call's events are reported only then, and asked no more.
+    /// Whether a metrics recorder listened when the state began (feature `metrics`).
+    ///
+    /// The call's events are reported only then, and the question is not asked again.
     #[cfg(feature = "metrics")]
     listening: bool,
 }
@@ -78,8 +93,10 @@ impl RetryState {
         Self::with_clock(policy, sleep::now)
     }
 
-    /// The state for one call under `policy`, timed on `clock` (the clock of the timer that will
-    /// sleep the waits, e.g. [`sleep::tokio_now`](crate::sleep::tokio_now)).
+    /// The state for one call under `policy`, timed on `clock`.
+    ///
+    /// `clock` is the clock of the timer that sleeps the waits, e.g.
+    /// [`sleep::tokio_now`](crate::sleep::tokio_now).
     ///
     /// ```
     /// use retry_jitter::{sleep, Policy, RetryState};
@@ -96,8 +113,9 @@ impl RetryState {
         })
     }
 
-    /// The state of a `call` (its start kept as [`start_time`] says) whose first attempt
-    /// failed: the retry loops build it only then, so a first-call success never does.
+    /// The state of a `call` whose first attempt failed (its start kept as [`start_time`] says).
+    ///
+    /// The retry loops build it only then: a first-call success never does.
     #[inline]
     pub(crate) fn resume(call: Started) -> Self {
         RetryState {
@@ -132,8 +150,9 @@ impl RetryState {
         self.call.policy
     }
 
-    /// How many calls have failed so far (once a hedged call has ended, those still running
-    /// when it ended count too: they were made).
+    /// How many calls have failed so far.
+    ///
+    /// Once a hedged call has ended, those still running then count too: they were made.
     ///
     /// ```
     /// use retry_jitter::{Decision, Policy, RetryState};
@@ -145,8 +164,9 @@ impl RetryState {
         self.calls_spent
     }
 
-    /// What this call's retries and hedges took from its budget, by [`Charge`]: what a loop
-    /// of your own tells [`SharedBudget::succeeded`] when the call succeeds.
+    /// What this call's retries and hedges took from its budget, by [`Charge`].
+    ///
+    /// A loop of your own tells it to [`SharedBudget::succeeded`] when the call succeeds.
     ///
     /// ```
     /// use retry_jitter::hooks::{AcceptOk, Hooks, Unset};
@@ -182,8 +202,9 @@ impl RetryState {
         self.wait_after(decision)
     }
 
-    /// [`next_wait`](RetryState::next_wait), inlined into the retry loops: a plain retry's
-    /// wait drawn in place, a server's hint and a rate limit's out of line.
+    /// [`next_wait`](RetryState::next_wait), inlined into the retry loops.
+    ///
+    /// A plain retry's wait is drawn in place; a server's hint and a rate limit's out of line.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn wait_after(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
         self.count_failure();
@@ -209,8 +230,10 @@ impl RetryState {
         Ok(drawn)
     }
 
-    /// The next retry's wait under the backoff, as drawn: inline where its bounds were
-    /// converted for the call (full jitter, the crate's shape), else by one call.
+    /// The next retry's wait under the backoff, as drawn.
+    ///
+    /// Inline where its bounds were converted for the call (full jitter, the crate's shape);
+    /// else by one call.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn draw(&self) -> Duration {
         let k = self.calls_spent - self.restart;
@@ -220,10 +243,15 @@ impl RetryState {
         }
     }
 
-    /// The wait after a server's hint ([`Decision::RetryAfter`]): the hint plus the wait the
-    /// backoff draws, or the end of retrying if the hint passes the cap. Under gRPC's backoff,
-    /// a pushback: the hint exactly, of any length (the deadline still bounds it), and the
-    /// backoff starts again after it.
+    /// The wait after a server's hint ([`Decision::RetryAfter`]): the hint plus the backoff's
+    /// draw.
+    ///
+    /// If the hint passes the cap, retrying ends.
+    ///
+    /// Under gRPC's backoff, a pushback waits the hint exactly, of any length; the deadline
+    /// still bounds it.
+    ///
+    /// The backoff then starts again.
     #[cold]
     #[inline(never)]
     fn hinted_wait(&mut self, hint: Duration) -> Result<Duration, GiveUpReason> {
@@ -247,8 +275,9 @@ impl RetryState {
         Ok(wait)
     }
 
-    /// The wait after a [`Decision::RateLimited`]: drawn as usual, from the policy's
-    /// `rate_limited_base`. Out of line: a server limiting the rate is the rare case.
+    /// The wait after a [`Decision::RateLimited`]: drawn as usual, from `rate_limited_base`.
+    ///
+    /// Out of line: a server limiting the rate is the rare case.
     #[cold]
     #[inline(never)]
     fn rate_limited_wait(&mut self) -> Result<Duration, GiveUpReason> {
@@ -270,13 +299,19 @@ impl RetryState {
             .delay(k, self.prev)
     }
 
-    /// The whole step after a failed call: classify `error` with `hooks.on`, compute the wait,
-    /// take the budget's tokens, and tell `hooks.notify` about it. `Ok(wait)`
-    /// to retry after `wait`, `Err(reason)` to return `error`.
+    /// The whole step after a failed call.
     ///
-    /// If `notify` panics, the tokens are given back. (The retry loops here also give them
-    /// back when the retry never runs: the future dropped during the wait, the deadline
-    /// reached. A loop of your own does that with [`SharedBudget::refund`](crate::SharedBudget::refund).)
+    /// It classifies `error` with `hooks.on`, computes the wait, takes the budget's tokens, and
+    /// tells `hooks.notify`.
+    ///
+    /// `Ok(wait)` to retry after `wait`, `Err(reason)` to return `error`.
+    ///
+    /// If `notify` panics, the tokens are given back.
+    ///
+    /// The retry loops here also give them back when the retry never runs: the future dropped
+    /// during the wait, the deadline reached.
+    ///
+    /// A loop of your own does that with [`SharedBudget::refund`](crate::SharedBudget::refund).
     ///
     /// ```
     /// use retry_jitter::{GiveUpReason, Policy, RetryState};
@@ -304,10 +339,14 @@ impl RetryState {
         Ok(delay)
     }
 
-    /// [`on_error`](RetryState::on_error), the budget's tokens still owed: given back if what
-    /// is returned is dropped before the retry runs. `inline`: the wait computed in place (the
-    /// retry loops, where most of it folds away: no budget, no hook, a zero base), else by one
-    /// call of [`next_wait`](RetryState::next_wait).
+    /// [`on_error`](RetryState::on_error), the budget's tokens still owed.
+    ///
+    /// They are given back if what is returned is dropped before the retry runs.
+    ///
+    /// `inline`: the wait is computed in place, as in the retry loops, where most of it folds
+    /// away.
+    ///
+    /// Else it is one call of [`next_wait`](RetryState::next_wait).
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn retry_step<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
@@ -382,15 +421,19 @@ impl RetryState {
         Ok((delay, owed))
     }
 
-    /// A call failed in a way that ends retrying whatever the classifier says (an attempt cut
-    /// by the deadline): counted, and `reason` handed back.
+    /// A call failed in a way that ends retrying whatever the classifier says: an attempt cut
+    /// by the deadline.
+    ///
+    /// It is counted, and `reason` handed back.
     pub(crate) fn end(&mut self, reason: GiveUpReason) -> GiveUpReason {
         self.count_failure();
         reason
     }
 
     /// Whether this call has a deadline (`max_elapsed`, or its caller's) to check after each
-    /// wait. Inlined: without one it folds into the test the loop already made.
+    /// wait.
+    ///
+    /// Inlined: without one it folds into the test the loop already made.
     #[inline]
     pub(crate) fn has_deadline(&self) -> bool {
         self.call.has_deadline()
@@ -418,16 +461,21 @@ impl RetryState {
         }
     }
 
-    /// `running` calls still running as the call ends (hedges, `hedge = …`): calls made, so
-    /// counted in [`GiveUp::calls`](crate::GiveUp::calls) and the trace's `calls`.
+    /// `running` calls still running as the call ends (hedges, `hedge = …`).
+    ///
+    /// They were made, so they count in [`GiveUp::calls`](crate::GiveUp::calls) and the trace's
+    /// `calls`.
     pub(crate) fn count_running(&mut self, running: u32) {
         self.calls_spent = self.calls_spent.saturating_add(running);
     }
 
     /// Whether a server hint `hint`, on a failed call while others still run (`hedge = …`),
-    /// lets the call go on: not beyond the cap ([`GiveUpReason::HintBeyondCap`]), nor past
-    /// the deadline ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait) decides
-    /// (under gRPC's backoff, a pushback of any length: only the deadline bounds it).
+    /// lets the call go on.
+    ///
+    /// Not beyond the cap ([`GiveUpReason::HintBeyondCap`]), nor past the deadline
+    /// ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait) decides.
+    ///
+    /// Under gRPC's backoff, a pushback of any length: only the deadline bounds it.
     pub(crate) fn allows_hint(&self, hint: Duration) -> Result<(), GiveUpReason> {
         let backoff = self.call.policy.backoff_ref();
         if !backoff.is_grpc() && hint > backoff.cap() {
@@ -439,10 +487,14 @@ impl RetryState {
         Ok(())
     }
 
-    /// Whether the attempt that just failed as `kind` says is sent again at once, uncounted
-    /// (gRFC A6's transparent retry): one that never left the client, until the call's
-    /// deadline (once per attempt when it has none: never a spin); one the server's
-    /// transport did not hand on, once per attempt.
+    /// Whether the attempt that just failed as `kind` says is sent again at once, uncounted:
+    /// gRFC A6's transparent retry.
+    ///
+    /// One that never left the client is, until the call's deadline.
+    ///
+    /// Without a deadline, once per attempt: never a spin.
+    ///
+    /// One the server's transport did not hand on is, once per attempt.
     #[inline]
     pub(crate) fn transparent(&mut self, kind: Transparent) -> bool {
         let attempt = self.calls_spent.saturating_add(1);
@@ -467,7 +519,9 @@ impl RetryState {
     }
 
     /// How long the call has run: since its start if it kept one, else since its first
-    /// failure (zero before that).
+    /// failure.
+    ///
+    /// Zero before that.
     pub(crate) fn elapsed(&self) -> Duration {
         #[cfg(feature = "tracing")]
         let since = self.call.start.or(self.first_failure);
@@ -478,8 +532,9 @@ impl RetryState {
         })
     }
 
-    /// Take the share of `budget` a retry or a hedge costs (`charge` says which): `None` if
-    /// the budget refuses it.
+    /// Take the share of `budget` a retry or a hedge costs (`charge` says which).
+    ///
+    /// `None` if the budget refuses it.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn take_share<'b, S: SharedBudget>(
         &mut self,
