@@ -1,6 +1,10 @@
-//! The step after each attempt, which every loop takes (the blocking and async loops in
-//! `loops`, the hedging loop in `hedge`): what an outcome is ([`Verdict`]), and for a failed one
-//! classify, decide, draw, charge the budget and tell the hooks ([`LoopHooks`]).
+//! The step after each attempt, which every loop takes: the blocking and async loops in
+//! `loops`, the hedging loop in `hedge`.
+//!
+//! It says what an outcome is ([`Verdict`]).
+//!
+//! For a failed one, it classifies, decides, draws, charges the budget and tells the hooks
+//! ([`LoopHooks`]).
 
 use core::ops::ControlFlow;
 use core::time::Duration;
@@ -17,8 +21,10 @@ use crate::run::hooks::{GiveUpHook, Hooks};
 use crate::run::state::RetryState;
 use crate::run::trace::Trace;
 
-/// What an attempt's outcome is to the loop: taken (an `Ok` that `on_ok`, if any, accepts), a
-/// failure (an error), or an `Ok` value `on_ok` retries, with its decision.
+/// What an attempt's outcome is to the loop.
+///
+/// Taken (an `Ok` that `on_ok`, if any, accepts), a failure (an error), or an `Ok` value
+/// `on_ok` retries, with its decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
     /// A success: the call returns it.
@@ -37,10 +43,14 @@ impl Verdict {
     }
 }
 
-/// What `on_ok` makes of `outcome`. Without `on_ok` ([`AcceptOk`](crate::AcceptOk)) this is
-/// `Accepted` for every `Ok`, and costs what testing for an error costs. The loops test this
-/// first and return a success at once: handed through `ControlFlow`, a success costs an
-/// `async fn` more.
+/// What `on_ok` makes of `outcome`.
+///
+/// Without `on_ok` ([`AcceptOk`](crate::AcceptOk)) this is `Accepted` for every `Ok`, and costs
+/// what testing for an error costs.
+///
+/// The loops test this first and return a success at once.
+///
+/// Handed through `ControlFlow`, a success would cost an `async fn` more.
 #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
 pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Verdict {
     match outcome.as_ok() {
@@ -52,8 +62,9 @@ pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Ver
     }
 }
 
-/// A call succeeded after failed (or hedged) calls: the budget gets back what its retries
-/// took, and the metrics and the trace hear of it.
+/// A call succeeded after failed (or hedged) calls.
+///
+/// The budget gets back what its retries took, and the metrics and the trace hear of it.
 #[cold]
 #[inline(never)]
 pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
@@ -72,14 +83,19 @@ pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
 }
 
 /// Hooks that serve a function returning `R`: every bound the loops need, in one place.
-/// (The `Loop::<R>` entry points spell the bounds out instead, so that a mistake in a hook is
-/// reported at the user's key.)
+///
+/// The `Loop::<R>` entry points spell the bounds out instead: a mistake in a hook is then
+/// reported at the user's key.
 pub trait LoopHooks<R> {
-    /// One turn of every retry loop after a failure (`cut`: an attempt cut by the deadline,
-    /// which ends the call; `verdict`: what [`LoopHooks::verdict`] said of it): a success (of a
-    /// later attempt) pays the budget back and breaks out; an outcome retrying ends on is
-    /// reported to `give_up` and the trace and breaks out; a retried one comes back with the
-    /// wait and the budget's share its retry owes.
+    /// One turn of every retry loop after a failure.
+    ///
+    /// `cut`: an attempt cut by the deadline, which ends the call.
+    ///
+    /// `verdict`: what [`LoopHooks::verdict`] said of it.
+    ///
+    /// - A success (of a later attempt) pays the budget back and breaks out.
+    /// - An outcome retrying ends on is reported to `give_up` and the trace, and breaks out.
+    /// - A retried one comes back with the wait and the budget's share its retry owes.
     #[allow(clippy::type_complexity)]
     #[inline]
     fn step<'h>(
@@ -93,8 +109,9 @@ pub trait LoopHooks<R> {
         self.step_as(state, outcome, verdict, function, cut, false)
     }
 
-    /// [`step`](LoopHooks::step), inlined whole into the loop that calls it (the blocking loop,
-    /// `LoopState`): the hooks' types and a constant policy then leave only what they do.
+    /// [`step`](LoopHooks::step), inlined whole into the blocking loop (`LoopState`).
+    ///
+    /// The hooks' types and a constant policy then leave only what they do.
     #[allow(clippy::type_complexity)]
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn step_inline<'h>(
@@ -122,8 +139,11 @@ pub trait LoopHooks<R> {
         inline: bool,
     ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)>;
 
-    /// Retrying ends with `outcome` for `reason`: the trace, the metrics, the `give_up` hook
-    /// and the guards' `finished` hear of it, and the outcome is handed back.
+    /// Retrying ends with `outcome` for `reason`.
+    ///
+    /// The trace, the metrics, the `give_up` hook and the guards' `finished` hear of it.
+    ///
+    /// The outcome is handed back.
     #[doc(hidden)]
     fn report(
         &self,
@@ -134,8 +154,9 @@ pub trait LoopHooks<R> {
         clock: Clock,
     ) -> R;
 
-    /// Retrying ends with `outcome` (an error, or an `Ok` `on_ok` retried) for `reason`: tell
-    /// the trace and the `give_up` hook, and hand the outcome back.
+    /// Retrying ends with `outcome` (an error, or an `Ok` `on_ok` retried) for `reason`.
+    ///
+    /// Tell the trace and the `give_up` hook, and hand the outcome back.
     fn give_up(
         &self,
         state: &RetryState,
@@ -147,44 +168,61 @@ pub trait LoopHooks<R> {
     /// What an attempt's `outcome` is: taken, an error, or an `Ok` that `on_ok` retries.
     fn verdict(&self, outcome: &R) -> Verdict;
 
-    /// The call's retry state begins (its first attempt failed, or its first hedge is due
-    /// while that attempt runs): the budget counts the call then, and only then.
+    /// The call's retry state begins: its first attempt failed, or its first hedge is due.
+    ///
+    /// The budget counts the call then, and only then.
     fn begin(&self, call: Started) -> RetryState;
 
-    /// A call succeeded, at its first attempt (`state`: `None`; the budget counts the call)
-    /// or after its retry state began: the budget hears what its retries and hedges took,
-    /// and the guards are told. Nothing is reported ([`recovered`](LoopHooks::recovered)
-    /// reports).
+    /// A call succeeded, at its first attempt (`state`: `None`) or after its retry state began.
+    ///
+    /// At its first attempt, the budget counts the call.
+    ///
+    /// The budget hears what its retries and hedges took, and the guards are told.
+    ///
+    /// Nothing is reported: [`recovered`](LoopHooks::recovered) reports.
     fn succeeded(&self, state: Option<&RetryState>, clock: Clock, function: &'static str);
 
-    /// A call succeeded at its first attempt, with `out`: the guards are told, the budget
-    /// counts the call, and `out` is handed back (so that the budget's rare work, out of line,
-    /// is the success path's tail call). What [`succeeded`](LoopHooks::succeeded) does with
-    /// `None`.
+    /// A call succeeded at its first attempt, with `out`.
+    ///
+    /// The guards are told, the budget counts the call, and `out` is handed back.
+    ///
+    /// So the budget's rare work, out of line, is the success path's tail call.
+    ///
+    /// What [`succeeded`](LoopHooks::succeeded) does with `None`.
     fn first_success(&self, clock: Clock, function: &'static str, out: R) -> R;
 
-    /// Before an attempt, the guards are asked (`state`: the call's state, `None` before its
-    /// first attempt): `Some` with the outcome the call ends with (already reported, as a
-    /// give-up) if they refuse it.
+    /// Before an attempt, the guards are asked.
+    ///
+    /// `state` is the call's state, `None` before its first attempt.
+    ///
+    /// If they refuse, `Some` with the outcome the call ends with, already reported as a
+    /// give-up.
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R>;
 
     /// A call succeeded after failed (or hedged) calls: pay the budget back and report it.
     fn recovered(&self, state: &RetryState, function: &'static str);
 
-    /// What the classifier (or `on_ok`) says of a failed `outcome` whose verdict is
-    /// `verdict` (a hedged call decides with it while other attempts still run); the budget
-    /// hears of a failure it would retry ([`SharedBudget::failed`](crate::SharedBudget::failed)).
+    /// What the classifier (or `on_ok`) says of a failed `outcome` whose verdict is `verdict`.
+    ///
+    /// A hedged call decides with it while other attempts still run.
+    ///
+    /// The budget hears of a failure it would retry
+    /// ([`SharedBudget::failed`](crate::SharedBudget::failed)).
     fn decide(&self, outcome: &R, verdict: Verdict, clock: Clock) -> Decision;
 
-    /// A hedge is about to start: ask the guards and take its budget share (`false`, no
-    /// hedge, if either refuses), and tell the `notify` hook and the trace.
+    /// A hedge is about to start: ask the guards and take its budget share.
+    ///
+    /// `false`, no hedge, if either refuses.
+    ///
+    /// Then tell the `notify` hook and the trace.
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool;
 
     /// The call's cancel token, if it has one (a constant `None` without `cancel`).
     fn cancel(&self) -> Option<&CancelToken>;
 
-    /// Whether the function awaits a hook with the last outcome after the step (a constant
-    /// `false` without one): the outcome is then kept through the wait.
+    /// Whether the function awaits a hook with the last outcome after the step.
+    ///
+    /// A constant `false` without one; with one, the outcome is kept through the wait.
     fn awaits(&self) -> bool;
 
     /// Whether the call was cancelled: never, without a token (and no code).
@@ -202,9 +240,16 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
         RetryState::resume(call)
     }
 
-    /// [`LoopHooks::succeeded`]: at its first attempt (`state`: `None`) the budget counts the
-    /// call and hears it took nothing, else what its retries and hedges took; the guards hear
-    /// of an answered call. Nothing at all without a budget or a guard.
+    /// [`LoopHooks::succeeded`].
+    ///
+    /// At its first attempt (`state`: `None`) the budget counts the call and hears it took
+    /// nothing.
+    ///
+    /// Else it hears what its retries and hedges took.
+    ///
+    /// The guards hear of an answered call.
+    ///
+    /// Nothing at all without a budget or a guard.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn succeeded<R>(
         &self,
@@ -225,10 +270,14 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     }
 
     /// [`LoopHooks::first_success`], and [`succeeded`](Hooks::succeeded) with `None` (`out`
-    /// then `()`): the guards told first, then the budget, whose
-    /// [`first_success`](crate::SharedBudget::first_success) hands `out` back, the order that
-    /// lets the budget's cold part be a tail call (the guards and the budget are told of the
-    /// same success; neither reads the other).
+    /// then `()`).
+    ///
+    /// The guards are told first, then the budget, whose
+    /// [`first_success`](crate::SharedBudget::first_success) hands `out` back.
+    ///
+    /// That order lets the budget's cold part be a tail call.
+    ///
+    /// The guards and the budget are told of the same success; neither reads the other.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn first_success<R, Out>(
         &self,
@@ -276,9 +325,11 @@ where
                 }
                 Err(state.end(GiveUpReason::Elapsed))
             }
-            // Cancelled (`cancel = …`), no retry is made: the call ends with this outcome, before
-            // any wait is drawn, any budget taken or `notify` told (a `Decision::Stop` still says
-            // `Stopped`). Without a token, no code.
+            // Cancelled (`cancel = …`), no retry is made: the call ends with this outcome.
+            //
+            // That is before any wait is drawn, any budget taken or `notify` told.
+            //
+            // A `Decision::Stop` still says `Stopped`. Without a token, no code.
             (Verdict::RetryOk(decision), _) => {
                 self.guard.answered(true, state.clock());
                 if decision != Decision::Stop && LoopHooks::<R>::cancelled(self) {
@@ -291,8 +342,11 @@ where
             }
             (_, Some(error)) => {
                 // An attempt that never reached the server's application is sent again at
-                // once: no count, no wait, nothing taken or told (a `No` but for gRPC's layer,
-                // where this folds away).
+                // once.
+                //
+                // No count, no wait, nothing taken or told.
+                //
+                // A `No` but for gRPC's layer, where this folds away.
                 if state.transparent(self.on.transparent(error)) {
                     self.guard.transparent();
                     return ControlFlow::Continue((Duration::ZERO, RetryShare::default(), outcome));
@@ -364,8 +418,9 @@ where
         reason: GiveUpReason,
         function: &'static str,
     ) -> R {
-        // The breaker counts the call: a success if the service answered (an `Ok`, a
-        // `Decision::Stop`), else a failure.
+        // The breaker counts the call.
+        //
+        // A success if the service answered (an `Ok`, a `Decision::Stop`), else a failure.
         let answered = reason == GiveUpReason::Stopped || outcome.as_err().is_none();
         // Ended by the caller's deadline, the call counts as a drop: not at all.
         if reason != GiveUpReason::Elapsed || !state.deadline_is_callers() {
@@ -376,8 +431,10 @@ where
 
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R> {
         let (outcome, reason) = self.guard.before(state.is_none(), clock, function).err()?;
-        // A call the throttle stopped after the breaker let it through ends for the breaker
-        // as a failure; one the breaker refused never began.
+        // A call the throttle stopped after the breaker let it through is a failure to the
+        // breaker.
+        //
+        // One the breaker refused never began.
         if reason != GiveUpReason::CircuitOpen {
             self.guard.ended(false, clock, function);
         }
@@ -418,8 +475,9 @@ where
             (_, None) => (Decision::Stop, true),
         };
         self.guard.answered(answered, clock);
-        // A failure the loop would retry, while other attempts run: the budget hears of it as
-        // the step tells it of one after the last attempt.
+        // A failure the loop would retry, while other attempts run.
+        //
+        // The budget hears of it as the step tells it of one after the last attempt.
         if decision != Decision::Stop {
             Account::failed(self.budget.get(), clock);
         }
@@ -480,16 +538,20 @@ pub trait IsResult {
     fn as_err(&self) -> Option<&Self::Err>;
     /// An outcome that is this error.
     fn from_err(error: Self::Err) -> Self;
-    /// Nothing: `#[retry]`'s check that the function returns a `Result`, called as
-    /// `IsResult::returned(PhantomData::<Ret>)` at the return type, so that a type that is not
-    /// one is this trait's message alone (a method of the trait's own carries no "required by a
-    /// bound in" a function of ours).
+    /// Nothing: `#[retry]`'s check that the function returns a `Result`.
+    ///
+    /// Called as `IsResult::returned(PhantomData::<Ret>)` at the return type.
+    ///
+    /// So a type that is not one gets this trait's message alone.
+    ///
+    /// A method of the trait's own carries no "required by a bound in" a function of ours.
     #[inline]
     fn returned(_: core::marker::PhantomData<Self>) {}
 }
 
-// Not recommended: a misuse's error is this trait's message alone, without the impl and the
-// path of this file.
+// Not recommended: a misuse's error is this trait's message alone.
+//
+// It shows neither the impl nor the path of this file.
 #[diagnostic::do_not_recommend]
 impl<T, E> IsResult for Result<T, E> {
     type Ok = T;
