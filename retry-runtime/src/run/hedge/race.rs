@@ -1,5 +1,6 @@
-//! The hedging loop: the first attempt raced against one timer in place, then, once it fails
-//! or the hedge delay passes, the loop that starts hedges beside it.
+//! The hedging loop: the first attempt raced against one timer in place.
+//!
+//! Once it fails or the hedge delay passes, the loop that starts hedges beside it takes over.
 
 use core::borrow::Borrow;
 use core::future::Future;
@@ -16,8 +17,10 @@ use crate::run::step::{IsResult, LoopHooks};
 use crate::run::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
 
-/// One poll of an attempt and, if it has a time limit, its timer (the attempt first; it can
-/// ask the time it has left, see [`poll_race_within`](crate::run::timeout::poll_race_within)).
+/// One poll of an attempt and, if it has a time limit, its timer.
+///
+/// The attempt is polled first: it can ask the time it has left (see
+/// [`poll_race_within`](crate::run::timeout::poll_race_within)).
 fn poll_attempt<F: Future, T: Future<Output = ()>>(
     fut: Pin<&mut F>,
     timer: Option<Pin<&mut T>>,
@@ -39,7 +42,9 @@ struct Running {
     deadline: bool,
     /// When it began, for the latency histogram.
     began: Option<Instant>,
-    /// Its time limit, if it has one, and when that ends (learnt at its first pending poll).
+    /// Its time limit, if it has one, and when that ends.
+    ///
+    /// The end is learnt at its first pending poll.
     limit: Option<Duration>,
     end: Option<Instant>,
 }
@@ -56,8 +61,9 @@ impl Running {
         }
     }
 
-    /// What is left of its limit now: from its end, learnt at its first pending poll (the
-    /// whole limit if it was never polled pending).
+    /// What is left of its limit now, from its end learnt at its first pending poll.
+    ///
+    /// The whole limit if it was never polled pending.
     fn limit_left(&self, clock: Clock) -> Option<Duration> {
         let limit = self.limit?;
         Some(match self.end {
@@ -68,10 +74,14 @@ impl Running {
 }
 
 pin_project_lite::pin_project! {
-    /// The hedged call's first attempt, before the hedge: the attempt and one timer, for its
-    /// limit or the hedge delay, whichever ends first (the other is not armed: a limit that
-    /// ends first cuts the attempt before any hedge, a hedge delay that ends first starts the
-    /// loop, which arms what is left of the limit).
+    /// The hedged call's first attempt, before the hedge: the attempt and one timer.
+    ///
+    /// The timer is for its limit or the hedge delay, whichever ends first; the other is not
+    /// armed.
+    ///
+    /// A limit that ends first cuts the attempt before any hedge.
+    ///
+    /// A hedge delay that ends first starts the loop, which arms what is left of the limit.
     struct BeforeHedge<Fut, SFut> {
         #[pin]
         lead: Option<Fut>,
@@ -85,8 +95,9 @@ pin_project_lite::pin_project! {
 }
 
 impl<Fut: Future, SFut: Future<Output = ()>> BeforeHedge<Fut, SFut> {
-    /// The one timer: the attempt's limit if it ends first (or alone), else the hedge delay;
-    /// and whether it is the limit (it cuts the attempt).
+    /// The one timer: the attempt's limit if it ends first (or alone), else the hedge delay.
+    ///
+    /// And whether it is the limit, which cuts the attempt.
     fn timer(limit: Option<Duration>, delay: Option<Duration>) -> (Option<Duration>, bool) {
         match (limit, delay) {
             (Some(limit), Some(delay)) if delay < limit => (Some(delay), false),
@@ -96,8 +107,9 @@ impl<Fut: Future, SFut: Future<Output = ()>> BeforeHedge<Fut, SFut> {
     }
 }
 
-/// Ready with the attempt's outcome (`Err` if its limit cut it) once it ends, with `None` once
-/// the hedge delay passes.
+/// Ready with the attempt's outcome once it ends (`Err` if its limit cut it).
+///
+/// Ready with `None` once the hedge delay passes.
 impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
     type Output = Option<Result<Fut::Output, TimedOut>>;
 
@@ -123,8 +135,11 @@ impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
     }
 }
 
-/// An attempt's end as the loop steps it: its outcome (a cut one made the function's error),
-/// whether the deadline cut it, and an answer's latency recorded for a `pNN` hedge.
+/// An attempt's end as the loop steps it.
+///
+/// Its outcome (a cut one made the function's error), and whether the deadline cut it.
+///
+/// An answer's latency is recorded for a `pNN` hedge.
 #[inline]
 fn ended_attempt<R, M: Fn(TimedOut) -> R>(
     outcome: Result<R, TimedOut>,
@@ -146,16 +161,20 @@ fn ended_attempt<R, M: Fn(TimedOut) -> R>(
     }
 }
 
-/// The delay before the next hedge, once `started` attempts have: none once they are all
-/// started.
+/// The delay before the next hedge, once `started` attempts have.
+///
+/// None once they are all started.
 #[inline]
 fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Duration> {
     hedge.delay().filter(|_| started < policy.attempts())
 }
 
-/// Awaits a pinned future, its poll inlined where it is awaited (`Pin<&mut F>`'s own `poll`,
-/// which `.await` on the pin would call, is a generic `fn` LLVM keeps out of line once
-/// `BeforeHedge`'s poll is inlined into it: a call, its spills and its return, per poll).
+/// Awaits a pinned future, its poll inlined where it is awaited.
+///
+/// `Pin<&mut F>`'s own `poll`, which `.await` on the pin would call, is a generic `fn`.
+///
+/// LLVM keeps it out of line once `BeforeHedge`'s poll is inlined into it: a call, its spills
+/// and its return, per poll.
 struct InlinedPoll<'a, F>(Pin<&'a mut F>);
 
 impl<F: Future> Future for InlinedPoll<'_, F> {
@@ -168,10 +187,16 @@ impl<F: Future> Future for InlinedPoll<'_, F> {
 }
 
 // Public only for `#[retry]`'s expansion (`__private::Discard`, the bound on
-// `__private::Loop::hedged`): hidden from the docs, like the rest of `__private`.
-/// Where the hedging loop keeps the last outcome through a backoff wait: an `Option<R>` where
-/// a deadline may end the call after the wait, [`Discard`] where none can (the loop's future
-/// then holds nothing of `R`, and is `Send` whatever its `T` and `E` are).
+// `__private::Loop::hedged`).
+//
+// Hidden from the docs, like the rest of `__private`.
+/// Where the hedging loop keeps the last outcome through a backoff wait.
+///
+/// An `Option<R>` where a deadline may end the call after the wait.
+///
+/// [`Discard`] where none can: the loop's future then holds nothing of `R`.
+///
+/// It is then `Send` whatever its `T` and `E` are.
 #[doc(hidden)]
 pub trait KeepLast<R> {
     /// Keep `outcome` through the wait.
@@ -205,23 +230,34 @@ impl<R> KeepLast<R> for Discard {
     }
 }
 
-/// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge):
-/// at most `call.policy.attempts()` calls of `make`, a new one beside the running ones whenever
-/// the latest has not answered within `hedge`'s delay, the usual backoff wait when none runs,
-/// the first success returned and the other attempts dropped.
+/// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge).
 ///
-/// `timeout`: each attempt's limit, and the outcome of an attempt cut by it. The waits, the
-/// hedge delays and the limits are slept with `sleep`; `call` is the call's policy, clock and
-/// start (see [`Started`]); `last` keeps the last
-/// outcome through a backoff wait where a deadline may end the call (see [`KeepLast`]).
+/// - At most `call.policy.attempts()` calls of `make`.
+/// - A new one beside the running ones whenever the latest has not answered within `hedge`'s
+///   delay.
+/// - The usual backoff wait when none runs.
+/// - The first success returned, the other attempts dropped.
 ///
-/// This is the loop's entry: the first attempt and one timer (its time limit or the hedge
-/// delay, whichever ends first), in place. Once the first attempt fails or the hedge delay
-/// passes, the loop ([`hedged`]), boxed, takes over the attempt's slot.
+/// `timeout`: each attempt's limit, and the outcome of an attempt cut by it.
 ///
-/// A call whose first attempt answers in time pays for one attempt raced against one timer,
-/// not for the loop. A plain `fn` returning an `async move` block: an `async fn` would keep
-/// its arguments twice.
+/// The waits, the hedge delays and the limits are slept with `sleep`.
+///
+/// `call` is the call's policy, clock and start (see [`Started`]).
+///
+/// `last` keeps the last outcome through a backoff wait where a deadline may end the call (see
+/// [`KeepLast`]).
+///
+/// This is the loop's entry: the first attempt and one timer, in place.
+///
+/// The timer is its time limit or the hedge delay, whichever ends first.
+///
+/// Once the first attempt fails or the hedge delay passes, the loop ([`hedged`]), boxed, takes
+/// over the attempt's slot.
+///
+/// A call whose first attempt answers in time pays for one attempt and one timer, not for the
+/// loop.
+///
+/// A plain `fn` returning an `async move` block: an `async fn` would keep its arguments twice.
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline]
 pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
@@ -252,8 +288,9 @@ where
         // Borrowed until the loop starts (a `const` policy is not kept at all), copied then.
         let limit = timeout.as_ref().map(|(t, _)| Limit::of(*t, call.owned()));
         let info = Running::new(limit, hedge.histogram(), call.clock);
-        // The hedge delay, if a hedge is to come: worked out again after the first attempt
-        // (from the same arguments) rather than kept beside it.
+        // The hedge delay, if a hedge is to come.
+        //
+        // Worked out again after the first attempt (from the same arguments), not kept beside it.
         let (timer, cuts) = BeforeHedge::<Fut, SFut>::timer(
             info.limit,
             next_hedge_delay(&hedge, 1, call.policy.borrow()),
@@ -271,9 +308,12 @@ where
             let mut first = first.as_mut().project();
             let mut owed = crate::run::account::RetryShare::default();
             let waiting = ended.is_some();
-            // The first attempt ended, or the hedge delay passed. An ended attempt is stepped
-            // here, before the loop, which then holds nothing of `R` (its future, like the
-            // unhedged loops', is `Send` whatever `T` and `E` are, unless `last` keeps one).
+            // The first attempt ended, or the hedge delay passed.
+            //
+            // An ended attempt is stepped here, before the loop, which then holds nothing of `R`.
+            //
+            // Like the unhedged loops', its future is `Send` whatever `T` and `E` are, unless
+            // `last` keeps one.
             let (state, lead_timer, timer, delay) = match ended {
                 Some(outcome) => {
                     let info = (&*first.info, hedge.histogram(), call.clock);
@@ -302,8 +342,10 @@ where
                 }
                 None => {
                     first.timer.set(None);
-                    // The attempt runs on, under what is left of its limit; the hedge due now
-                    // reports the delay that passed (a `pNN` one as the percentile reads now).
+                    // The attempt runs on, under what is left of its limit.
+                    //
+                    // The hedge due now reports the delay that passed (a `pNN` one as the
+                    // percentile reads now).
                     let left = first.info.limit_left(call.clock);
                     let state = hooks.begin(call.owned());
                     let delay =
@@ -333,10 +375,13 @@ where
 }
 
 /// The hedging loop once the first attempt failed or the hedge delay passed (see
-/// [`hedged_lazily`]): `lead` is the first attempt's slot, in place; `slots` its timer (what
-/// is left of its limit), the timer (the backoff wait if `waiting`, else the hedge is due
-/// now), its record, and the hedge delay; `seeds` the call's state and the budget's share of
-/// a retry not yet made.
+/// [`hedged_lazily`]).
+///
+/// - `lead`: the first attempt's slot, in place.
+/// - `slots`: its timer (what is left of its limit), the timer, its record, and the hedge
+///   delay.
+/// - The timer is the backoff wait if `waiting`; else the hedge is due now.
+/// - `seeds`: the call's state, and the budget's share of a retry not yet made.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 async fn hedged<R, H, F, Fut, S, SFut, M, K>(
     call: Started,
@@ -371,8 +416,9 @@ where
     // gRPC's backoff brings gRPC's hedging rules (`Backoff::grpc`).
     let a6 = call.policy.backoff_ref().is_grpc();
     let mut started = 1u32;
-    // An attempt answered "slow down" (`RateLimited`, a server hint) while others ran: no new
-    // attempt, hedge or retry, starts before the wait that answer called for ends.
+    // An attempt answered "slow down" (`RateLimited`, a server hint) while others ran.
+    //
+    // No new attempt, hedge or retry, starts before the wait that answer called for ends.
     let mut not_before: Option<Instant> = None;
     let held_for = |not_before: Option<Instant>| {
         not_before.map_or(Duration::ZERO, |t| {
@@ -382,8 +428,11 @@ where
     // The first attempt in place; hedges beside it boxed (only a hedged call allocates).
     #[allow(clippy::type_complexity)]
     let mut others: Vec<(Running, Pin<Box<Fut>>, Option<Pin<Box<SFut>>>)> = Vec::new();
-    // One timer for the hedge delay and the backoff wait: never both at once (the wait comes
-    // only when no attempt runs, and then no hedge is due). `waiting` says which it is.
+    // One timer for the hedge delay and the backoff wait: never both at once.
+    //
+    // The wait comes only when no attempt runs, and then no hedge is due.
+    //
+    // `waiting` says which it is.
 
     // Start the next attempt (in the lead's place if free) and arm the next hedge.
     macro_rules! begin {
@@ -410,8 +459,10 @@ where
         }};
     }
 
-    // The hedge delay is over: the latest attempt has not answered in time. `true` if the next
-    // attempt is let start beside it (the deadline, the guards and the budget decide).
+    // The hedge delay is over: the latest attempt has not answered in time.
+    //
+    // `true` if the next attempt is let start beside it (the deadline, the guards and the
+    // budget decide).
     macro_rules! hedge_due {
         () => {{
             let event = RetryEvent {
@@ -474,13 +525,15 @@ where
             }
             let running = running();
             if running > 0 && !cut {
-                // Others still run: this error ends the call only if it must not be retried,
-                // or its server hint is beyond what the call may wait.
+                // Others still run: this error ends the call only if it must not be retried.
+                //
+                // Or if its server hint is beyond what the call may wait.
                 let hint = match hooks.decide(&outcome, verdict, call.clock) {
                     Decision::Stop => Err(GiveUpReason::Stopped),
                     Decision::RetryAfter(hint) => state.allows_hint(hint).map(|()| hint),
-                    // The wait a retry after it would draw (never beyond the cap; past the
-                    // deadline, no attempt starts again, and those running go on).
+                    // The wait a retry after it would draw, never beyond the cap.
+                    //
+                    // Past the deadline, no attempt starts again, and those running go on.
                     Decision::RateLimited => {
                         Ok(state.rate_limited_draw(state.failed_calls().saturating_add(1)))
                     }
@@ -492,8 +545,9 @@ where
                         let reason = state.end(reason);
                         return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
                     }
-                    // The server asked for time: no attempt starts before it passed, and the
-                    // next hedge waits at least that long.
+                    // The server asked for time: no attempt starts before it passed.
+                    //
+                    // The next hedge waits at least that long.
                     Ok(hint) if !hint.is_zero() => {
                         let until = (call.clock)() + hint;
                         not_before = Some(not_before.map_or(until, |t| t.max(until)));
@@ -505,7 +559,9 @@ where
                     Ok(_) => {}
                 }
                 // gRPC's rule (A6, with its backoff): the next hedge goes at once after a
-                // failure it may follow, or when the server's pushback says.
+                // failure it may follow.
+                //
+                // Or when the server's pushback says.
                 if let (true, false, Ok(hint)) = (a6, waiting, hint) {
                     if timer.is_some() {
                         hedge_delay = hint;
