@@ -1,5 +1,7 @@
-//! The request modes, and the one hook every mode goes through to send a request again:
-//! [`Replay`], in the spirit of tower's `Policy::clone_request`.
+//! The request modes, and [`Replay`]: the one hook every mode goes through to send a request
+//! again.
+//!
+//! It is in the spirit of tower's `Policy::clone_request`.
 
 use super::body::{ByBodyType, Cloned, KeepBody, ReplayBody};
 use crate::middleware::writes::{self, Writes};
@@ -14,14 +16,19 @@ use crate::middleware::builder::{hops_mut, OwnHops};
 use crate::middleware::hops::{self, Hops};
 use core::time::Duration;
 
-/// The HTTP request mode: `http::Request<B>`, its body sent again as `K` keeps it, each
-/// attempt carrying the headers of the hop
+/// The HTTP request mode: `http::Request<B>`, its body sent again as `K` keeps it.
+///
+/// Each attempt carries the headers of the hop
 /// ([`deadline_header`](super::RetryLayer::deadline_header),
-/// [`attempt_header`](super::RetryLayer::attempt_header)), and read for the method rule and
-/// the [`idempotency_key`](super::RetryLayer::idempotency_key). `K` is [`ByBodyType`] for
-/// [`RetryLayer::new`](super::RetryLayer::new) (the body type's [`ReplayBody`] says how), and
-/// [`Cloned`] for [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies) ([`CloneBodies`]:
-/// any `Clone` body).
+/// [`attempt_header`](super::RetryLayer::attempt_header)).
+///
+/// It is read for the method rule and the [`idempotency_key`](super::RetryLayer::idempotency_key).
+///
+/// `K` is [`ByBodyType`] for [`RetryLayer::new`](super::RetryLayer::new): the body type's
+/// [`ReplayBody`] says how.
+///
+/// `K` is [`Cloned`] for [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies)
+/// ([`CloneBodies`]: any `Clone` body).
 ///
 /// ```
 /// use retry_jitter::tower::{CloneBodies, HttpRequests};
@@ -35,9 +42,11 @@ pub struct HttpRequests<Bodies = ByBodyType> {
     keep: PhantomData<Bodies>,
 }
 
-/// The request mode of [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies):
-/// `http::Request<B>` for any `B: Clone + http_body::Body`, the body cloned for each attempt,
-/// read like [`RetryLayer::new`](super::RetryLayer::new)'s requests.
+/// The request mode of [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies).
+///
+/// `http::Request<B>` for any `B: Clone + http_body::Body`, the body cloned for each attempt.
+///
+/// Read like [`RetryLayer::new`](super::RetryLayer::new)'s requests.
 ///
 /// ```
 /// use retry_jitter::tower::{CloneBodies, HttpRequests};
@@ -46,9 +55,11 @@ pub struct HttpRequests<Bodies = ByBodyType> {
 /// ```
 pub type CloneBodies = HttpRequests<Cloned>;
 
-/// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses. Public in
-/// a private module, not a trait to implement: [`ByBodyType`] asks the body type, [`Cloned`]
-/// clones any `Clone` body.
+/// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses.
+///
+/// Public in a private module, not a trait to implement.
+///
+/// [`ByBodyType`] asks the body type; [`Cloned`] clones any `Clone` body.
 pub trait BodyMode<B>: Clone + Send + Sync + 'static {
     /// The body's keeper.
     type Kept: KeepBody<B>;
@@ -81,15 +92,19 @@ pub struct CloneRequests;
 /// What a request mode keeps of a call's request: what is shared, and what the attempts own.
 pub type Saved<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 
-/// How a request mode sends a call's request again: what it keeps of the request when the
-/// first attempt is sent, and the next attempt's request from that. Every mode goes through
-/// it, so the `Service` impl and the loop are written once.
+/// How a request mode sends a call's request again.
 ///
-/// What is kept has two parts: what the attempts and the loop's classifiers read (each
-/// attempt is [judged](Replay::judge) by what became of its own request), shared by every
-/// attempt, hence `Sync`;
-/// and what the loop's attempts own, each next request made from it (only `Send`: a cloned
-/// request need not be `Sync`).
+/// It says what it keeps of the request when the first attempt is sent, and makes the next
+/// attempt's request from that.
+///
+/// Every mode goes through it, so the `Service` impl and the loop are written once.
+///
+/// What is kept has two parts.
+///
+/// - What the attempts and the loop's classifiers read, shared by every attempt, hence `Sync`.
+/// - Each attempt is [judged](Replay::judge) by what became of its own request.
+/// - What the loop's attempts own, each next request made from it.
+/// - That part is only `Send`: a cloned request need not be `Sync`.
 #[diagnostic::on_unimplemented(
     message = "`RetryLayer::new` cannot send a `{Req}` again: it retries `http::Request`s",
     label = "a `{Req}` cannot be retried by this layer",
@@ -102,13 +117,20 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// What the attempts alone keep of it, cloned for each next request.
     type Owned: Clone + Send + 'static;
 
-    /// What is kept of the first attempt's request `req` for the others: `None` when the
-    /// request cannot be sent again (it is sent once). `limit` is the layer's body limit;
-    /// `writes`, what the builder was told of the requests (an HTTP request may be given its
-    /// `Idempotency-Key` here). Done in place: `req` is then sent as it is.
+    /// What is kept of the first attempt's request `req` for the others.
     ///
-    /// The first attempt's request carries what crosses the hop
-    /// ([`stamp`](Replay::stamp)), `left` asked only by a mode that sends it.
+    /// `None` when the request cannot be sent again: it is sent once.
+    ///
+    /// `limit` is the layer's body limit.
+    ///
+    /// `writes` is what the builder was told of the requests: an HTTP request may be given its
+    /// `Idempotency-Key` here.
+    ///
+    /// Done in place: `req` is then sent as it is.
+    ///
+    /// The first attempt's request carries what crosses the hop ([`stamp`](Replay::stamp)).
+    ///
+    /// `left` is asked only by a mode that sends it.
     fn keep(
         &self,
         req: &mut Req,
@@ -118,31 +140,41 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ) -> Option<Saved<Self, Req>>;
 
     /// Whether a next attempt can be sent, for an attempt that ended unjudged (see
-    /// [`judge`](Replay::judge)); if not, the call ends on the outcome in hand.
+    /// [`judge`](Replay::judge)).
+    ///
+    /// If not, the call ends on the outcome in hand.
     fn replayable(shared: &Self::Shared) -> bool;
 
-    /// Whether the request may be sent again whatever became of it (by its method and key,
-    /// and `writes`), or only when a failure proves it was not applied: what the classifiers
-    /// are told. Asked once the first attempt failed: a success reads nothing of the request.
+    /// Whether the request may be sent again whatever became of it (by its method, key and
+    /// `writes`).
+    ///
+    /// If not, only when a failure proves it was not applied. This is what the classifiers are
+    /// told.
+    ///
+    /// Asked once the first attempt failed: a success reads nothing of the request.
     fn resend(kept: &Saved<Self, Req>, writes: Writes) -> Resend;
 
-    /// The method and the URI of the request whose head the attempts own, what an event says
-    /// of it (feature `tracing`): none for a request that is not HTTP.
+    /// The method and the URI of the request whose head the attempts own.
+    ///
+    /// That is what an event says of it (feature `tracing`): none for a request that is not HTTP.
     #[cfg(feature = "tracing")]
     fn target(head: &Self::Owned) -> Option<(http::Method, http::Uri)> {
         let _ = head;
         None
     }
 
-    /// The next attempt's request, once it can be sent (a hedge may start while the first
-    /// attempt still sends the body to replay), from a clone of what the attempts own.
+    /// The next attempt's request, from a clone of what the attempts own.
+    ///
+    /// Made once it can be sent: a hedge may start while the first attempt still sends the body
+    /// to replay.
     fn clone_request(
         shared: &Self::Shared,
         owned: Self::Owned,
     ) -> impl Future<Output = Req> + Send + '_;
 
-    /// [`clone_request`](Replay::clone_request), and which of the kept request's attempts it is
-    /// (the first attempt's is `0`): what [`judge`](Replay::judge) is asked of.
+    /// [`clone_request`](Replay::clone_request), and which of the kept request's attempts it is.
+    ///
+    /// The first attempt's is `0`; [`judge`](Replay::judge) is asked of this number.
     fn clone_attempt(
         shared: &Self::Shared,
         owned: Self::Owned,
@@ -150,9 +182,14 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         async move { (Self::clone_request(shared, owned).await, 0) }
     }
 
-    /// Once attempt `sent`'s call ended (`failed`: with an error, no answer), whether its request
-    /// can be sent again, from what became of that attempt's request alone; `None` when the
-    /// mode keeps nothing per attempt (then [`replayable`](Replay::replayable) decides).
+    /// Once attempt `sent`'s call ended, whether its request can be sent again.
+    ///
+    /// `failed`: it ended with an error, no answer.
+    ///
+    /// Decided from what became of that attempt's request alone.
+    ///
+    /// `None` when the mode keeps nothing per attempt: then [`replayable`](Replay::replayable)
+    /// decides.
     fn judge(
         shared: &Self::Shared,
         sent: u32,
@@ -162,24 +199,32 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         ready(None)
     }
 
-    /// Attempt `sent` ended without a verdict (cut by its timeout): what it gives back of its
-    /// request may be sent by the next attempt.
+    /// Attempt `sent` ended without a verdict: cut by its timeout.
+    ///
+    /// What it gives back of its request may be sent by the next attempt.
     #[inline]
     fn release(shared: &Self::Shared, sent: u32) {
         let _ = (shared, sent);
     }
 
-    /// The authority of `req` (`host[:port]`, perhaps after a `user@`), which a budget kept
-    /// per host is found by: none for a request that is not HTTP, or whose URI is relative.
+    /// The authority of `req` (`host[:port]`, perhaps after a `user@`).
+    ///
+    /// A budget kept per host is found by it.
+    ///
+    /// None for a request that is not HTTP, or whose URI is relative.
     #[inline]
     fn authority(req: &Req) -> Option<&str> {
         let _ = req;
         None
     }
 
-    /// Write what crosses the hop into the request of attempt number `attempt` (1-based), which
-    /// has `left` of time (the smallest of its timeout, its loop's deadline and its caller's;
-    /// asked only by a mode that sends it): nothing, but for an HTTP request.
+    /// Write what crosses the hop into the request of attempt number `attempt` (1-based).
+    ///
+    /// It has `left` of time: the smallest of its timeout, its loop's deadline and its caller's.
+    ///
+    /// `left` is asked only by a mode that sends it.
+    ///
+    /// Nothing is written but for an HTTP request.
     #[inline]
     fn stamp(&self, _req: &mut Req, _attempt: u32, _left: impl FnOnce() -> Option<Duration>) {}
 }
@@ -260,10 +305,15 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
     }
 }
 
-/// A request no one can make: a second impl, so that which `Req` an HTTP mode serves is
-/// read from the request given, never guessed from the one impl above (a `u32` handed to
-/// `RetryLayer::new`'s service is then reported as a `u32` it cannot retry, with what to
-/// do, not as a closure that should have taken an `http::Request`).
+/// A request no one can make: a second impl.
+///
+/// So which `Req` an HTTP mode serves is read from the request given, never guessed from the
+/// one impl above.
+///
+/// A `u32` handed to `RetryLayer::new`'s service is then reported as a `u32` it cannot retry,
+/// with what to do.
+///
+/// Without it, the error would be a closure that should have taken an `http::Request`.
 #[diagnostic::do_not_recommend]
 impl<K: Clone + Send + Sync + 'static> Replay<core::convert::Infallible> for HttpRequests<K> {
     type Shared = ();
@@ -352,8 +402,12 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
 }
 
 /// The verdict on the request of the attempt that just ended, handed by that attempt to the
-/// classifiers: the loop classifies an attempt's outcome as soon as its future returns it, no
-/// other attempt polled in between, so the one slot is never read for the wrong attempt.
+/// classifiers.
+///
+/// The loop classifies an attempt's outcome as soon as its future returns it, no other attempt
+/// polled in between.
+///
+/// So the one slot is never read for the wrong attempt.
 #[derive(Default)]
 pub(super) struct Verdicts(AtomicU8);
 
@@ -371,8 +425,9 @@ impl Verdicts {
         }
     }
 
-    /// Whether the request of the attempt just ended can be sent again, if its attempt said:
-    /// said once (an attempt cut by its timeout says nothing).
+    /// Whether the request of the attempt just ended can be sent again, if its attempt said.
+    ///
+    /// Said once; an attempt cut by its timeout says nothing.
     #[inline]
     pub(super) fn take(&self) -> Option<bool> {
         // A load and a store, no read-modify-write: only the call's own task touches it.
@@ -385,8 +440,10 @@ impl Verdicts {
     }
 }
 
-/// An attempt of a kept request, until its outcome is judged: dropped unjudged (cut by its
-/// timeout), it releases what its request gave back to the next attempt.
+/// An attempt of a kept request, until its outcome is judged.
+///
+/// Dropped unjudged (cut by its timeout), it releases what its request gave back to the next
+/// attempt.
 pub(super) struct Attempt<'a, M: Replay<Req>, Req> {
     shared: Option<&'a M::Shared>,
     sent: u32,
@@ -399,8 +456,9 @@ impl<'a, M: Replay<Req>, Req> Attempt<'a, M, Req> {
         Attempt { shared, sent }
     }
 
-    /// Its call ended with `outcome`: the verdict on its request told to `verdicts`, then the
-    /// outcome handed on.
+    /// Its call ended with `outcome`.
+    ///
+    /// The verdict on its request is told to `verdicts`, then the outcome handed on.
     #[inline]
     pub(super) async fn judged<R, E>(
         mut self,
