@@ -1,5 +1,6 @@
-//! The one retry loop's plumbing, driven by the macro's expansion and the closure API alike:
-//! the blocking loop, the async loops' per-call state, and the step after each attempt.
+//! The one retry loop's plumbing, driven by the macro's expansion and the closure API alike.
+//!
+//! The blocking loop, the async loops' per-call state, and the step after each attempt.
 
 use core::marker::PhantomData;
 use core::ops::ControlFlow;
@@ -21,16 +22,22 @@ pub use crate::run::step::{IsResult, LoopHooks, Verdict};
 use crate::run::trace::Trace;
 
 /// The retry machinery of one call after its first failure: the [`RetryState`], and the
-/// budget's share for a retry that has not run yet (given back if it never does). Nothing here
-/// has the function's `Result` type: a retried `async fn`'s future, which holds this across
-/// every `.await`, is `Send` whatever `T` and `E` are.
+/// budget's share for a retry that has not run yet.
+///
+/// That share is given back if the retry never runs.
+///
+/// Nothing here has the function's `Result` type.
+///
+/// So a retried `async fn`'s future, which holds this across every `.await`, is `Send` whatever
+/// `T` and `E` are.
 struct Retrying<'h> {
     state: RetryState,
     owed: RetryShare<'h>,
 }
 
-/// A wait the loop is about to sleep: its length, and the last outcome while a deadline may end
-/// the call after the wait (`None` without one: nothing of `R` is kept through the wait).
+/// A wait the loop is about to sleep: its length, and the last outcome.
+///
+/// The outcome is kept while a deadline may end the call after the wait; `None` without one.
 pub type Pause<R> = (Duration, Option<R>);
 
 impl<'h> Retrying<'h> {
@@ -41,8 +48,10 @@ impl<'h> Retrying<'h> {
         }
     }
 
-    /// After a failed attempt (`cut`: by the deadline): `Break` with the outcome if retrying
-    /// ends on it, `Continue` with the wait before the next attempt.
+    /// After a failed attempt (`cut`: by the deadline).
+    ///
+    /// `Break` with the outcome if retrying ends on it, `Continue` with the wait before the
+    /// next attempt.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn failed<R: IsResult, H: LoopHooks<R>>(
         &mut self,
@@ -54,20 +63,27 @@ impl<'h> Retrying<'h> {
     ) -> ControlFlow<R, Pause<R>> {
         let (delay, owed, outcome) =
             hooks.step_inline(&mut self.state, outcome, verdict, function, cut)?;
-        // The previous retry's share was spent when it ran (`resumed`): nothing is given
-        // back here, and no drop of the old value is compiled.
+        // The previous retry's share was spent when it ran (`resumed`).
+        //
+        // Nothing is given back here, and no drop of the old value is compiled.
         self.owed.spend();
         self.owed = owed;
-        // Kept through the wait where the deadline or a cancel may end the call after it, or an
-        // awaited `notify` is handed its error.
+        // Kept through the wait where the deadline or a cancel may end the call after it.
+        //
+        // Or where an awaited `notify` is handed its error.
         let keep = self.state.has_deadline() || hooks.cancel().is_some() || hooks.awaits();
         let last = keep.then_some(outcome);
         ControlFlow::Continue((delay, last))
     }
 
-    /// After a wait, before the next attempt: `Break` with the last outcome if the call was
-    /// cancelled or the deadline passed during the wait (however long the timer overslept, no
-    /// attempt starts past it), else the retry runs and its share is spent.
+    /// After a wait, before the next attempt.
+    ///
+    /// `Break` with the last outcome if the call was cancelled or the deadline passed during the
+    /// wait.
+    ///
+    /// However long the timer overslept, no attempt starts past the deadline.
+    ///
+    /// Else the retry runs and its share is spent.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn resumed<R: IsResult, H: LoopHooks<R>>(
         &mut self,
@@ -116,19 +132,27 @@ impl<'h> Retrying<'h> {
     }
 }
 
-/// The state of one call of a retry loop written in the function (an `async fn`'s, a
-/// `#[track_caller]` fn's, [`Retry::call_async_with`](crate::Retry::call_async_with)'s),
-/// built only when its first attempt fails: until then an empty pointer.
+/// The state of one call of a retry loop written in the function.
 ///
-/// The policy, the clock and the start time are passed in, not kept: a policy known at compile
-/// time stays a constant (by reference, an address, not a copy at every failure).
+/// Such loops: an `async fn`'s, a `#[track_caller]` fn's,
+/// [`Retry::call_async_with`](crate::Retry::call_async_with)'s.
 ///
-/// The state lives in a box allocated at the first failure: a retried `async fn`'s future
-/// grows by one word for it, not by the whole state.
+/// Built only when its first attempt fails: until then an empty pointer.
+///
+/// The policy, the clock and the start time are passed in, not kept.
+///
+/// So a policy known at compile time stays a constant: an address, not a copy at every
+/// failure.
+///
+/// The state lives in a box allocated at the first failure.
+///
+/// A retried `async fn`'s future grows by one word for it, not by the whole state.
 ///
 /// Dropping it during a wait gives the budget back the share of the retry that never ran.
-/// `R`, the function's return type, is only named (so that the loop's calls infer against
-/// it): the state holds nothing of it.
+///
+/// `R`, the function's return type, is only named, for the loop's calls to infer against.
+///
+/// The state holds nothing of it.
 pub struct LoopState<'h, R> {
     state: Option<Box<Retrying<'h>>>,
     returns: PhantomData<fn() -> R>,
@@ -161,10 +185,14 @@ impl<'h, R> LoopState<'h, R> {
 }
 
 impl<'h, R: IsResult> LoopState<'h, R> {
-    /// After a failed attempt (check [`succeeded`] first: the success path must not come
-    /// here); `cut` when the deadline cut it. `Break` with the outcome if retrying ends on it,
-    /// `Continue` with the wait before the next attempt and what [`resumed`](LoopState::resumed)
-    /// needs after it.
+    /// After a failed attempt; `cut` when the deadline cut it.
+    ///
+    /// Check [`succeeded`] first: the success path must not come here.
+    ///
+    /// `Break` with the outcome if retrying ends on it.
+    ///
+    /// `Continue` with the wait before the next attempt and what
+    /// [`resumed`](LoopState::resumed) needs after it.
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
@@ -181,9 +209,13 @@ impl<'h, R: IsResult> LoopState<'h, R> {
         failing.failed(outcome, verdict, hooks, function, cut)
     }
 
-    /// [`failed`](LoopState::failed) where no deadline is possible (the macro knows: no
-    /// `policy`, no `max_elapsed`), so that no last outcome is ever kept: `Continue` with the
-    /// wait alone, a smaller value to hand back, and nothing of `R` to drop after it.
+    /// [`failed`](LoopState::failed) where no deadline is possible.
+    ///
+    /// The macro knows: no `policy`, no `max_elapsed`.
+    ///
+    /// So no last outcome is ever kept: `Continue` with the wait alone.
+    ///
+    /// That is a smaller value to hand back, and nothing of `R` to drop after it.
     #[cold]
     #[inline(never)]
     #[allow(clippy::too_many_arguments)]
@@ -201,16 +233,19 @@ impl<'h, R: IsResult> LoopState<'h, R> {
         ControlFlow::Continue(delay)
     }
 
-    /// The state after a failure, made at the first one (the budget counts the call then).
+    /// The state after a failure, made at the first one.
+    ///
+    /// The budget counts the call then.
     #[inline]
     fn failing<H: LoopHooks<R>>(&mut self, call: Started<&Policy>, hooks: &H) -> &mut Retrying<'h> {
         self.state
             .get_or_insert_with(|| Box::new(Retrying::new(hooks.begin(call.owned()))))
     }
 
-    /// After a wait, before the next attempt, with the `last` error [`failed`](LoopState::failed)
-    /// handed on: `Break` with it if the call was cancelled or the deadline passed during the
-    /// wait.
+    /// After a wait, before the next attempt, with the `last` error
+    /// [`failed`](LoopState::failed) handed on.
+    ///
+    /// `Break` with it if the call was cancelled or the deadline passed during the wait.
     #[cold]
     #[inline(never)]
     pub fn resumed<H: LoopHooks<R>>(
@@ -241,8 +276,9 @@ impl<'h, R: IsResult> LoopState<'h, R> {
         }
     }
 
-    /// A cancel dropped an attempt after a failure (a call made: counted); the call ends with
-    /// `last`, given up as [`Cancelled`](GiveUpReason::Cancelled).
+    /// A cancel dropped an attempt after a failure: a call made, so counted.
+    ///
+    /// The call ends with `last`, given up as [`Cancelled`](GiveUpReason::Cancelled).
     #[cold]
     #[inline(never)]
     pub fn cancelled<H: LoopHooks<R>>(&mut self, last: R, hooks: &H, function: &'static str) -> R {
@@ -255,8 +291,11 @@ impl<'h, R: IsResult> LoopState<'h, R> {
         }
     }
 
-    /// An attempt succeeded: give the budget its due (the first attempt's, or what this
-    /// call's retries took), and after failures report the recovery.
+    /// An attempt succeeded: give the budget its due.
+    ///
+    /// That is the first attempt's, or what this call's retries took.
+    ///
+    /// After failures, report the recovery.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub fn succeeded<C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
         &self,
@@ -264,8 +303,9 @@ impl<'h, R: IsResult> LoopState<'h, R> {
         function: &'static str,
         clock: Clock,
     ) {
-        // A recovery is reported only where something hears of it (the metrics, a trace);
-        // otherwise this is the budget's payment alone, and no branch without a budget.
+        // A recovery is reported only where something hears of it: the metrics, a trace.
+        //
+        // Otherwise this is the budget's payment alone, and no branch without a budget.
         if cfg!(feature = "metrics") || !Trace::<R>::is_silent(&hooks.trace) {
             if let Some(failing) = &self.state {
                 return recovered(hooks, &failing.state, function);
@@ -289,8 +329,10 @@ impl<'h, R: IsResult> LoopState<'h, R> {
         }
     }
 
-    /// Before an attempt, with a throttle or a breaker: `Break` with the outcome the call ends
-    /// with if they refuse it (already reported as a give-up).
+    /// Before an attempt, with a throttle or a breaker.
+    ///
+    /// `Break` with the outcome the call ends with if they refuse it, already reported as a
+    /// give-up.
     #[inline]
     pub fn admit<H: LoopHooks<R>>(
         &self,
@@ -307,8 +349,11 @@ impl<'h, R: IsResult> LoopState<'h, R> {
 }
 
 /// The blocking retry loop shared by [`Retry::call`](crate::Retry::call) and sync `#[retry]`
-/// functions; `op` is handed the 1-based number of the attempt. The first attempt runs before
-/// anything else exists: a success returns without a store.
+/// functions.
+///
+/// `op` is handed the 1-based number of the attempt.
+///
+/// The first attempt runs before anything else exists: a success returns without a store.
 #[inline]
 pub fn run_blocking<R, H, F>(policy: Policy, hooks: &H, function: &'static str, mut op: F) -> R
 where
