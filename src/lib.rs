@@ -34,15 +34,21 @@
 //!
 //! # What to read
 //!
-//! The [`guide`] has a page per task, each with a whole program. Its index opens with a reading
-//! order, a path through the pages for a first read, and then the tasks, each with its page.
+//! The [`guide`] has a page per task, each with a whole program.
+//!
+//! Its index opens with a reading order for a first read, then the tasks, each with its page.
 //!
 //! # Why jitter
 //!
-//! Thousands of clients that failed together must not retry together: each wait before retry
-//! `k` is drawn uniformly in `[0, c(k)]`, where `c(k) = min(cap, base · 2^(k−1))` — under 200 ms,
-//! 400 ms, 800 ms… with the defaults. Which errors are worth retrying is `on`'s to say, with a
-//! `bool` or a [`Decision`] (`Retry`, `Stop`, `RetryAfter(hint)`):
+//! Thousands of clients that failed together must not retry together.
+//!
+//! So each wait before retry `k` is drawn uniformly in `[0, c(k)]`, where
+//! `c(k) = min(cap, base · 2^(k−1))`.
+//!
+//! With the defaults: under 200 ms, 400 ms, 800 ms…
+//!
+//! Which errors are worth retrying is `on`'s to say, with a `bool` or a [`Decision`] (`Retry`,
+//! `Stop`, `RetryAfter(hint)`):
 //!
 //! ```
 //! use retry_jitter::{retry, Decision};
@@ -67,34 +73,40 @@
 //!
 //! # Start here
 //!
-//! - [`retry`](macro@retry), the attribute, whose doc has every key; [`Retry`], the same loop
-//!   as a closure API, for a call site an attribute cannot reach (it retries every error unless
-//!   told `.on(…)`);
-//! - [`Decision`], [`Transient`], [`transient`] and [`either`]: which errors are worth retrying
-//!   (`std::io::Error` is `Transient`; modules [`http`](mod@http), [`reqwest`](mod@reqwest) and
-//!   [`sqlx`](mod@sqlx) behind features);
-//! - [`Policy`], [`Backoff`] and [`Jitter`]: the delay math, built at run time;
-//! - [`RetryEvent`], [`GiveUp`] and [`GiveUpReason`]: what the hooks are told; [`RetryStats`]:
-//!   a call's figures (`stats = …`, [`Retry::call_with_stats`]);
-//! - [`RetryBudget`]: a fleet's retries capped; [`TimedOut`], [`attempt_time_left`] and
-//!   [`hedge`](mod@hedge): slow attempts; [`CancelToken`]: stopping a call's retries from
-//!   outside (`cancel = &TOKEN`); [`testing`]: seeded jitter, waits recorded instead of
-//!   slept;
-//! - [`hooks`]: the plumbing, types met only as type parameters of [`Retry`], and the traits
-//!   a hook of your own implements ([`Notify`](hooks::Notify), [`GiveUpHook`](hooks::GiveUpHook)).
+//! - [`retry`](macro@retry), the attribute, whose doc has every key.
+//! - [`Retry`], the same loop as a closure API, for a call site an attribute cannot reach.
+//!   It retries every error unless told `.on(…)`.
+//! - [`Decision`], [`Transient`], [`transient`] and [`either`]: which errors are worth retrying.
+//!   `std::io::Error` is `Transient`.
+//! - Modules [`http`](mod@http), [`reqwest`](mod@reqwest) and [`sqlx`](mod@sqlx) classify
+//!   their errors, behind features.
+//! - [`Policy`], [`Backoff`] and [`Jitter`]: the delay math, built at run time.
+//! - [`RetryEvent`], [`GiveUp`] and [`GiveUpReason`]: what the hooks are told.
+//! - [`RetryStats`]: a call's figures (`stats = …`, [`Retry::call_with_stats`]).
+//! - [`RetryBudget`]: a fleet's retries capped.
+//! - [`TimedOut`], [`attempt_time_left`] and [`hedge`](mod@hedge): slow attempts.
+//! - [`CancelToken`]: stopping a call's retries from outside (`cancel = &TOKEN`).
+//! - [`testing`]: seeded jitter, waits recorded instead of slept.
+//! - [`hooks`]: the plumbing, types met only as type parameters of [`Retry`].
+//!   And the traits a hook of your own implements ([`Notify`](hooks::Notify), [`GiveUpHook`](hooks::GiveUpHook)).
 //!
-//! Features: `tokio` (default), tokio's timer and clock for `async fn`s; `tracing`, an event
-//! for each retry, hedge, recovery and give-up; `metrics`, counters and a histogram of them
-//! (module `metrics` names them); `http` and `reqwest`, classification of HTTP
-//! statuses and reqwest's errors; `sqlx`, of PostgreSQL's errors by SQLSTATE; `tower`,
-//! `tonic` and `reqwest-middleware`, the loop as client middleware (a `tower::Layer`, a
-//! `reqwest_middleware::Middleware`) and the gRPC status table.
+//! Features:
+//!
+//! - `tokio` (default): tokio's timer and clock for `async fn`s.
+//! - `tracing`: an event for each retry, hedge, recovery and give-up.
+//! - `metrics`: counters and a histogram of them (module `metrics` names them).
+//! - `http` and `reqwest`: classification of HTTP statuses and reqwest's errors.
+//! - `sqlx`: classification of PostgreSQL's errors by SQLSTATE.
+//! - `tower`, `tonic` and `reqwest-middleware`: the loop as client middleware (a
+//!   `tower::Layer`, a `reqwest_middleware::Middleware`), and the gRPC status table.
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
-// The guide's pages use every feature; their snippets are compiled and run as doc tests with
-// all of them (the README's test command), and left out of a doc-test run with fewer.
+// The guide's pages use every feature.
+//
+// Their snippets run as doc tests with all of them (the README's test command), and are left
+// out of a doc-test run with fewer.
 #[cfg(any(
     not(doctest),
     all(
@@ -143,12 +155,14 @@ pub mod guide;
 /// assert_eq!(read_config("/no/such/file").unwrap_err().kind(), io::ErrorKind::NotFound);
 /// ```
 ///
-/// [The keys](#keys) below are all of them, with their values, defaults and meaning;
+/// [The keys](#keys) below are all of them, with their values, defaults and meaning.
+///
 /// [`guide::attribute`] walks through them and says what the function becomes.
 ///
-/// Async functions sleep on tokio's timer (feature `tokio`, on by default) and measure
-/// `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs them in no
-/// real time:
+/// Async functions sleep on tokio's timer (feature `tokio`, on by default).
+///
+/// They measure `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs
+/// them in no real time:
 ///
 /// ```
 /// use retry_jitter::{retry, Decision};
@@ -175,10 +189,13 @@ pub mod guide;
 /// # }
 /// ```
 ///
-/// Nothing cuts a running attempt unless `timeout` is set: then an attempt still running at
-/// the limit is dropped and fails with `E::from(TimedOut)`, and `max_elapsed` becomes a hard
-/// deadline (each attempt gets at most the time left). A sync function cannot be cut:
-/// `timeout` on one is a compile error.
+/// Nothing cuts a running attempt unless `timeout` is set.
+///
+/// With it, an attempt still running at the limit is dropped and fails with `E::from(TimedOut)`.
+///
+/// `max_elapsed` then becomes a hard deadline: each attempt gets at most the time left.
+///
+/// A sync function cannot be cut: `timeout` on one is a compile error.
 ///
 /// ```
 /// use retry_jitter::retry;
@@ -227,13 +244,21 @@ pub mod guide;
 /// | `policy` | [`Policy`] or `&Policy` expression | none | a policy built at run time (from configuration); excludes `attempts`, `base`, `cap`, `jitter`, `max_elapsed`, `rate_limited_base` |
 /// | `crate` | string literal path | `"::retry_jitter"` | where this crate is, for re-exports |
 ///
-/// **Duration literals** are a whole number followed by a unit, with no space: `ns`, `us` (or
-/// `µs`), `ms`, `s`, `m`, `h`; several may be joined (`"1m30s"`). No fractions (`"1.5s"` is
-/// `"1500ms"`), no words (`"10 seconds"` is `"10s"`), no days (`"24h"`). They are parsed at
-/// compile time; a `Duration` expression (`Duration::from_secs_f64(1.5)`) takes any value.
+/// **Duration literals** are a whole number followed by a unit, with no space.
+///
+/// The units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`; several may be joined (`"1m30s"`).
+///
+/// No fractions (`"1.5s"` is `"1500ms"`), no words (`"10 seconds"` is `"10s"`), no days
+/// (`"24h"`).
+///
+/// They are parsed at compile time.
+///
+/// A `Duration` expression (`Duration::from_secs_f64(1.5)`) takes any value.
 ///
 /// **Key expressions** are evaluated once per call, before the first attempt, in the function's
-/// scope: they may use `self` and the arguments (`policy = self.retry_policy`; `Policy` is `Copy`).
+/// scope.
+///
+/// They may use `self` and the arguments (`policy = self.retry_policy`; `Policy` is `Copy`).
 pub use retry_jitter_macro::retry;
 
 pub use retry_jitter_runtime::hooks;
@@ -266,8 +291,9 @@ pub use retry_jitter_runtime::{
     SharedBudget, Taken, Throttled, TimedOut, Transient,
 };
 
-// The README's snippets, compiled and run as doc tests, with the features they use (the
-// README's test command, `cargo test --workspace --all-features`).
+// The README's snippets, run as doc tests with the features they use.
+//
+// That is the README's test command, `cargo test --workspace --all-features`.
 #[cfg(all(
     doctest,
     feature = "tokio",
@@ -286,8 +312,13 @@ pub mod __private {
 }
 
 // The traits a misuse's compile error names ("the trait `IsResult` is not implemented for
-// `Option<u32>`"), reachable outside the hidden `__private` as well: rustc then prints each by
-// its own name, not as `retry_jitter::__private::IsResult`. Hidden: no user names them.
+// `Option<u32>`").
+//
+// They are reachable outside the hidden `__private` as well.
+//
+// rustc then prints each by its own name, not as `retry_jitter::__private::IsResult`.
+//
+// Hidden: no user names them.
 #[doc(hidden)]
 pub use retry_jitter_runtime::__private::{
     Branch, BudgetArg, ByClone, ByReborrow, CancelArg, CloneArg, CloneSelf, FromCircuitOpen,
