@@ -1,12 +1,17 @@
-//! reqwest: `Transient` for its errors, and an error for non-success responses that carries the
-//! status, the `Retry-After` hint, the server's word on retrying and the start of the body
-//! (feature `reqwest`).
+//! reqwest: `Transient` for its errors (feature `reqwest`).
 //!
-//! [`check`] decides on the response's head: the status, `Retry-After` and the server's word
-//! (`x-should-retry`, `stripe-should-retry`, `x-envoy-overloaded`) come from the headers.
+//! And an error for non-success responses that carries the status, the `Retry-After` hint, the
+//! server's word on retrying and the start of the body.
+//!
+//! [`check`] decides on the response's head.
+//!
+//! The status, `Retry-After` and the server's word (`x-should-retry`, `stripe-should-retry`,
+//! `x-envoy-overloaded`) come from the headers.
+//!
 //! The body it keeps for the error message is bounded in size (64 KiB) and in time (250 ms
-//! without a chunk, 1 s in all): a huge or stalled error body neither fills memory nor holds
-//! the call.
+//! without a chunk, 1 s in all).
+//!
+//! So a huge or stalled error body neither fills memory nor holds the call.
 //!
 //! | error | decision |
 //! |---|---|
@@ -50,9 +55,10 @@ use crate::policy::TimedOut;
 
 /// A reqwest call that failed: in transport, with a non-success status, or past its time limit.
 ///
-/// Its `Display` is the inner error's and its [`source`](std::error::Error::source) is the inner
-/// error's source, as for `std::io::Error`: a reporter that prints an error and its sources
-/// prints each message once.
+/// Its `Display` is the inner error's, and its [`source`](std::error::Error::source) is the
+/// inner error's source, as for `std::io::Error`.
+///
+/// A reporter that prints an error and its sources prints each message once.
 ///
 /// ```
 /// use retry_jitter::reqwest::Error;
@@ -99,33 +105,44 @@ pub struct StatusError {
     pub status: StatusCode,
     /// The server's `Retry-After`, parsed when the response arrived.
     pub retry_after: Option<Duration>,
-    /// What the server said of retrying, read when the response arrived by
-    /// [`server_says_retry`](crate::http::server_says_retry) from every line of
-    /// `x-should-retry`, `stripe-should-retry` and `x-envoy-overloaded`: `Some(false)` stops
-    /// whatever the status (and, inside a `ChainLayer`'s scope,
-    /// has the tier answer "don't retry" in turn), `Some(true)` retries a failure the table
-    /// stops on, `None` leaves the status to decide.
+    /// What the server said of retrying, read when the response arrived.
+    ///
+    /// [`server_says_retry`](crate::http::server_says_retry) reads it from every line of
+    /// `x-should-retry`, `stripe-should-retry` and `x-envoy-overloaded`.
+    ///
+    /// - `Some(false)` stops whatever the status.
+    /// - Inside a `ChainLayer`'s scope, `Some(false)` also has the tier answer "don't retry".
+    /// - `Some(true)` retries a failure the table stops on.
+    /// - `None` leaves the status to decide.
     pub server_says_retry: Option<bool>,
-    /// The start of the body, as text (invalid UTF-8 replaced), at most 64 KiB: what arrived
-    /// before the read stopped at that size, at the body's end, at a stall,
-    /// or at a transport error. Empty if nothing arrived.
+    /// The start of the body, as text (invalid UTF-8 replaced), at most 64 KiB.
+    ///
+    /// It is what arrived before the read stopped: at that size, at the body's end, at a stall,
+    /// or at a transport error.
+    ///
+    /// Empty if nothing arrived.
     pub body: String,
 }
 
 /// The most of a non-success response's body [`check`] keeps in [`StatusError::body`]: 64 KiB.
+///
 /// The rest is never read; the connection is dropped instead.
 pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// How long [`check`] waits for the next chunk of a non-success body before it stops reading
-/// and keeps what arrived: 250 ms.
+/// How long [`check`] waits for the next chunk of a non-success body: 250 ms.
+///
+/// Then it stops reading and keeps what arrived.
 pub(crate) const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
 
 /// The longest [`check`] spends reading a non-success body, however it trickles in: 1 s.
 pub(crate) const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long before the end of its attempt (`timeout`) [`check`] stops reading an error body:
-/// 5 ms, so that its read ends before the attempt's timer cuts it (the attempt's end is
-/// learnt a little after its timer starts).
+/// 5 ms.
+///
+/// So its read ends before the attempt's timer cuts it.
+///
+/// The attempt's end is learnt a little after its timer starts.
 pub(crate) const ATTEMPT_END_MARGIN: Duration = Duration::from_millis(5);
 
 impl fmt::Display for StatusError {
@@ -262,29 +279,41 @@ impl Error {
     }
 }
 
-/// The response if its status is a success; otherwise a [`StatusError`] with the status, the
-/// parsed `Retry-After`, the server's word on retrying and the start of the body.
+/// The response if its status is a success.
 ///
-/// The decision is made on the head, as [`classify_response`] makes it: the status,
-/// `Retry-After` and the server's word (every line of `x-should-retry`,
-/// `stripe-should-retry` and `x-envoy-overloaded`, "don't" winning) come from the headers,
-/// so a broken body cannot change it. A success reads no header. The body is then read for the error message only, chunk by
-/// chunk, and the read stops — keeping what arrived — at the first of:
+/// Otherwise a [`StatusError`] with the status, the parsed `Retry-After`, the server's word on
+/// retrying and the start of the body.
+///
+/// The decision is made on the head, as [`classify_response`] makes it.
+///
+/// The status, `Retry-After` and the server's word come from the headers, so a broken body
+/// cannot change it.
+///
+/// The server's word is every line of `x-should-retry`, `stripe-should-retry` and
+/// `x-envoy-overloaded`, "don't" winning.
+///
+/// A success reads no header.
+///
+/// The body is then read for the error message only, chunk by chunk.
+///
+/// The read stops, keeping what arrived, at the first of:
 ///
 /// - 64 KiB; the rest is never read, the connection is dropped;
 /// - the body's end, or a transport error while reading it;
 /// - 250 ms without a new chunk: a stalled body;
-/// - 1 s after the read began: a body that trickles.
-///
-/// - the end of the attempt, inside an attempt with a time limit (`#[retry(timeout = …)]`,
-///   [`Retry::timeout`](crate::Retry::timeout), or the deadline `max_elapsed` sets with it):
-///   the read ends 5 ms before the attempt would be cut, so the status and
-///   its `Retry-After`, which decided the outcome, are returned rather than lost to a
-///   `TimedOut` (see [`attempt_time_left`](crate::policy::attempt_time_left)).
+/// - 1 s after the read began: a body that trickles;
+/// - the end of the attempt, inside an attempt with a time limit.
+///   - That limit is `#[retry(timeout = …)]`, [`Retry::timeout`](crate::Retry::timeout), or
+///     the deadline `max_elapsed` sets with it.
+///   - The read ends 5 ms before the attempt would be cut.
+///   - So the status and its `Retry-After`, which decided the outcome, are returned rather
+///     than lost to a `TimedOut` (see [`attempt_time_left`](crate::policy::attempt_time_left)).
 ///
 /// So a failed attempt spends at most 1 s on its error body, and keeps at most 64 KiB of it.
-/// The time limits run on tokio's timer and clock (a paused clock in tests pauses them too),
-/// like reqwest's own timeouts; the runtime needs its time driver enabled.
+///
+/// The time limits run on tokio's timer and clock, like reqwest's own timeouts.
+///
+/// A paused clock in tests pauses them too; the runtime needs its time driver enabled.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -353,8 +382,9 @@ async fn read_error_body(resp: &mut reqwest::Response) -> String {
     text(kept)
 }
 
-/// `bytes` as text of at most [`MAX_ERROR_BODY`] bytes: a character cut by the size limit is
-/// dropped, invalid UTF-8 is replaced.
+/// `bytes` as text of at most [`MAX_ERROR_BODY`] bytes.
+///
+/// A character cut by the size limit is dropped; invalid UTF-8 is replaced.
 fn text(mut bytes: Vec<u8>) -> String {
     // A multi-byte character cut at the end: drop its first bytes.
     let len = bytes.len();
@@ -385,22 +415,37 @@ fn text(mut bytes: Vec<u8>) -> String {
     text
 }
 
-/// Timeouts, refused or broken connections (a body cut mid-way included), and failures to send
-/// are retried; a request that could not be built, a redirect loop, an `https://` URL on a
-/// reqwest without TLS, a response head that cannot be parsed, a malformed body or a
-/// complete body that fails to decode are not; a status error (from `error_for_status`) is
-/// classified by [`classify_status`]. The module's table has it all.
+/// Retried: timeouts, refused or broken connections (a body cut mid-way included), and failures
+/// to send.
 ///
-/// An `https://` URL on a reqwest built without a TLS feature (`default-features = false`, as
-/// this crate depends on it) fails with an error reqwest flags [`is_connect`](reqwest::Error::is_connect),
-/// but no retry can succeed: the source chain says `invalid URL, scheme is not http`, and the
-/// call stops at once. Enable one of reqwest's TLS features (`rustls`, `native-tls`) in your
-/// own dependency on it to call `https://` URLs.
+/// Not retried: a request that could not be built, a redirect loop, an `https://` URL on a
+/// reqwest without TLS.
 ///
-/// A body cut mid-way is a *decode* error for reqwest (`error decoding response body`), caused
-/// by hyper's `error reading a body from connection`, caused by an `io::Error` of kind
-/// `UnexpectedEof`: the source chain is read, and that `io::Error` decides, by the same table
-/// as [`io::Error`](std::io::Error)'s `Transient`.
+/// Nor a response head that cannot be parsed, a malformed body, or a complete body that fails
+/// to decode.
+///
+/// A status error (from `error_for_status`) is classified by [`classify_status`].
+///
+/// The module's table has it all.
+///
+/// An `https://` URL on a reqwest built without a TLS feature fails with an error reqwest flags
+/// [`is_connect`](reqwest::Error::is_connect).
+///
+/// This crate depends on reqwest with `default-features = false`.
+///
+/// No retry can succeed: the source chain says `invalid URL, scheme is not http`, and the call
+/// stops at once.
+///
+/// Enable one of reqwest's TLS features (`rustls`, `native-tls`) in your own dependency on it
+/// to call `https://` URLs.
+///
+/// A body cut mid-way is a *decode* error for reqwest (`error decoding response body`).
+///
+/// It is caused by hyper's `error reading a body from connection`, caused by an `io::Error` of
+/// kind `UnexpectedEof`.
+///
+/// The source chain is read, and that `io::Error` decides, by the same table as
+/// [`io::Error`](std::io::Error)'s `Transient`.
 ///
 /// ```
 /// use retry_jitter::{Decision, Transient};
@@ -428,10 +473,14 @@ impl Transient for reqwest::Error {
     }
 }
 
-/// As [`classify_response`] decides on the response's head: by status, the server's word
-/// winning over the table for a failure (`Some(false)` stops, `Some(true)` retries), honouring
-/// `Retry-After` on a retried status. A "don't" on a status the table retries, inside a
-/// `ChainLayer`'s scope, has the tier answer "don't retry" too.
+/// As [`classify_response`] decides on the response's head: by status, honouring `Retry-After`
+/// on a retried status.
+///
+/// For a failure, the server's word wins over the table: `Some(false)` stops, `Some(true)`
+/// retries.
+///
+/// Inside a `ChainLayer`'s scope, a "don't" on a status the table retries has the tier answer
+/// "don't retry" too.
 ///
 /// ```
 /// use retry_jitter::reqwest::StatusError;
