@@ -1,13 +1,15 @@
-//! The trace a retry loop reports to: the [`Trace`] events, [`Unset`], and with feature
-//! `tracing` the `Tracer` that emits them as `tracing` events.
+//! The trace a retry loop reports to: the [`Trace`] events and [`Unset`].
+//!
+//! With feature `tracing`, the `Tracer` emits them as `tracing` events.
 
 use crate::policy::Unset;
 use crate::policy::{GiveUp, RetryEvent};
 
 /// Trace events for retries and give-ups (feature `tracing`); [`Unset`] emits nothing.
 ///
-/// `R` is the failed call's outcome (its `Result`): a trace sees the error through it, so that
-/// its type depends on the function's return type alone.
+/// `R` is the failed call's outcome (its `Result`): a trace sees the error through it.
+///
+/// So its type depends on the function's return type alone.
 ///
 /// ```
 /// use retry_jitter::hooks::Unset;
@@ -31,8 +33,11 @@ pub trait Trace<R> {
         let _ = event;
     }
     /// A call of `function` succeeded on its call number `calls`, after failed (or hedged)
-    /// ones; `elapsed` since the call began (or, when the call kept no start time — it has no
-    /// `max_elapsed` —, since its first call failed).
+    /// ones.
+    ///
+    /// `elapsed` is since the call began.
+    ///
+    /// A call without `max_elapsed` keeps no start time: then it is since its first call failed.
     fn recovered(&self, function: &'static str, calls: u32, elapsed: core::time::Duration) {
         let _ = (function, calls, elapsed);
     }
@@ -60,8 +65,9 @@ pub(crate) use tracer::breaker_changed;
     any(feature = "tower", feature = "reqwest-middleware")
 ))]
 pub(crate) use tracer::attempt_span;
-// The faces call it where the write rule keeps a request from being sent again (in progress:
-// drop the `allow` once they do).
+// The faces call it where the write rule keeps a request from being sent again.
+//
+// In progress: drop the `allow` once they do.
 #[cfg(all(
     feature = "tracing",
     any(feature = "tower", feature = "reqwest-middleware")
@@ -80,7 +86,9 @@ mod tracer {
     pub use tracing::Level;
 
     /// An error as a trace event shows it: through `Display` if its type has it, else `Debug`,
-    /// else not at all (chosen at compile time by `#[retry]`; no bound on the error type).
+    /// else not at all.
+    ///
+    /// Chosen at compile time by `#[retry]`, with no bound on the error type.
     #[derive(Clone, Copy)]
     pub enum Rendered<'a> {
         /// Shown with `Display`.
@@ -106,8 +114,9 @@ mod tracer {
         }
     }
 
-    /// The error's renderer, then the value's (for an `Ok` that `on_ok` retried): what
-    /// `#[retry]` picks when the function has `on_ok`.
+    /// The error's renderer, then the value's (for an `Ok` that `on_ok` retried).
+    ///
+    /// `#[retry]` picks it when the function has `on_ok`.
     impl<R> Render<R>
         for (
             for<'e> fn(&'e R) -> Rendered<'e>,
@@ -154,10 +163,14 @@ mod tracer {
         render: F,
     }
 
-    /// A [`Tracer`]: each retry and each give-up is an event at `level` (WARN by default in
-    /// `#[retry]`), under the target `retry_jitter`, with fields `function`, `attempt`,
-    /// `delay_ms` (whole milliseconds, a `u64`) (or `reason`, `calls`) and the error as `render`
-    /// shows it.
+    /// A [`Tracer`]: each retry and each give-up is an event at `level`.
+    ///
+    /// The level is WARN by default in `#[retry]`; the target is `retry_jitter`.
+    ///
+    /// Fields: `function`, `attempt`, `delay_ms` (whole milliseconds, a `u64`) or `reason` and
+    /// `calls`.
+    ///
+    /// The error is shown as `render` shows it.
     ///
     /// ```
     /// use retry_jitter::__private::{tracer, Level, Rendered};
@@ -168,15 +181,20 @@ mod tracer {
         Tracer { level, render }
     }
 
-    /// The target of every event (and span) the crate emits: the crate's name, not the module
-    /// an event happens to be written in, so that `RUST_LOG=retry_jitter=debug` shows them all.
-    /// It is the events' module path too, and they name no file nor line: a subscriber that
-    /// prints where an event comes from (`.with_file(true)`, JSON) shows the crate, not the
-    /// runtime's insides.
+    /// The target of every event (and span) the crate emits: the crate's name.
+    ///
+    /// Not the module an event happens to be written in: `RUST_LOG=retry_jitter=debug` shows
+    /// them all.
+    ///
+    /// It is the events' module path too, and they name no file nor line.
+    ///
+    /// A subscriber that prints where an event comes from (`.with_file(true)`, JSON) shows the
+    /// crate, not the runtime's insides.
     const TARGET: &str = "retry_jitter";
 
-    /// A duration in whole milliseconds (rounded down, saturating): what `delay_ms` and
-    /// `elapsed_ms` show, `2` rather than `2.2566859999999997`.
+    /// A duration in whole milliseconds (rounded down, saturating).
+    ///
+    /// What `delay_ms` and `elapsed_ms` show: `2` rather than `2.2566859999999997`.
     fn whole_ms(d: core::time::Duration) -> u64 {
         u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
     }
@@ -202,8 +220,9 @@ mod tracer {
     use tracing::Span;
     use tracing::{Event, Metadata};
 
-    /// One kind of event's callsites, one per level (ERROR, WARN, INFO, DEBUG, TRACE), each
-    /// with the same `N` fields: an event is given `N` values, or does not compile.
+    /// One kind of event's callsites, one per level (ERROR, WARN, INFO, DEBUG, TRACE).
+    ///
+    /// Each has the same `N` fields: an event is given `N` values, or does not compile.
     struct Sites<const N: usize>([DefaultCallsite; 5]);
 
     impl<const N: usize> Sites<N> {
@@ -256,8 +275,9 @@ mod tracer {
         )
     }
 
-    /// `static $sites: Sites<N>`, the callsites of the event `$name` with its `N` fields, in
-    /// the order [`event!`] is given their values.
+    /// `static $sites: Sites<N>`, the callsites of the event `$name` with its `N` fields.
+    ///
+    /// The fields are in the order [`event!`] is given their values.
     macro_rules! sites {
         ($($sites:ident = $name:literal: $($field:ident),+;)+) => {$(
             static $sites: Sites<{ [$(stringify!($field)),+].len() }> = {
@@ -301,8 +321,10 @@ mod tracer {
     }
 
     /// The callsite of the span `retry_attempt` a face's resent attempt runs in (INFO, one
-    /// field), as `tracing::info_span!` would write it but for its metadata, which names the
-    /// crate as the events' does.
+    /// field).
+    ///
+    /// As `tracing::info_span!` would write it, but its metadata names the crate, as the events'
+    /// does.
     #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     static ATTEMPT: DefaultCallsite = {
         static META: Metadata<'static> = metadata(
@@ -315,10 +337,13 @@ mod tracer {
         DefaultCallsite::new(&META)
     };
 
-    /// Whether the current subscriber takes the event of `site` (at `level`): the checks of
-    /// `tracing::event!`, in its order. The levels every subscriber turns off, then the
-    /// callsite's cached `Interest` (the first time, this registers the callsite with every
-    /// subscriber), and only when that is "sometimes", the subscriber's `enabled`.
+    /// Whether the current subscriber takes the event of `site` (at `level`).
+    ///
+    /// These are the checks of `tracing::event!`, in its order:
+    ///
+    /// - the levels every subscriber turns off;
+    /// - the callsite's cached `Interest` (the first time, this registers the callsite);
+    /// - only when that is "sometimes", the subscriber's `enabled`.
     #[inline]
     fn enabled(site: &'static DefaultCallsite, level: Level) -> bool {
         level <= STATIC_MAX_LEVEL && level <= LevelFilter::current() && {
@@ -329,9 +354,12 @@ mod tracer {
         }
     }
 
-    /// The value set of the event `$message` at `$site`, one of `$sites`, its other fields'
-    /// values the `$value`s: one expression, its temporaries kept to the end of the statement
-    /// it is in, as the one `tracing::event!` writes.
+    /// The value set of the event `$message` at `$site`, one of `$sites`.
+    ///
+    /// Its other fields' values are the `$value`s.
+    ///
+    /// One expression, its temporaries kept to the end of its statement, as `tracing::event!`
+    /// writes it.
     macro_rules! values {
         ($sites:ident, $site:ident, $message:literal, $($value:expr),+) => {
             &$site.metadata().fields().value_set(&pairs(
@@ -341,11 +369,16 @@ mod tracer {
         };
     }
 
-    /// The event `$message` of the callsites `$sites` at `$level`, its other fields' values
-    /// the `$value`s: what `tracing::event!(target: TARGET, $level, $field…, $message)` does
-    /// for a subscriber. The values are put together only when the event is taken. (Not
-    /// forwarded to `log` by itself, as that macro does under `tracing`'s `log` feature: its
-    /// way of doing it is not public.)
+    /// The event `$message` of the callsites `$sites` at `$level`, its other fields' values the
+    /// `$value`s.
+    ///
+    /// It does what `tracing::event!(target: TARGET, $level, $field…, $message)` does for a
+    /// subscriber.
+    ///
+    /// The values are put together only when the event is taken.
+    ///
+    /// Not forwarded to `log`, as that macro does under `tracing`'s `log` feature: its way is
+    /// not public.
     macro_rules! event {
         ($sites:ident at $level:expr, $message:literal, $($value:expr),+ $(,)?) => {{
             let level: Level = $level;
@@ -459,8 +492,9 @@ mod tracer {
         }
     }
 
-    /// A call of `function` changed its breaker's state to `state`: an event at WARN, fields
-    /// `function` and `state` (`Debug`: `Open`, `HalfOpen`, `Closed`).
+    /// A call of `function` changed its breaker's state to `state`: an event at WARN.
+    ///
+    /// Fields `function` and `state` (`Debug`: `Open`, `HalfOpen`, `Closed`).
     #[cold]
     pub(crate) fn breaker_changed(function: &'static str, state: BreakerState) {
         event!(
@@ -471,10 +505,13 @@ mod tracer {
         );
     }
 
-    /// The write rule kept `request` of `function` from being sent again, because of `why`
-    /// ("a write without an idempotency key", "a body it cannot replay"): an event at `level`,
-    /// fields `function`, `request` (`Display`: the method, the scheme, host and path alone,
-    /// `middleware/describe.rs`) and `why`.
+    /// The write rule kept `request` of `function` from being sent again, because of `why`.
+    ///
+    /// `why`: "a write without an idempotency key", "a body it cannot replay".
+    ///
+    /// An event at `level`, fields `function`, `request` and `why`.
+    ///
+    /// `request` shows the method, the scheme, host and path alone (`middleware/describe.rs`).
     #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     #[cold]
     pub(crate) fn not_sent_again(
@@ -492,10 +529,15 @@ mod tracer {
         );
     }
 
-    /// The span a face's resent attempt runs in: `retry_attempt` at INFO, its field
-    /// `http.request.resend_count` (1, 2, …). What `tracing::info_span!` does, in its order:
-    /// the level's filters, the callsite's `Interest`, the subscriber's `enabled`; then a new
-    /// span in the current one, or `Span::none()` when no subscriber takes it.
+    /// The span a face's resent attempt runs in: `retry_attempt` at INFO.
+    ///
+    /// Its field: `http.request.resend_count` (1, 2, …).
+    ///
+    /// It does what `tracing::info_span!` does, in its order.
+    ///
+    /// The level's filters, the callsite's `Interest`, the subscriber's `enabled`.
+    ///
+    /// Then a new span in the current one, or `Span::none()` when no subscriber takes it.
     #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     pub(crate) fn attempt_span(resend_count: u32) -> Span {
         let site = &ATTEMPT;
