@@ -14,12 +14,16 @@
 //! | `self`, `mut self` | `mut self` | `let __retry_self = own_self(kind, &mut self);`: re-borrowed if `Self` is a `&mut`, else cloned; the kind is `unborrowed(kind)` where the return type may hold a borrow of `self` |
 //! | `self: Arc<Self>`, `self: Box<Self>`… | `self: …` | `let __retry_self = CloneSelf::clone_self(&self);` |
 //!
-//! `self` cannot be shadowed, so where each attempt needs a `self` of its own the body's `self`
-//! is renamed `__retry_self` (receiver.rs). A `&mut` argument or `&mut self` that the return
-//! type may hold a shared borrow of is not re-borrowed: the body borrows from it itself.
+//! `self` cannot be shadowed: where each attempt needs a `self` of its own, the body's `self`
+//! is renamed `__retry_self` (receiver.rs).
+//!
+//! A `&mut` argument or `&mut self` that the return type may hold a shared borrow of is not
+//! re-borrowed: the body borrows from it itself.
 //!
 //! In a nested `async` block the values are made before the block and moved into it
-//! ([`Rebind::moved_in`]). `#[cfg]` attributes on an argument are copied onto its rebinding.
+//! ([`Rebind::moved_in`]).
+//!
+//! `#[cfg]` attributes on an argument are copied onto its rebinding.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -31,8 +35,10 @@ use crate::loop_exits::fence_loop_exits;
 use crate::receiver::{may_hold_self, receiver_binding, rename_self, SelfUse};
 use crate::signature::{is_borrowed_impl, receiver_type, returned_borrows, strip_group};
 
-/// Each attempt's own arguments. As tokens: the statements that bind them where the attempt
-/// runs (the sync closure, the inline `async` attempt).
+/// Each attempt's own arguments.
+///
+/// As tokens: the statements that bind them where the attempt runs (the sync closure, the
+/// inline `async` attempt).
 pub(crate) struct Rebind {
     bindings: Vec<Binding>,
     /// What the body's `self` is renamed to, where each attempt has a `self` of its own.
@@ -55,10 +61,13 @@ impl ToTokens for Rebind {
 }
 
 impl Rebind {
-    /// The same bindings for an attempt in a nested `async` block: each value made before the
-    /// block (`outside`) and moved into it (`inside`). A by-value argument is then owned by the
-    /// block, as by the function, not borrowed from it: a `Send + !Sync` argument (`Cell`, a
-    /// generic `T: Send`) keeps the future `Send`.
+    /// The same bindings for an attempt in a nested `async` block.
+    ///
+    /// Each value is made before the block (`outside`) and moved into it (`inside`).
+    ///
+    /// A by-value argument is then owned by the block, as by the function, not borrowed from it.
+    ///
+    /// So a `Send + !Sync` argument (`Cell`, a generic `T: Send`) keeps the future `Send`.
     pub(crate) fn moved_in(&self) -> (TokenStream, TokenStream) {
         let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
         for Binding {
@@ -75,10 +84,14 @@ impl Rebind {
         (outside, inside)
     }
 
-    /// The body as each attempt runs it: its `self` renamed where the attempt has one of its
-    /// own (receiver.rs), and a `break` or `continue` outside the user's loops fenced off, so
-    /// that it stays the error it is without `#[retry]` (loop_exits.rs). The expansion writes
-    /// it; valid.rs checks the one a `#[track_caller]` sync fn inlines.
+    /// The body as each attempt runs it.
+    ///
+    /// Its `self` is renamed where the attempt has one of its own (receiver.rs).
+    ///
+    /// A `break` or `continue` outside the user's loops is fenced off (loop_exits.rs): it stays
+    /// the error it is without `#[retry]`.
+    ///
+    /// The expansion writes it; valid.rs checks the one a `#[track_caller]` sync fn inlines.
     pub(crate) fn attempt_body(&self, body: TokenStream) -> TokenStream {
         let body = match &self.self_alias {
             Some(alias) => rename_self(&body, alias),
@@ -92,12 +105,13 @@ impl Rebind {
 ///
 /// - `async_trait`: the body is async-trait's, whose `self` is a local the body moves: a
 ///   `&mut self` is re-borrowed for each attempt.
-/// - `body`: the attempt's body. An argument it does not name gets no copy (a key alone may use
-///   it, `attempts = tries`: an unused copy would be a warning the function does not have).
-/// - `keys`: the attribute's values.
-/// - `output`: the return type (the future's output under `#[async_trait]`). A `&mut` argument
-///   it may hold a shared borrow of is not re-borrowed: the body borrows from the argument
-///   itself, as without `#[retry]` (valid.rs rejects the other borrows).
+/// - `body`: the attempt's body. An argument it does not name gets no copy.
+///   A key alone may use it (`attempts = tries`): an unused copy would be a warning the function
+///   does not have.
+/// - `output`: the return type (the future's output under `#[async_trait]`).
+///   A `&mut` argument it may hold a shared borrow of is not re-borrowed: the body borrows from
+///   the argument itself, as without `#[retry]`.
+///   valid.rs rejects the other borrows.
 pub(crate) fn rebind(
     sig: &mut Signature,
     private: &TokenStream,
@@ -123,15 +137,20 @@ pub(crate) fn rebind(
                     continue;
                 }
                 // A `&mut self` the body passes on (`f(self)`: moved where the callee is
-                // generic) is re-borrowed; one it only uses as a place (`self.x`, `*self`) is
-                // left as it is, so that a hook and the body can borrow disjoint fields.
-                // async-trait's `self` is a local the body moves: always re-borrowed. Never
-                // where the return type may hold a shared borrow of it.
+                // generic) is re-borrowed.
+                //
+                // One it only uses as a place (`self.x`, `*self`) is left as it is: a hook and
+                // the body can then borrow disjoint fields.
+                //
+                // async-trait's `self` is a local the body moves: always re-borrowed.
+                //
+                // Never where the return type may hold a shared borrow of it.
                 let reborrow = async_trait
                     || (passes_on(body, "self") && !returned.iter().any(|name| name == "self"));
-                // A `self` by value whose `Self` may be a `&mut` (re-borrowed, see
-                // `own_self`), unless a key borrows `self` too: a hook would hold that borrow
-                // while each attempt takes its own, so a `Self` that is a `&mut` cannot serve.
+                // A `self` by value whose `Self` may be a `&mut` is re-borrowed (see `own_self`).
+                //
+                // Unless a key borrows `self` too: a hook would hold that borrow while each
+                // attempt takes its own, so a `Self` that is a `&mut` cannot serve.
                 let own = !keys.iter().any(|key| names(&key.to_token_stream(), "self"));
                 let usage = SelfUse {
                     reborrow,
@@ -176,8 +195,10 @@ pub(crate) fn rebind(
                         source: ident.clone(),
                         value: value(ident),
                     };
-                    // Named by the body and a key: should the body's name be another thing
-                    // (a field), the copy is unused, and the argument is not.
+                    // Named by the body and a key.
+                    //
+                    // Should the body's name be another thing (a field), the copy is unused,
+                    // and the argument is not.
                     if keys.iter().any(|key| names(&key.to_token_stream(), &name)) {
                         binding
                             .attrs
@@ -211,8 +232,9 @@ pub(crate) fn rebind(
             }
         };
         if let Some(mut binding) = binding {
-            // Copied: `#[cfg]`s and the lint levels the argument is given. Moved: an
-            // `#[expect]`, which the copy fulfils or not, as the argument would.
+            // Copied: `#[cfg]`s and the lint levels the argument is given.
+            //
+            // Moved: an `#[expect]`, which the copy fulfils or not, as the argument would.
             let mut expects = Vec::new();
             for attr in std::mem::take(&mut arg.attrs) {
                 if is_expect(&attr) {
@@ -249,7 +271,9 @@ fn is_expect(attr: &Attribute) -> bool {
 }
 
 /// Whether `tokens` name `name`, at any depth: as an identifier, or in a literal (a format
-/// string's `{name}`). A false alarm (a field of that name) costs a copy, never a wrong program.
+/// string's `{name}`).
+///
+/// A false alarm (a field of that name) costs a copy, never a wrong program.
 fn names(tokens: &TokenStream, name: &str) -> bool {
     tokens.clone().into_iter().any(|tt| match tt {
         TokenTree::Ident(ident) => ident == name,
@@ -259,9 +283,13 @@ fn names(tokens: &TokenStream, name: &str) -> bool {
     })
 }
 
-/// Whether `tokens` use `name` as a value of its own, at any depth: not as a place (`name.x`,
-/// `*name`) or a path (`self::f`). Passed on so (`f(self)`, `write!(self, ..)`), a `&mut` is moved
-/// where the callee is generic. A false alarm costs a re-borrow.
+/// Whether `tokens` use `name` as a value of its own, at any depth.
+///
+/// Not as a place (`name.x`, `*name`) or a path (`self::f`).
+///
+/// Passed on so (`f(self)`, `write!(self, ..)`), a `&mut` is moved where the callee is generic.
+///
+/// A false alarm costs a re-borrow.
 fn passes_on(tokens: &TokenStream, name: &str) -> bool {
     let tokens: Vec<TokenTree> = tokens.clone().into_iter().collect();
     let punct =
@@ -278,10 +306,14 @@ fn passes_on(tokens: &TokenStream, name: &str) -> bool {
     })
 }
 
-/// Whether any of `exprs` (the hooks' key expressions) names an argument that a `move`
-/// closure could not take while they borrow it: `self` or an argument, unless a shared
-/// reference (copied, not moved). Read from the tokens, literals included (`format!("{tag}")`
-/// names `tag`): a false alarm costs a closure that borrows, never a wrong program.
+/// Whether any of `exprs` (the hooks' key expressions) names an argument that a `move` closure
+/// could not take while they borrow it.
+///
+/// That is `self` or an argument, unless a shared reference (copied, not moved).
+///
+/// Read from the tokens, literals included: `format!("{tag}")` names `tag`.
+///
+/// A false alarm costs a closure that borrows, never a wrong program.
 pub(crate) fn named_by<'a>(
     sig: &Signature,
     exprs: impl IntoIterator<Item = &'a syn::Expr>,
