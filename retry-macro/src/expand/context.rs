@@ -10,16 +10,21 @@ use crate::args::{Args, AttemptsArg, DurationArg};
 use crate::respan::respan;
 use crate::valid::Features;
 
-/// A generated local: invisible to the user's code (mixed-site hygiene), located at `at` so that
-/// the calls it appears in are reported there.
+/// A generated local: invisible to the user's code (mixed-site hygiene).
+///
+/// It is located at `at`, so the calls it appears in are reported there.
 pub(super) fn local(name: &str, at: Span) -> Ident {
     Ident::new(name, Span::mixed_site().located_at(at))
 }
 
-/// What every shape of the new body is written with: the paths, the return type, what the keys
-/// decide, and the generated locals. Everything the expansion adds is spanned at the return
-/// type unless it stands for a key's value: an error about the return type then has one span,
-/// and is reported once.
+/// What every shape of the new body is written with.
+///
+/// The paths, the return type, what the keys decide, and the generated locals.
+///
+/// Everything the expansion adds is spanned at the return type, unless it stands for a key's
+/// value.
+///
+/// An error about the return type then has one span, and is reported once.
 pub(super) struct Context<'a> {
     pub(super) args: &'a Args,
     /// `#krate::__private`, and the same spanned at the return type.
@@ -27,19 +32,26 @@ pub(super) struct Context<'a> {
     pub(super) p_ret: TokenStream,
     /// The return type, `impl Trait` erased to `_`, and where it is written.
     pub(super) ret: Type,
-    /// Whether the return type had an `impl Trait` (now `_` in [`Context::ret`]): then it
-    /// cannot be checked on its own, before the loop infers it.
+    /// Whether the return type had an `impl Trait` (now `_` in [`Context::ret`]).
+    ///
+    /// Then it cannot be checked on its own, before the loop infers it.
     pub(super) ret_has_impl: bool,
     pub(super) ret_span: Span,
     /// The function's name, for the runtime's events.
     pub(super) name: syn::LitStr,
     pub(super) is_async: bool,
-    /// A policy of literals is a constant: nothing to store (not even in an async fn's future),
-    /// nothing to compute per call.
+    /// A policy of literals is a constant.
+    ///
+    /// Nothing to store (not even in an async fn's future), nothing to compute per call.
     pub(super) policy_const: bool,
     /// The last error is kept through a wait only where a deadline or a cancel may end the
-    /// call after it (`max_elapsed`, a `policy` that may have one, `cancel`): elsewhere the
-    /// future holds nothing of the error type across any `.await`, and is `Send` whatever it is.
+    /// call after it.
+    ///
+    /// That is `max_elapsed`, a `policy` that may have one, or `cancel`.
+    ///
+    /// Elsewhere the future holds nothing of the error type across any `.await`.
+    ///
+    /// So it is `Send` whatever that type is.
     pub(super) keeps_last: bool,
     /// `Loop::<R>`, through which every call about `R` goes.
     pub(super) ret_loop: TokenStream,
@@ -47,11 +59,14 @@ pub(super) struct Context<'a> {
     pub(super) sleep: TokenStream,
     /// The clock the waits are measured on.
     pub(super) clock: TokenStream,
-    /// The start time: a local where a time budget may be set, else a constant `None`.
+    /// The start time: a local where a time budget may be set.
+    ///
+    /// Else a constant `None`.
     pub(super) start: TokenStream,
-    /// The names of the generated locals (`_l`): the policy, the hooks, the loop's state, an
-    /// attempt's outcome, the wait, the last outcome kept through it, the start time and the
-    /// `timeout`.
+    /// The names of the generated locals (`_l`).
+    ///
+    /// The policy, the hooks, the loop's state, an attempt's outcome, the wait, the last outcome
+    /// kept through it, the start time and the `timeout`.
     pub(super) policy_l: Ident,
     pub(super) hooks_l: Ident,
     /// The call's recorder of its figures (`stats`, and an `async fn`'s awaited hooks).
@@ -85,17 +100,22 @@ impl<'a> Context<'a> {
         let name = syn::LitStr::new(&ident.unraw().to_string(), ret_span);
         let p_ret = respan(&p, ret_span);
         let policy_const = policy_is_const(args);
-        // The state, like the outcome below, has the return type's own span (not a mixed-site
-        // one): the after-wait call that takes it then reports `R` not being a `Result` where
-        // the other calls do, once.
+        // The state, like the outcome below, has the return type's own span, not a mixed-site
+        // one.
+        //
+        // The after-wait call that takes it then reports `R` not being a `Result` where the
+        // other calls do, once.
         let policy_l = if policy_const {
             Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span))
         } else {
             local("__retry_policy", ret_span)
         };
-        // The outcome is bound after the attempt, where the body cannot see it: it can have the
-        // return type's own span, so that `succeeded(&outcome)`'s error (`R` is not a `Result`)
-        // is reported where the others are, and once.
+        // The outcome is bound after the attempt, where the body cannot see it.
+        //
+        // So it can have the return type's own span.
+        //
+        // `succeeded(&outcome)`'s error (`R` is not a `Result`) is then reported where the
+        // others are, and once.
         let (state_l, out_l) = (
             Ident::new("__retry_state", ret_span),
             Ident::new("__retry_out", ret_span),
@@ -104,16 +124,22 @@ impl<'a> Context<'a> {
             Some((_, sleep)) => sleep.to_token_stream(),
             None => quote!(#p::tokio_sleep),
         };
-        // The clock the waits are measured on: the `clock` key's, else tokio's whenever it is
-        // built in (with a `sleep` of the user's too: a paused test clock then still holds; off
-        // a tokio runtime it is the system clock), else the monotonic system clock.
+        // The clock the waits are measured on: the `clock` key's.
+        //
+        // Else tokio's whenever it is built in, even with a `sleep` of the user's: a paused
+        // test clock then still holds.
+        //
+        // Off a tokio runtime, tokio's clock is the system clock.
+        //
+        // Else the monotonic system clock.
         let clock = match &args.clock {
             Some((_, clock)) => clock.to_token_stream(),
             None if Features::BUILT.tokio && is_async => quote!(#p::tokio_now),
             None => quote!(#p::now),
         };
-        // The start time is kept only where a time budget may be set: otherwise it is a
-        // constant `None`, and the future does not carry it.
+        // The start time is kept only where a time budget may be set.
+        //
+        // Otherwise it is a constant `None`, and the future does not carry it.
         let start_l = local("__retry_start", ret_span);
         let start = if args.policy.is_some() || args.max_elapsed.is_some() {
             start_l.to_token_stream()
@@ -125,8 +151,9 @@ impl<'a> Context<'a> {
         } else {
             local("__retry_timeout", ret_span)
         };
-        // A hook an `async fn` may await: an async closure, or a path (sorted by its type). Not
-        // `notify` in a hedged one: the runtime's hedging loop calls its hooks itself.
+        // A hook an `async fn` may await: an async closure, or a path (sorted by its type).
+        //
+        // Not `notify` in a hedged one: the runtime's hedging loop calls its hooks itself.
         let hedged = args.hedge.is_some();
         let notify = Calling::of(&args.notify, is_async && !hedged);
         let (give_up, stats) = (
@@ -197,8 +224,9 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// `attempt = n`: the body's `n`, the number of the attempt running. A closure (the
-    /// blocking loop's, a hedge's) is handed it as its parameter.
+    /// `attempt = n`: the body's `n`, the number of the attempt running.
+    ///
+    /// A closure (the blocking loop's, a hedge's) is handed it as its parameter.
     pub(super) fn attempt_param(&self) -> TokenStream {
         match &self.args.attempt {
             Some((_, name)) => name.to_token_stream(),
@@ -218,8 +246,9 @@ impl<'a> Context<'a> {
     }
 
     /// The conversion of a cut attempt into the function's error,
-    /// `R::from_err(E::from(TimedOut))`, spanned at the `timeout` key: a missing
-    /// `From<TimedOut>` is reported there.
+    /// `R::from_err(E::from(TimedOut))`.
+    ///
+    /// Spanned at the `timeout` key: a missing `From<TimedOut>` is reported there.
     pub(super) fn timed_out(&self, key: &Ident) -> TokenStream {
         let (p_key, ret_key) = (
             respan(&self.p, key.span()),
@@ -229,8 +258,11 @@ impl<'a> Context<'a> {
     }
 }
 
-/// How a hook key's value is called: by the loop (a sync hook), awaited by the `async fn`
-/// itself (an async closure), or either, as its type says (a path in an `async fn`).
+/// How a hook key's value is called.
+///
+/// - By the loop: a sync hook.
+/// - Awaited by the `async fn` itself: an async closure.
+/// - Either, as its type says: a path in an `async fn`.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Calling {
     /// No value, or a sync one.
@@ -259,6 +291,7 @@ impl Calling {
 }
 
 /// `impl Trait` cannot be named in an expression: replace it with `_`, left to inference.
+///
 /// Also whether there was one to replace.
 fn erase_impl_trait(ty: &Type) -> (Type, bool) {
     let mut ty = ty.clone();
@@ -305,8 +338,10 @@ fn erase(ty: &mut Type) -> bool {
     }
 }
 
-/// Whether the policy is known at compile time (no `policy` key, and every key it is made of a
-/// literal): it is then a `const`, and the loop reads it as one.
+/// Whether the policy is known at compile time: no `policy` key, and every key it is made of a
+/// literal.
+///
+/// It is then a `const`, and the loop reads it as one.
 pub(super) fn policy_is_const(args: &Args) -> bool {
     let lit = |d: &Option<DurationArg>| !matches!(d, Some(DurationArg::Expr(_)));
     args.policy.is_none()
