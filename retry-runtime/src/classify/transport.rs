@@ -1,11 +1,18 @@
 //! Every walk down an error's source chain that reads what the transport said of a failed
-//! call: hyper's, hyper-util's and h2's errors, and the `io::Error` under them.
+//! call.
 //!
-//! An error is matched by its type where we can name it: `io::Error` always, hyper's with
-//! feature `reqwest` (which builds hyper anyway). Everything else is matched by its message,
-//! each named once below with the version it was read from: h2 is in no build of ours
-//! (reqwest is built without HTTP/2), and the tower face classifies errors of a hyper the
-//! user builds, not one of ours.
+//! The errors read: hyper's, hyper-util's and h2's, and the `io::Error` under them.
+//!
+//! An error is matched by its type where we can name it.
+//!
+//! `io::Error` always; hyper's with feature `reqwest`, which builds hyper anyway.
+//!
+//! Everything else is matched by its message, each named once below with the version it was
+//! read from.
+//!
+//! h2 is in no build of ours: reqwest is built without HTTP/2.
+//!
+//! The tower face classifies errors of a hyper the user builds, not one of ours.
 
 use std::error::Error as StdError;
 
@@ -28,16 +35,19 @@ const INCOMPLETE_MESSAGE: &str = "connection closed before message completed";
 const REFUSED_STREAM: &str =
     "stream error received: refused stream before processing any application logic";
 
-/// h2 0.4: a stream failed by a `GOAWAY` the server sent, whatever its reason (the reason,
-/// and the debug data if any, follow).
+/// h2 0.4: a stream failed by a `GOAWAY` the server sent, whatever its reason.
+///
+/// The reason, and the debug data if any, follow.
 const GOAWAY_RECEIVED: &str = "connection error received: ";
 
 /// hyper-util 0.1's `HttpConnector` asked for a scheme other than `http` (no TLS compiled in).
 #[cfg(feature = "reqwest")]
 const SCHEME_NOT_HTTP: &str = "invalid URL, scheme is not http";
 
-/// hyper 1's response head parse errors, as a client sees them. By message although hyper
-/// gives `Error::is_parse`: that also covers hyper's internal error, which is retried.
+/// hyper 1's response head parse errors, as a client sees them.
+///
+/// Matched by message although hyper gives `Error::is_parse`: that also covers hyper's internal
+/// error, which is retried.
 #[cfg(feature = "reqwest")]
 const HEAD_UNPARSEABLE: &[&str] = &[
     "invalid HTTP version parsed",
@@ -66,23 +76,29 @@ fn is_incomplete_message(error: Cause<'_>) -> bool {
 }
 
 /// Whether `error` itself (not its sources) is h2's error for an HTTP/2 stream the server did
-/// not process, which RFC 9113 says may be retried whatever the request:
+/// not process.
+///
+/// RFC 9113 says such a stream may be retried whatever the request:
 ///
 /// - a stream the server reset with `REFUSED_STREAM` (§8.7);
-/// - a stream above the last stream id of a `GOAWAY` the server sent (§6.8: "not processed";
-///   the client may retry it on a new connection): h2 fails each such stream, and a stream
-///   opened after the `GOAWAY` arrived, with the `GOAWAY` itself, whatever its error code.
+/// - a stream above the last stream id of a `GOAWAY` the server sent.
+///   §6.8 calls it "not processed": the client may retry it on a new connection.
+///   h2 fails each such stream, and one opened after the `GOAWAY` arrived, with the `GOAWAY`
+///   itself, whatever its error code.
 ///
-/// A stream at or below the last stream id is never failed with it: it runs on, and fails, if
-/// the connection then closes, as a reset or a broken pipe, which prove nothing.
+/// A stream at or below the last stream id is never failed with it: it runs on.
+///
+/// If the connection then closes, it fails as a reset or a broken pipe, which prove nothing.
 fn is_unprocessed_stream(error: Cause<'_>) -> bool {
     let message = error.to_string();
     message == REFUSED_STREAM || message.starts_with(GOAWAY_RECEIVED)
 }
 
 /// Whether a cause down `error`'s source chain, `error` included, proves its request was never
-/// sent: a refused connection, hyper-util's failed connect, or an HTTP/2 stream the server did
-/// not process. See [`never_sent`](crate::http::never_sent).
+/// sent.
+///
+/// A refused connection, hyper-util's failed connect, or an HTTP/2 stream the server did not
+/// process. See [`never_sent`](crate::http::never_sent).
 pub(crate) fn never_sent(error: Cause<'_>) -> bool {
     chain(error).any(|e| {
         let refused = e
@@ -92,17 +108,24 @@ pub(crate) fn never_sent(error: Cause<'_>) -> bool {
     })
 }
 
-/// hyper 1: a request still queued for its connection when the connection closed, handed
-/// back unsent (`client::dispatch`'s `Envelope`): its error, and that error's cause.
+/// hyper 1: a request still queued when its connection closed, handed back unsent
+/// (`client::dispatch`'s `Envelope`).
+///
+/// Its error, and that error's cause.
 #[cfg(feature = "tonic")]
 const CANCELED_UNSENT: (&str, &str) = ("operation was canceled", "connection closed");
 
 /// Where down `error`'s source chain its attempt is proved to have stopped, for gRPC's
-/// transparent retries: never written (hyper handed a queued request back as its connection
-/// closed), or refused by the server's transport (an HTTP/2 stream refused, or beyond a
-/// `GOAWAY`). A refused connect proves it too, yet is not transparent: a gRPC client fails a
-/// call on a channel that cannot connect with `UNAVAILABLE` (and sending again at once would
-/// spin on the connect).
+/// transparent retries.
+///
+/// - Never written: hyper handed a queued request back as its connection closed.
+/// - Refused by the server's transport: an HTTP/2 stream refused, or beyond a `GOAWAY`.
+///
+/// A refused connect proves it too, yet is not transparent.
+///
+/// A gRPC client fails a call on a channel that cannot connect with `UNAVAILABLE`.
+///
+/// Sending again at once would spin on the connect.
 #[cfg(feature = "tonic")]
 pub(crate) fn unseen(error: Cause<'_>) -> crate::policy::Transparent {
     use crate::policy::Transparent;
@@ -118,10 +141,13 @@ pub(crate) fn unseen(error: Cause<'_>) -> crate::policy::Transparent {
     Transparent::No
 }
 
-/// What the first cause down `error`'s chain that says something decides, for the tower
-/// face's [`TransportErrors`](crate::tower::TransportErrors): the layer's timeout and a failed
-/// connect, a closed connection or an unprocessed stream retry; an `io::Error` (and with
-/// `tonic`, a `tonic::Status`) by its own table; nothing at all, stop.
+/// What the first cause down `error`'s chain that says something decides, for the tower face's
+/// [`TransportErrors`](crate::tower::TransportErrors).
+///
+/// - The layer's timeout, a failed connect, a closed connection or an unprocessed stream:
+///   retry.
+/// - An `io::Error` (and with `tonic`, a `tonic::Status`): by its own table.
+/// - Nothing at all: stop.
 #[cfg(feature = "tower")]
 pub(crate) fn decision(error: Cause<'_>) -> crate::Decision {
     use crate::policy::transient::Transient;
@@ -144,10 +170,13 @@ pub(crate) fn decision(error: Cause<'_>) -> crate::Decision {
     Decision::Stop
 }
 
-/// The decision for a body error from its causes, `error` itself left out: a connection cut or
-/// reset mid-body is an `io::Error` down the chain, decided by the io table; hyper's closed
-/// connection is retried. `None` when no cause says anything: a complete body that did not
-/// decode.
+/// The decision for a body error from its causes, `error` itself left out.
+///
+/// A connection cut or reset mid-body is an `io::Error` down the chain, decided by the io table.
+///
+/// hyper's closed connection is retried.
+///
+/// `None` when no cause says anything: a complete body that did not decode.
 #[cfg(feature = "reqwest")]
 pub(crate) fn body_cause(error: Cause<'_>) -> Option<Decision> {
     chain(error).skip(1).find_map(|e| {
@@ -159,8 +188,9 @@ pub(crate) fn body_cause(error: Cause<'_>) -> Option<Decision> {
 }
 
 /// Whether a cause down `error`'s chain, `error` itself left out, fails the same way however
-/// often the call is made: an `https://` URL on a connector without TLS, or a response head
-/// that does not parse.
+/// often the call is made.
+///
+/// An `https://` URL on a connector without TLS, or a response head that does not parse.
 #[cfg(feature = "reqwest")]
 pub(crate) fn never_succeeds(error: Cause<'_>) -> bool {
     chain(error).skip(1).any(|e| {
@@ -200,7 +230,9 @@ mod tests {
     #[test]
     fn a_stream_the_server_did_not_process_was_never_sent() {
         // h2 0.4's messages for a stream above a GOAWAY's last stream id (any error code, with
-        // or without debug data), and for one refused with REFUSED_STREAM.
+        // or without debug data).
+        //
+        // And for one refused with REFUSED_STREAM.
         for unprocessed in [
             "connection error received: not a result of an error",
             "connection error received: detected excessive load generating behavior (b\"shed\")",
@@ -209,9 +241,10 @@ mod tests {
         ] {
             assert!(never_sent(&through_hyper(unprocessed)), "{unprocessed}");
         }
-        // A stream at or below the last stream id fails as a broken pipe or a reset; a GOAWAY
-        // the client sent itself (h2 found the server at fault, or its user closed) says
-        // nothing of what the server did.
+        // A stream at or below the last stream id fails as a broken pipe or a reset.
+        //
+        // A GOAWAY the client sent itself (h2 found the server at fault, or its user closed)
+        // says nothing of what the server did.
         for maybe_applied in [
             "stream closed because of a broken pipe",
             "stream error received: unexpected internal error encountered",
