@@ -1,7 +1,10 @@
-//! The bodies: how a [`RetryService`](super::RetryService) sends a request's body again
-//! ([`ReplayBody`]: cloned, or recorded while an attempt sends it, within a limit, and sent
-//! again, the same bytes, by the next attempt), and the body of a
-//! [`ChainService`](super::ChainService)'s response ([`ChainBody`]).
+//! The bodies.
+//!
+//! - How a [`RetryService`](super::RetryService) sends a request's body again
+//!   ([`ReplayBody`]).
+//! - A body is cloned, or recorded within a limit as an attempt sends it and sent again by the
+//!   next.
+//! - The body of a [`ChainService`](super::ChainService)'s response ([`ChainBody`]).
 
 use core::future::Future;
 
@@ -24,23 +27,29 @@ pub struct ByBodyType;
 
 mod record;
 
-/// A request body type [`RetryLayer::new`](super::RetryLayer::new) can send again. The body
-/// type says how a call keeps it for its next attempts ([`Kept`](ReplayBody::Kept)):
+/// A request body type [`RetryLayer::new`](super::RetryLayer::new) can send again.
 ///
-/// - [`Cloned`]: a `Clone` body is cloned for each attempt, nothing recorded:
-///   http-body-util's `Full<Bytes>` (its `Bytes` are shared, not copied) and `Empty<Bytes>`,
-///   and `String` (copied once when kept, once per retry);
-/// - [`Replayer`]: any other body is recorded as the first attempt sends it and replayed,
-///   wrapped in the body type again ([`WrapBody`]): http-body-util's `BoxBody` and
-///   `UnsyncBoxBody`, and with feature `tonic`, `tonic::body::Body` (a `Channel`'s).
+/// The body type says how a call keeps it for its next attempts ([`Kept`](ReplayBody::Kept)):
+///
+/// - [`Cloned`]: a `Clone` body is cloned for each attempt, nothing recorded.
+///   - http-body-util's `Full<Bytes>` (its `Bytes` shared, not copied) and `Empty<Bytes>`.
+///   - `String`, copied once when kept and once per retry.
+/// - [`Replayer`]: any other body is recorded as the first attempt sends it.
+///   - It is replayed wrapped in the body type again ([`WrapBody`]).
+///   - http-body-util's `BoxBody` and `UnsyncBoxBody`.
+///   - With feature `tonic`, `tonic::body::Body` (a `Channel`'s).
 ///
 /// A `Clone` body of another type is cloned the same way through
 /// [`clone_bodies`](super::RetryLayer::clone_bodies), with no impl of this trait.
 ///
-/// Either way a body known, by its size hint, to be of more than the layer's
-/// [`with_body_limit`](super::RetryLayer::with_body_limit) bytes is sent once, and a recorded
-/// body that turns out larger as it is sent is not replayed. (A cloned body of no known size is
-/// cloned whole: cloning buffers nothing. The three above know theirs.)
+/// Either way, a body whose size hint is over the layer's
+/// [`with_body_limit`](super::RetryLayer::with_body_limit) bytes is sent once.
+///
+/// A recorded body that turns out larger as it is sent is not replayed.
+///
+/// A cloned body of no known size is cloned whole: cloning buffers nothing.
+///
+/// The three above know their sizes.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -65,7 +74,9 @@ pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
 }
 
 /// How a call keeps a request body of type `B` for its next attempts, and makes each next
-/// attempt's body from it: [`Cloned`] or [`Replayer`], the way a [`ReplayBody`] names.
+/// attempt's body from it.
+///
+/// [`Cloned`] or [`Replayer`], the way a [`ReplayBody`] names.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -86,51 +97,67 @@ pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
 /// # }
 /// ```
 pub trait KeepBody<B>: Send + Sync + Sized + 'static {
-    /// What each next attempt's body is made from, cloned for it: nothing for the recorder
-    /// (the bytes are in the recorder), the body itself for [`Cloned`].
+    /// What each next attempt's body is made from, cloned for it.
+    ///
+    /// Nothing for the recorder (the bytes are in the recorder); the body itself for [`Cloned`].
     type Owned: Clone + Send + 'static;
 
-    /// What is kept of the first attempt's request `req` for the next ones: this, and the
-    /// request's head with what their bodies are made from; `None` when the body cannot be
-    /// sent again (it is known to be over `limit` bytes: it is sent once). Done in place: the
-    /// recorder puts its recording body in `req`; [`Cloned`] clones `req` whole.
+    /// What is kept of the first attempt's request `req` for the next ones.
+    ///
+    /// This, and the request's head with what their bodies are made from.
+    ///
+    /// `None` when the body cannot be sent again: it is known to be over `limit` bytes, and is
+    /// sent once.
+    ///
+    /// Done in place: the recorder puts its recording body in `req`; [`Cloned`] clones `req`
+    /// whole.
     fn keep(req: &mut http::Request<B>, limit: usize)
         -> Option<(Self, http::Request<Self::Owned>)>;
 
-    /// Whether a next attempt's body can be made, as far as the body kept for the call says:
-    /// asked when the attempt that ended did not say it for its own body.
+    /// Whether a next attempt's body can be made, as far as the body kept for the call says.
+    ///
+    /// Asked when the attempt that ended did not say it for its own body.
     fn replayable(&self) -> bool;
 
-    /// The next attempt's body, once it can be made (a hedge may start while the first
-    /// attempt still sends the body).
+    /// The next attempt's body, once it can be made.
+    ///
+    /// A hedge may start while the first attempt still sends the body.
     fn replay(&self, owned: Self::Owned) -> impl Future<Output = B> + Send + '_;
 
-    /// [`replay`](KeepBody::replay), and which of the kept body's attempts it is (the first
-    /// attempt's is `0`): what [`judge`](KeepBody::judge) is asked of.
+    /// [`replay`](KeepBody::replay), and which of the kept body's attempts it is.
+    ///
+    /// The first attempt's is `0`; [`judge`](KeepBody::judge) is asked of this number.
     #[doc(hidden)]
     fn replay_attempt(&self, owned: Self::Owned) -> impl Future<Output = (B, u32)> + Send + '_ {
         async move { (self.replay(owned).await, 0) }
     }
 
-    /// Once attempt `sent`'s call ended (`failed`: with an error, no answer), whether its
-    /// request can be sent again, from what became of that attempt's body alone; `None` when
-    /// nothing is kept per attempt (then [`replayable`](KeepBody::replayable) decides).
+    /// Once attempt `sent`'s call ended, whether its request can be sent again.
+    ///
+    /// `failed`: it ended with an error, no answer.
+    ///
+    /// Decided from what became of that attempt's body alone.
+    ///
+    /// `None` when nothing is kept per attempt: then [`replayable`](KeepBody::replayable)
+    /// decides.
     #[doc(hidden)]
     fn judge(&self, sent: u32, failed: bool) -> impl Future<Output = Option<bool>> + Send + '_ {
         let _ = (sent, failed);
         core::future::ready(None)
     }
 
-    /// Attempt `sent` ended without a verdict (cut by its timeout): the rest of the body it
-    /// gives back, if it gives one back, may be sent by the next attempt.
+    /// Attempt `sent` ended without a verdict: cut by its timeout.
+    ///
+    /// The rest of the body it gives back, if any, may be sent by the next attempt.
     #[doc(hidden)]
     fn release(&self, sent: u32) {
         let _ = sent;
     }
 }
 
-/// The [`KeepBody`] of `Clone` bodies: the body itself is kept and cloned for each attempt, no
-/// recorder. A `Full<Bytes>`'s clone shares its bytes (`Bytes` is reference-counted).
+/// The [`KeepBody`] of `Clone` bodies: the body itself is kept and cloned for each attempt.
+///
+/// No recorder. A `Full<Bytes>`'s clone shares its bytes (`Bytes` is reference-counted).
 ///
 /// ```
 /// use bytes::Bytes;
@@ -178,9 +205,12 @@ impl ReplayBody for String {
     type Kept = Cloned;
 }
 
-/// A body type that can hold any body of its error type (a boxed body), so that a
-/// [`Replayer`] wraps its replay in it: the inner service takes the same `http::Request<B>`
-/// it always did. Implemented for http-body-util's boxed bodies and, with feature `tonic`,
+/// A body type that can hold any body of its error type: a boxed body.
+///
+/// A [`Replayer`] wraps its replay in it: the inner service takes the same `http::Request<B>`
+/// it always did.
+///
+/// Implemented for http-body-util's boxed bodies and, with feature `tonic`,
 /// `tonic::body::Body`.
 ///
 /// ```
@@ -252,8 +282,9 @@ impl ReplayBody for tonic::body::Body {
     type Kept = Replayer<Self>;
 }
 
-/// Whether `body` is known, before it is sent, to be over `limit` bytes: it is sent once, as
-/// it is, whatever keeps bodies.
+/// Whether `body` is known, before it is sent, to be over `limit` bytes.
+///
+/// Such a body is sent once, as it is, whatever keeps bodies.
 pub(super) fn known_over(body: &impl Body, limit: usize) -> bool {
     body.size_hint().lower() > limit as u64
 }
