@@ -9,17 +9,24 @@ use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::run::hedge::Hedge;
 use crate::run::hooks::Hooks;
 
-/// Writes one of [`Retry`]'s `call*` methods with the loop's bounds on its parts, stated here
-/// once, added to the bounds it writes in `where { … }`: `on` classifies `E`, `on_ok`
-/// classifies `V`, `notify` and `give_up` take `&E`, the trace and the guards see
-/// `Result<V, E>`; an `async fn`'s timeout makes an `E`, its hedge is one, and its async
-/// hooks take `&E` (a blocking method's are `Unset`, and it awaits nothing).
+/// Writes one of [`Retry`]'s `call*` methods with the loop's bounds on its parts.
 ///
-/// A macro, not a trait that bundles them: Rust has no bound aliases, and a trait's bounds reach
-/// a generic body only through its associated types, whose futures a generic caller that boxes
-/// them as `Send` (the tower and reqwest-middleware faces) cannot prove `Send` ("implementation
-/// of … is not general enough"). Spelled out on each method, a hook that does not fit is
-/// reported at the bound it misses, as before.
+/// The bounds are stated here once, added to the ones it writes in `where { … }`:
+///
+/// - `on` classifies `E`; `on_ok` classifies `V`.
+/// - `notify` and `give_up` take `&E`.
+/// - The trace and the guards see `Result<V, E>`.
+/// - An `async fn`'s timeout makes an `E`, its hedge is one, and its async hooks take `&E`.
+/// - A blocking method's async hooks are `Unset`, and it awaits nothing.
+///
+/// A macro, not a trait that bundles them: Rust has no bound aliases.
+///
+/// A trait's bounds reach a generic body only through its associated types.
+///
+/// A generic caller that boxes their futures as `Send` (the tower and reqwest-middleware
+/// faces) cannot prove them `Send` ("implementation of … is not general enough").
+///
+/// Spelled out on each method, a hook that does not fit is reported at the bound it misses.
 macro_rules! with_loop_bounds {
     (
         @write [$($async:tt)?] $(#[$attr:meta])* $vis:vis fn $name:ident<$($g:ident),*>($($params:tt)*)
@@ -87,8 +94,9 @@ pub use stats::{StatsOf, WithStats};
 
 /// Retries a closure under a [`Policy`]: the same loop `#[retry]` expands to.
 ///
-/// Retries every error unless [`on`](Retry::on) says otherwise; returns the **last** error,
-/// unchanged, when retrying ends.
+/// Retries every error unless [`on`](Retry::on) says otherwise.
+///
+/// Returns the **last** error, unchanged, when retrying ends.
 ///
 /// ```
 /// use retry_jitter::{Policy, Retry};
@@ -104,18 +112,30 @@ pub use stats::{StatsOf, WithStats};
 /// assert_eq!(result, Ok(3));
 /// ```
 ///
-/// A `Retry` has a retry budget of its own ([`OwnBudget`]: a [`DefaultBudget`](crate::DefaultBudget),
-/// 20% of its calls over 10 s plus 10 retries a second), shared with its clones: make it once
-/// and reuse or clone it, so that its calls share the budget (one made per call has a budget
-/// per call, which bounds nothing). [`budget`](Retry::budget) shares another instead,
-/// [`budget_none`](Retry::budget_none) has none.
+/// A `Retry` has a retry budget of its own, shared with its clones.
 ///
-/// Retrying every error by default is where `Retry` differs from `#[retry]`. The attribute,
-/// which sees the function's error type where it is written, classifies an error type that
-/// implements [`Transient`](crate::Transient) by it when no `on` is given. `Retry::new` knows
-/// nothing of the error type until `call`, which is generic in it, so it cannot choose without
-/// asking every error type for a bound: it retries every error. Write
-/// `.on(retry_jitter::transient)` for the attribute's behaviour:
+/// It is an [`OwnBudget`]: a [`DefaultBudget`](crate::DefaultBudget), 20% of its calls over
+/// 10 s plus 10 retries a second.
+///
+/// Make it once and reuse or clone it, so its calls share the budget.
+///
+/// One made per call has a budget per call, which bounds nothing.
+///
+/// [`budget`](Retry::budget) shares another instead; [`budget_none`](Retry::budget_none) has
+/// none.
+///
+/// Retrying every error by default is where `Retry` differs from `#[retry]`.
+///
+/// The attribute sees the function's error type where it is written.
+///
+/// Without `on`, it classifies an error type that implements [`Transient`](crate::Transient)
+/// by it.
+///
+/// `Retry::new` knows nothing of the error type until `call`, which is generic in it.
+///
+/// It cannot choose without asking every error type for a bound: it retries every error.
+///
+/// Write `.on(retry_jitter::transient)` for the attribute's behaviour:
 ///
 /// ```
 /// use retry_jitter::{transient, Policy, Retry};
@@ -130,11 +150,17 @@ pub use stats::{StatsOf, WithStats};
 /// ```
 ///
 /// Its type parameters are written by its setters, one letter each, the same in every `impl`:
-/// `C` ([`on`](Retry::on)), `N` ([`notify`](Retry::notify)), `G` ([`give_up`](Retry::give_up)),
-/// `B` ([`budget`](Retry::budget)), `T` ([`trace`](Retry::trace)), `L`
-/// ([`timeout`](Retry::timeout)), `D` ([`hedge`](Retry::hedge)), `O` ([`on_ok`](Retry::on_ok))
-/// and `Gd`, the guards ([`breaker`](Retry::breaker), [`throttle`](Retry::throttle),
-/// [`cancel`](Retry::cancel), [`stats`](Retry::stats)).
+///
+/// - `C`: [`on`](Retry::on).
+/// - `N`: [`notify`](Retry::notify).
+/// - `G`: [`give_up`](Retry::give_up).
+/// - `B`: [`budget`](Retry::budget).
+/// - `T`: [`trace`](Retry::trace).
+/// - `L`: [`timeout`](Retry::timeout).
+/// - `D`: [`hedge`](Retry::hedge).
+/// - `O`: [`on_ok`](Retry::on_ok).
+/// - `Gd`, the guards: [`breaker`](Retry::breaker), [`throttle`](Retry::throttle),
+///   [`cancel`](Retry::cancel), [`stats`](Retry::stats).
 #[derive(Clone, Copy, Debug)]
 #[must_use = "a Retry does nothing until `call` or `call_async`"]
 pub struct Retry<
@@ -156,8 +182,10 @@ pub struct Retry<
 }
 
 impl Retry {
-    /// Retry every error under `policy` (`.on(retry_jitter::transient)` to retry only the
-    /// transient ones, as `#[retry]` does by default for a `Transient` error type).
+    /// Retry every error under `policy`.
+    ///
+    /// `.on(retry_jitter::transient)` retries only the transient ones, as `#[retry]` does by
+    /// default for a `Transient` error type.
     ///
     /// ```
     /// use retry_jitter::{Policy, Retry};
@@ -184,8 +212,10 @@ impl Retry {
 }
 
 impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
-    /// Which errors are retried: a [`Classify`](crate::hooks::Classify), usually a closure `Fn(&E) -> D` where
-    /// `D: Into<Decision>` (annotate its argument's type), or [`transient`](crate::transient).
+    /// Which errors are retried: a [`Classify`](crate::hooks::Classify).
+    ///
+    /// Usually a closure `Fn(&E) -> D` where `D: Into<Decision>` (annotate its argument's type),
+    /// or [`transient`](crate::transient).
     ///
     /// ```
     /// use retry_jitter::{Decision, Policy, Retry};
@@ -225,8 +255,9 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         })
     }
 
-    /// A hook called once when retrying ends with an error, with the reason: a
-    /// [`GiveUpHook`](crate::hooks::GiveUpHook), usually a closure `Fn(&E, &GiveUp)`.
+    /// A hook called once when retrying ends with an error, with the reason.
+    ///
+    /// A [`GiveUpHook`](crate::hooks::GiveUpHook), usually a closure `Fn(&E, &GiveUp)`.
     ///
     /// ```
     /// use retry_jitter::{GiveUp, GiveUpReason, Policy, Retry};
@@ -270,9 +301,10 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         })
     }
 
-    /// No budget at all: every call makes its attempts whatever the others do, as before
-    /// budgets were on by default. (A `Retry` has its own [`DefaultBudget`](crate::DefaultBudget)
-    /// otherwise: 20% of its calls over 10 s plus 10 retries a second, shared with its clones.)
+    /// No budget at all: every call makes its attempts whatever the others do.
+    ///
+    /// Otherwise a `Retry` has its own [`DefaultBudget`](crate::DefaultBudget), shared with its
+    /// clones: 20% of its calls over 10 s, plus 10 retries a second.
     ///
     /// ```
     /// use retry_jitter::{Policy, Retry};
@@ -296,9 +328,11 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         })
     }
 
-    /// Trace each retry and each give-up as an event at `level` (feature `tracing`). The error
-    /// is not part of these events (a closure API call knows nothing of its type); `#[retry]`
-    /// adds it.
+    /// Trace each retry and each give-up as an event at `level` (feature `tracing`).
+    ///
+    /// The error is not part of these events: a closure API call knows nothing of its type.
+    ///
+    /// `#[retry]` adds it.
     ///
     /// ```
     /// use retry_jitter::{Policy, Retry};
@@ -337,12 +371,18 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         }
     }
 
-    /// Limit each attempt of [`call_async`](Retry::call_async) to `timeout`: an attempt still
-    /// running then is dropped and fails with `E::from(TimedOut)`, classified like any other
-    /// error. With a `max_elapsed` in the policy, each attempt is also limited to the time
-    /// left before it, and an attempt cut by that deadline ends the call
-    /// ([`GiveUpReason::Elapsed`](crate::GiveUpReason::Elapsed)). A sync call cannot be cut:
-    /// a `Retry` with a timeout has no [`call`](Retry::call).
+    /// Limit each attempt of [`call_async`](Retry::call_async) to `timeout`.
+    ///
+    /// An attempt still running then is dropped and fails with `E::from(TimedOut)`, classified
+    /// like any other error.
+    ///
+    /// With a `max_elapsed` in the policy, each attempt is also limited to the time left before
+    /// it.
+    ///
+    /// An attempt cut by that deadline ends the call
+    /// ([`GiveUpReason::Elapsed`](crate::GiveUpReason::Elapsed)).
+    ///
+    /// A sync call cannot be cut: a `Retry` with a timeout has no [`call`](Retry::call).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -374,12 +414,19 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         }
     }
 
-    /// Hedge each call of [`call_async`](Retry::call_async): when the latest attempt has not
-    /// answered within `hedge` ([`Hedge::After`] a delay, or a [`Hedge::Percentile`] of recent
-    /// latency), the next starts beside it; the first success wins and the others are dropped.
-    /// At most the policy's `attempts` calls in all; a retryable error waits the usual backoff
-    /// only when no other attempt runs. See [`hedge`](crate::hedge). A sync call cannot be
-    /// hedged: a `Retry` with a hedge has no [`call`](Retry::call).
+    /// Hedge each call of [`call_async`](Retry::call_async). See [`hedge`](crate::hedge).
+    ///
+    /// When the latest attempt has not answered within `hedge`, the next starts beside it.
+    ///
+    /// `hedge` is [`Hedge::After`] a delay, or a [`Hedge::Percentile`] of recent latency.
+    ///
+    /// The first success wins and the others are dropped.
+    ///
+    /// At most the policy's `attempts` calls in all.
+    ///
+    /// A retryable error waits the usual backoff only when no other attempt runs.
+    ///
+    /// A sync call cannot be hedged: a `Retry` with a hedge has no [`call`](Retry::call).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -426,9 +473,10 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         self
     }
 
-    /// Ask `throttle` before every attempt (the first, retries, hedges): an attempt it rejects
-    /// is not made, and the call ends with `E::from(Throttled)`
-    /// ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)). See [`AdaptiveThrottle`].
+    /// Ask `throttle` before every attempt: the first, retries, hedges. See [`AdaptiveThrottle`].
+    ///
+    /// An attempt it rejects is not made, and the call ends with `E::from(Throttled)`
+    /// ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)).
     ///
     /// ```
     /// use retry_jitter::{AdaptiveThrottle, Policy, Retry};
@@ -451,9 +499,10 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         })
     }
 
-    /// Count this call's outcome in `breaker`, and while it is open fail at once with
-    /// `E::from(CircuitOpen)` without calling the operation
-    /// ([`GiveUpReason::CircuitOpen`](crate::GiveUpReason::CircuitOpen)). See [`CircuitBreaker`].
+    /// Count this call's outcome in `breaker`. See [`CircuitBreaker`].
+    ///
+    /// While it is open, fail at once with `E::from(CircuitOpen)`, without calling the operation
+    /// ([`GiveUpReason::CircuitOpen`](crate::GiveUpReason::CircuitOpen)).
     ///
     /// ```
     /// use retry_jitter::{CircuitBreaker, Policy, Retry};
@@ -480,8 +529,10 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         })
     }
 
-    /// The same retry, its guards made into others by `f` (a breaker, a throttle, a cancel
-    /// token or a `stats` hook added): the one place the other fields are carried over.
+    /// The same retry, its guards made into others by `f`: a breaker, a throttle, a cancel
+    /// token or a `stats` hook added.
+    ///
+    /// The one place the other fields are carried over.
     fn map_guard<Gd2>(self, f: impl FnOnce(Gd) -> Gd2) -> Retry<C, N, G, B, T, L, D, O, Gd2> {
         Retry {
             policy: self.policy,
@@ -500,11 +551,17 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         }
     }
 
-    /// Retry an `Ok` value too (poll until ready): `on_ok` is a [`ClassifyOk`](crate::hooks::ClassifyOk), usually a
-    /// closure `Fn(&T) -> D` where `D: Into<Decision>` (`true` = try again). A value it
-    /// retries is treated like a retryable error (the same backoff, attempts, deadline, budget
-    /// and hedging; [`Decision::RetryAfter`](crate::Decision::RetryAfter) is a hint); when
-    /// retrying ends on one, that last `Ok` is returned.
+    /// Retry an `Ok` value too: poll until ready.
+    ///
+    /// `on_ok` is a [`ClassifyOk`](crate::hooks::ClassifyOk), usually a closure `Fn(&T) -> D`
+    /// where `D: Into<Decision>` (`true` = try again).
+    ///
+    /// A value it retries is treated like a retryable error: the same backoff, attempts,
+    /// deadline, budget and hedging.
+    ///
+    /// [`Decision::RetryAfter`](crate::Decision::RetryAfter) is a hint.
+    ///
+    /// When retrying ends on such a value, that last `Ok` is returned.
     ///
     /// ```
     /// use retry_jitter::{Policy, Retry};
