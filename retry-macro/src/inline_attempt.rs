@@ -1,10 +1,12 @@
 //! An attempt written inline in its retry loop: an `async fn`'s, and a `#[track_caller]` sync
 //! fn's.
 //!
-//! Inline, the body is part of the function's own state machine, as without `#[retry]`; in a
-//! nested `async` block it would be a second one, polled through one more layer. What the
-//! nested block gave for free is done by rewriting, outside closures, `async` blocks and nested
-//! items (which have their own `return` and `?`):
+//! Inline, the body is part of the function's own state machine, as without `#[retry]`.
+//!
+//! In a nested `async` block it would be a second one, polled through one more layer.
+//!
+//! What the nested block gave for free is done by rewriting, outside closures, `async` blocks
+//! and nested items (which have their own `return` and `?`):
 //!
 //! | in the body | becomes | so that |
 //! |---|---|---|
@@ -12,14 +14,23 @@
 //! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(From::from(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
 //!
 //! A macro call may expand to a `return` (`anyhow::bail!`) or hide a `?` in its arguments,
-//! where no rewriting reaches. So only the standard library's and the logging crates' macros
-//! (through their crate: `tracing::info!`) stay inline, and only without `return` or `?` in
-//! their arguments; any other macro, or a body syn cannot parse, keeps the nested block:
-//! slower, never wrong. [`NotInline`] says which it was.
+//! where no rewriting reaches.
 //!
-//! A sync fn's attempt runs in a closure, except under `#[track_caller]`: a closure cannot be
-//! `#[track_caller]`, so the caller's location would not reach the body. There the attempt is
-//! inline, and a body that cannot be is an error naming what is in the way.
+//! So only the standard library's and the logging crates' macros stay inline, and only without
+//! `return` or `?` in their arguments.
+//!
+//! The logging crates' macros are reached through their crate: `tracing::info!`.
+//!
+//! Any other macro, or a body syn cannot parse, keeps the nested block: slower, never wrong.
+//!
+//! [`NotInline`] says which it was.
+//!
+//! A sync fn's attempt runs in a closure, except under `#[track_caller]`.
+//!
+//! A closure cannot be `#[track_caller]`, so the caller's location would not reach the body.
+//!
+//! There the attempt is inline, and a body that cannot be is an error naming what is in the
+//! way.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -43,16 +54,21 @@ pub(crate) struct InlineAttempt {
 pub(crate) enum NotInline {
     /// A body syn does not parse.
     Unparsed,
-    /// A macro call: of a macro not known to keep its `return`s to itself (`known: false`), or
-    /// with a `return` or `?` in its arguments.
+    /// A macro call: of a macro not known to keep its `return`s to itself (`known: false`).
+    ///
+    /// Or one with a `return` or `?` in its arguments.
     Macro { path: syn::Path, known: bool },
     /// Tokens syn keeps unparsed, holding a `return` or `?`.
     Verbatim(Span),
 }
 
 /// The body rewritten to run inline under `label`, or why only a nested block keeps its
-/// meaning. `private` is the facade's `__private` path; `span` the return type's, where what
-/// needs `R` to be a `Result` is spanned, as in the rest of the expansion (reported once).
+/// meaning.
+///
+/// `private` is the facade's `__private` path.
+///
+/// `span` is the return type's: what needs `R` to be a `Result` is spanned there, as in the
+/// rest of the expansion (reported once).
 pub(crate) fn rewrite(
     body: &TokenStream,
     label: &Lifetime,
@@ -97,23 +113,32 @@ struct Rewrite<'a> {
 
 impl Rewrite<'_> {
     /// `operand?`, as rustc desugars it, but ending the attempt (see the runtime's `Branch` and
-    /// `IsResult`). The steps that can fail on the operand are spanned at the `?`, where rustc
-    /// reports its own; the step that needs `R` to be a `Result` at the return type.
+    /// `IsResult`).
+    ///
+    /// The steps that can fail on the operand are spanned at the `?`, where rustc reports its
+    /// own.
+    ///
+    /// The step that needs `R` to be a `Result` is spanned at the return type.
     fn question_mark(&self, operand: &Expr, mark: syn::Token![?]) -> TokenStream {
         let (label, span) = (self.label, self.span);
         let at = mark.span;
         // Spanned at the `?` with no hygiene of their own: a mixed-site span is reported at the
-        // attribute. Nothing of the user's is in scope where they are bound.
+        // attribute.
+        //
+        // Nothing of the user's is in scope where they are bound.
         let [value, error] = ["__retry_value", "__retry_error"].map(|name| Ident::new(name, at));
         let flow = quote_spanned!(at=> ::core::ops::ControlFlow);
         let private = respan(self.private, at);
-        // The trait's method, not a generic function: the operand's type is then checked once,
-        // not once as an argument and again for the projections in the result.
+        // The trait's method, not a generic function.
+        //
+        // The operand's type is then checked once, not again for the projections in the result.
         let branch = quote_spanned!(at=> #private::Branch::branch);
-        // `From::from` is called here, in the user's function, so that a `#[track_caller]`
-        // `From` sees the location rustc's `?` gives it: the start of `operand?`, where the
-        // call's parentheses are spanned. The path is spanned at the `?`, where rustc reports a
-        // missing `From`.
+        // `From::from` is called here, in the user's function.
+        //
+        // So a `#[track_caller]` `From` sees the location rustc's `?` gives it: the start of
+        // `operand?`, where the call's parentheses are spanned.
+        //
+        // The path is spanned at the `?`, where rustc reports a missing `From`.
         let start = operand
             .to_token_stream()
             .into_iter()
@@ -123,13 +148,18 @@ impl Rewrite<'_> {
         args.set_span(start);
         let converted = quote_spanned!(at=> ::core::convert::From::from #args);
         // The whole call at the return type: its bound `R: IsResult` is then reported with the
-        // others, once; the conversion inside it at the `?`.
+        // others, once.
+        //
+        // The conversion inside it is spanned at the `?`.
         let private_ret = respan(self.private, span);
         let outcome = quote_spanned!(span=> #private_ret::IsResult::from_err(#converted));
-        // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`. The
-        // conversion is seen as the user's (clippy's `useless_conversion` where the error type
-        // is already the function's), unlike rustc's desugared `?`: allowed on the arm, which
-        // holds nothing of the user's.
+        // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`.
+        //
+        // The conversion is seen as the user's, unlike rustc's desugared `?`.
+        //
+        // So clippy's `useless_conversion` fires where the error type is already the function's.
+        //
+        // It is allowed on the arm, which holds nothing of the user's.
         quote_spanned! {at=>
             (match #branch(#operand) {
                 #flow::Continue(#value) => #value,
@@ -230,13 +260,15 @@ const STD_MACROS: &[&str] = &[
     "writeln",
 ];
 
-/// The logging crates' macros (`tracing`, `log`): only through their crate (`tracing::warn!`),
-/// since a bare `error!` may well be the user's own, and return.
+/// The logging crates' macros (`tracing`, `log`): only through their crate (`tracing::warn!`).
+///
+/// A bare `error!` may well be the user's own, and return.
 const LOG_MACROS: &[&str] = &["debug", "error", "event", "info", "trace", "warn"];
 
 /// A macro that never expands to a `return` of its own: a known name, reached as the table
-/// above says. It can stay in an inline attempt if there is no `return` or `?` in its
-/// arguments either.
+/// above says.
+///
+/// It can stay in an inline attempt if there is no `return` or `?` in its arguments either.
 fn is_known(mac: &Macro) -> bool {
     let mut names: Vec<String> = Vec::new();
     for s in &mac.path.segments {

@@ -1,11 +1,16 @@
 //! The scope a server's request runs in when it is one hop of a chain of services
-//! ([`ChainLayer`](crate::tower::ChainLayer)): the caller's deadline, which every retry loop
-//! polled inside the scope keeps to, and whether one of them gave up on a failure it would
-//! have retried but for a limit (so the tier answers its caller "don't retry").
+//! ([`ChainLayer`](crate::tower::ChainLayer)).
 //!
-//! The scope is a thread-local set while the request's future is polled: a loop polled outside
-//! every scope reads one thread-local `bool` where it reads its deadline, and in a process that
-//! never made a scope, one atomic `bool`.
+//! It holds the caller's deadline, which every retry loop polled inside the scope keeps to.
+//!
+//! And whether one of them gave up on a failure it would have retried but for a limit: the tier
+//! then answers its caller "don't retry".
+//!
+//! The scope is a thread-local set while the request's future is polled.
+//!
+//! A loop polled outside every scope reads one thread-local `bool` where it reads its deadline.
+//!
+//! In a process that never made a scope, it reads one atomic `bool`.
 
 #[cfg(feature = "tower")]
 pub(crate) use scoped::*;
@@ -17,8 +22,9 @@ mod scoped {
     use std::sync::Arc;
     use std::time::Instant;
 
-    /// One request's scope: its caller's deadline (on tokio's clock), and whether a loop
-    /// inside it gave up on what it would have retried.
+    /// One request's scope: its caller's deadline (on tokio's clock).
+    ///
+    /// And whether a loop inside it gave up on what it would have retried.
     #[derive(Debug)]
     pub(crate) struct Scope {
         pub(crate) deadline: Option<Instant>,
@@ -44,23 +50,35 @@ mod scoped {
     }
 
     /// Whether this process ever made a scope: until it has, no loop reads a thread-local.
-    /// A loop reads its deadline on every attempt that has a `timeout`, and a `RetryLayer`
-    /// asks at every request whether it is in a scope: in a process without `ChainLayer` that
-    /// is one relaxed load, whatever the platform's thread-locals cost (on this crate's
-    /// benchmark rows the two read the same).
+    ///
+    /// A loop reads its deadline on every attempt that has a `timeout`.
+    ///
+    /// A `RetryLayer` asks at every request whether it is in a scope.
+    ///
+    /// Without `ChainLayer` that is one relaxed load, whatever the platform's thread-locals
+    /// cost.
+    ///
+    /// On this crate's benchmark rows the two read the same.
     static SCOPES: AtomicBool = AtomicBool::new(false);
 
     std::thread_local! {
         /// Whether a scope is being polled on this thread: what a loop outside every scope
-        /// reads, a `bool` with no destructor (the cheapest thread-local there is).
+        /// reads.
+        ///
+        /// A `bool` with no destructor: the cheapest thread-local there is.
         static IN_SCOPE: Cell<bool> = const { Cell::new(false) };
         /// The scope being polled on this thread, moved in by [`enter`] for the poll.
         static CURRENT: RefCell<Option<Arc<Scope>>> = const { RefCell::new(None) };
     }
 
     /// Run `poll` inside the scope `slot` holds, moved into the thread's for the poll and back
-    /// after it, the previous one restored (scopes nest: a tier serving a request another
-    /// layer already scoped), even if it unwinds. An empty `slot` runs `poll` as it is.
+    /// after it.
+    ///
+    /// The previous one is restored, even if it unwinds.
+    ///
+    /// Scopes nest: a tier serving a request another layer already scoped.
+    ///
+    /// An empty `slot` runs `poll` as it is.
     pub(crate) fn enter<O>(slot: &mut Option<Arc<Scope>>, poll: impl FnOnce() -> O) -> O {
         if slot.is_none() {
             return poll();
@@ -76,8 +94,9 @@ mod scoped {
         swap(&mut None, poll)
     }
 
-    /// Run `poll` with the thread's scope that of `slot` (none for an empty one), moved in for
-    /// the poll and back after it, the previous one restored even if it unwinds.
+    /// Run `poll` with the thread's scope that of `slot` (none for an empty one).
+    ///
+    /// Moved in for the poll and back after it; the previous one restored even if it unwinds.
     fn swap<O>(slot: &mut Option<Arc<Scope>>, poll: impl FnOnce() -> O) -> O {
         struct Restore<'a> {
             slot: &'a mut Option<Arc<Scope>>,
@@ -134,7 +153,9 @@ mod scoped {
     }
 
     /// A loop inside the scope (if any) gave up on a failure it would have retried but for a
-    /// limit, or its downstream said "don't retry": the tier's answer says so to its caller.
+    /// limit, or its downstream said "don't retry".
+    ///
+    /// The tier's answer says so to its caller.
     #[cold]
     pub(crate) fn mark_gave_up() {
         with_current(|scope| scope.gave_up.store(true, Ordering::Relaxed));
@@ -160,9 +181,12 @@ pub(crate) fn scope_deadline() -> Option<Option<std::time::Instant>> {
 #[inline]
 pub(crate) fn mark_gave_up() {}
 
-/// A loop ended for `reason` after `calls` failed calls, allowed `attempts` (`None`: refused by
-/// its guards before its first attempt, where its policy is not at hand): inside a scope, marks
-/// the scope "don't retry" when [`marks`] says so.
+/// A loop ended for `reason` after `calls` failed calls, allowed `attempts`.
+///
+/// `attempts` is `None` when its guards refused it before its first attempt, where its policy
+/// is not at hand.
+///
+/// Inside a scope, marks the scope "don't retry" when [`marks`] says so.
 #[inline]
 pub(crate) fn gave_up(reason: crate::GiveUpReason, calls: u32, attempts: Option<u32>) {
     if marks(reason, calls, attempts) {
@@ -171,9 +195,13 @@ pub(crate) fn gave_up(reason: crate::GiveUpReason, calls: u32, attempts: Option<
 }
 
 /// Whether a loop that ended for `reason` after `calls` failed calls, allowed `attempts`,
-/// tells its chain's caller "don't retry" (`x-should-retry: false`, gRPC's
-/// `grpc-retry-pushback-ms: -1`): only when it retried, or would have retried but for a limit
-/// of retrying. The one place this is decided, reason by reason:
+/// tells its chain's caller "don't retry".
+///
+/// That is `x-should-retry: false`, or gRPC's `grpc-retry-pushback-ms: -1`.
+///
+/// Only when it retried, or would have retried but for a limit of retrying.
+///
+/// The one place this is decided, reason by reason:
 ///
 /// - [`Attempts`](crate::GiveUpReason::Attempts): it retried, and made every call allowed
 ///   (`calls > 1`).
@@ -181,20 +209,26 @@ pub(crate) fn gave_up(reason: crate::GiveUpReason, calls: u32, attempts: Option<
 ///   [`BudgetEmpty`](crate::GiveUpReason::BudgetEmpty),
 ///   [`Throttled`](crate::GiveUpReason::Throttled),
 ///   [`CircuitOpen`](crate::GiveUpReason::CircuitOpen),
-///   [`HintBeyondCap`](crate::GiveUpReason::HintBeyondCap): a limit (time, the budget, the
-///   throttle, the breaker, the cap on a server's wait) kept a loop that retries from
-///   retrying; its caller would meet the same limit. Not a loop of one attempt: it would not
-///   have retried anyway.
+///   [`HintBeyondCap`](crate::GiveUpReason::HintBeyondCap): a limit kept a loop that retries
+///   from retrying.
+///   - The limits: time, the budget, the throttle, the breaker, the cap on a server's wait.
+///   - Its caller would meet the same limit.
+///   - Not a loop of one attempt: it would not have retried anyway.
 /// - [`Stopped`](crate::GiveUpReason::Stopped): its classifier said the failure is not worth
-///   retrying. (A downstream's own "don't retry" marks the scope where it is read, in the
-///   HTTP and gRPC classifiers, whatever the loop does next.)
+///   retrying.
+///   - A downstream's own "don't retry" marks the scope where it is read, in the HTTP and gRPC
+///     classifiers, whatever the loop does next.
 /// - [`Cancelled`](crate::GiveUpReason::Cancelled): the loop's token ended it (a shutdown, a
-///   caller gone), not a limit of retrying, whether it had retried or not: another replica
-///   may still serve the caller.
+///   caller gone).
+///   - That is not a limit of retrying, whether it had retried or not.
+///   - Another replica may still serve the caller.
 ///
-/// A loop of one attempt (`attempts = 1`, a tier told to fail fast) never marks: it leaves the
-/// retry to its caller. One its breaker or throttle refused before its first attempt
-/// (`attempts` unknown) marks as a loop that retries does.
+/// A loop of one attempt (`attempts = 1`, a tier told to fail fast) never marks.
+///
+/// It leaves the retry to its caller.
+///
+/// One its breaker or throttle refused before its first attempt (`attempts` unknown) marks as a
+/// loop that retries does.
 pub(crate) fn marks(reason: crate::GiveUpReason, calls: u32, attempts: Option<u32>) -> bool {
     use crate::GiveUpReason::{
         Attempts, BudgetEmpty, Cancelled, CircuitOpen, Elapsed, HintBeyondCap, Stopped, Throttled,
