@@ -1,5 +1,7 @@
 //! The classifier hooks: what decides, error by error and value by value, whether a call is
-//! retried (`on`, `on_ok`), and their stand-ins when none is given.
+//! retried (`on`, `on_ok`).
+//!
+//! And their stand-ins when none is given.
 
 use crate::policy::Decision;
 
@@ -21,10 +23,17 @@ pub trait Classify<E> {
     fn classify(&self, error: &E) -> Decision;
 
     /// What to do about `error`, a failure of a request that may be sent again only as
-    /// `resend` says. The middleware faces call this; by default it is
-    /// [`classify`](Classify::classify) (a user's classifier decides for every request). The
-    /// faces' default classifiers of errors narrow it: for [`Resend::IfNotApplied`] they retry
-    /// only an error that proves the request was never sent.
+    /// `resend` says.
+    ///
+    /// The middleware faces call this.
+    ///
+    /// By default it is [`classify`](Classify::classify): a user's classifier decides for every
+    /// request.
+    ///
+    /// The faces' default error classifiers narrow it.
+    ///
+    /// For [`Resend::IfNotApplied`] they retry only an error that proves the request was never
+    /// sent.
     ///
     /// ```
     /// use retry_jitter::__private::Resend;
@@ -39,9 +48,13 @@ pub trait Classify<E> {
         self.classify(error)
     }
 
-    /// Whether `error` proves its attempt never reached the server's application, so that
-    /// the loop sends it again at once, uncounted (gRFC A6's transparent retry): `No` but for
-    /// the gRPC layer's classifier of channel errors. The loop asks; not for implementors.
+    /// Whether `error` proves its attempt never reached the server's application.
+    ///
+    /// Then the loop sends it again at once, uncounted: gRFC A6's transparent retry.
+    ///
+    /// `No` but for the gRPC layer's classifier of channel errors.
+    ///
+    /// The loop asks; not for implementors.
     #[doc(hidden)]
     #[inline]
     fn transparent(&self, error: &E) -> Transparent {
@@ -51,7 +64,9 @@ pub trait Classify<E> {
 }
 
 /// What an error proves of where its attempt went, for a transparent retry
-/// ([`Classify::transparent`]): gRPC C-core's `StreamNetworkState`. Not for users.
+/// ([`Classify::transparent`]).
+///
+/// gRPC C-core's `StreamNetworkState`. Not for users.
 ///
 /// ```
 /// use retry_jitter::__private::Transparent;
@@ -64,17 +79,23 @@ pub trait Classify<E> {
 pub enum Transparent {
     /// Nothing: the attempt may have run.
     No,
-    /// It reached the server's transport, which did not hand it on (an HTTP/2 stream
-    /// refused, or beyond a `GOAWAY`): sent again once per attempt.
+    /// It reached the server's transport, which did not hand it on: sent again once per
+    /// attempt.
+    ///
+    /// An HTTP/2 stream refused, or beyond a `GOAWAY`.
     NotSeenByServer,
-    /// It never left the client (its connection closed before it was written): sent again
-    /// until the call's deadline, or once per attempt when the call has none.
+    /// It never left the client: its connection closed before it was written.
+    ///
+    /// Sent again until the call's deadline, or once per attempt when the call has none.
     NotSentOnWire,
 }
 
-/// Whether a failed request may be sent again whatever became of it: what the middleware faces
-/// know of a request (its method, its `Idempotency-Key`, the builder's
-/// `.idempotent()`), handed to their classifiers by [`Classify::classify_for`] and
+/// Whether a failed request may be sent again whatever became of it.
+///
+/// It is what the middleware faces know of a request: its method, its `Idempotency-Key`, the
+/// builder's `.idempotent()`.
+///
+/// Handed to their classifiers by [`Classify::classify_for`] and
 /// [`ClassifyOk::classify_ok_for`].
 ///
 /// ```
@@ -83,14 +104,17 @@ pub enum Transparent {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Resend {
-    /// It may: applying it twice is applying it once (an idempotent method, an idempotency
-    /// key, or the user vouched for it).
+    /// It may: applying it twice is applying it once.
+    ///
+    /// An idempotent method, an idempotency key, or the user vouched for it.
     #[default]
     Any,
-    /// Only when the failure proves it was not applied: it was never sent (a failed connect,
-    /// an HTTP/2 stream the server refused or went away before processing), or the server
-    /// refused it before processing it (`408`, `425`, `429`, `503`), or the server says it may
-    /// be retried.
+    /// Only when the failure proves it was not applied:
+    ///
+    /// - it was never sent: a failed connect, an HTTP/2 stream the server refused or went away
+    ///   before processing;
+    /// - the server refused it before processing it: `408`, `425`, `429`, `503`;
+    /// - or the server says it may be retried.
     IfNotApplied,
 }
 
@@ -100,8 +124,9 @@ impl<E, D: Into<Decision>, F: Fn(&E) -> D> Classify<E> for F {
     }
 }
 
-/// A classifier made of two closures: `classify`'s, and [`Classify::transparent`]'s (a
-/// middleware face's, where only the face knows whether a request may be sent again).
+/// A classifier made of two closures: `classify`'s, and [`Classify::transparent`]'s.
+///
+/// A middleware face's: only the face knows whether a request may be sent again.
 #[cfg(feature = "tower")]
 pub(crate) struct Transparently<C, T>(pub C, pub T);
 
@@ -135,8 +160,9 @@ impl<E> Classify<E> for RetryAll {
 
 /// Decides, value by value, whether an `Ok` is retried (`on_ok`: poll until ready).
 ///
-/// Implemented for every `Fn(&T) -> D` where `D: Into<Decision>` (so `bool` works: `true` =
-/// try again), and for [`AcceptOk`], which takes every value.
+/// Implemented for every `Fn(&T) -> D` where `D: Into<Decision>`, and for [`AcceptOk`].
+///
+/// So `bool` works: `true` = try again. [`AcceptOk`] takes every value.
 ///
 /// ```
 /// use retry_jitter::Decision;
@@ -159,10 +185,14 @@ pub trait ClassifyOk<T> {
     fn classify_ok(&self, value: &T) -> Decision;
 
     /// What to do about `value`, the answer to a request that may be sent again only as
-    /// `resend` says (see [`Classify::classify_for`]); by default
-    /// [`classify_ok`](ClassifyOk::classify_ok). The faces' default classifiers of responses
-    /// narrow it: for [`Resend::IfNotApplied`] they retry only a refusal before processing,
-    /// or a response the server marks as safe to retry.
+    /// `resend` says (see [`Classify::classify_for`]).
+    ///
+    /// By default [`classify_ok`](ClassifyOk::classify_ok).
+    ///
+    /// The faces' default response classifiers narrow it.
+    ///
+    /// For [`Resend::IfNotApplied`] they retry only a refusal before processing, or a response
+    /// the server marks as safe to retry.
     ///
     /// ```
     /// use retry_jitter::__private::Resend;
@@ -177,10 +207,14 @@ pub trait ClassifyOk<T> {
         self.classify_ok(value)
     }
 
-    /// The status of `value`, a response, where this classifies responses by their status
-    /// and a response it retries is a failure (the middleware faces' default classifiers,
-    /// `ByStatus`: a 503, a 429); `None` for every other classifier, whose retried values are
-    /// polls, answers not yet the one wanted. The faces ask; not for implementors.
+    /// The status of `value`, a response, where this classifies responses by their status.
+    ///
+    /// There a response it retries is a failure: the faces' default `ByStatus`, a 503, a 429.
+    ///
+    /// `None` for every other classifier, whose retried values are polls: answers not yet the
+    /// one wanted.
+    ///
+    /// The faces ask; not for implementors.
     #[doc(hidden)]
     #[inline]
     fn failure_status(&self, value: &T) -> Option<u16> {
@@ -188,11 +222,17 @@ pub trait ClassifyOk<T> {
         None
     }
 
-    /// Whether a response [`failure_status`](ClassifyOk::failure_status) marks, when this
-    /// does not retry it, still ends its call as a failure (no budget hears of a success)
-    /// rather than as the answer the call succeeded with: gRPC's service config layer, where
-    /// a code not retried is returned as it is, counted neither way. The caller gets the
-    /// response either way. The faces ask; not for implementors.
+    /// Whether a response [`failure_status`](ClassifyOk::failure_status) marks, when this does
+    /// not retry it, still ends its call as a failure.
+    ///
+    /// Then no budget hears of a success.
+    ///
+    /// gRPC's service config layer does this: a code not retried is returned as it is, counted
+    /// neither way.
+    ///
+    /// The caller gets the response either way.
+    ///
+    /// The faces ask; not for implementors.
     #[doc(hidden)]
     #[inline]
     fn stop_is_failure(&self) -> bool {
@@ -200,8 +240,9 @@ pub trait ClassifyOk<T> {
     }
 }
 
-// Not recommended: a classifier of the wrong type is reported as this trait's message, not as
-// "expected a `Fn(&T)` closure".
+// Not recommended: a classifier of the wrong type is reported as this trait's message.
+//
+// Not as "expected a `Fn(&T)` closure".
 #[diagnostic::do_not_recommend]
 impl<T, D: Into<Decision>, F: Fn(&T) -> D> ClassifyOk<T> for F {
     #[inline]

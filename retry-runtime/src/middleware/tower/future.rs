@@ -1,10 +1,18 @@
-//! The futures of the layers' services: a [`RetryService`](super::RetryService)'s
-//! [`ResponseFuture`], a [`ChainService`](super::ChainService)'s [`ChainFuture`], and the
-//! scopes [`in_chain`](super::in_chain) and [`out_of_chain`](super::out_of_chain) put a future
-//! in. A user meets them in types, as tower's own `tower::retry::future::ResponseFuture`.
-//! Beside `ResponseFuture`, `Serve`, what it asks of the service (hidden, not a trait to
-//! implement; its one impl is in service.rs): the trait's `start` returns the future, and the
-//! future names the trait, so the two live in one file.
+//! The futures of the layers' services.
+//!
+//! - A [`RetryService`](super::RetryService)'s [`ResponseFuture`].
+//! - A [`ChainService`](super::ChainService)'s [`ChainFuture`].
+//! - The scopes [`in_chain`](super::in_chain) and [`out_of_chain`](super::out_of_chain) put a
+//!   future in.
+//!
+//! A user meets them in types, as tower's own `tower::retry::future::ResponseFuture`.
+//!
+//! Beside `ResponseFuture` is `Serve`, what it asks of the service.
+//!
+//! `Serve` is hidden, not a trait to implement; its one impl is in service.rs.
+//!
+//! The trait's `start` returns the future, and the future names the trait: the two live in one
+//! file.
 
 use core::future::Future;
 use core::marker::PhantomData;
@@ -14,13 +22,15 @@ use core::task::{Context, Poll};
 pub use super::chain::{ChainFuture, InChain, OutOfChain};
 use super::BoxError;
 
-/// The loop's future, boxed: what a call becomes once its first attempt failed (or at once,
-/// with a timeout, a hedge or a `max_elapsed`, which act during the first attempt).
+/// The loop's future, boxed: what a call becomes once its first attempt failed.
+///
+/// Or at once, with a timeout, a hedge or a `max_elapsed`, which act during the first attempt.
 #[doc(hidden)]
 pub type BoxFuture<R> = Pin<Box<dyn Future<Output = Result<R, BoxError>> + Send>>;
 
-/// A call's first attempt, handed to the loop as its first attempt: still to be awaited, or
-/// already answered (and not accepted).
+/// A call's first attempt, handed to the loop as its first attempt.
+///
+/// Still to be awaited, or already answered (and not accepted).
 #[doc(hidden)]
 pub enum FirstAttempt<F, R> {
     /// Sent to the inner service: its future.
@@ -29,9 +39,12 @@ pub enum FirstAttempt<F, R> {
     Answered(Result<R, BoxError>),
 }
 
-/// How a [`RetryService`](super::RetryService) serves a `Req`: its one impl carries every bound (the inner
-/// service's, the request mode's, the layer's settings'), so the `Service` impl and the
-/// [`ResponseFuture`] ask only `Serve<Req>`.
+/// How a [`RetryService`](super::RetryService) serves a `Req`.
+///
+/// Its one impl carries every bound: the inner service's, the request mode's, the layer's
+/// settings'.
+///
+/// So the `Service` impl and the [`ResponseFuture`] ask only `Serve<Req>`.
 #[doc(hidden)]
 pub trait Serve<Req>: Sized {
     /// The inner service's response.
@@ -40,24 +53,31 @@ pub trait Serve<Req>: Sized {
     type Error: Into<BoxError>;
     /// The inner service's future: a call's first attempt.
     type Attempt: Future<Output = Result<Self::Response, Self::Error>>;
-    /// What the request mode keeps of a request for the next attempts: what the
-    /// classifiers share, and what the attempts own.
+    /// What the request mode keeps of a request for the next attempts.
+    ///
+    /// What the classifiers share, and what the attempts own.
     type Saved;
 
     /// The inner service's `poll_ready`.
     fn poll_inner(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>>;
 
-    /// A call: its first attempt sent to the service made ready, and the loop started at once
-    /// when it acts during the first attempt (a timeout, a hedge, a `max_elapsed`).
+    /// A call: its first attempt sent to the service made ready.
+    ///
+    /// The loop starts at once when it acts during the first attempt: a timeout, a hedge, a
+    /// `max_elapsed`.
     fn start(&mut self, req: Req) -> ResponseFuture<Self, Req>;
 
-    /// Whether a first attempt's response is the call's answer: `on_ok` accepts it (and the
-    /// loop's bookkeeping of a first success is done). Asked of the response in place, so
-    /// that an accepted one is moved once, into the call's output.
+    /// Whether a first attempt's response is the call's answer: `on_ok` accepts it.
+    ///
+    /// The loop's bookkeeping of a first success is then done.
+    ///
+    /// Asked of the response in place: an accepted one is moved once, into the call's output.
     fn accepts_first(&self, response: &Self::Response) -> bool;
 
-    /// The loop, its first attempt `first`; the next ones sent to clones of the service, each
-    /// with the request the mode replays from `kept` (`None`: the request is sent once).
+    /// The loop, its first attempt `first`; the next ones sent to clones of the service.
+    ///
+    /// Each is sent with the request the mode replays from `kept` (`None`: the request is sent
+    /// once).
     fn looping(
         self,
         kept: Option<Self::Saved>,
@@ -76,20 +96,27 @@ pub type ResponseFuture<T, Req> = RetryFuture<
 >;
 
 pin_project_lite::pin_project! {
-    /// The future of a [`RetryService`](super::RetryService), named [`ResponseFuture`]: the
-    /// first attempt's future `F` itself, polled in place (a first-attempt success boxes no
-    /// retry loop; a replayed HTTP body is still recorded as it is sent), and the boxed loop
-    /// only once it failed.
+    /// The future of a [`RetryService`](super::RetryService), named [`ResponseFuture`].
     ///
-    /// Its parameters are its fields' types, so that the struct itself asks nothing of
-    /// them: a request the service cannot retry is reported once, as what the service lacks,
-    /// not again as a bound of this future.
+    /// The first attempt's future `F` itself is polled in place.
+    ///
+    /// A first-attempt success boxes no retry loop; a replayed HTTP body is still recorded as
+    /// it is sent.
+    ///
+    /// The boxed loop comes only once the first attempt failed.
+    ///
+    /// Its parameters are its fields' types, so the struct itself asks nothing of them.
+    ///
+    /// A request the service cannot retry is reported once, as what the service lacks, not
+    /// again as a bound of this future.
     pub struct RetryFuture<T, Req, F, R, K> {
         #[pin]
         state: State<F, R>,
-        // The service (a clone, with its layer) and what the request mode kept: what the loop
-        // needs if the first attempt is not the answer. Two fields, so that what was kept is
-        // moved once, into its place in the future.
+        // The service (a clone, with its layer) and what the request mode kept.
+        //
+        // The loop needs them if the first attempt is not the answer.
+        //
+        // Two fields, so what was kept is moved once, into its place in the future.
         service: Option<T>,
         kept: Option<K>,
         request: PhantomData<fn(Req)>,
@@ -141,8 +168,9 @@ where
                 Poll::Pending => return Poll::Pending,
                 Poll::Ready(outcome) => outcome,
             };
-            // Asked in place: an accepted response is moved once, into the output, and what
-            // was kept is dropped with the future, where it is.
+            // Asked in place: an accepted response is moved once, into the output.
+            //
+            // What was kept is dropped with the future, where it is.
             let service = this.service.as_ref().expect("kept until the loop takes it");
             if matches!(&outcome, Ok(response) if service.accepts_first(response)) {
                 return Poll::Ready(outcome.map_err(Into::into));
@@ -157,6 +185,7 @@ where
 }
 
 /// A first attempt that is not the answer: the loop takes over, that outcome its first.
+///
 /// Out of the poll's way: a first success neither runs nor carries this.
 #[cold]
 #[inline(never)]
