@@ -1,8 +1,12 @@
-//! What a request carries across a hop of a chain of services: the time its caller has left
-//! (`grpc-timeout`, or an HTTP header, Envoy's `x-envoy-expected-rq-timeout-ms` by default),
-//! and its attempt number (`grpc-previous-rpc-attempts`, gRPC's A6, or a header the builder
-//! names). Written by both faces' attempts, and read by
-//! [`ChainLayer`](crate::tower::ChainLayer) at the other end.
+//! What a request carries across a hop of a chain of services.
+//!
+//! - The time its caller has left: `grpc-timeout`, or an HTTP header (Envoy's
+//!   `x-envoy-expected-rq-timeout-ms` by default).
+//! - Its attempt number: `grpc-previous-rpc-attempts` (gRPC's A6), or a header the builder
+//!   names.
+//!
+//! Both faces' attempts write them; [`ChainLayer`](crate::tower::ChainLayer) reads them at the
+//! other end.
 
 use core::time::Duration;
 use std::time::Instant;
@@ -14,9 +18,12 @@ use crate::classify::headers::{
     X_ENVOY_EXPECTED_RQ_TIMEOUT_MS,
 };
 
-/// The header names a builder sends across the hop: the deadline's (`None`: the default,
-/// [`X_ENVOY_EXPECTED_RQ_TIMEOUT_MS`]) and the attempt number's (`None`: not sent). Public
-/// only as what a face's builder keeps.
+/// The header names a builder sends across the hop.
+///
+/// - The deadline's: `None` is the default, [`X_ENVOY_EXPECTED_RQ_TIMEOUT_MS`].
+/// - The attempt number's: `None` is not sent.
+///
+/// Public only as what a face's builder keeps.
 #[doc(hidden)]
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Hops {
@@ -24,8 +31,9 @@ pub struct Hops {
     pub(crate) attempt: Option<HeaderName>,
 }
 
-/// What an attempt of a face's call may take, for the hop headers: its `timeout`, and its
-/// call's own deadline (`max_elapsed` after the loop began).
+/// What an attempt of a face's call may take, for the hop headers.
+///
+/// Its `timeout`, and its call's own deadline (`max_elapsed` after the loop began).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct HopLimits {
     timeout: Option<Duration>,
@@ -33,8 +41,11 @@ pub(crate) struct HopLimits {
 }
 
 impl HopLimits {
-    /// The limits of a call beginning now. The clock is read only for a `max_elapsed` inside a
-    /// chain's scope: outside one nothing is sent, and the loop has read its own start.
+    /// The limits of a call beginning now.
+    ///
+    /// The clock is read only for a `max_elapsed` inside a chain's scope.
+    ///
+    /// Outside one nothing is sent, and the loop has read its own start.
     #[inline]
     pub(crate) fn start(timeout: Option<Duration>, max_elapsed: Option<Duration>) -> Self {
         let deadline = match (max_elapsed, crate::policy::scope::scope_deadline()) {
@@ -45,8 +56,10 @@ impl HopLimits {
     }
 
     /// The time an attempt starting now has: the smallest of its timeout, its call's deadline
-    /// and the caller's. `None` outside a chain's scope (nothing is sent there), or inside one
-    /// where none of the three is set.
+    /// and the caller's.
+    ///
+    /// `None` outside a chain's scope (nothing is sent there), or inside one where none of the
+    /// three is set.
     #[inline]
     pub(crate) fn left(&self) -> Option<Duration> {
         let caller = crate::policy::scope::scope_deadline()?;
@@ -67,11 +80,18 @@ pub(crate) fn is_grpc(headers: &HeaderMap) -> bool {
         .is_some_and(|v| v.as_bytes().starts_with(APPLICATION_GRPC.as_bytes()))
 }
 
-/// Write an attempt's hop headers into its request's `headers`: `attempt` is its 1-based
-/// number, `left` the time it has (the smallest of its timeout, its loop's deadline and its
-/// caller's; `None` outside a chain's scope), written as its deadline unless the request
-/// already carries a smaller one (a deadline is lowered, never raised). A first attempt with
-/// nothing to say reads no header.
+/// Write an attempt's hop headers into its request's `headers`.
+///
+/// `attempt` is its 1-based number.
+///
+/// `left` is the time it has: the smallest of its timeout, its loop's deadline and its
+/// caller's; `None` outside a chain's scope.
+///
+/// `left` is written as its deadline unless the request already carries a smaller one.
+///
+/// A deadline is lowered, never raised.
+///
+/// A first attempt with nothing to say reads no header.
 pub(crate) fn stamp(
     hops: Option<&Hops>,
     headers: &mut HeaderMap,
@@ -84,9 +104,11 @@ pub(crate) fn stamp(
     }
     let grpc = is_grpc(headers);
     if let Some(left) = left {
-        // What is sent: gRPC's format rounds down, never to 0 (which a `ChainLayer` reads as
-        // "no deadline"): 1 ns at least. Envoy's milliseconds round down too, and never to 0
-        // (its "no timeout"): less than a millisecond left is sent as 1.
+        // What is sent: gRPC's format rounds down, never to 0, which a `ChainLayer` reads as
+        // "no deadline". 1 ns at least.
+        //
+        // Envoy's milliseconds round down too, and never to 0 (its "no timeout"): less than a
+        // millisecond left is sent as 1.
         let (name, parse, sent): (HeaderName, Parse, Duration) = if grpc {
             let left = left.max(Duration::from_nanos(1));
             let name = HeaderName::from_static(GRPC_TIMEOUT);
@@ -98,9 +120,10 @@ pub(crate) fn stamp(
             let millis = u64::try_from(left.as_millis()).unwrap_or(u64::MAX).max(1);
             (name, parse_millis, Duration::from_millis(millis))
         };
-        // A deadline the request already carries (one the caller's code set: tonic's
-        // `set_timeout`, its own Envoy header; or this attempt's own, kept from the one
-        // before) is lowered, never raised: the smaller wins.
+        // A deadline the request already carries is lowered, never raised: the smaller wins.
+        //
+        // One the caller's code set (tonic's `set_timeout`, its own Envoy header), or this
+        // attempt's own, kept from the one before.
         if least(headers, name.as_str(), parse).is_none_or(|theirs| sent < theirs) {
             let value = if grpc {
                 grpc_timeout(sent)
@@ -124,7 +147,9 @@ fn number(n: u128) -> HeaderValue {
 }
 
 /// `left` in gRPC's `grpc-timeout` format: at most 8 digits and the finest unit that holds it
-/// (`n`, `u`, `m`, `S`, `M`, `H`), rounded down (a deadline is never sent later than it is).
+/// (`n`, `u`, `m`, `S`, `M`, `H`).
+///
+/// Rounded down: a deadline is never sent later than it is.
 pub(crate) fn grpc_timeout(left: Duration) -> HeaderValue {
     const MAX: u128 = 99_999_999;
     let nanos = left.as_nanos();
@@ -163,9 +188,14 @@ pub(crate) fn parse_grpc_timeout(value: &[u8]) -> Option<Duration> {
 /// How a deadline header's value is read: [`parse_grpc_timeout`] or [`parse_millis`].
 pub(crate) type Parse = fn(&[u8]) -> Option<Duration>;
 
-/// The smallest deadline of every value of the header `name`, each field line and each
-/// comma-separated value of one read by `parse`; `0` (Envoy's "no timeout", and what a
-/// `ChainLayer` reads as no deadline in `grpc-timeout` too) and malformed values are none.
+/// The smallest deadline of every value of the header `name`.
+///
+/// Each field line, and each comma-separated value of one, is read by `parse`.
+///
+/// `0` and malformed values are none.
+///
+/// `0` is Envoy's "no timeout", and what a `ChainLayer` reads as no deadline in `grpc-timeout`
+/// too.
 pub(crate) fn least(headers: &HeaderMap, name: &str, parse: Parse) -> Option<Duration> {
     headers
         .get_all(name)

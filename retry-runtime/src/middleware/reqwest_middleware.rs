@@ -1,30 +1,35 @@
 //! reqwest-middleware: the retry loop as a `reqwest_middleware::Middleware` (feature `reqwest-middleware`).
 //!
-//! [`RetryMiddleware`] is built like the closure API [`Retry`](crate::Retry) and runs its loop
-//! for each request of a `reqwest_middleware::ClientWithMiddleware`:
+//! [`RetryMiddleware`] is built like the closure API [`Retry`](crate::Retry).
 //!
-//! - each attempt sends `req.try_clone()`; a request whose body cannot be cloned (a
-//!   streaming body) is sent once, and its answer is the answer;
-//! - a response is classified by [`reqwest::check`](crate::reqwest::check)'s rules
-//!   ([`ByStatus`]: the status table, `Retry-After` honoured), an error by
-//!   [`TransportErrors`] (reqwest's errors by their [`Transient`](crate::Transient) table);
-//!   [`on_ok`](RetryMiddleware::on_ok) and [`on`](RetryMiddleware::on) replace them;
-//! - a request whose method is not idempotent (`POST`, `PATCH`, …) and which carries no
-//!   `Idempotency-Key` (nor `X-Idempotency-Key`) is retried by the default classifiers only on
-//!   what proves it was not applied: a failed connect, an HTTP/2 stream refused or above a
-//!   `GOAWAY`'s last stream id, `408`, `425`, `429`, `503`, or the server's
-//!   `x-should-retry: true`; never on a `500`, `502`, `504` or the
-//!   middleware's own `timeout`. [`RetryMiddleware::idempotent`](RetryBuilder::idempotent)
-//!   vouches for every request, [`RetryMiddleware::idempotency_key`](RetryBuilder::idempotency_key)
-//!   keys each one;
-//! - a response retried is dropped before the retry; the one returned was never retried;
-//! - a budget per host, by default ([`HostBudgets`], keyed by the URL's host and port): the
-//!   retries to each host stay within 20% of its calls over 10 s plus 10 a second, so a host
-//!   that is down gets about 1.2 attempts per call, not five, while a handful of calls retries
-//!   as without one; [`budget`](RetryBuilder::budget) replaces it,
-//!   [`budget_none`](RetryBuilder::budget_none) turns it off;
-//! - `budget`, `timeout` and `hedge` work as on `Retry`. Each attempt gets a copy of the
-//!   request's extensions.
+//! It runs its loop for each request of a `reqwest_middleware::ClientWithMiddleware`.
+//!
+//! The guide's `http_clients` page has the walkthrough.
+//!
+//! - **Requests.** Each attempt sends `req.try_clone()`.
+//!   - A request whose body cannot be cloned (a streaming body) is sent once: its answer is
+//!     the answer.
+//!   - Each attempt gets a copy of the request's extensions.
+//! - **Responses** are classified by [`reqwest::check`](crate::reqwest::check)'s rules
+//!   ([`ByStatus`]: the status table, `Retry-After` honoured).
+//!   - [`on_ok`](RetryMiddleware::on_ok) replaces that classifier.
+//!   - A retried response is dropped before the retry; the one returned was never retried.
+//! - **Errors** are classified by [`TransportErrors`]: reqwest's errors by their
+//!   [`Transient`](crate::Transient) table.
+//!   - [`on`](RetryMiddleware::on) replaces that classifier.
+//! - **Writes are sent once** unless proven safe.
+//!   - A non-idempotent method without an `Idempotency-Key` (nor `X-Idempotency-Key`) is
+//!     retried only on proof it was not applied.
+//!   - The proofs: a failed connect, an HTTP/2 stream refused or above a `GOAWAY`'s last
+//!     stream id, `408`, `425`, `429`, `503`, or `x-should-retry: true`.
+//!   - Never a `500`, `502`, `504` or the middleware's own `timeout`.
+//!   - [`RetryMiddleware::idempotent`](RetryBuilder::idempotent) vouches for every request.
+//!   - [`RetryMiddleware::idempotency_key`](RetryBuilder::idempotency_key) keys each one.
+//! - **A budget per host, by default** ([`HostBudgets`], keyed by the URL's host and port).
+//!   - Each host's retries stay within 20% of its calls over 10 s, plus 10 a second.
+//!   - [`budget`](RetryBuilder::budget) replaces it.
+//!   - [`budget_none`](RetryBuilder::budget_none) turns it off.
+//! - `budget`, `timeout` and `hedge` work as on `Retry`.
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), reqwest_middleware::Error> {
@@ -69,12 +74,17 @@ pub use crate::fleet::HostBudgets;
 pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
 pub use crate::policy::Unset;
 
-/// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self). Its setters
-/// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `notify`, `give_up`, `stats`, `cancel`, `throttle`,
-/// `breaker`, `trace`, `stats_in_response`, `with_name`) are [`RetryBuilder`]'s, shared
-/// with [`RetryLayer`](crate::tower::RetryLayer). Its budget, unless told otherwise, is one
-/// per host ([`HostBudgets`], shared by its clones); [`budget`](RetryBuilder::budget) replaces
-/// it, [`budget_none`](RetryBuilder::budget_none) turns it off.
+/// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self).
+///
+/// Its setters are [`RetryBuilder`]'s, shared with [`RetryLayer`](crate::tower::RetryLayer).
+///
+/// They are `on`, `on_ok`, `budget`, `timeout`, `hedge`, `notify`, `give_up`, `stats`,
+/// `cancel`, `throttle`, `breaker`, `trace`, `stats_in_response` and `with_name`.
+///
+/// Its budget, unless told otherwise, is one per host ([`HostBudgets`], shared by its clones).
+///
+/// [`budget`](RetryBuilder::budget) replaces it; [`budget_none`](RetryBuilder::budget_none)
+/// turns it off.
 ///
 /// ```
 /// use retry_jitter::reqwest_middleware::RetryMiddleware;
@@ -128,9 +138,12 @@ impl RetryMiddleware {
     }
 }
 
-/// The default classifier of errors: reqwest's by their [`Transient`] table (a timeout, a
-/// refused or broken connection: retry; a request that could not be built: stop);
-/// [`TimedOut`] (the middleware's `timeout`): retry; any other middleware's error: stop.
+/// The default classifier of errors.
+///
+/// - reqwest's, by their [`Transient`] table: a timeout or a refused or broken connection
+///   retries; a request that could not be built stops.
+/// - [`TimedOut`] (the middleware's `timeout`): retry.
+/// - Any other middleware's error: stop.
 ///
 /// ```
 /// use retry_jitter::reqwest_middleware::TransportErrors;
@@ -146,11 +159,13 @@ impl RetryMiddleware {
 pub struct TransportErrors;
 
 impl Classify<Error> for TransportErrors {
-    /// For a request that may be sent again only if it was not applied
-    /// (a `POST` without a key), only a
-    /// failed connect or an HTTP/2 stream the server refused or went away before processing
-    /// ([`never_sent`](crate::http::never_sent)) is classified; any other error stops, the
-    /// middleware's own timeout included.
+    /// For a request that may be sent again only if it was not applied (a `POST` without a
+    /// key), few errors are classified.
+    ///
+    /// Only a failed connect, or an HTTP/2 stream the server refused or went away before
+    /// processing ([`never_sent`](crate::http::never_sent)).
+    ///
+    /// Any other error stops, the middleware's own timeout included.
     fn classify_for(&self, error: &Error, resend: Resend) -> Decision {
         match error {
             _ if resend == Resend::Any => self.classify(error),
@@ -168,11 +183,14 @@ impl Classify<Error> for TransportErrors {
     }
 }
 
-/// The default classifier of responses, by [`reqwest::check`](crate::reqwest::check)'s rules:
-/// a success is the answer; any other status as
-/// [`classify_response`](crate::http::classify_response) decides, the server's word winning
-/// and `Retry-After` honoured. The body is not read: a response retried is dropped, the last
-/// one is returned whole.
+/// The default classifier of responses, by [`reqwest::check`](crate::reqwest::check)'s rules.
+///
+/// A success is the answer.
+///
+/// Any other status is as [`classify_response`](crate::http::classify_response) decides: the
+/// server's word winning, `Retry-After` honoured.
+///
+/// The body is not read: a response retried is dropped, the last one is returned whole.
 ///
 /// Its doc test needs a response; see `tests/middleware/clients.rs` for one from a real server.
 #[derive(Clone, Copy, Debug, Default)]
@@ -183,10 +201,11 @@ impl ClassifyOk<Response> for ByStatus {
         self.classify_ok_for(response, Resend::Any)
     }
 
-    /// For a request that may be sent again only if it was not applied
-    /// (a `POST` without a key), only a refusal
-    /// before processing (`408`, `425`, `429`, `503`) or a failure the server marks
-    /// `x-should-retry: true` is retried.
+    /// For a request that may be sent again only if it was not applied (a `POST` without a
+    /// key), few responses are retried.
+    ///
+    /// Only a refusal before processing (`408`, `425`, `429`, `503`), or a failure the server
+    /// marks `x-should-retry: true`.
     fn classify_ok_for(&self, response: &Response, resend: Resend) -> Decision {
         crate::http::classify_response_now(response.status(), response.headers(), resend)
     }
@@ -222,8 +241,9 @@ where
         let (on, on_ok) = (&self.on, &self.on_ok);
         // Before the first attempt: a key given here is sent on every attempt.
         let method = req.method().clone();
-        // The budget of the URL's host and port (a budget kept per host; others ask nothing):
-        // a URL without a host (`data:`, `file:`) is keyed as the requests without one.
+        // The budget of the URL's host and port (a budget kept per host; others ask nothing).
+        //
+        // A URL without a host (`data:`, `file:`) is keyed as the requests without one.
         let host = self
             .retry
             .host(|| Some(req.url().authority()).filter(|a| !a.is_empty()));
@@ -233,8 +253,10 @@ where
         let limits = self.retry.hop_limits::<Lost>();
         let hops = self.only.hops.as_deref();
         let trace = || crate::middleware::call_trace::<Response, Error>(self.level());
-        // A response retried for its status is a failure of the loop: classified as the
-        // attempt ends (`sort`), its decision kept in it.
+        // A response retried for its status is a failure of the loop.
+        //
+        // It is classified as the attempt ends (`sort`), its decision kept in it.
+        //
         // Told with what the "not sent again" event says of the request.
         let on_failure = move |not_sent: &NotSent<'_>, failure: &Lost| match failure {
             Failure::Error(e) => {
@@ -244,9 +266,11 @@ where
         };
         let on_poll = move |r: &Response| poll(on_ok, r, resend);
         let Some(copy) = req.try_clone() else {
-            // A streaming body: sent once (with the timeout), its answer is the answer. The
-            // event that says so shows the request by its method alone: it is sent away, and
-            // keeping its URL would cost every streaming request an allocation.
+            // A streaming body: sent once (with the timeout), its answer is the answer.
+            //
+            // The event that says so shows the request by its method alone: it is sent away.
+            //
+            // Keeping its URL would cost every streaming request an allocation.
             let shown = Some(&method as &(dyn core::fmt::Display + Sync));
             let not_sent = &NotSent::new(self.level(), self.retry.name(), shown);
             let on_once = move |failure: &Lost| {
