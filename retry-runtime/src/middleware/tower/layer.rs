@@ -7,18 +7,28 @@ use crate::middleware::builder::{ErrorOf, RetryBuilder, Settings};
 use crate::policy::AcceptOk;
 use crate::Policy;
 
-/// The retry loop as a tower [`Layer`]: see the [module](super). Its setters of the loop
-/// (`on`, `on_ok`, `budget`, `timeout`, `hedge`, `notify`, `give_up`, `stats`, `cancel`, `throttle`,
-/// `breaker`, `trace`, `stats_in_response`, `with_name`) are [`RetryBuilder`]'s, shared
-/// with [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware); its own are the
-/// request body's limit and the request mode: `http::Request`s whose body type the layer
-/// replays (the default), any `Clone` body ([`clone_bodies`](RetryLayer::clone_bodies)), or
-/// any `Clone` request that is not HTTP ([`clone_requests`](RetryLayer::clone_requests)).
+/// The retry loop as a tower [`Layer`]: see the [module](super).
 ///
-/// Its budget, unless told otherwise, is one per host ([`HostBudgets`](super::HostBudgets),
-/// shared by the layer's clones and the services they make): a host's retries stay within
-/// 20% of its calls plus 10 a second. [`budget`](RetryBuilder::budget) replaces it,
-/// [`budget_none`](RetryBuilder::budget_none) turns it off.
+/// Its setters of the loop are [`RetryBuilder`]'s, shared with
+/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).
+///
+/// They are `on`, `on_ok`, `budget`, `timeout`, `hedge`, `notify`, `give_up`, `stats`,
+/// `cancel`, `throttle`, `breaker`, `trace`, `stats_in_response` and `with_name`.
+///
+/// Its own setters are the request body's limit and the request mode:
+///
+/// - `http::Request`s whose body type the layer replays (the default);
+/// - any `Clone` body ([`clone_bodies`](RetryLayer::clone_bodies));
+/// - any `Clone` request that is not HTTP ([`clone_requests`](RetryLayer::clone_requests)).
+///
+/// Its budget, unless told otherwise, is one per host ([`HostBudgets`](super::HostBudgets)).
+///
+/// The layer's clones and the services they make share it.
+///
+/// A host's retries stay within 20% of its calls, plus 10 a second.
+///
+/// [`budget`](RetryBuilder::budget) replaces it; [`budget_none`](RetryBuilder::budget_none)
+/// turns it off.
 ///
 /// ```
 /// use retry_jitter::tower::RetryLayer;
@@ -38,18 +48,26 @@ use crate::Policy;
 pub type RetryLayer<C = TransportErrors, O = ByStatus, R = Settings, M = HttpRequests> =
     RetryBuilder<LayerOnly<M>, C, O, R>;
 
-/// What a [`RetryLayer`] has that a `RetryMiddleware` has not: the largest request body it
-/// replays, and its request mode ([`HttpRequests`], [`CloneBodies`] or [`CloneRequests`]). In
-/// the layer's type, never named by a user: public in a private module.
+/// What a [`RetryLayer`] has that a `RetryMiddleware` has not.
+///
+/// The largest request body it replays, and its request mode ([`HttpRequests`],
+/// [`CloneBodies`] or [`CloneRequests`]).
+///
+/// In the layer's type, never named by a user: public in a private module.
 #[derive(Clone, Debug)]
 pub struct LayerOnly<M> {
-    /// A `u32`, beside the builder's one-byte settings: the response future that carries the
-    /// layer stays small enough to be moved inline (a body buffered past 4 GiB is not
-    /// replayed anyway).
+    /// A `u32`, beside the builder's one-byte settings.
+    ///
+    /// So the response future that carries the layer stays small enough to be moved inline.
+    ///
+    /// A body buffered past 4 GiB is not replayed anyway.
     pub(super) limit: u32,
-    /// In a call's own copy of the service, which budget its request's host has (a
-    /// [`HostBudgets`](super::HostBudgets) index); in the layer, 0. A byte beside `limit`:
-    /// the response future stays as large as it was.
+    /// In a call's own copy of the service, which budget its request's host has: a
+    /// [`HostBudgets`](super::HostBudgets) index.
+    ///
+    /// In the layer, 0.
+    ///
+    /// A byte beside `limit`: the response future stays as large as it was.
     pub(super) host: u8,
     pub(super) mode: M,
 }
@@ -59,8 +77,10 @@ impl<M> ErrorOf for LayerOnly<M> {
 }
 
 impl RetryLayer {
-    /// Retry under `policy`: transport errors by [`TransportErrors`], responses by
-    /// [`ByStatus`], HTTP request bodies replayed up to 64 KiB.
+    /// Retry under `policy`.
+    ///
+    /// Transport errors by [`TransportErrors`], responses by [`ByStatus`], HTTP request bodies
+    /// replayed up to 64 KiB.
     ///
     /// ```
     /// use retry_jitter::tower::RetryLayer;
@@ -79,9 +99,11 @@ impl RetryLayer {
 }
 
 impl<C, O, R, M> RetryLayer<C, O, R, M> {
-    /// Replay request bodies of at most `limit` bytes (default 64 KiB); a
-    /// larger body is sent once and not retried. `0` replays only empty bodies; a limit past
-    /// 4 GiB is 4 GiB.
+    /// Replay request bodies of at most `limit` bytes (default 64 KiB).
+    ///
+    /// A larger body is sent once and not retried.
+    ///
+    /// `0` replays only empty bodies; a limit past 4 GiB is 4 GiB.
     ///
     /// ```
     /// use retry_jitter::tower::RetryLayer;
@@ -97,12 +119,18 @@ impl<C, O, R, M> RetryLayer<C, O, R, M> {
 
 impl<C, O, R, K> RetryLayer<C, O, R, HttpRequests<K>> {
     /// Retry `http::Request<B>`s for any `B: Clone + http_body::Body<Data = Bytes>`, the body
-    /// cloned for each attempt: a body type of your own, which the layer does not replay
-    /// otherwise ([`ReplayBody`](super::body::ReplayBody)). Everything else is as for the bodies it
-    /// replays: responses by [`ByStatus`], the method rule (a `POST` without a key is sent once
-    /// on a `500`), [`idempotency_key`](RetryLayer::idempotency_key), the hop headers, and a
-    /// body known (by its size hint) to be over [`with_body_limit`](RetryLayer::with_body_limit)
-    /// bytes is sent once.
+    /// cloned for each attempt.
+    ///
+    /// For a body type of your own, which the layer does not replay otherwise
+    /// ([`ReplayBody`](super::body::ReplayBody)).
+    ///
+    /// Everything else is as for the bodies it replays:
+    ///
+    /// - responses by [`ByStatus`];
+    /// - the method rule: a `POST` without a key is sent once on a `500`;
+    /// - [`idempotency_key`](RetryLayer::idempotency_key) and the hop headers;
+    /// - a body whose size hint is over [`with_body_limit`](RetryLayer::with_body_limit) bytes
+    ///   is sent once.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -169,10 +197,14 @@ impl<C, O, R, K> RetryLayer<C, O, R, HttpRequests<K>> {
     }
 }
 
-/// The `on_ok` a layer may have when [`clone_requests`](RetryLayer::clone_requests) is
-/// called: the default, or [`AcceptOk`]. That mode sets [`AcceptOk`]; a classifier set before
-/// it would be dropped unseen, so it is a compile error instead. Public in a private module:
-/// a bound users meet in a message, never a trait to implement.
+/// The `on_ok` a layer may have when [`clone_requests`](RetryLayer::clone_requests) is called:
+/// the default, or [`AcceptOk`].
+///
+/// That mode sets [`AcceptOk`].
+///
+/// A classifier set before it would be dropped unseen, so it is a compile error instead.
+///
+/// Public in a private module: a bound users meet in a message, never a trait to implement.
 #[diagnostic::on_unimplemented(
     message = "`clone_requests()` sets the layer's `on_ok` to `AcceptOk`: call `.on_ok(…)` after it",
     label = "`on_ok` set before `clone_requests()`"
@@ -187,16 +219,23 @@ impl OkBeforeCloneRequests for ByStatus {}
 impl OkBeforeCloneRequests for AcceptOk {}
 
 impl<C, O, R, M> RetryLayer<C, O, R, M> {
-    /// For a service that is not HTTP: take any `Req: Clone` and clone it for each attempt,
-    /// as tower's own `Retry` does, and take every `Ok` as the answer ([`AcceptOk`]; set
-    /// [`on_ok`](RetryLayer::on_ok) after this to classify them). Errors are classified by the
-    /// layer's [`on`](RetryLayer::on), [`TransportErrors`] by default.
+    /// For a service that is not HTTP: clone any `Req: Clone` for each attempt, as tower's own
+    /// `Retry` does.
     ///
-    /// Over HTTP, use the bodies the layer replays ([`RetryLayer::new`]) or, for a `Clone` body
-    /// of your own, [`clone_bodies`](RetryLayer::clone_bodies): this mode does not read the
-    /// request, so it has no status table (a `503` is an answer), no method rule (a `POST` is
-    /// retried like a `GET`), no [`idempotency_key`](RetryLayer::idempotency_key) and no hop
-    /// headers.
+    /// Every `Ok` is the answer ([`AcceptOk`]); set [`on_ok`](RetryLayer::on_ok) after this to
+    /// classify them.
+    ///
+    /// Errors are classified by the layer's [`on`](RetryLayer::on), [`TransportErrors`] by
+    /// default.
+    ///
+    /// Over HTTP, use the bodies the layer replays ([`RetryLayer::new`]), or
+    /// [`clone_bodies`](RetryLayer::clone_bodies) for a `Clone` body of your own.
+    ///
+    /// This mode does not read the request. So it has:
+    ///
+    /// - no status table: a `503` is an answer;
+    /// - no method rule: a `POST` is retried like a `GET`;
+    /// - no [`idempotency_key`](RetryLayer::idempotency_key) and no hop headers.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -214,8 +253,9 @@ impl<C, O, R, M> RetryLayer<C, O, R, M> {
     /// assert_eq!(svc.ready().await.unwrap().call(7).await.unwrap(), 7);
     /// # }
     /// ```
-    // The bound on the method, not the impl: an `on_ok` set before is then the message
-    // below, not "the method exists but its trait bounds were not satisfied".
+    // The bound on the method, not the impl: an `on_ok` set before is then the message below.
+    //
+    // Not "the method exists but its trait bounds were not satisfied".
     pub fn clone_requests(self) -> RetryLayer<C, AcceptOk, R, CloneRequests>
     where
         O: OkBeforeCloneRequests,
@@ -250,10 +290,12 @@ impl<S, C: Clone, O: Clone, R: Clone, M: Clone> Layer<S> for RetryLayer<C, O, R,
 
 /// The service a [`RetryLayer`] makes: each request runs the retry loop around `S`.
 ///
-/// The parameters after `S` are the layer's, and default to what [`RetryLayer::new`] sets:
-/// the service of a layer given no other classifier, budget, timeout, hedge or request mode
-/// is `RetryService<S>`, a type a struct field holds. One client, built once, in an axum
-/// app's state, and called from a handler:
+/// The parameters after `S` are the layer's, and default to what [`RetryLayer::new`] sets.
+///
+/// A layer given no other classifier, budget, timeout, hedge or request mode makes a
+/// `RetryService<S>`: a type a struct field holds.
+///
+/// One client, built once, in an axum app's state, and called from a handler:
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {

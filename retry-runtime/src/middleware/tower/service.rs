@@ -1,5 +1,7 @@
-//! The `Service` impl: one for both request modes, its bounds written once (in the one impl of
-//! [`Serve`], which the `Service` impl and the [`ResponseFuture`] ask).
+//! The `Service` impl: one for both request modes.
+//!
+//! Its bounds are written once, in the one impl of [`Serve`], which the `Service` impl and the
+//! [`ResponseFuture`] ask.
 
 use core::future::poll_fn;
 use core::task::{Context, Poll};
@@ -22,8 +24,9 @@ use crate::run::guard::Guard;
 use crate::run::timeout::AttemptTimeout;
 use crate::Decision;
 
-/// A failed attempt of the layer, to its loop: the inner service's error, boxed, or a
-/// response retried for its status.
+/// A failed attempt of the layer, to its loop.
+///
+/// The inner service's error, boxed, or a response retried for its status.
 type Lost<Resp> = Failure<BoxError, Resp>;
 
 impl<S, Req, C, O, N, G, B, L, D, Gd, M> Serve<Req>
@@ -75,9 +78,14 @@ where
         // The first attempt goes to the service made ready; the others to clones of it.
         let first = self.inner.call(req);
         // The clone is made in place, inside the future: a first-attempt success copies no
-        // more than it must. (The layer's settings are copied, not shared behind an `Arc`: its
-        // count would be one shared cache line written by every request on every core. The
-        // default budget's table is the exception: its `Arc` is counted once per call.)
+        // more than it must.
+        //
+        // The layer's settings are copied, not shared behind an `Arc`.
+        //
+        // An `Arc`'s count would be one shared cache line written by every request on every
+        // core.
+        //
+        // The default budget's table is the exception: its `Arc` is counted once per call.
         if self.layer.retry.first_attempt_alone::<Lost<S::Response>>() {
             ResponseFuture::first(first, self.for_call(host), kept)
         } else {
@@ -98,8 +106,9 @@ where
         accepted
     }
 
-    // Out of line: the loop's future is built once per call that needs it, and kept out of
-    // `call`'s frame (a first success's path).
+    // Out of line: the loop's future is built once per call that needs it.
+    //
+    // It is kept out of `call`'s frame, a first success's path.
     #[inline(never)]
     fn looping(
         self,
@@ -121,10 +130,13 @@ where
                 None => (None, None),
             };
             let shared = shared.as_ref();
-            // A request that cannot be sent again (an HTTP body over the limit, or answered
-            // before it was sent whole) ends the call on that attempt's outcome. Each attempt
-            // judges its own request as it ends; for one cut by its timeout, which judged
-            // nothing, what the call kept says.
+            // A request that cannot be sent again ends the call on that attempt's outcome.
+            //
+            // That is an HTTP body over the limit, or one answered before it was sent whole.
+            //
+            // Each attempt judges its own request as it ends.
+            //
+            // For one cut by its timeout, which judged nothing, what the call kept says.
             let verdicts = &Verdicts::default();
             let again = move || {
                 verdicts
@@ -147,8 +159,9 @@ where
             let shown = None;
             let not_sent = NotSent::new(layer.level(), layer.retry.name(), shown);
             let not_sent = &not_sent;
-            // A response retried for its status is a failure of the loop: classified as the
-            // attempt ends (`sort`), its decision kept in it.
+            // A response retried for its status is a failure of the loop.
+            //
+            // It is classified as the attempt ends (`sort`), its decision kept in it.
             let retry = layer.retry.for_call(
                 Transparently(
                     move |failure: &Lost<S::Response>| match failure {
@@ -168,8 +181,9 @@ where
                         Failure::Status { decision, .. } => *decision,
                     },
                     move |failure: &Lost<S::Response>| match failure {
-                        // Sent again only if it can be (its verdict read, not taken: `classify`
-                        // takes it if the loop does not send it again at once).
+                        // Sent again only if it can be: its verdict read, not taken.
+                        //
+                        // `classify` takes it if the loop does not send it again at once.
                         Failure::Error(e)
                             if verdicts
                                 .peek()
@@ -197,9 +211,12 @@ where
             // (its request is stamped as the one it repeats).
             let op = move |n: u32| {
                 sent += 1;
-                // Nothing borrowed from the call is held across an await but what is
-                // `Sync` by the bounds: the service is cloned here, the request made from
-                // what the attempts own, and the mode's future borrows only what is shared.
+                // Nothing borrowed from the call is held across an await but what is `Sync` by
+                // the bounds.
+                //
+                // The service is cloned here, and the request made from what the attempts own.
+                //
+                // The mode's future borrows only what is shared.
                 let first = first.take();
                 let next = first.is_none().then(|| {
                     let (shared, owned) = shared
@@ -230,8 +247,9 @@ where
                         (None, None) => unreachable!("each attempt has its service"),
                     };
                     let outcome = attempt.judged(outcome, verdicts).await;
-                    // Sorted only where it may be sent again: else the response is the
-                    // answer (`again` says so in the loop's classifiers).
+                    // Sorted only where it may be sent again.
+                    //
+                    // Else the response is the answer: `again` says so in the loop's classifiers.
                     Failure::sort(outcome, on_ok, resend, not_sent)
                 };
                 crate::middleware::attempt(attempt, sent - 1)
@@ -248,8 +266,9 @@ where
 }
 
 impl<S: Clone, C: Clone, O: Clone, R: Clone, M: Clone> RetryService<S, C, O, R, M> {
-    /// The copy of the service a call keeps (for the loop, if its first attempt is not the
-    /// answer), with the budget its request's host has.
+    /// The copy of the service a call keeps, with the budget its request's host has.
+    ///
+    /// The loop uses it if its first attempt is not the answer.
     #[inline]
     fn for_call(&self, host: u8) -> Self {
         let mut copy = self.clone();
