@@ -50,15 +50,19 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
         breaker,
         throttle,
     } = hooks(cx);
-    // The return type checked first, by `IsResult`'s own (empty, inlined) method: a type that
-    // is not a `Result` gets that message alone, not the loop's bound and its file again.
+    // The return type checked first, by `IsResult`'s own (empty, inlined) method.
+    //
+    // A type that is not a `Result` gets that message alone, not the loop's bound and its file
+    // again.
+    //
     // A type with an `impl Trait` cannot be named here: the loop checks it.
     let ret = &cx.ret;
     let ret_check = (!cx.ret_has_impl).then(|| {
         quote_spanned!(cx.ret_span=> #p_ret::IsResult::returned(::core::marker::PhantomData::<#ret>);)
     });
-    // The cancel token, beside the guards, only where `cancel` is given: without it the
-    // guards' type, and so the expansion, is what it always was.
+    // The cancel token, beside the guards, only where `cancel` is given.
+    //
+    // Without it, the guards' type, and so the expansion, is unchanged.
     let guard = match &cx.args.cancel {
         Some(token) => {
             let span = token.span();
@@ -67,9 +71,11 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
         }
         None => quote!((#breaker, #throttle)),
     };
-    // The call's figures, kept by a recorder made as the call starts, among the guards, only
-    // where `stats` is given or a hook is awaited (the recorder keeps what it is handed):
-    // without them the expansion is what it always was.
+    // The call's figures, kept by a recorder made as the call starts, among the guards.
+    //
+    // Only where `stats` is given or a hook is awaited: the recorder keeps what it is handed.
+    //
+    // Without them, the expansion is unchanged.
     let awaits = [cx.notify, cx.give_up, cx.stats]
         .into_iter()
         .any(Calling::awaits);
@@ -94,8 +100,10 @@ pub(super) fn setup(cx: &Context) -> TokenStream {
                     TokenStream::new(),
                 ),
             };
-            // Every call's figures for an awaited `stats`; the event and error kept for an
-            // awaited `notify`; an awaited `give_up` alone reads only a give-up.
+            // Every call's figures for an awaited `stats`.
+            //
+            // The event and error kept for an awaited `notify`; an awaited `give_up` alone reads
+            // only a give-up.
             let hook = if awaits {
                 let (all, notify) = (cx.stats.awaits(), cx.notify.awaits());
                 quote!(#p::ReadAfter::<_, #all, #notify>(#hook))
@@ -149,8 +157,10 @@ struct HookFields {
 fn hooks(cx: &Context) -> HookFields {
     let Context { p, p_ret, .. } = cx;
     let args = cx.args;
-    // No `on`: an error type that implements `Transient` is classified by it, any other is
-    // retried on every error (autoref specialisation on the return type, see `DefaultOn`).
+    // No `on`: an error type that implements `Transient` is classified by it.
+    //
+    // Any other is retried on every error (autoref specialisation on the return type, see
+    // `DefaultOn`).
     let chooser = default_on_chooser(&cx.ret);
     let on = hook(
         cx,
@@ -162,9 +172,10 @@ fn hooks(cx: &Context) -> HookFields {
             (&&#p_ret::DefaultOn::<#chooser>::new()).default_on()
         }},
     );
-    // A closure gets its signature from `notifier`; any other value (a fn path, a `Notify`
-    // value of the user's own type, which hears of hedges and retried `Ok`s) is checked as a
-    // `Notify` by `notify_value`.
+    // A closure gets its signature from `notifier`.
+    //
+    // Any other value is checked as a `Notify` by `notify_value`: a fn path, or a `Notify` value
+    // of the user's own type, which hears of hedges and retried `Ok`s.
     let notifier = match &args.notify {
         Some(syn::Expr::Closure(_)) | None => Check::Notify,
         Some(_) => Check::NotifyValue,
@@ -196,10 +207,14 @@ fn hooks(cx: &Context) -> HookFields {
             quote_spanned!(budget.span()=> #p_at::BudgetArg::budget(#budget))
         }
         None if args.budget_none.is_some() => quote!(#p_ret::Unset),
-        // The function's own budget: one `static` per annotated function, shared by every
-        // call of it (whatever its generic arguments), reached through a type of no size, so
-        // that the hooks the loop is handed hold nothing for it (a success path that keeps
-        // nothing on the stack needs no frame).
+        // The function's own budget: one `static` per annotated function.
+        //
+        // Every call of it shares it, whatever its generic arguments.
+        //
+        // It is reached through a type of no size, so the hooks the loop is handed hold nothing
+        // for it.
+        //
+        // A success path that keeps nothing on the stack needs no frame.
         None => quote! {{
             struct __RetryJitterBudget;
             impl #p_ret::Budget for __RetryJitterBudget {
@@ -225,8 +240,9 @@ fn hooks(cx: &Context) -> HookFields {
     }
 }
 
-/// The breaker and the throttle, through helpers spanned at their keys: an error type without
-/// the `From` they need is reported there.
+/// The breaker and the throttle, through helpers spanned at their keys.
+///
+/// An error type without the `From` they need is reported there.
 fn guard(
     cx: &Context,
     arg: &Option<(Ident, syn::Expr)>,
@@ -248,8 +264,9 @@ fn guard(
     }
 }
 
-/// The tracer, where the `tracing` feature is built in: each retry's event at `trace_level`,
-/// the error shown as its type allows.
+/// The tracer, where the `tracing` feature is built in.
+///
+/// Each retry's event is at `trace_level`, the error shown as its type allows.
 fn trace(cx: &Context) -> TokenStream {
     let Context {
         p_ret,
@@ -320,9 +337,13 @@ fn policy(args: &Args, p: &TokenStream) -> TokenStream {
     out
 }
 
-/// The return type the default `on` is chosen on: `()` for each erased `impl Trait` (a `_`,
-/// which nothing there would infer). The choice looks at the error type only; an opaque one
-/// (`impl Error`) is not known to be `Transient`, so every error is retried.
+/// The return type the default `on` is chosen on.
+///
+/// `()` stands for each erased `impl Trait`: a `_`, which nothing there would infer.
+///
+/// The choice looks at the error type only.
+///
+/// An opaque one (`impl Error`) is not known to be `Transient`, so every error is retried.
 fn default_on_chooser(ret: &Type) -> Type {
     struct Fill;
     impl crate::walk::VisitMut for Fill {

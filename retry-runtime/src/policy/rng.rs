@@ -1,12 +1,18 @@
 //! The jitter's randomness: one small generator per thread, seeded from the OS on first use.
 //!
-//! No lock and no allocation per draw. Nothing here is held across an `.await`: a draw borrows
-//! the thread's generator for the draw alone, so retried futures stay `Send`.
+//! No lock and no allocation per draw.
+//!
+//! Nothing here is held across an `.await`: a draw borrows the thread's generator for the draw
+//! alone, so retried futures stay `Send`.
 //!
 //! No dependency either: the generator (rand's `SmallRng`, draw for draw) and its range draws
-//! (rand's `random_range`) are written out here, and the seed comes from std's `RandomState`,
-//! whose keys are the OS's randomness. rand, rand_core and getrandom cost a user's cold build
-//! more than the rest of this crate; the tests check each draw against rand's.
+//! (rand's `random_range`) are written out here.
+//!
+//! The seed comes from std's `RandomState`, whose keys are the OS's randomness.
+//!
+//! rand, rand_core and getrandom cost a user's cold build more than the rest of this crate.
+//!
+//! The tests check each draw against rand's.
 
 use core::cell::Cell;
 use core::time::Duration;
@@ -14,14 +20,20 @@ use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 
 thread_local! {
-    // The generator's state, all zero until this thread's first draw seeds it (xoshiro never
-    // reaches the zero state). A `Cell` of plain words: no borrow flag, no destructor, so a
-    // draw reads the state and writes it back, and nothing else.
+    // The generator's state, all zero until this thread's first draw seeds it.
+    //
+    // xoshiro never reaches the zero state.
+    //
+    // A `Cell` of plain words: no borrow flag, no destructor. A draw reads the state and writes
+    // it back, and nothing else.
     static RNG: Cell<[u64; 4]> = const { Cell::new([0; 4]) };
 }
 
-/// xoshiro256++, the generator behind rand's `SmallRng` on 64-bit targets, written out here
-/// so that its state can live in a `Cell`: seeded alike, it draws exactly what `SmallRng` does.
+/// xoshiro256++, the generator behind rand's `SmallRng` on 64-bit targets.
+///
+/// Written out here so its state can live in a `Cell`.
+///
+/// Seeded alike, it draws exactly what `SmallRng` does.
 struct Xoshiro([u64; 4]);
 
 impl Xoshiro {
@@ -39,9 +51,12 @@ impl Xoshiro {
         Xoshiro(s)
     }
 
-    /// A state from the OS's randomness (never all zero): four words hashed with a fresh
-    /// `RandomState`, whose SipHash keys std draws from the OS once per thread (and steps for
-    /// each new one), so that no two threads, and no two seedings, start alike.
+    /// A state from the OS's randomness, never all zero.
+    ///
+    /// Four words hashed with a fresh `RandomState`, whose SipHash keys std draws from the OS
+    /// once per thread, stepping them for each new one.
+    ///
+    /// So no two threads, and no two seedings, start alike.
     fn from_os() -> Self {
         let keys = RandomState::new();
         let s = [0_u8, 1, 2, 3].map(|word| keys.hash_one(word));
@@ -72,9 +87,13 @@ impl Xoshiro {
     }
 }
 
-/// A number drawn uniformly in `[0, n]` (both included), without drawing at all for `n = 0`:
-/// exactly what `rng.random_range(0..=n)` draws (rand's method, Canon's: one wide multiply,
-/// a second only when the first may be biased), so a seeded schedule is the same as ever.
+/// A number drawn uniformly in `[0, n]` (both included), without drawing at all for `n = 0`.
+///
+/// Exactly what `rng.random_range(0..=n)` draws: rand's method, Canon's.
+///
+/// One wide multiply; a second only when the first may be biased.
+///
+/// So a seeded schedule is the one rand would draw.
 #[inline]
 pub(crate) fn up_to(n: u64) -> u64 {
     if n == 0 {
@@ -100,8 +119,11 @@ fn wmul(a: u64, b: u64) -> (u64, u64) {
     ((wide >> 64) as u64, wide as u64)
 }
 
-/// A wait drawn uniformly in `[lo, hi]` (both included); `lo` when `hi <= lo`. For a backoff
-/// whose bounds do not fit in `u64` nanoseconds (584 years); the others draw with [`up_to`].
+/// A wait drawn uniformly in `[lo, hi]` (both included); `lo` when `hi <= lo`.
+///
+/// For a backoff whose bounds do not fit in `u64` nanoseconds (584 years).
+///
+/// The others draw with [`up_to`].
 pub(crate) fn uniform(lo: Duration, hi: Duration) -> Duration {
     if hi <= lo {
         return lo;
@@ -141,9 +163,11 @@ fn wmul_wide(a: u128, b: u128) -> (u128, u128) {
 /// `f` with this thread's generator, seeded from the OS on first use.
 #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
 fn with_rng<T>(f: impl FnOnce(&mut Xoshiro) -> T) -> T {
-    // Two accesses of one closure each, the state read and written back: small enough to be
-    // inlined, each is an address computed from the thread pointer. The state stays in
-    // registers in between.
+    // Two accesses of one closure each, the state read and written back.
+    //
+    // Small enough to be inlined, each is an address computed from the thread pointer.
+    //
+    // The state stays in registers in between.
     let mut state = RNG.with(Cell::get);
     if state[0] | state[1] | state[2] | state[3] == 0 {
         seed_from_os();
@@ -183,8 +207,9 @@ mod tests {
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 
-    /// The draws are rand's `SmallRng` and `random_range(0..=n)`, number for number: a seeded
-    /// schedule did not change when the generator moved into a `Cell`.
+    /// The draws are rand's `SmallRng` and `random_range(0..=n)`, number for number.
+    ///
+    /// So a seeded schedule is rand's.
     #[test]
     fn up_to_draws_what_random_range_draws() {
         for n in [
@@ -213,8 +238,10 @@ mod tests {
         assert_eq!(uniform(lo, hi), theirs);
     }
 
-    /// The draws above `u64` are rand's too: the widening multiply and the second draw where
-    /// the first may be biased, at ranges of every size up to `u128::MAX`.
+    /// The draws above `u64` are rand's too.
+    ///
+    /// The widening multiply, and the second draw where the first may be biased, at ranges of
+    /// every size up to `u128::MAX`.
     #[test]
     fn wide_draws_are_what_random_range_draws() {
         for n in [

@@ -20,18 +20,23 @@ use crate::run::wait::{attempt_or_cancel, sleep_or_cancel};
 use super::stats::{HookRef, StatsOf};
 use super::Retry;
 
-/// The recorder of an async call of a `Retry` whose guards are `Gd` (its `stats` hook and its
-/// async hooks), for an error `E`.
+/// The recorder of an async call of a `Retry` whose guards are `Gd`, for an error `E`.
+///
+/// The guards here are its `stats` hook and its async hooks.
 type AsyncRecorder<'a, Gd, E> =
     Recorder<Awaits<HookRef<'a, <Gd as StatsOf>::Hook>, <Gd as StatsOf>::Awaited, E>>;
 
 impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     with_loop_bounds! {
-        /// Call the future-making `op` until its future succeeds or retrying ends, sleeping the
-        /// waits with `tokio::time::sleep` (and measuring `max_elapsed` on tokio's clock).
+        /// Call the future-making `op` until its future succeeds or retrying ends.
         ///
-        /// The future is `Send` when `op`'s futures are and `V` and `E` are: the last outcome is
-        /// kept through each wait, to be returned should the policy's `max_elapsed` pass during it.
+        /// The waits are slept with `tokio::time::sleep`; `max_elapsed` is measured on tokio's
+        /// clock.
+        ///
+        /// The future is `Send` when `op`'s futures are and `V` and `E` are.
+        ///
+        /// The last outcome is kept through each wait, to be returned should the policy's
+        /// `max_elapsed` pass during it.
         ///
         /// ```
         /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -55,8 +60,9 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
 
     with_loop_bounds! {
         /// [`call_async`](Retry::call_async), handing `op` the 1-based number of the attempt it
-        /// makes (each hedge its own): to fail over to the next endpoint, tag an attempt in a header
-        /// or log it.
+        /// makes (each hedge its own).
+        ///
+        /// Use it to fail over to the next endpoint, tag an attempt in a header, or log it.
         ///
         /// ```
         /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -84,9 +90,11 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     }
 
     with_loop_bounds! {
-        /// [`call_async`](Retry::call_async) on any runtime: `sleep` is the timer, `clock` the
-        /// clock `max_elapsed` is measured on (use [`sleep::now`](crate::sleep::now) unless the
-        /// timer has a clock of its own).
+        /// [`call_async`](Retry::call_async) on any runtime.
+        ///
+        /// `sleep` is the timer; `clock` is the clock `max_elapsed` is measured on.
+        ///
+        /// Use [`sleep::now`](crate::sleep::now) unless the timer has a clock of its own.
         ///
         /// ```
         /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -149,10 +157,15 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         }
     }
 
-    /// The async loop every `call_async*` runs, with `hooks` (the `Retry`'s, or theirs with a
-    /// call's recorder): `op` is handed the attempt's number.
-    /// With `awaiting`, the call's recorder and its async hooks: an async `notify` is awaited
-    /// before each wait (the hedged loop awaits none).
+    /// The async loop every `call_async*` runs, with `hooks`: the `Retry`'s, or theirs with a
+    /// call's recorder.
+    ///
+    /// `op` is handed the attempt's number.
+    ///
+    /// With `awaiting` (the call's recorder and its async hooks), an async `notify` is awaited
+    /// before each wait.
+    ///
+    /// The hedged loop awaits none.
     #[allow(clippy::type_complexity)]
     pub(super) async fn run_async_with<V, E, H, Hk, A, F, Fut, S, SFut>(
         &self,
@@ -190,16 +203,18 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
         }
         let mut state = LoopState::<Result<V, E>>::new();
         let cancel = hooks.cancel();
-        // With a cancel token, the last outcome, kept through an attempt after a failure: a
-        // cancel during that attempt drops it and ends the call with this one.
+        // With a cancel token, the last outcome is kept through an attempt after a failure.
+        //
+        // A cancel during that attempt drops it and ends the call with this one.
         let mut kept = None;
         loop {
             if let ControlFlow::Break(refused) = state.admit(hooks, self.name, clock) {
                 return refused;
             }
             let attempt = state.attempt();
-            // Raced against the token only after a failure, with a token: without one, this
-            // folds away and the attempt is awaited as it is.
+            // Raced against the token only after a failure, with a token.
+            //
+            // Without one, this folds away and the attempt is awaited as it is.
             let raced = cancel.zip(kept.take());
             let (outcome, cut) = match self.timeout.limit() {
                 None => match raced {
@@ -230,8 +245,11 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
                 state.succeeded_with(hooks, self.name, clock);
                 return outcome;
             }
-            // The outcome is gone before the wait: only the last one is kept through it,
-            // where the policy has a deadline that may end the call after it.
+            // The outcome is gone before the wait.
+            //
+            // Only the last one is kept through it, where the policy has a deadline that may end
+            // the call after it.
+            //
             // With a cancel token, the wait ends at once when it is cancelled.
             let (wait, last) = match state.failed(call, outcome, verdict, hooks, self.name, cut) {
                 ControlFlow::Break(outcome) => return outcome,
@@ -302,13 +320,21 @@ impl<C, N, G, B, T, O, Gd: StatsOf> Retry<C, N, G, B, T, Unset, Unset, O, Gd> {
 }
 
 impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
-    /// Stop retrying once `token` is cancelled: a wait between attempts ends at once (the
-    /// blocking wait of [`call`](Retry::call) too), no further attempt starts, and the call
-    /// returns its last error ([`GiveUpReason::Cancelled`](crate::GiveUpReason::Cancelled)).
-    /// The first attempt is always made; in [`call_async`](Retry::call_async), a later one
-    /// running when the token is cancelled is dropped, and the error before it returned; a
-    /// sync attempt is not interrupted.
-    /// See [`CancelToken`]. (Given twice, the last token is the one read.)
+    /// Stop retrying once `token` is cancelled. See [`CancelToken`].
+    ///
+    /// A wait between attempts ends at once, the blocking wait of [`call`](Retry::call) too.
+    ///
+    /// No further attempt starts, and the call returns its last error
+    /// ([`GiveUpReason::Cancelled`](crate::GiveUpReason::Cancelled)).
+    ///
+    /// The first attempt is always made.
+    ///
+    /// In [`call_async`](Retry::call_async), a later attempt running when the token is cancelled
+    /// is dropped, and the error before it returned.
+    ///
+    /// A sync attempt is not interrupted.
+    ///
+    /// Given twice, the last token is the one read.
     ///
     /// ```
     /// use retry_jitter::{CancelToken, GiveUp, GiveUpReason, Policy, Retry};
