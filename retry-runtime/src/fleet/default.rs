@@ -182,8 +182,9 @@ pub struct DefaultBudget {
     counted: [Stripe; OWNED + 1],
     /// Whether a call was ever counted (the first one reads the clock).
     started: AtomicBool,
-    /// What the folds keep and the window, held while folding, taking or giving back a share
-    /// (the retry path alone takes it).
+    /// What the folds keep, and the window.
+    ///
+    /// Held while folding, taking or giving back a share: the retry path alone takes it.
     folded: Mutex<Folded>,
 }
 
@@ -265,9 +266,13 @@ impl DefaultBudget {
         self.started.store(true, Ordering::Release);
     }
 
-    /// Count the calls made since the last fold in the window: spread evenly over the slots
-    /// since then (the clock's own included), of which only those still in the window keep
-    /// theirs. Returns the state, still held, for the share to be taken.
+    /// Count the calls made since the last fold in the window.
+    ///
+    /// They are spread evenly over the slots since then, the clock's own included.
+    ///
+    /// Only those still in the window keep their share.
+    ///
+    /// Returns the state, still held, for the share to be taken.
     fn fold(&self, clock: Clock) -> MutexGuard<'_, Folded> {
         let mut folded = self.folded();
         let slot = folded.ratio().slot_now(clock);
@@ -286,9 +291,12 @@ impl DefaultBudget {
         if calls == 0 {
             return folded;
         }
-        // Of `over` slots, the last `kept` are in the window: their share of the calls (to the
-        // nearest call: one call after a silence still counts) is spread over them, slot
-        // `slot - k` getting its part, the remainder the latest ones.
+        // Of `over` slots, the last `kept` are in the window.
+        //
+        // Their share of the calls is spread over them: slot `slot - k` gets its part, the
+        // latest ones the remainder.
+        //
+        // The share is to the nearest call: one call after a silence still counts.
         let kept = over.min(SLOTS as u64);
         let share =
             (u128::from(calls) * u128::from(kept) + u128::from(over / 2)) / u128::from(over);
@@ -320,8 +328,9 @@ impl Default for DefaultBudget {
 }
 
 impl SharedBudget for DefaultBudget {
-    /// A load and a store on this thread's stripe (an atomic add beyond 16 threads alive at
-    /// once; and, the very first time, a clock reading).
+    /// A load and a store on this thread's stripe.
+    ///
+    /// Beyond 16 threads alive at once, an atomic add; the very first time, a clock reading.
     #[inline]
     fn begin(&self, clock: Clock) {
         self.first_success(clock, ());
@@ -332,8 +341,10 @@ impl SharedBudget for DefaultBudget {
     fn first_success<T>(&self, clock: Clock, out: T) -> T {
         let i = stripe();
         if i < OWNED {
-            // Only this thread writes this stripe: no read-modify-write needed. A stripe still
-            // at zero has never counted a call of this budget: the budget may not have begun.
+            // Only this thread writes this stripe: no read-modify-write needed.
+            //
+            // A stripe still at zero has never counted a call of this budget: the budget may
+            // not have begun.
             let c = &self.counted[i].0;
             let n = c.load(Ordering::Relaxed);
             if n != 0 {
@@ -353,8 +364,10 @@ impl SharedBudget for DefaultBudget {
     }
 }
 
-/// A [`Retry`](crate::Retry)'s own budget, what [`Retry::new`](crate::Retry::new) gives it: a
-/// [`DefaultBudget`] the `Retry` shares with its clones (and with nothing else), until
+/// A [`Retry`](crate::Retry)'s own budget, what [`Retry::new`](crate::Retry::new) gives it.
+///
+/// A [`DefaultBudget`] the `Retry` shares with its clones, and with nothing else.
+///
 /// [`budget`](crate::Retry::budget) or [`budget_none`](crate::Retry::budget_none) replaces it.
 ///
 /// ```
@@ -395,8 +408,9 @@ mod tests {
     use std::sync::atomic::AtomicU64 as Nanos;
     use std::time::Instant;
 
-    /// A clock tests move by hand, shared by the tests of this module (each test its own
-    /// budget, reading it only while holding `LOCK`).
+    /// A clock tests move by hand, shared by the tests of this module.
+    ///
+    /// Each test has its own budget, and reads it only while holding `LOCK`.
     static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     static OFFSET: Nanos = Nanos::new(0);
     static LOCK: Mutex<()> = Mutex::new(());
@@ -489,8 +503,9 @@ mod tests {
             }
         });
         assert_eq!(b.available(clock), 100 + 8_000);
-        // They exited and gave their stripes back (every bit clear but those of threads alive
-        // now elsewhere in this process): the next threads own them and count as well.
+        // They exited and gave their stripes back: the next threads own them and count as well.
+        //
+        // Every bit is clear but those of threads alive now elsewhere in this process.
         std::thread::scope(|s| {
             for _ in 0..16 {
                 s.spawn(|| calls(&b, 500));

@@ -314,9 +314,12 @@ impl RatioBudget {
         self.take_retry(clock).is_some()
     }
 
-    /// Take one retry's (or hedge's) share, as [`try_retry`](RatioBudget::try_retry) does:
-    /// `None` when the budget is spent, else the ticket that names the slot it was taken in,
-    /// for [`refund`](RatioBudget::refund) should the retry not run.
+    /// Take one retry's (or hedge's) share, as [`try_retry`](RatioBudget::try_retry) does.
+    ///
+    /// `None` when the budget is spent.
+    ///
+    /// Else the ticket that names the slot it was taken in, for
+    /// [`refund`](RatioBudget::refund) should the retry not run.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -337,8 +340,10 @@ impl RatioBudget {
         if self.add(Ring::Retries, slot, 1) == 1 {
             Some(RetryTicket::new(slot))
         } else {
-            // This thread's slot left the window while it was taking (it slept longer than
-            // the window), or the slot's count is full: the retry is not made.
+            // This thread's slot left the window while it was taking: it slept longer than the
+            // window.
+            //
+            // Or the slot's count is full. Either way, the retry is not made.
             self.balance.fetch_add(UNIT, Ordering::AcqRel);
             None
         }
@@ -365,8 +370,9 @@ impl RatioBudget {
     /// ```
     pub fn refund(&self, ticket: RetryTicket) {
         let number = ticket.slot();
-        // Every slot before `head - 15` has left the window (or is leaving it now: the
-        // thread that moved `head` empties it next, and the tag check below then fails).
+        // Every slot before `head - 15` has left the window, or is leaving it now.
+        //
+        // The thread that moved `head` empties it next, and the tag check below then fails.
         if number.saturating_add(SLOTS as u64) <= self.head.load(Ordering::Acquire) {
             return;
         }
@@ -393,9 +399,12 @@ impl RatioBudget {
         }
     }
 
-    /// A call succeeded after `retries` retries (0: at its first attempt). Nothing to do: a
-    /// ratio budget counts calls when they begin and retries when they are taken, whatever
-    /// they return. Kept beside [`RetryBudget::succeeded_after`](crate::RetryBudget::succeeded_after).
+    /// A call succeeded after `retries` retries (0: at its first attempt).
+    ///
+    /// Nothing to do: a ratio budget counts calls when they begin and retries when they are
+    /// taken, whatever they return.
+    ///
+    /// Kept beside [`RetryBudget::succeeded_after`](crate::RetryBudget::succeeded_after).
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -476,8 +485,11 @@ impl RatioBudget {
         }
     }
 
-    /// Bring the slot of `number` in `ring` to that number, emptying what an older slot there
-    /// counted (with `any`, whatever other slot): `false` if it already holds a younger one.
+    /// Bring the slot of `number` in `ring` to that number.
+    ///
+    /// It empties what an older slot there counted (with `any`, whatever other slot).
+    ///
+    /// `false` if it already holds a younger one.
     fn enter(&self, ring: Ring, number: u64, any: bool) -> bool {
         let slot = self.ring(ring, number);
         let tag = number as u32;
@@ -505,8 +517,9 @@ impl RatioBudget {
         }
     }
 
-    /// Count `n` in slot `number` of `ring`: how many were counted (0 if that slot has left
-    /// the window, fewer than `n` if its count is full).
+    /// Count `n` in slot `number` of `ring`: how many were counted.
+    ///
+    /// 0 if that slot has left the window; fewer than `n` if its count is full.
     #[inline]
     fn add(&self, ring: Ring, number: u64, n: u32) -> u32 {
         let slot = self.ring(ring, number);
