@@ -1,5 +1,7 @@
 //! The receiver: how each attempt gets a `self` of its own (the `self` rows of rebind.rs's
-//! table), and the body's `self` renamed to it.
+//! table).
+//!
+//! And the body's `self`, renamed to it.
 
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -18,8 +20,9 @@ pub(crate) struct SelfUse {
     /// Whether a `self` by value is made with `own_self` (re-borrowed if `Self` is a `&mut`),
     /// else cloned.
     pub(crate) own: bool,
-    /// Where the return type's `Ok` type may hold a borrow of a `self` by value (it names
-    /// `Self`, or a lifetime the function does not declare: the `impl`'s).
+    /// Where the return type's `Ok` type may hold a borrow of a `self` by value.
+    ///
+    /// It does when it names `Self`, or a lifetime the function does not declare: the `impl`'s.
     pub(crate) returned: Option<Span>,
 }
 
@@ -69,12 +72,15 @@ pub(crate) fn receiver_binding(
         Type::Reference(r) if r.mutability.is_none() => return None,
         Type::Reference(_) if !usage.reborrow => return None,
         // A body that passes `self` on (`Parser::new(self)`, `fetch_one(self)`) moves it where
-        // the callee is generic: each attempt moves its own re-borrow.
+        // the callee is generic.
+        //
+        // So each attempt moves its own re-borrow.
         Type::Reference(_) => (None, quote_spanned!(span=> &mut *#self_token)),
         ty if is_pin_mut(ty) => {
-            // `Pin::as_mut` takes `&mut self`: the binding must be `mut`. A `mut` of the
-            // user's is for the body, which changes the `Pin` (`self.field = …` through
-            // `DerefMut`): it goes to each attempt's re-borrow.
+            // `Pin::as_mut` takes `&mut self`: the binding must be `mut`.
+            //
+            // A `mut` of the user's is for the body, which changes the `Pin` (`self.field = …`
+            // through `DerefMut`): it goes to each attempt's re-borrow.
             let mutability = receiver.mutability.replace(syn::Token![mut](span));
             (
                 mutability,
@@ -82,13 +88,18 @@ pub(crate) fn receiver_binding(
             )
         }
         Type::Path(path) if usage.own && path.qself.is_none() && path.path.is_ident("Self") => {
-            // `self` as `Self`, which may be a `&mut` (never `Clone`). The attempt's `self` is
-            // `own_self`'s, which takes `&mut self`: the signature's binding is `mut`; the
-            // user's `mut` moves to each attempt's own `self`.
+            // `self` as `Self`, which may be a `&mut` (never `Clone`).
+            //
+            // The attempt's `self` is `own_self`'s, which takes `&mut self`: the signature's
+            // binding is `mut`.
+            //
+            // The user's `mut` moves to each attempt's own `self`.
             let mutability = receiver.mutability.replace(syn::Token![mut](span));
             let private_at = |at: Span| crate::respan::respan(private, at);
-            // The kind, spanned where it is checked: at the return type that may hold a borrow
-            // of a re-borrowed `self` (a `Self` that is a `&mut`), else at `self`.
+            // The kind, spanned where it is checked.
+            //
+            // At the return type that may hold a borrow of a re-borrowed `self` (a `Self` that
+            // is a `&mut`); else at `self`.
             let at = usage.returned.unwrap_or(span);
             let p_at = private_at(at);
             let kind = quote_spanned! {at=> {
@@ -97,9 +108,10 @@ pub(crate) fn receiver_binding(
                 (&&#p_at::SelfKind::<Self>::new()).kind()
             }};
             let p_self = private_at(span);
-            // `unborrowed`'s call, as `own_self`'s, is spanned at `self`, and only its argument
-            // at the return type: a `Self` that is not `Clone` is then one error, at `self`,
-            // not two.
+            // `unborrowed`'s call, as `own_self`'s, is spanned at `self`; only its argument at
+            // the return type.
+            //
+            // A `Self` that is not `Clone` is then one error, at `self`, not two.
             let kind = match usage.returned {
                 Some(_) => quote_spanned!(span=> #p_self::Unborrowed::unborrowed(#kind)),
                 None => kind,
@@ -144,8 +156,11 @@ fn is_pin_mut(ty: &Type) -> bool {
         )
 }
 
-/// The body with its `self` renamed `alias`, outside the items nested in it (an `fn` or `impl`
-/// in the body has a `self` of its own). `self::path` is a module path, and stays.
+/// The body with its `self` renamed `alias`, outside the items nested in it.
+///
+/// An `fn` or `impl` in the body has a `self` of its own.
+///
+/// `self::path` is a module path, and stays.
 pub(crate) fn rename_self(body: &TokenStream, alias: &Ident) -> TokenStream {
     let Ok(mut stmts) = Block::parse_within.parse2(body.clone()) else {
         // A body syn cannot parse has no items it can see either: every `self` is the receiver.
@@ -307,8 +322,9 @@ mod tests {
             let r = rebind(&mut sig, &quote!(p), false);
             assert!(r.self_alias.is_none(), "{receiver}");
         }
-        // A `&mut self` is re-borrowed per attempt, as a `&mut T` is, so that a body can pass
-        // `self` on; async-trait's too, whose `self` is a local.
+        // A `&mut self` is re-borrowed per attempt, as a `&mut T` is: a body can pass `self` on.
+        //
+        // async-trait's too, whose `self` is a local.
         for async_trait in [false, true] {
             let mut sig: Signature = syn::parse_quote!(fn f(&mut self) -> R);
             let body = quote!(Parser::new(self).parse());

@@ -1,7 +1,12 @@
-//! What the signature says, read from its syntax: the receiver's type, the borrows of `&mut`
-//! arguments the return type may hold, the `impl AsRef` arguments an attempt can borrow, whether
-//! the return type may be a `Result`. The checks (valid.rs), the function (item.rs), the
-//! per-attempt rebinding (rebind.rs) and the expansion ask it; it asks none of them.
+//! What the signature says, read from its syntax.
+//!
+//! - The receiver's type.
+//! - The borrows of `&mut` arguments the return type may hold.
+//! - The `impl AsRef` arguments an attempt can borrow.
+//! - Whether the return type may be a `Result`.
+//!
+//! The checks (valid.rs), the function (item.rs), the per-attempt rebinding (rebind.rs) and the
+//! expansion ask it; it asks none of them.
 
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
@@ -9,9 +14,12 @@ use syn::{FnArg, Signature, Token, Type};
 
 use crate::walk::VisitMut;
 
-/// The receiver's type, as written or implied: `Self` for `self`, `&'a mut Self` for `&'a mut
-/// self` (spanned at the `&` and at `self`), the type of `self: Box<Self>`. (syn's `Receiver`
-/// keeps how it was written, `ReceiverKind`, not its type.)
+/// The receiver's type, as written or implied.
+///
+/// `Self` for `self`, `&'a mut Self` for `&'a mut self` (spanned at the `&` and at `self`), the
+/// type of `self: Box<Self>`.
+///
+/// syn's `Receiver` keeps how it was written, `ReceiverKind`, not its type.
 pub(crate) fn receiver_type(r: &syn::Receiver) -> syn::Type {
     let this = syn::Type::Path(syn::TypePath {
         attrs: Vec::new(),
@@ -39,19 +47,27 @@ pub(crate) struct ReturnedBorrow {
     pub name: String,
     /// Where the return type holds it.
     pub at: proc_macro2::Span,
-    /// Whether it is held only as a shared reference (`&T`). An attempt written inline (an
-    /// `async fn`'s, a `#[track_caller]` sync fn's) may return one, if the body takes it
-    /// without re-borrowing the argument mutably: rustc judges it. Held any other way (`&mut
-    /// T`, a lifetime in a path or a bound, `Self` carrying the impl's lifetimes) it may be a
-    /// `&mut`, which no loop can hand out twice.
+    /// Whether it is held only as a shared reference (`&T`).
+    ///
+    /// An attempt written inline (an `async fn`'s, a `#[track_caller]` sync fn's) may return
+    /// one.
+    ///
+    /// It may if the body takes it without re-borrowing the argument mutably: rustc judges it.
+    ///
+    /// Held any other way, it may be a `&mut`, which no loop can hand out twice.
+    ///
+    /// The other ways: `&mut T`, a lifetime in a path or a bound, `Self` carrying the impl's
+    /// lifetimes.
     pub shared: bool,
 }
 
 /// The borrows of `&mut` arguments the return type `output` may hold, read from the signature:
-/// an elided output lifetime that comes from a `&mut` receiver or a lone `&mut` argument; a
-/// named one that a `&mut` argument carries, or that outlives it (`'c: 'e`); `Self`, which may
-/// carry any lifetime of the `impl`'s (one the function does not declare). (A lifetime hidden
-/// in a path, `Guard<T>` for `Guard<'_, T>`, is not seen.)
+///
+/// - an elided output lifetime that comes from a `&mut` receiver or a lone `&mut` argument;
+/// - a named one that a `&mut` argument carries, or that outlives it (`'c: 'e`);
+/// - `Self`, which may carry any lifetime of the `impl`'s (one the function does not declare).
+///
+/// A lifetime hidden in a path (`Guard<T>` for `Guard<'_, T>`) is not seen.
 pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<ReturnedBorrow> {
     let lifetimes = |ty: &syn::Type| {
         let mut found = Lifetimes::default();
@@ -60,8 +76,9 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
     };
     let returned = lifetimes(output);
     // Each argument's name, its lifetimes, and whether it is the receiver.
-    // (Loops rather than iterator chains: each adapter is a handful of functions compiled in
-    // the user's build.)
+    //
+    // Loops rather than iterator chains: each adapter is a handful of functions compiled in the
+    // user's build.
     let mut inputs: Vec<(String, Lifetimes, bool)> = Vec::new();
     for arg in &sig.inputs {
         inputs.push(match arg {
@@ -69,8 +86,9 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
             FnArg::Typed(t) => (t.pat.to_token_stream().to_string(), lifetimes(&t.ty), false),
         });
     }
-    // Where an elided lifetime of the output comes from: the receiver, if it is a reference;
-    // else the only lifetime of the inputs, if there is one.
+    // Where an elided lifetime of the output comes from.
+    //
+    // The receiver, if it is a reference; else the only lifetime of the inputs, if there is one.
     let mut with_lifetimes: Vec<&(String, Lifetimes, bool)> = Vec::new();
     let mut receiver = None;
     for input in &inputs {
@@ -169,10 +187,14 @@ fn outlives(sig: &Signature) -> Vec<(String, String)> {
     pairs
 }
 
-/// The lifetimes a type names: each `&` (its lifetime, `None` if elided) and each lifetime
-/// (`'_` as `None`), with where it is written and whether it is a shared reference's; and those
-/// of `&mut` references; and where it names `Self`. Not those of `fn` pointers and `Fn(…)`
-/// bounds, which are their own.
+/// The lifetimes a type names.
+///
+/// - Each `&` (its lifetime, `None` if elided) and each lifetime (`'_` as `None`).
+/// - With each, where it is written and whether it is a shared reference's.
+/// - Those of `&mut` references.
+/// - Where it names `Self`.
+///
+/// Not those of `fn` pointers and `Fn(…)` bounds, which are their own.
 #[derive(Default)]
 struct Lifetimes {
     all: Vec<(Option<String>, proc_macro2::Span, bool)>,
@@ -224,10 +246,12 @@ impl VisitMut for Lifetimes {
     }
 }
 
-/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…): an argument each attempt can borrow
-/// rather than clone, since `&T: AsRef<U>` wherever `T: AsRef<U>`; it need not be `Clone`
-/// (`tokio::fs`'s signatures). Only bounds that `&T` keeps: one that consumes (`Into<PathBuf>`)
-/// needs a value of its own.
+/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…): an argument each attempt can borrow rather
+/// than clone.
+///
+/// `&T: AsRef<U>` wherever `T: AsRef<U>`, so it need not be `Clone` (`tokio::fs`'s signatures).
+///
+/// Only bounds that `&T` keeps: one that consumes (`Into<PathBuf>`) needs a value of its own.
 pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
     let Type::ImplTrait(it) = strip_group(ty) else {
         return false;
@@ -263,10 +287,14 @@ pub(crate) fn strip_group(ty: &Type) -> &Type {
     }
 }
 
-/// Whether the return type may be a `Result` (or an alias of one). Where it visibly is not, the
-/// one error about it is all the user should see, and a `?` that suits it (on an `Option` in a
-/// function returning an `Option`) must not be another: the attempt stays a nested block, where
-/// `?` is rustc's own.
+/// Whether the return type may be a `Result` (or an alias of one).
+///
+/// Where it visibly is not, the one error about it is all the user should see.
+///
+/// A `?` that suits it (on an `Option`, in a function returning an `Option`) must not be
+/// another.
+///
+/// So the attempt stays a nested block, where `?` is rustc's own.
 pub(crate) fn could_be_result(ret: &Type) -> bool {
     match ret {
         Type::Path(path) => path.path.segments.last().is_some_and(|last| {

@@ -46,8 +46,9 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
         last_pattern,
         after_wait,
     } = after_attempt(cx);
-    // With an awaited `notify`, the timer is made after it: a slow hook adds to the call's
-    // time, as a sync one does.
+    // With an awaited `notify`, the timer is made after it.
+    //
+    // A slow hook adds to the call's time, as a sync one does.
     let notify = awaited_notify(cx);
     let (first_l, made, make_after) = if notify.is_empty() {
         (&sleep_l, wait, TokenStream::new())
@@ -65,13 +66,14 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
         loop {
             #admit
             #attempt_bind
-            // The outcome is scoped to this block, so that it is not kept across the
-            // `.await` of the wait: the future does not hold it (only the last error, where
-            // a deadline may need it after the wait).
+            // The outcome is scoped to this block: it is not kept across the wait's `.await`.
+            //
+            // The future holds only the last error, where a deadline may need it after the wait.
             let (#first_l, #last_pattern) = {
                 #outcome
-                // A body that never returns (`todo!()`) leaves this unreachable: not the
-                // user's code, so not the user's warning.
+                // A body that never returns (`todo!()`) leaves this unreachable.
+                //
+                // That is not the user's code, so not the user's warning.
                 #[allow(unreachable_code)]
                 {
                     #verdict
@@ -79,8 +81,9 @@ pub(super) fn async_loop(cx: &Context, rebind: &Rebind, body: &TokenStream) -> T
                         #on_success;
                         return #out_l;
                     }
-                    // The wait is made into its (boxed) timer here, so that neither the
-                    // outcome nor the delay is kept across the `.await`.
+                    // The wait is made into its (boxed) timer here.
+                    //
+                    // So neither the outcome nor the delay is kept across the `.await`.
                     match #on_failure {
                         #p::ControlFlow::Break(#out_l) => return #out_l,
                         #p::ControlFlow::Continue(#wait_pattern) => {
@@ -111,9 +114,12 @@ fn async_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStre
     }
 }
 
-/// The attempt as a nested `async` block. Its own arguments are made before the block
-/// (`outside`, in the scope that awaits it) and moved into it (`inside`): the block owns them,
-/// as the function does, and holds no borrow of them across an `.await`.
+/// The attempt as a nested `async` block.
+///
+/// Its own arguments are made before the block (`outside`, in the scope that awaits it), and
+/// moved into it (`inside`).
+///
+/// The block owns them, as the function does, and holds no borrow of them across an `.await`.
 fn nested_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> (TokenStream, TokenStream) {
     let (outside, inside) = rebind.moved_in();
     let pin = cx.pin();
@@ -128,7 +134,9 @@ fn nested_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> (TokenSt
 }
 
 /// Without a `timeout`: inline where its `return`s and `?`s can be rewritten to end it (see
-/// inline_attempt.rs), else a nested `async` block, which ends at them by itself.
+/// inline_attempt.rs).
+///
+/// Else a nested `async` block, which ends at them by itself.
 fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenStream {
     let Context {
         p,
@@ -148,8 +156,9 @@ fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenSt
             quote!(#label { #rebind #stmts })
         }
         None if cx.args.cancel.is_some() => {
-            // The race is awaited inside the block that made the attempt's arguments: the
-            // attempt may borrow them (a `Copy` one is captured by reference).
+            // The race is awaited inside the block that made the attempt's arguments.
+            //
+            // So the attempt may borrow them (a `Copy` one is captured by reference).
             let (outside, nested) = nested_attempt(cx, rebind, body);
             let raced = cancellable(cx, nested);
             quote!({ #outside #raced })
@@ -164,10 +173,14 @@ fn untimed_attempt(cx: &Context, rebind: &Rebind, body: &TokenStream) -> TokenSt
     }
 }
 
-/// With `cancel`, an attempt after a failure raced against the token: what the attempt ended
-/// with, or, should the token be cancelled first (the attempt dropped), a `return` of the last
-/// outcome, given up as cancelled. Without a kept outcome (the first attempt), the attempt
-/// alone.
+/// With `cancel`, an attempt after a failure raced against the token.
+///
+/// It gives what the attempt ended with.
+///
+/// Should the token be cancelled first, the attempt is dropped, and the last outcome returned,
+/// given up as cancelled.
+///
+/// Without a kept outcome (the first attempt), the attempt alone.
 fn cancellable(cx: &Context, attempt: TokenStream) -> TokenStream {
     let Context {
         p,
@@ -189,8 +202,10 @@ fn cancellable(cx: &Context, attempt: TokenStream) -> TokenStream {
     }
 }
 
-/// With a `timeout`: the attempt a nested future raced against a timer of its limit. A cut one
-/// fails with `E::from(TimedOut)`, converted at the key, where a missing `From` is reported.
+/// With a `timeout`: the attempt a nested future raced against a timer of its limit.
+///
+/// A cut one fails with `E::from(TimedOut)`, converted at the key, where a missing `From` is
+/// reported.
 fn timed_attempt(cx: &Context, key: &Ident, rebind: &Rebind, body: &TokenStream) -> TokenStream {
     let Context {
         p,
