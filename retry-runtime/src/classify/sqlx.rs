@@ -2,8 +2,11 @@
 //! (feature `sqlx`).
 //!
 //! `#[retry(on = retry_jitter::transient)]` on a function returning `Result<T, sqlx::Error>`
-//! retries what waiting can fix — a transaction that lost a race, a connection that broke, a
-//! server that is restarting — and returns at once what it cannot:
+//! retries what waiting can fix.
+//!
+//! A transaction that lost a race, a connection that broke, a server that is restarting.
+//!
+//! What waiting cannot fix is returned at once:
 //!
 //! | error | SQLSTATE (name) | decision | why |
 //! |---|---|---|---|
@@ -26,16 +29,26 @@
 //! | `RowNotFound`, `ColumnNotFound`, `ColumnIndexOutOfBounds`, `TypeNotFound`, `ColumnDecode`, `Decode`, `Encode` | | stop | the query and the Rust types disagree; the next call disagrees the same way |
 //! | `Configuration`, `Tls`, `InvalidArgument`, `PoolClosed`, and every other variant | | stop | a wrong URL, certificate or argument, or a pool closed on purpose |
 //!
-//! A `Protocol` error is taken to come from a dropped connection when its message is one
-//! sqlx's PostgreSQL driver gives when the bytes it reads are not the answer it waits for —
-//! `expecting … but received …`, `expected …, got …`, `unexpected message`, `unknown message
-//! type`, `received more ReadyForQuery messages than expected` — as when a connection was
-//! dropped or cut in the middle of an exchange; [`sqlstate`] is `None` for it.
+//! A `Protocol` error is taken to come from a dropped connection by its message.
 //!
-//! **The unit of retry is the whole transaction.** After a serialization failure or a
-//! deadlock PostgreSQL has aborted the transaction: every statement in it is undone, and the
-//! next statement fails with `25P02` (in_failed_sql_transaction, not retried). Retry the
-//! function that runs `begin` … `commit`, never one statement inside it:
+//! The messages are those sqlx's PostgreSQL driver gives when what it reads is not the answer
+//! it waits for:
+//!
+//! - `expecting … but received …`, `expected …, got …`;
+//! - `unexpected message`, `unknown message type`;
+//! - `received more ReadyForQuery messages than expected`.
+//!
+//! [`sqlstate`] is `None` for such an error.
+//!
+//! The guide's `databases` page has the walkthrough.
+//!
+//! **The unit of retry is the whole transaction.**
+//!
+//! After a serialization failure or a deadlock, PostgreSQL has aborted the transaction.
+//!
+//! Its next statement fails with `25P02` (in_failed_sql_transaction, not retried).
+//!
+//! Retry the function that runs `begin` … `commit`, never one statement inside it:
 //!
 //! ```no_run
 //! use retry_jitter::sqlx::sqlstate;
@@ -54,16 +67,16 @@
 //! }
 //! ```
 //!
-//! A connection lost during `COMMIT` leaves the outcome unknown: the transaction may have
-//! committed before the error. A retry then runs it again — harmless for a transaction that
-//! reads and writes the same rows under SERIALIZABLE (it sees its own first run), not for a
-//! blind `INSERT`. Make such a write idempotent: a key made once, outside the retried
-//! function, and `INSERT … ON CONFLICT DO NOTHING`.
+//! A connection lost during `COMMIT` leaves the outcome unknown: a retry may run a committed
+//! transaction again.
 //!
-//! `#[retry(timeout = …)]` needs an error type with `From<TimedOut>`, which `sqlx::Error`
-//! cannot have here (both are foreign to your crate); wrap it in an error of your own, or
-//! prefer the server's limits (`statement_timeout`, `lock_timeout` — the latter's `55P03` is
-//! retried) and the pool's `acquire_timeout`, which stop the work on the server too.
+//! Make a blind write idempotent: a key made once, outside the retried function, and
+//! `INSERT … ON CONFLICT DO NOTHING`.
+//!
+//! `#[retry(timeout = …)]` needs `From<TimedOut>`, which `sqlx::Error` cannot have here.
+//!
+//! Wrap it in an error of your own, or prefer the server's `statement_timeout` and
+//! `lock_timeout` (`55P03`, retried).
 
 use std::borrow::Cow;
 
