@@ -1,8 +1,13 @@
-//! Deadlines: a call's (`max_elapsed` after its start) and its arithmetic, which every check of
-//! the loops goes through; [`TimedOut`], the error of an attempt cut by its limit; and the time limit of the attempt being polled, as the attempt
-//! itself can read it: the retry loops set it (in `run/timeout`) while they poll an attempt
-//! that has one, and code inside the attempt (`reqwest::check`'s error-body read) fits its
-//! work to what is left.
+//! Deadlines.
+//!
+//! - A call's deadline (`max_elapsed` after its start) and its arithmetic, which every check of
+//!   the loops goes through.
+//! - [`TimedOut`], the error of an attempt cut by its limit.
+//! - The time limit of the attempt being polled, as the attempt itself can read it.
+//!
+//! The retry loops set that limit (in `run/timeout`) while they poll an attempt that has one.
+//!
+//! Code inside the attempt fits its work to what is left: `reqwest::check`'s error-body read.
 
 use core::borrow::Borrow;
 use core::fmt;
@@ -13,8 +18,9 @@ use std::time::Instant;
 use crate::policy::transient::Transient;
 use crate::policy::{Clock, Decision, Policy};
 
-/// A call's deadline on `clock`: `max_elapsed` after its start, or the caller's (inside a
-/// [`ChainLayer`](crate::tower::ChainLayer)'s scope), whichever is earlier.
+/// A call's deadline on `clock`: `max_elapsed` after its start.
+///
+/// Inside a [`ChainLayer`](crate::tower::ChainLayer)'s scope, the caller's if that is earlier.
 #[derive(Clone, Copy)]
 pub(crate) struct Deadline {
     at: Instant,
@@ -24,8 +30,11 @@ pub(crate) struct Deadline {
 }
 
 impl Deadline {
-    /// The deadline of a call under `max_elapsed` that began at `start` (kept only when it
-    /// has a `max_elapsed`), if it has one; a deadline past the clock's range is none.
+    /// The deadline of a call under `max_elapsed` that began at `start`, if it has one.
+    ///
+    /// `start` is kept only when the call has a `max_elapsed`.
+    ///
+    /// A deadline past the clock's range is none.
     #[inline]
     pub(crate) fn of(max: Option<Duration>, start: Option<Instant>, clock: Clock) -> Option<Self> {
         match (max, start) {
@@ -70,11 +79,18 @@ impl Deadline {
     }
 }
 
-/// A call once its first attempt has begun: the policy it runs under, the clock its time is
-/// read on, and when it began (kept only where the policy has a `max_elapsed`: see
-/// [`start_time`](crate::__private::start_time)). What the retry loops are handed for the
-/// call's time, and where its deadline arithmetic lives. `P` is a [`Policy`] or a borrow of one:
-/// a borrowed `const` policy (the attribute's policy of literals) is an address, not a copy.
+/// A call once its first attempt has begun.
+///
+/// It holds the policy it runs under, the clock its time is read on, and when it began.
+///
+/// The start is kept only where the policy has a `max_elapsed`: see
+/// [`start_time`](crate::__private::start_time).
+///
+/// The retry loops are handed it for the call's time; its deadline arithmetic lives here.
+///
+/// `P` is a [`Policy`] or a borrow of one.
+///
+/// A borrowed `const` policy (the attribute's policy of literals) is an address, not a copy.
 ///
 /// ```
 /// use retry_jitter::__private::{now, Started};
@@ -106,16 +122,18 @@ impl<P: Borrow<Policy>> Started<P> {
         }
     }
 
-    /// The call's deadline, if it has one: its `max_elapsed` after the start kept for it, or
-    /// inside a chain's scope the caller's, whichever is earlier.
+    /// The call's deadline, if it has one: its `max_elapsed` after the start kept for it.
+    ///
+    /// Inside a chain's scope, the caller's if that is earlier.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn deadline(&self) -> Option<Deadline> {
         let own = Deadline::of(self.policy.borrow().max_elapsed(), self.start, self.clock);
         Deadline::earliest(own, crate::policy::scope::caller_deadline(), self.clock)
     }
 
-    /// Whether the call has a deadline: [`deadline`](Started::deadline)`.is_some()`, with no
-    /// arithmetic for a call that kept no start (no `max_elapsed`) outside a chain's scope.
+    /// Whether the call has a deadline: [`deadline`](Started::deadline)`.is_some()`.
+    ///
+    /// No arithmetic for a call that kept no start (no `max_elapsed`) outside a chain's scope.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn has_deadline(&self) -> bool {
         (self.start.is_some() && self.deadline().is_some())
@@ -142,8 +160,11 @@ std::thread_local! {
         const { core::cell::Cell::new(None) };
 }
 
-/// Run `poll` with `end` as the attempt's end ([`attempt_time_left`]), the previous one
-/// restored after it (attempts nest: a retried fn calling another), even if it unwinds.
+/// Run `poll` with `end` as the attempt's end ([`attempt_time_left`]).
+///
+/// The previous one is restored after it, even if it unwinds.
+///
+/// Attempts nest: a retried fn calling another.
 pub(crate) fn within<O>(end: (Instant, Clock), poll: impl FnOnce() -> O) -> O {
     struct Restore(Option<(Instant, Clock)>);
     impl Drop for Restore {
@@ -155,11 +176,16 @@ pub(crate) fn within<O>(end: (Instant, Clock), poll: impl FnOnce() -> O) -> O {
     poll()
 }
 
-/// How long the attempt being polled has left before its time limit cuts it (`timeout`, or
-/// the deadline `max_elapsed` sets with it), if it has one: `None` outside an attempt with a
-/// limit, and in an attempt's first poll. Read it inside the attempt (an `async` block or fn it
-/// awaits) to fit work in the attempt rather than have it cut, as
-/// `reqwest::check` does with its error-body read.
+/// How long the attempt being polled has left before its time limit cuts it.
+///
+/// The limit is `timeout`, or the deadline `max_elapsed` sets with it.
+///
+/// `None` outside an attempt with a limit, and in an attempt's first poll.
+///
+/// Read it inside the attempt (an `async` block or fn it awaits) to fit work in the attempt
+/// rather than have it cut.
+///
+/// `reqwest::check` does so with its error-body read.
 ///
 /// ```
 /// assert_eq!(retry_jitter::attempt_time_left(), None);
@@ -174,7 +200,9 @@ pub fn attempt_time_left() -> Option<Duration> {
 /// it) and was dropped.
 ///
 /// A retried function with a `timeout` gets this as its own error type through
-/// `From<TimedOut>`; it is [`Transient`] (retried), so a classifier that delegates to
+/// `From<TimedOut>`.
+///
+/// It is [`Transient`] (retried): a classifier that delegates to
 /// [`transient`](crate::transient) retries a timed-out attempt.
 ///
 /// ```
