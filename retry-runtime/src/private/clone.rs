@@ -1,13 +1,18 @@
-//! The per-attempt copies of by-value arguments and of a by-value `self`: cloned, or
-//! re-borrowed where `Self` is a `&mut`, with the message on the user's token when neither can be.
+//! The per-attempt copies of by-value arguments and of a by-value `self`.
+//!
+//! Cloned, or re-borrowed where `Self` is a `&mut`, with the message on the user's token when
+//! neither can be.
 
 use core::marker::PhantomData;
 
 /// The by-value arguments of a retried function are cloned for each attempt.
 ///
 /// `#[retry]` calls `CloneArg::clone_arg(&x)`, the trait's own method, not a function bounded
-/// by it: a type that is not `Clone` is then this message alone, with no "required by a bound
-/// in" and no path of this crate's files after it.
+/// by it.
+///
+/// A type that is not `Clone` is then this message alone.
+///
+/// No "required by a bound in", and no path of this crate's files, follows it.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so the by-value argument type `{Self}` must be `Clone`",
     label = "this argument is cloned for each attempt",
@@ -18,8 +23,10 @@ pub trait CloneArg {
     fn clone_arg(&self) -> Self;
 }
 
-// Not recommended, as `CloneSelf`'s: a `Vec<B>` or `Option<NotClone>` that is not `Clone` for its
-// inner type is then reported as this trait's message on the argument, not as `B: Clone`.
+// Not recommended, as `CloneSelf`'s.
+//
+// A `Vec<B>` or `Option<NotClone>` that is not `Clone` for its inner type is then reported as
+// this trait's message on the argument, not as `B: Clone`.
 #[diagnostic::do_not_recommend]
 impl<T: Clone> CloneArg for T {
     #[inline]
@@ -39,8 +46,9 @@ pub trait CloneSelf {
     fn clone_self(&self) -> Self;
 }
 
-// Not recommended: a `Box<Self>` that is not `Clone` is then reported as this trait's message,
-// not as `Box<Self>: Clone` (which says nothing of retrying).
+// Not recommended: a `Box<Self>` that is not `Clone` is then reported as this trait's message.
+//
+// Not as `Box<Self>: Clone`, which says nothing of retrying.
 #[diagnostic::do_not_recommend]
 impl<T: Clone> CloneSelf for T {
     #[inline]
@@ -49,11 +57,18 @@ impl<T: Clone> CloneSelf for T {
     }
 }
 
-/// How an attempt gets its own `self` taken by value as `Self`: re-borrowed where `Self` is a
-/// `&mut T` (never `Clone`: serde's `impl Serializer for &mut Serializer<W>`), else cloned.
+/// How an attempt gets its own `self` taken by value as `Self`.
+///
+/// Re-borrowed where `Self` is a `&mut T`: never `Clone` (serde's
+/// `impl Serializer for &mut Serializer<W>`).
+///
+/// Else cloned.
+///
 /// Chosen by autoref specialisation, `(&&SelfKind::<Self>::new()).kind()`, with
-/// [`ReborrowKind`] and [`CloneKind`] in scope: where `Self` is known to be a `&mut`, the first
-/// applies; anywhere else (a type parameter too) the second.
+/// [`ReborrowKind`] and [`CloneKind`] in scope.
+///
+/// Where `Self` is known to be a `&mut`, the first applies; anywhere else (a type parameter
+/// too), the second.
 pub struct SelfKind<T: ?Sized>(PhantomData<fn(&T)>);
 
 impl<T: ?Sized> SelfKind<T> {
@@ -96,10 +111,13 @@ impl<T: ?Sized> CloneKind for SelfKind<T> {
     }
 }
 
-/// An attempt's own `self` of type `T`, made the way the kind says. On the kind, not on `T`, so
-/// that no list of the other kinds' impls follows the message; the expansion calls the trait's
-/// own method, `OwnSelf::own_self(kind, &mut self)`, and the impls are not recommended: a `T`
-/// that is not `Clone` is this message alone.
+/// An attempt's own `self` of type `T`, made the way the kind says.
+///
+/// On the kind, not on `T`: no list of the other kinds' impls follows the message.
+///
+/// The expansion calls the trait's own method, `OwnSelf::own_self(kind, &mut self)`.
+///
+/// The impls are not recommended: a `T` that is not `Clone` is this message alone.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so `self` taken by value as `{T}` must be `Clone`",
     label = "`self` is cloned for each attempt",
@@ -131,19 +149,25 @@ impl<'s, T: ?Sized + 's> OwnSelf<'s, &mut T> for ByReborrow {
     }
 }
 
-/// A by-value `self` that is a `&mut` cannot be returned, or a borrow of it: each attempt
-/// re-borrows it for itself.
+/// A by-value `self` that is a `&mut` cannot be returned, or a borrow of it.
+///
+/// Each attempt re-borrows it for itself.
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` cannot return a borrow of `self`: `Self` is a `&mut`, which each attempt re-borrows for itself, and the borrow checker cannot see that the attempt which returns is the last",
     label = "this may hold a borrow of `self`",
     note = "return an owned value, or retry a function that does not return the borrow and call it from this one"
 )]
 pub trait Unborrowed: Sized {
-    /// The kind of a by-value `self` where the return type may hold a borrow of it (it names
-    /// `Self` or a lifetime of the `impl`'s): a kind that would re-borrow is refused, at
-    /// `kind`, which the expansion spans at the return type. The kind then goes to
-    /// [`OwnSelf::own_self`], whose call is spanned at `self`: a `Self` that is not `Clone` is
-    /// one error, there.
+    /// The kind of a by-value `self` where the return type may hold a borrow of it.
+    ///
+    /// It may when it names `Self` or a lifetime of the `impl`'s.
+    ///
+    /// A kind that would re-borrow is refused, at `kind`, which the expansion spans at the
+    /// return type.
+    ///
+    /// The kind then goes to [`OwnSelf::own_self`], whose call is spanned at `self`.
+    ///
+    /// So a `Self` that is not `Clone` is one error, there.
     #[inline]
     fn unborrowed(self) -> Self {
         self

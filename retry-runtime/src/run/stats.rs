@@ -1,6 +1,7 @@
-//! A call's figures ([`RetryStats`]), kept by a [`Recorder`] among the call's guards: the
-//! loop tells it of each wait and hedge and of the end, and it hands the figures to the
-//! `stats` hook.
+//! A call's figures ([`RetryStats`]), kept by a [`Recorder`] among the call's guards.
+//!
+//! The loop tells it of each wait and hedge and of the end; it hands the figures to the `stats`
+//! hook.
 
 use core::time::Duration;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
@@ -10,8 +11,9 @@ use std::time::Instant;
 use crate::policy::{Clock, GiveUp, GiveUpReason, RetryEvent, RetryStats, Unset};
 use crate::run::guard::Guard;
 
-/// What hears a call's [`RetryStats`] when it ends: any `Fn(&RetryStats)`; [`Unset`] keeps
-/// nothing (and its recorder reads no clock).
+/// What hears a call's [`RetryStats`] when it ends: any `Fn(&RetryStats)`.
+///
+/// [`Unset`] keeps nothing, and its recorder reads no clock.
 #[diagnostic::on_unimplemented(
     message = "`stats` needs a `Fn(&RetryStats)`, not `{Self}`",
     label = "not a `Fn(&retry_jitter::RetryStats)`",
@@ -22,10 +24,13 @@ pub trait StatsHook {
     /// all.
     const ACTIVE: bool = true;
     /// Whether every call's figures are wanted, a success's too, and so its time (two clock
-    /// reads): not where only a give-up is read (an awaited `give_up` alone).
+    /// reads).
+    ///
+    /// Not where only a give-up is read: an awaited `give_up` alone.
     const TIMED: bool = Self::ACTIVE;
-    /// Whether an `async fn` awaits a `notify` hook with each retry's error and event: the
-    /// loop then keeps the error through the wait, and the recorder the event.
+    /// Whether an `async fn` awaits a `notify` hook with each retry's error and event.
+    ///
+    /// The loop then keeps the error through the wait, and the recorder the event.
     const AWAITS: bool = false;
     /// The call ended with these figures.
     fn stats(&self, stats: &RetryStats);
@@ -44,10 +49,14 @@ impl StatsHook for Unset {
     fn stats(&self, _: &RetryStats) {}
 }
 
-/// The hook of a recorder whose figures are read after the call, beside `H` (a sync `stats`
-/// hook, or [`Unset`]), which hears them too: by `call_with_stats` (`ALL` calls' figures), and
-/// by an `async fn` for the hooks it awaits (`ALL` for an awaited `stats`, `NOTIFY` for an
-/// awaited `notify`; an awaited `give_up` alone needs neither).
+/// The hook of a recorder whose figures are read after the call.
+///
+/// It sits beside `H` (a sync `stats` hook, or [`Unset`]), which hears them too.
+///
+/// - `call_with_stats` reads `ALL` calls' figures.
+/// - An `async fn` reads them for the hooks it awaits: `ALL` for an awaited `stats`, `NOTIFY`
+///   for an awaited `notify`.
+/// - An awaited `give_up` alone needs neither.
 pub struct ReadAfter<H, const ALL: bool = true, const NOTIFY: bool = false>(pub H);
 
 impl<H: StatsHook, const ALL: bool, const NOTIFY: bool> StatsHook for ReadAfter<H, ALL, NOTIFY> {
@@ -59,10 +68,15 @@ impl<H: StatsHook, const ALL: bool, const NOTIFY: bool> StatsHook for ReadAfter<
     }
 }
 
-/// One call's figures as they are counted, for the `stats` hook `H`. Made when the call
-/// starts (its clock read then); as a guard (`&Recorder`), it counts the waits and hedges the
-/// loop reports, and at the end hands [`RetryStats`] to `H`. Atomics, not cells: an async
-/// call's future that holds it stays `Send`.
+/// One call's figures as they are counted, for the `stats` hook `H`.
+///
+/// Made when the call starts, its clock read then.
+///
+/// As a guard (`&Recorder`), it counts the waits and hedges the loop reports.
+///
+/// At the end it hands [`RetryStats`] to `H`.
+///
+/// Atomics, not cells: an async call's future that holds it stays `Send`.
 ///
 /// ```
 /// use retry_jitter::__private::{Guard, Recorder};
@@ -82,8 +96,9 @@ pub struct Recorder<H> {
     waited: AtomicU64,
     /// When the last wait ends, in nanoseconds after `start`.
     wait_end: AtomicU64,
-    /// The last retry's event, and the figures once the call ended: what an `async fn` reads
-    /// for the hooks it awaits, and what `call_with_stats` returns.
+    /// The last retry's event, and the figures once the call ended.
+    ///
+    /// An `async fn` reads them for the hooks it awaits; `call_with_stats` returns them.
     last_event: Mutex<Option<RetryEvent>>,
     stats: OnceLock<RetryStats>,
 }
@@ -113,8 +128,10 @@ impl<H: StatsHook> Recorder<H> {
             .unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The wait of the last retry starts now, after an awaited `notify` hook: the hook's time
-    /// is not counted as waited, should a cancel cut the wait (or come during the hook).
+    /// The wait of the last retry starts now, after an awaited `notify` hook.
+    ///
+    /// The hook's time is not counted as waited, should a cancel cut the wait (or come during
+    /// the hook).
     #[inline]
     pub fn wait_starts(&self, clock: Clock) {
         if let (true, Some(event)) = (H::ACTIVE, self.event()) {
@@ -201,8 +218,11 @@ impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
     }
 }
 
-/// The figures, handed to the hook: a wait the call ended during (a cancel) counts what was
-/// slept of it. Out of line: called once a call.
+/// The figures, handed to the hook.
+///
+/// A wait the call ended during (a cancel) counts what was slept of it.
+///
+/// Out of line: called once a call.
 #[inline(never)]
 fn finished<H: StatsHook>(
     rec: &Recorder<H>,
