@@ -1,5 +1,7 @@
 //! The attribute's grammar, `#[retry(key = value, …)]`: each key's value read, or the error of
-//! reading it (what the keys mean together is valid.rs's to check).
+//! reading it.
+//!
+//! What the keys mean together is valid.rs's to check.
 
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
@@ -11,7 +13,9 @@ use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 use crate::duration;
 
 /// A key of the attribute: its name, what reads its value into [`Args`], and whether `policy`
-/// sets it too (then the two cannot be combined: valid.rs).
+/// sets it too.
+///
+/// A key `policy` sets cannot be combined with `policy` (valid.rs).
 struct Key {
     name: &'static str,
     set: Set,
@@ -39,8 +43,10 @@ impl Key {
     }
 }
 
-/// Every key, in the order errors list them: the one list the parser, the unknown-key error
-/// and the check against `policy` read, so that none of them can miss a key.
+/// Every key, in the order errors list them.
+///
+/// The parser, the unknown-key error and the check against `policy` read this one list, so none
+/// of them can miss a key.
 const KEYS: &[Key] = &[
     Key::of_policy("attempts", |a, _, v| put(&mut a.attempts, attempts(v)?)),
     Key::of_policy("base", |a, _, v| put(&mut a.base, duration_arg(v)?)),
@@ -122,8 +128,9 @@ pub(crate) enum DurationArg {
     Expr(Box<Expr>),
 }
 
-/// `attempts`: a literal (a `u32`, read here; 0 is valid.rs's error), or an expression of type
-/// `u32`.
+/// `attempts`: a literal `u32`, read here, or an expression of type `u32`.
+///
+/// 0 is valid.rs's error.
 pub(crate) enum AttemptsArg {
     Lit(u32, Span),
     Expr(Box<Expr>),
@@ -178,20 +185,26 @@ pub(crate) struct Args {
     pub hedge: Option<(Ident, HedgeArg)>,
     /// `clock`: the clock `max_elapsed` and `timeout` are measured on, and the key's name.
     pub clock: Option<(Ident, Expr)>,
-    /// Every key's value as written: what the keys may name (`attempts = tries`), for the
-    /// rebinding of the arguments (rebind.rs).
+    /// Every key's value as written: what the keys may name (`attempts = tries`).
+    ///
+    /// For the rebinding of the arguments (rebind.rs).
     pub values: Vec<Expr>,
     /// The keys in the order written (a key given twice, once), each with how many `errors`
-    /// came before it: valid.rs reports the checks on a key's value in its place among them.
+    /// came before it.
+    ///
+    /// valid.rs reports the checks on a key's value in its place among them.
     pub keys: Vec<(Ident, usize)>,
     /// The errors of reading, in order: an unknown key, a key given twice, a value its key
-    /// cannot read. Reported by valid.rs with its own, so that one pass tells them all.
+    /// cannot read.
+    ///
+    /// valid.rs reports them with its own, so one pass tells them all.
     pub errors: Vec<syn::Error>,
 }
 
 impl Parse for Args {
-    /// The keys read, each error of reading kept in `errors`; an `Err` only where the tokens
-    /// are not `key = value, …` at all.
+    /// The keys read, each error of reading kept in `errors`.
+    ///
+    /// An `Err` only where the tokens are not `key = value, …` at all.
     fn parse(input: ParseStream) -> syn::Result<Self> {
         let mut args = Args::default();
         while !input.is_empty() {
@@ -308,7 +321,9 @@ fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
 }
 
 /// The expression inside the invisible (None-delimited) groups a `macro_rules!` wraps its
-/// fragments in (`cap = $cap` with `$cap:literal`), for the keys whose value is read here.
+/// fragments in.
+///
+/// As in `cap = $cap` with `$cap:literal`; for the keys whose value is read here.
 fn ungroup(expr: &Expr) -> &Expr {
     match expr {
         Expr::Group(group) => ungroup(&group.expr),
@@ -345,8 +360,9 @@ fn hedge_arg(value: Expr) -> syn::Result<HedgeArg> {
     duration_arg(value).map(HedgeArg::After)
 }
 
-/// A key whose value is one of a few words (`jitter = full`): the runtime's name for it,
-/// spanned at the user's word.
+/// A key whose value is one of a few words (`jitter = full`).
+///
+/// Gives the runtime's name for it, spanned at the user's word.
 fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::Result<Ident> {
     let word = match ungroup(&value) {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
@@ -413,8 +429,10 @@ fn crate_path(value: Expr) -> syn::Result<syn::Path> {
     }
 }
 
-/// `name` quoted at the end of a list of names: `` `a`, `b` ``. (A loop, not an iterator
-/// chain: each adapter is a handful of functions compiled in the user's build.)
+/// `name` quoted at the end of a list of names: `` `a`, `b` ``.
+///
+/// A loop, not an iterator chain: each adapter is a handful of functions compiled in the user's
+/// build.
 fn push_name(list: &mut String, name: &str) {
     if !list.is_empty() {
         list.push_str(", ");
@@ -475,8 +493,9 @@ mod tests {
     use proc_macro2::{Delimiter, Group, TokenTree};
     use quote::quote;
 
-    /// The attribute read, and checked as the macro checks it (valid.rs, which reports the
-    /// errors of reading with its own).
+    /// The attribute read, and checked as the macro checks it.
+    ///
+    /// valid.rs reports the errors of reading with its own.
     fn read(tokens: TokenStream) -> syn::Result<Args> {
         let args: Args = syn::parse2(tokens)?;
         crate::valid::args(&args)?;

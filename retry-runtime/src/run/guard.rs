@@ -1,6 +1,10 @@
-//! What the loop asks the fleet's per-attempt and per-call guards — the adaptive throttle and
-//! the circuit breaker — and tells them, at the right moments of the one loop; and the call's
-//! [`CancelToken`], which the loop reads before each retry and races each wait against.
+//! What the loop asks the fleet's per-attempt and per-call guards, and tells them.
+//!
+//! The guards are the adaptive throttle and the circuit breaker, driven at the right moments of
+//! the one loop.
+//!
+//! And the call's [`CancelToken`], which the loop reads before each retry and races each wait
+//! against.
 
 use crate::fleet::{
     AdaptiveThrottle, Admission, BreakerState, CircuitBreaker, CircuitOpen, Throttled,
@@ -8,9 +12,11 @@ use crate::fleet::{
 use crate::policy::Unset;
 use crate::policy::{CancelToken, Clock, GiveUpReason, RetryEvent};
 
-/// A call's guards, as the retry loop drives them: asked before each attempt, told when an
-/// attempt was answered and when the call ended. [`Unset`] (no throttle, no breaker) is
-/// nothing at all.
+/// A call's guards, as the retry loop drives them.
+///
+/// Asked before each attempt; told when an attempt was answered and when the call ended.
+///
+/// [`Unset`] (no throttle, no breaker) is nothing at all.
 ///
 /// `R` is the call's outcome: a guard that refuses an attempt makes its error.
 ///
@@ -20,8 +26,11 @@ use crate::policy::{CancelToken, Clock, GiveUpReason, RetryEvent};
 /// assert!(Guard::<Result<(), ()>>::before(&Unset, true, retry_jitter::sleep::now, "f").is_ok());
 /// ```
 pub trait Guard<R> {
-    /// An attempt is about to be made (`first`: the call's first): `Err` with the outcome and
-    /// the reason to end the call with, to refuse it. Default: let it through.
+    /// An attempt is about to be made (`first`: the call's first).
+    ///
+    /// To refuse it, `Err` with the outcome and the reason to end the call with.
+    ///
+    /// Default: let it through.
     #[inline]
     fn before(
         &self,
@@ -44,8 +53,9 @@ pub trait Guard<R> {
     fn ended(&self, success: bool, clock: Clock, function: &'static str) {
         let _ = (success, clock, function);
     }
-    /// The call's cancel token (`cancel = …`), if it has one: none by default, a constant the
-    /// loop's checks fold away with.
+    /// The call's cancel token (`cancel = …`), if it has one.
+    ///
+    /// None by default: a constant the loop's checks fold away with.
     #[inline]
     fn cancel(&self) -> Option<&CancelToken> {
         None
@@ -55,8 +65,9 @@ pub trait Guard<R> {
     fn waiting(&self, event: &RetryEvent, clock: Clock) {
         let _ = (event, clock);
     }
-    /// Whether the function awaits a hook with the last outcome after each step (an
-    /// `async fn`'s awaited `notify`): the loop then keeps it. Default: no.
+    /// Whether the function awaits a hook with the last outcome after each step.
+    ///
+    /// An `async fn`'s awaited `notify` does: the loop then keeps the outcome. Default: no.
     #[inline]
     fn awaits(&self) -> bool {
         false
@@ -68,8 +79,11 @@ pub trait Guard<R> {
     /// transparent retry). Default: nothing.
     #[inline]
     fn transparent(&self) {}
-    /// The call ended, once, whatever ended it: after `calls` calls of the body, `None` on
-    /// success, else why retrying ended. Default: nothing.
+    /// The call ended, once, whatever ended it.
+    ///
+    /// After `calls` calls of the body; `None` on success, else why retrying ended.
+    ///
+    /// Default: nothing.
     #[inline]
     fn finished(&self, calls: u32, gave_up: Option<GiveUpReason>, clock: Clock) {
         let _ = (calls, gave_up, clock);
@@ -78,9 +92,11 @@ pub trait Guard<R> {
 
 impl<R> Guard<R> for Unset {}
 
-/// `Guard` for a type wrapping other guards, every method handed to them (`$inner`, a field),
-/// but `cancel` where the wrapper has a token of its own: the one forwarding, for
-/// `Cancellable`, `WithStats` and `Borrowed`.
+/// `Guard` for a type wrapping other guards: every method handed to them (`$inner`, a field).
+///
+/// But `cancel` where the wrapper has a token of its own.
+///
+/// The one forwarding, for `Cancellable`, `WithStats` and `Borrowed`.
 macro_rules! forward_guard {
     (impl[$($gen:tt)*] $ty:ty => $inner:tt: $p:ident $(, cancel: $token:ident)?) => {
         impl<$($gen)*, R> $crate::run::guard::Guard<R> for $ty
@@ -144,8 +160,9 @@ macro_rules! forward_guard {
 }
 pub(crate) use forward_guard;
 
-/// Both guards: the first is asked first (the breaker, which refuses whole calls, before the
-/// throttle, which refuses attempts).
+/// Both guards: the first is asked first.
+///
+/// The breaker, which refuses whole calls, comes before the throttle, which refuses attempts.
 impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
     #[inline]
     fn before(
@@ -200,8 +217,9 @@ impl<R, A: Guard<R>, B: Guard<R>> Guard<R> for (A, B) {
     }
 }
 
-/// A call's [`CancelToken`] among its guards (`cancel = …`, [`Retry::cancel`](crate::Retry::cancel)):
-/// it refuses nothing and hears nothing; the loop reads it.
+/// A call's [`CancelToken`] among its guards (`cancel = …`, [`Retry::cancel`](crate::Retry::cancel)).
+///
+/// It refuses nothing and hears nothing; the loop reads it.
 ///
 /// ```
 /// use retry_jitter::CancelToken;
@@ -227,8 +245,9 @@ impl<R> Guard<R> for Cancelling<'_> {
     }
 }
 
-/// A refused attempt's outcome is `Err(E::from(refusal))`: the closure API's guards, which
-/// know nothing of `E` until a call.
+/// A refused attempt's outcome is `Err(E::from(refusal))`.
+///
+/// For the closure API's guards, which know nothing of `E` until a call.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct IntoErr;
 
