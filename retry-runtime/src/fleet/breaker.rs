@@ -15,7 +15,9 @@ pub enum BreakerState {
     /// Calls fail at once with [`CircuitOpen`](crate::CircuitOpen), until the break is over
     /// (gauge 1).
     Open,
-    /// The break is over and one probe call is let through; the others fail at once (gauge 2).
+    /// The break is over and one probe call is let through (gauge 2).
+    ///
+    /// The others fail at once.
     HalfOpen,
 }
 
@@ -57,23 +59,40 @@ const fn unpack(word: u64) -> (u64, u64) {
     (word & 3, word >> 2)
 }
 
-/// A circuit breaker shared by every call that uses it: when, over the trailing `window`, at
-/// least `min_calls` calls ended and `failure_ratio` of them failed, it opens: calls fail at
-/// once with `E::from(`[`CircuitOpen`](crate::CircuitOpen)`)`, without calling the body, for
-/// `break_for`; then one probe call is let through (half-open): its success closes the
-/// breaker, its failure opens it for another `break_for`.
+/// A circuit breaker shared by every call that uses it.
 ///
-/// It counts **calls, not attempts**: a call that ended in a retryable failure after its
-/// retries (attempts spent, the deadline, the budget) is one failure; an `Ok`, or an error the
-/// classifier says [`Decision::Stop`](crate::Decision::Stop) to, is a success (the service
-/// answered). With `attempts = 3` and every attempt failing, `min_calls = 5` opens after 5
-/// calls, 15 attempts.
+/// It opens when, over the trailing `window`, at least `min_calls` calls ended and
+/// `failure_ratio` of them failed.
 ///
-/// Lock-free (one atomic state word, a ring of 16 atomic slots of `window / 16`),
-/// `const`-constructible, for a `static`; pass it as `breaker = &BREAKER` or to
-/// [`Retry::breaker`](crate::Retry::breaker). While half-open, the first call to end decides
-/// (a call begun before the breaker opened and ending then counts as the probe's verdict), and
-/// a probe that never ends (its future dropped) is replaced by the next call after another
+/// Open, calls fail at once with `E::from(`[`CircuitOpen`](crate::CircuitOpen)`)`, without
+/// calling the body, for `break_for`.
+///
+/// Then one probe call is let through (half-open).
+///
+/// The probe's success closes the breaker; its failure opens it for another `break_for`.
+///
+/// It counts **calls, not attempts**.
+///
+/// A call that ended in a retryable failure after its retries (attempts spent, the deadline,
+/// the budget) is one failure.
+///
+/// An `Ok`, or an error the classifier says [`Decision::Stop`](crate::Decision::Stop) to, is a
+/// success: the service answered.
+///
+/// With `attempts = 3` and every attempt failing, `min_calls = 5` opens after 5 calls, 15
+/// attempts.
+///
+/// Lock-free (one atomic state word, a ring of 16 atomic slots of `window / 16`).
+///
+/// `const`-constructible, for a `static`.
+///
+/// Pass it as `breaker = &BREAKER` or to [`Retry::breaker`](crate::Retry::breaker).
+///
+/// While half-open, the first call to end decides.
+///
+/// A call begun before the breaker opened and ending then counts as the probe's verdict.
+///
+/// A probe that never ends (its future dropped) is replaced by the next call after another
 /// `break_for`.
 ///
 /// ```
@@ -101,12 +120,15 @@ pub struct CircuitBreaker {
 
 impl CircuitBreaker {
     /// Open when at least `min_calls` calls ended in the trailing `window` and `failure_ratio`
-    /// of them failed; stay open for `break_for`, then let one probe through.
+    /// of them failed.
+    ///
+    /// Stay open for `break_for`, then let one probe through.
     ///
     /// # Panics
     ///
-    /// If `failure_ratio` is not in `(0.0, 1.0]` (or is NaN), or `window` is zero. In a
-    /// `static` that is a compile-time error:
+    /// If `failure_ratio` is not in `(0.0, 1.0]` (or is NaN), or `window` is zero.
+    ///
+    /// In a `static` that is a compile-time error:
     ///
     /// ```compile_fail
     /// use retry_jitter::CircuitBreaker;
@@ -235,8 +257,11 @@ impl CircuitBreaker {
             return Admission::Pass;
         }
         let now = self.counts.nanos(clock);
-        // Open with its break over, or half-open with a probe out for longer than a break (a
-        // probe whose future was dropped): this call is the probe, if it takes the state first.
+        // Open with its break over, or half-open with a probe out for longer than a break.
+        //
+        // A probe out that long had its future dropped.
+        //
+        // This call is the probe, if it takes the state first.
         if now.saturating_sub(at) < self.break_nanos() {
             return Admission::Refuse;
         }
@@ -251,9 +276,12 @@ impl CircuitBreaker {
         }
     }
 
-    /// A call that was let through ended: `success` for an `Ok` or a `Decision::Stop`, else
-    /// (a retryable failure after its retries) a failure. `Some(state)` when this changed the
-    /// breaker's state.
+    /// A call that was let through ended.
+    ///
+    /// `success` for an `Ok` or a `Decision::Stop`; else a failure (a retryable failure after
+    /// its retries).
+    ///
+    /// `Some(state)` when this changed the breaker's state.
     ///
     /// ```
     /// use retry_jitter::{sleep, BreakerState, CircuitBreaker};

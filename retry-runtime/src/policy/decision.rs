@@ -4,8 +4,10 @@ use core::time::Duration;
 
 /// What to do after a failed call: the answer of an `on` classifier.
 ///
-/// A classifier may also return `bool` (`true` = [`Decision::Retry`], `false` =
-/// [`Decision::Stop`]); anything that is `Into<Decision>` works.
+/// A classifier may also return `bool`: `true` = [`Decision::Retry`], `false` =
+/// [`Decision::Stop`].
+///
+/// Anything that is `Into<Decision>` works.
 ///
 /// ```
 /// use retry_jitter::Decision;
@@ -30,17 +32,25 @@ pub enum Decision {
     /// A server hint (HTTP `Retry-After`): wait at least this long.
     ///
     /// The hint is a lower bound: the wait is the hint **plus** the wait the jitter kind draws
-    /// for that retry, so clients given the same hint do not come back in lock-step. A hint
-    /// longer than the backoff's cap, or one that would end past `max_elapsed`, ends the
+    /// for that retry.
+    ///
+    /// So clients given the same hint do not come back in lock-step.
+    ///
+    /// A hint longer than the backoff's cap, or one that would end past `max_elapsed`, ends the
     /// retries with this error.
     RetryAfter(Duration),
-    /// The server is limiting the rate of calls (HTTP `429`, gRPC `RESOURCE_EXHAUSTED`) and
-    /// said for how long nowhere: worth another try after a longer wait, drawn as for
-    /// [`Retry`](Decision::Retry) but from the policy's
-    /// [`rate_limited_base`](crate::Policy::rate_limited_base) (1 s unless set) instead of its
-    /// base, under the same cap. A hint, where the server gives one, is a
-    /// [`RetryAfter`](Decision::RetryAfter) instead. (Not the adaptive throttle's refusal, which
-    /// is this side's: [`Throttled`](crate::Throttled).)
+    /// The server is limiting the rate of calls (HTTP `429`, gRPC `RESOURCE_EXHAUSTED`), and
+    /// said nowhere for how long.
+    ///
+    /// Worth another try after a longer wait, drawn as for [`Retry`](Decision::Retry).
+    ///
+    /// The draw is from the policy's [`rate_limited_base`](crate::Policy::rate_limited_base)
+    /// (1 s unless set) instead of its base, under the same cap.
+    ///
+    /// A hint, where the server gives one, is a [`RetryAfter`](Decision::RetryAfter) instead.
+    ///
+    /// Not the adaptive throttle's refusal, which is this side's:
+    /// [`Throttled`](crate::Throttled).
     ///
     /// ```
     /// use retry_jitter::{Decision, Jitter, Policy, RetryState};
@@ -103,13 +113,19 @@ pub struct RetryEvent {
     /// The total number of calls allowed, the first included.
     pub attempts: u32,
     /// Whether this is a hedge (`hedge = …`): call number `attempt` has not answered within
-    /// `delay`, and the next call starts beside it, at once. (A retry after an error is not.)
+    /// `delay`.
+    ///
+    /// The next call starts beside it, at once. A retry after an error is not a hedge.
     pub hedge: bool,
     /// Whether the call that just ended returned an `Ok` value that `on_ok` retries (polling
-    /// until ready), not an error. There is no error to show: a `notify` closure
-    /// `Fn(&E, &RetryEvent)` is not called for it; a [`Notify`](crate::hooks::Notify) type hears of
-    /// it through [`Notify::retry_ok`](crate::hooks::Notify::retry_ok), and traces and metrics count it
-    /// as a retry.
+    /// until ready), not an error.
+    ///
+    /// There is no error to show: a `notify` closure `Fn(&E, &RetryEvent)` is not called for it.
+    ///
+    /// A [`Notify`](crate::hooks::Notify) type hears of it through
+    /// [`Notify::retry_ok`](crate::hooks::Notify::retry_ok).
+    ///
+    /// Traces and metrics count it as a retry.
     pub ok: bool,
 }
 
@@ -126,9 +142,10 @@ pub struct RetryEvent {
 pub enum GiveUpReason {
     /// Every allowed call was made.
     Attempts,
-    /// The time budget `max_elapsed` is spent: the next wait would end past it, a wait ended
-    /// past it (no attempt starts then), or (with a `timeout`) the deadline cut the attempt in
-    /// flight.
+    /// The time budget `max_elapsed` is spent.
+    ///
+    /// The next wait would end past it, a wait ended past it (no attempt starts then), or (with
+    /// a `timeout`) the deadline cut the attempt in flight.
     Elapsed,
     /// The shared [`RetryBudget`](crate::RetryBudget) had no tokens for another retry.
     BudgetEmpty,
@@ -216,10 +233,16 @@ pub struct GiveUp {
     pub calls: u32,
     /// The retried function's name, as in [`RetryEvent::function`].
     pub function: &'static str,
-    /// Whether retrying ended on an `Ok` value `on_ok` would have retried (its attempts spent,
-    /// the deadline reached, the budget empty, or `on_ok` said [`Decision::Stop`] after all):
-    /// the call returns that value, and a `give_up` closure `Fn(&E, &GiveUp)`, which has no
-    /// error to be shown, is not called; a [`GiveUpHook`](crate::hooks::GiveUpHook) type hears of it
-    /// through [`GiveUpHook::give_up_ok`](crate::hooks::GiveUpHook::give_up_ok).
+    /// Whether retrying ended on an `Ok` value `on_ok` would have retried.
+    ///
+    /// Its attempts were spent, the deadline reached, the budget empty, or `on_ok` said
+    /// [`Decision::Stop`] after all.
+    ///
+    /// The call returns that value.
+    ///
+    /// A `give_up` closure `Fn(&E, &GiveUp)`, which has no error to be shown, is not called.
+    ///
+    /// A [`GiveUpHook`](crate::hooks::GiveUpHook) type hears of it through
+    /// [`GiveUpHook::give_up_ok`](crate::hooks::GiveUpHook::give_up_ok).
     pub ok: bool,
 }
