@@ -1,17 +1,23 @@
 //! The walks over a function's body and types that the expansion needs, written out.
 //!
-//! Not syn's `visit-mut`: it walks every node, each visitor instantiates the whole walk, and a
-//! user's syn (shared with tokio-macros, which does not use it) would be built with one more
-//! feature. These walks go where a `return`, a `?`, a `break`, a macro call or the receiver's
-//! `self` can be, and no further:
+//! Not syn's `visit-mut`: it walks every node, and each visitor instantiates the whole walk.
 //!
-//! - a body: statements, expressions, blocks, match arms and their guards (a guard is in the
-//!   arm's pattern, in syn 3), closures' and `async` blocks' bodies; not nested items (their
-//!   own body: [`VisitMut::visit_item_mut`] sees them and stops), nor types, nor the rest of
-//!   patterns, where none of these can be (a macro in a type or a pattern expands to a type or a
-//!   pattern: never to a `return`).
-//! - a type: references, lifetimes, paths (`Self`), generic arguments, bounds; the walker
-//!   chooses whether to enter fn pointers and `Fn(..)` sugar, whose lifetimes are their own.
+//! And a user's syn (shared with tokio-macros, which does not use it) would be built with one
+//! more feature.
+//!
+//! These walks go where a `return`, a `?`, a `break`, a macro call or the receiver's `self` can
+//! be, and no further:
+//!
+//! - a body: statements, expressions, blocks, match arms and their guards, closures' and
+//!   `async` blocks' bodies.
+//!   - A guard is in the arm's pattern, in syn 3.
+//!   - Not nested items: they have their own body ([`VisitMut::visit_item_mut`] sees them and
+//!     stops).
+//!   - Nor types, nor the rest of patterns: a macro there expands to a type or a pattern, never
+//!     to a `return`.
+//! - a type: references, lifetimes, paths (`Self`), generic arguments, bounds.
+//!   - The walker chooses whether to enter fn pointers and `Fn(..)` sugar, whose lifetimes are
+//!     their own.
 //!
 //! The names are syn's, so a visitor reads as it would with syn's trait.
 
@@ -20,8 +26,9 @@ use syn::{
     Stmt, Type, TypeParamBound,
 };
 
-/// `self` as the walks take it: one walk, compiled once, for every visitor (a generic walk is
-/// compiled again for each).
+/// `self` as the walks take it: one walk, compiled once, for every visitor.
+///
+/// A generic walk would be compiled again for each.
 pub(crate) trait AsDyn {
     fn as_dyn(&mut self) -> &mut dyn VisitMut;
 }

@@ -18,11 +18,14 @@ use crate::run::guard::forward_guard;
 use crate::run::hooks::Hooks;
 
 impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
-    /// One call's loop of a middleware, borrowing these settings: its classifiers `on` and
-    /// `on_ok`, its `trace`, its hooks told of what failed as a `Failed`
-    /// ([`Told`]), the budget of its request's `host` ([`host`](Retry::host)); a single
-    /// attempt if `once` (a request that cannot be sent again: over the replay limit, or
-    /// streaming), hedged only if `hedge` (a write without a key never is).
+    /// One call's loop of a middleware, borrowing these settings.
+    ///
+    /// - Its classifiers `on` and `on_ok`, and its `trace`.
+    /// - Its hooks, told of what failed as a `Failed` ([`Told`]).
+    /// - The budget of its request's `host` ([`host`](Retry::host)).
+    /// - A single attempt if `once`: a request that cannot be sent again (over the replay
+    ///   limit, or streaming).
+    /// - Hedged only if `hedge`: a write without a key never is.
     #[allow(clippy::type_complexity, clippy::too_many_arguments)]
     pub(crate) fn for_call<C2, O2, T2>(
         &self,
@@ -65,8 +68,9 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         self.name
     }
 
-    /// Which budget a call to `authority` uses (a budget kept per host finds the host's;
-    /// any other asks nothing), found once, as the call starts.
+    /// Which budget a call to `authority` uses, found once, as the call starts.
+    ///
+    /// A budget kept per host finds the host's; any other asks nothing.
     #[inline]
     pub(crate) fn host<'k>(&self, authority: impl FnOnce() -> Option<&'k str>) -> u8
     where
@@ -105,8 +109,9 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         self
     }
 
-    /// The same settings, their guards made into others by `f` (the gRPC layer's A96 figures
-    /// added to its user's).
+    /// The same settings, their guards made into others by `f`.
+    ///
+    /// The gRPC layer adds its A96 figures to its user's this way.
     #[cfg(feature = "tonic")]
     pub(crate) fn with_guards<Gd2>(
         self,
@@ -115,8 +120,9 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         self.map_guard(f)
     }
 
-    /// The same settings, hedged or not by `hedge` (a layer whose loops differ in this alone,
-    /// one type for all).
+    /// The same settings, hedged or not by `hedge`.
+    ///
+    /// A layer whose loops differ in this alone has one type for all.
     #[cfg(feature = "tonic")]
     pub(crate) fn hedge_maybe(
         self,
@@ -132,11 +138,14 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         self.map_guard(InResponse::new)
     }
 
-    /// Whether a face may run the first attempt itself and enter
-    /// [`call_async`](Retry::call_async) only once it failed: nothing of the loop's acts before
-    /// or during a first attempt (no timeout races it, no hedge starts beside it, no
-    /// `max_elapsed` reads the clock before it; no guard asks before it, no `stats` hook times
-    /// it).
+    /// Whether a face may run the first attempt itself, entering
+    /// [`call_async`](Retry::call_async) only once it failed.
+    ///
+    /// It may when nothing of the loop's acts before or during a first attempt:
+    ///
+    /// - no timeout races it, and no hedge starts beside it;
+    /// - no `max_elapsed` reads the clock before it;
+    /// - no guard asks before it, and no `stats` hook times it.
     #[cfg(feature = "tower")]
     pub(crate) fn first_attempt_alone<E>(&self) -> bool
     where
@@ -159,9 +168,10 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         crate::middleware::HopLimits::start(timeout, self.policy.max_elapsed())
     }
 
-    /// What the loop does when a first attempt succeeds (the budget of the call's `host`
-    /// counts the call), for a face that ran that attempt itself
-    /// ([`first_attempt_alone`](Retry::first_attempt_alone)).
+    /// What the loop does when a first attempt succeeds: the budget of the call's `host`
+    /// counts the call.
+    ///
+    /// For a face that ran that attempt itself ([`first_attempt_alone`](Retry::first_attempt_alone)).
     #[cfg(feature = "tower")]
     #[inline]
     pub(crate) fn first_succeeded<V, E>(&self, host: u8)
@@ -222,8 +232,9 @@ impl<P, F> Unguarded for WithStats<P, F> {
 }
 
 /// A middleware's guards whose calls put their figures in their responses
-/// ([`stats_in_response`](crate::tower::RetryBuilder::stats_in_response)): the guards `P` refuse
-/// and hear as before.
+/// ([`stats_in_response`](crate::tower::RetryBuilder::stats_in_response)).
+///
+/// The guards `P` refuse and hear as before.
 #[derive(Clone, Copy, Debug)]
 pub struct InResponse<P>(P);
 
