@@ -1,6 +1,9 @@
-//! Every header name the crate reads or writes, in one place: each constant says who writes it
-//! and who reads it. A constant only some features use is compiled only with them, so that a
-//! build of one feature has no unused one.
+//! Every header name the crate reads or writes, in one place.
+//!
+//! Each constant says who writes it and who reads it.
+//!
+//! A constant only some features use is compiled only with them: a build of one feature has no
+//! unused one.
 
 use http::HeaderName;
 

@@ -1,5 +1,7 @@
-//! A `Retry`'s `stats` hook and the figures `call_with_stats` returns: a [`Recorder`] made for
-//! each call, among that call's guards, beside the `Retry`'s own hooks (borrowed).
+//! A `Retry`'s `stats` hook, and the figures `call_with_stats` returns.
+//!
+//! A [`Recorder`] is made for each call, among that call's guards, beside the `Retry`'s own
+//! hooks (borrowed).
 
 use core::time::Duration;
 
@@ -16,8 +18,9 @@ use crate::run::stats::{ReadAfter, Recorder, StatsHook};
 
 use super::{Cancellable, GuardPair, Retry};
 
-/// A [`Retry`]'s guards with a `stats` hook ([`Retry::stats`]): the guards `P` refuse and
-/// hear as before; each call's figures go to `F`.
+/// A [`Retry`]'s guards with a `stats` hook ([`Retry::stats`]).
+///
+/// The guards `P` refuse and hear as before; each call's figures go to `F`.
 #[derive(Clone, Copy, Debug)]
 pub struct WithStats<P, F> {
     guards: P,
@@ -52,9 +55,11 @@ impl<P: GuardPair, F> GuardPair for WithStats<P, F> {
 
 forward_guard!(impl[P, F] WithStats<P, F> => guards: P);
 
-/// Where a [`Retry`]'s guards keep its `stats` hook ([`Unset`] for guards without one) and
-/// its async hooks ([`AsyncHooks`], every slot `Unset` for guards without them): what a call's
-/// recorder hears, and what the async loop awaits.
+/// Where a [`Retry`]'s guards keep its `stats` hook and its async hooks ([`AsyncHooks`]).
+///
+/// Guards without them hold [`Unset`] in each slot.
+///
+/// A call's recorder hears what is here, and the async loop awaits it.
 pub trait StatsOf {
     /// The hook.
     type Hook: StatsHook;
@@ -118,8 +123,10 @@ impl<P: StatsOf, F: StatsHook> StatsOf for WithStats<P, F> {
     }
 }
 
-/// Two `stats` hooks, heard in turn: a user's, then one of the crate's own (the gRPC
-/// layer's A96 figures). Public in a private module: in the layer's types only.
+/// Two `stats` hooks, heard in turn: a user's, then one of the crate's own (the gRPC layer's
+/// A96 figures).
+///
+/// Public in a private module: in the layer's types only.
 #[cfg(all(feature = "tonic", feature = "metrics"))]
 #[derive(Clone, Copy, Debug)]
 pub struct Both<A, B>(pub(crate) A, pub(crate) B);
@@ -133,9 +140,12 @@ impl<A: StatsHook, B: StatsHook> StatsHook for Both<A, B> {
     }
 }
 
-/// Guards with a second `stats` hook `H`, heard after the one they have if any: where a face
-/// of its own hears each call's figures (the gRPC layer's A96) beside a user's hook. Public
-/// in a private module: in the layer's types only.
+/// Guards with a second `stats` hook `H`, heard after the one they have, if any.
+///
+/// A face of its own hears each call's figures this way (the gRPC layer's A96), beside a user's
+/// hook.
+///
+/// Public in a private module: in the layer's types only.
 #[cfg(all(feature = "tonic", feature = "metrics"))]
 pub trait AlsoStats<H> {
     /// The guards with `H`.
@@ -318,9 +328,13 @@ pub(super) type CallHooks<'a, C, N, G, B, T, O, Gd, H> = Hooks<
 >;
 
 impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
-    /// Hand each call's figures ([`RetryStats`]: attempts, hedges, time waited and in all, how
-    /// it ended) to `hook`, once, when the call ends, success or give-up. A call that succeeds
-    /// at once costs two clock reads more; a `Retry` without the hook, nothing.
+    /// Hand each call's figures ([`RetryStats`]) to `hook`, once, when the call ends, success
+    /// or give-up.
+    ///
+    /// The figures: attempts, hedges, time waited and in all, how it ended.
+    ///
+    /// A call that succeeds at once costs two clock reads more; a `Retry` without the hook,
+    /// nothing.
     ///
     /// ```
     /// use retry_jitter::{Policy, Retry, RetryStats};
@@ -442,8 +456,9 @@ impl<C, N, G, B, T, L, D, O, Gd: StatsOf> Retry<C, N, G, B, T, L, D, O, Gd> {
         }
     }
 
-    /// The figures a call's recorder kept: always there once the call ended (a call ends
-    /// through the one place that reports it); should they not be, what is known.
+    /// The figures a call's recorder kept: always there once the call ended.
+    ///
+    /// A call ends through the one place that reports it; should they be missing, what is known.
     fn returned<H: StatsHook>(&self, recorder: &Recorder<H>) -> RetryStats {
         recorder.stats().unwrap_or(RetryStats {
             function: self.name,

@@ -1,7 +1,9 @@
 //! A test kit: reproducible jitter, and sync retries whose waits are recorded instead of slept.
 //!
-//! Async code needs nothing from here: run it under tokio's paused clock
-//! (`#[tokio::test(start_paused = true)]`) and the waits take no real time.
+//! Async code needs nothing from here.
+//!
+//! Run it under tokio's paused clock (`#[tokio::test(start_paused = true)]`): the waits take
+//! no real time.
 
 use core::cell::RefCell;
 use core::sync::atomic::{AtomicUsize, Ordering};
@@ -11,9 +13,12 @@ thread_local! {
     static RECORDER: RefCell<Option<Recorder>> = const { RefCell::new(None) };
 }
 
-/// How many [`record_sleeps`] are running, on every thread: while none is, a wait or a clock
-/// read does not look at this thread's recorder (a thread-local with a destructor) at all. A
-/// thread that records has counted itself before it looks, so it always sees its own.
+/// How many [`record_sleeps`] are running, on every thread.
+///
+/// While none is, a wait or a clock read does not look at this thread's recorder (a
+/// thread-local with a destructor) at all.
+///
+/// A thread that records has counted itself before it looks, so it always sees its own.
 static RECORDING: AtomicUsize = AtomicUsize::new(0);
 
 /// Whether any thread is recording (so this one may be).
@@ -29,8 +34,9 @@ struct Recorder {
 
 /// Seed this thread's jitter generator, so the waits drawn from now on are the same every run.
 ///
-/// The generator is per thread: seed the thread that runs the retries (a current-thread tokio
-/// runtime runs everything on the test's thread).
+/// The generator is per thread: seed the thread that runs the retries.
+///
+/// A current-thread tokio runtime runs everything on the test's thread.
 ///
 /// ```
 /// use retry_jitter::{testing, Backoff};
@@ -47,9 +53,12 @@ pub fn seed_jitter(seed: u64) {
 
 /// Run `f` with every blocking retry wait on this thread recorded instead of slept.
 ///
-/// Returns what `f` returned and the waits, in order. The clock that `max_elapsed` is measured
-/// on moves forward by each recorded wait, as if it had been slept. Nested calls record into
-/// the innermost.
+/// Returns what `f` returned and the waits, in order.
+///
+/// The clock that `max_elapsed` is measured on moves forward by each recorded wait, as if it
+/// had been slept.
+///
+/// Nested calls record into the innermost.
 ///
 /// ```
 /// use retry_jitter::{testing, Jitter, Policy, Retry};
@@ -131,8 +140,9 @@ fn recorded_offset_here() -> Option<Duration> {
 mod tests {
     use super::*;
 
-    /// The count of running recorders goes back down however `f` ends, nested or unwinding:
-    /// a leftover count would only cost speed, but a missing one would lose recorded waits.
+    /// The count of running recorders goes back down however `f` ends, nested or unwinding.
+    ///
+    /// A leftover count would only cost speed; a missing one would lose recorded waits.
     #[test]
     fn the_recording_count_follows_the_recorders() {
         let before = RECORDING.load(Ordering::Relaxed);
