@@ -6,8 +6,9 @@ use quote::{quote, quote_spanned, ToTokens};
 
 use super::context::{local, Context};
 
-/// Before each attempt of a loop written here, the guards are asked (the runtime's loops ask
-/// them themselves); without a guard, nothing.
+/// Before each attempt of a loop written here, the guards are asked.
+///
+/// The runtime's loops ask them themselves. Without a guard, nothing.
 pub(super) fn admit(cx: &Context) -> TokenStream {
     let Context {
         p_ret,
@@ -41,8 +42,10 @@ pub(super) struct AfterAttempt {
     /// A success's accounting (`LoopState::succeeded`).
     pub(super) on_success: TokenStream,
     /// The step after a failure: `Break` with the outcome to return, or `Continue` with the
-    /// wait (`wait_pattern`), and the last outcome where it is kept (`last_value`, bound to
-    /// `last_pattern` through the wait).
+    /// wait (`wait_pattern`).
+    ///
+    /// With `Continue`, the last outcome too where it is kept: `last_value`, bound to
+    /// `last_pattern` through the wait.
     pub(super) on_failure: TokenStream,
     pub(super) wait_pattern: TokenStream,
     pub(super) last_value: TokenStream,
@@ -74,8 +77,9 @@ pub(super) fn after_attempt(cx: &Context) -> AfterAttempt {
         Some(_) => local("__retry_cut", ret_span).to_token_stream(),
         None => quote!(false),
     };
-    // Without a possible deadline, the step hands back the wait alone: no last outcome to
-    // return through memory and drop.
+    // Without a possible deadline, the step hands back the wait alone.
+    //
+    // No last outcome is returned through memory and dropped.
     let (failed_fn, wait_pattern, last_value, last_pattern, last_arg) = if cx.keeps_last {
         (
             quote_spanned!(ret_span=> failed),
@@ -101,8 +105,10 @@ pub(super) fn after_attempt(cx: &Context) -> AfterAttempt {
         succeeded: quote_spanned! {ret_span=>
             #verdict_l.accepted()
         },
-        // Not through `Loop::<R>`: nothing here is about `R`, and an `impl Trait` in it (erased
-        // to `_`) would be left for inference with nothing to infer it from.
+        // Not through `Loop::<R>`: nothing here is about `R`.
+        //
+        // An `impl Trait` in it (erased to `_`) would be left for inference with nothing to
+        // infer it from.
         on_success: quote_spanned! {ret_span=>
             #p::LoopState::succeeded(&#state_l, &#hooks_l, #name, #clock)
         },
@@ -117,9 +123,15 @@ pub(super) fn after_attempt(cx: &Context) -> AfterAttempt {
 }
 
 /// After the wait: however long the timer slept, no attempt starts past the deadline or once
-/// the call is cancelled, and the retry about to run spends the budget tokens it took. Without a deadline or a budget there is
-/// nothing to do, and no code. (Unreachable after a body that never returns, like the rest of
-/// the turn.) `last` is the last outcome kept through the wait, or `None`.
+/// the call is cancelled.
+///
+/// The retry about to run spends the budget tokens it took.
+///
+/// Without a deadline or a budget there is nothing to do, and no code.
+///
+/// Unreachable after a body that never returns, like the rest of the turn.
+///
+/// `last` is the last outcome kept through the wait, or `None`.
 fn after_wait(cx: &Context, last: TokenStream) -> TokenStream {
     let Context {
         p_ret,

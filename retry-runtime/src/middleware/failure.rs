@@ -1,7 +1,12 @@
-//! An attempt of a middleware as its loop sees it: a response retried for its status is a
-//! failure (an error of the loop, [`Failure`]), so that the hooks, the guards, the budget and
-//! the figures count it as one, and the response is still what the caller gets; the hooks a
-//! middleware is given are told of it as a [`Failed`] ([`Told`]).
+//! An attempt of a middleware as its loop sees it.
+//!
+//! A response retried for its status is a failure: an error of the loop, [`Failure`].
+//!
+//! So the hooks, the guards, the budget and the figures count it as one.
+//!
+//! The response is still what the caller gets.
+//!
+//! The hooks a middleware is given are told of it as a [`Failed`] ([`Told`]).
 
 use core::fmt;
 
@@ -18,8 +23,9 @@ use super::NotSent;
 use crate::run::awaiting::{AsyncSlot, GiveUpAsync, HookFuture, NotifyAsync};
 use crate::run::hooks::{GiveUpHook, Notify};
 
-/// What an attempt of a middleware failed with, to its loop: its error, or a response retried
-/// for its status (with that status, and the decision on it).
+/// What an attempt of a middleware failed with, to its loop.
+///
+/// Its error, or a response retried for its status (with that status, and the decision on it).
 pub(crate) enum Failure<E, Resp> {
     /// The middleware's error.
     Error(E),
@@ -40,8 +46,9 @@ impl<E, Resp> Failure<E, Resp> {
         }
     }
 
-    /// A call's outcome as the caller gets it: a response retried for its status, when
-    /// retrying ends on it, is the answer.
+    /// A call's outcome as the caller gets it.
+    ///
+    /// A response retried for its status, when retrying ends on it, is the answer.
     pub(crate) fn answer(outcome: Result<Resp, Self>) -> Result<Resp, E> {
         match outcome {
             Ok(response) | Err(Failure::Status { response, .. }) => Ok(response),
@@ -62,9 +69,13 @@ impl<E, Resp> Failure<E, Resp> {
         answer
     }
 
-    /// An attempt's outcome as its loop sees it: a response `on_ok` retries for its status
-    /// (`failure_status`) becomes a failure (`not_sent` is told of one the write rule alone
-    /// keeps from being sent again), and so does one it stops on where `stop_is_failure`.
+    /// An attempt's outcome as its loop sees it.
+    ///
+    /// A response `on_ok` retries for its status (`failure_status`) becomes a failure.
+    ///
+    /// `not_sent` is told of one the write rule alone keeps from being sent again.
+    ///
+    /// So does one it stops on, where `stop_is_failure`.
     #[inline]
     pub(crate) fn sort<O: ClassifyOk<Resp>>(
         outcome: Result<Resp, E>,
@@ -95,8 +106,9 @@ impl<E, Resp> Failure<E, Resp> {
     }
 }
 
-/// What the events say of a failure: the error's `Display`, or the status (never a header,
-/// never a body).
+/// What the events say of a failure: the error's `Display`, or the status.
+///
+/// Never a header, never a body.
 impl<E: fmt::Display, Resp> fmt::Display for Failure<E, Resp> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.failed().fmt(f)
@@ -116,9 +128,12 @@ macro_rules! from_refusal {
 
 from_refusal!(TimedOut, Throttled, CircuitOpen);
 
-/// What the loop's `on_ok` decides of a response that is no failure: for a classifier of
-/// statuses (`failure_status`), whose retried responses are failures sorted as each attempt
-/// ends, it is taken; any other's (a user's `on_ok`) retries it as a poll.
+/// What the loop's `on_ok` decides of a response that is no failure.
+///
+/// For a classifier of statuses (`failure_status`), it is taken: its retried responses are
+/// failures, sorted as each attempt ends.
+///
+/// Any other's (a user's `on_ok`) retries it as a poll.
 #[inline]
 pub(crate) fn poll<Resp, O: ClassifyOk<Resp>>(
     on_ok: &O,
@@ -181,8 +196,10 @@ impl<E> GiveUpFailed<E> for Unset {
     fn give_up(&self, _: &Failed<'_, E>, _: &GiveUp) {}
 }
 
-/// A middleware's hook, borrowed for one call, told of a [`Failure`] as a [`Failed`]. A poll
-/// retried (`on_ok`) is not a failure: it is not told, as a closure of the closure API is not.
+/// A middleware's hook, borrowed for one call, told of a [`Failure`] as a [`Failed`].
+///
+/// A poll retried (`on_ok`) is not a failure: it is not told, as a closure of the closure API
+/// is not.
 pub(crate) struct Told<'a, H>(pub(crate) &'a H);
 
 impl<E, Resp, H: NotifyFailed<E>> Notify<Failure<E, Resp>> for Told<'_, H> {
@@ -200,7 +217,9 @@ impl<E, Resp, H: GiveUpFailed<E>> GiveUpHook<Failure<E, Resp>> for Told<'_, H> {
 }
 
 /// A middleware's async hook (`notify_async`, `give_up_async`), told of a [`Failure`] as a
-/// [`Failed`], by value: `Fn(Failed<'_, E>, &RetryEvent) -> HookFuture<'_>`.
+/// [`Failed`], by value.
+///
+/// Its shape: `Fn(Failed<'_, E>, &RetryEvent) -> HookFuture<'_>`.
 #[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct FailedAsync<F>(pub(crate) F);

@@ -1,12 +1,21 @@
-//! The async hooks a call awaits ([`Retry::notify_async`](crate::Retry::notify_async) and its
-//! kin, on the closure API and the middleware faces): `notify_async` before a retry's wait,
-//! `give_up_async` and `stats_async` as the call ends, each handed what its sync hook is.
-//! Not a loop of their own: the call's recorder keeps the last retry's event and the figures,
-//! and the async loop awaits the hook with them (as `#[retry]`'s expansion does for an
-//! `async fn`'s awaited hooks).
+//! The async hooks a call awaits: [`Retry::notify_async`](crate::Retry::notify_async) and its
+//! kin, on the closure API and the middleware faces.
 //!
-//! A hook returns a [`HookFuture`], boxed and `Send`: the middleware faces box their own future
-//! as `Send`, and an async closure's future cannot be named, nor so bounded, on stable Rust.
+//! `notify_async` runs before a retry's wait; `give_up_async` and `stats_async` as the call
+//! ends.
+//!
+//! Each is handed what its sync hook is.
+//!
+//! Not a loop of their own: the call's recorder keeps the last retry's event and the figures.
+//!
+//! The async loop awaits the hook with them, as `#[retry]`'s expansion does for an `async fn`'s
+//! awaited hooks.
+//!
+//! A hook returns a [`HookFuture`], boxed and `Send`.
+//!
+//! The middleware faces box their own future as `Send`.
+//!
+//! An async closure's future cannot be named, nor so bounded, on stable Rust.
 
 use core::future::{ready, Future};
 use core::marker::PhantomData;
@@ -28,7 +37,9 @@ use crate::run::stats::StatsHook;
 /// ```
 pub type HookFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 
-/// A call's async hooks, one slot each, [`Unset`] where none was given: what the loop awaits.
+/// A call's async hooks, one slot each, [`Unset`] where none was given.
+///
+/// The loop awaits them.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AsyncHooks<N = Unset, G = Unset, S = Unset> {
     pub(crate) notify: N,
@@ -118,8 +129,9 @@ where
     }
 }
 
-/// A call's async hooks, for a call whose error is `E`: what the async loop awaits, and
-/// whether it has any to await (constants: a call without them awaits nothing).
+/// A call's async hooks, for a call whose error is `E`: what the async loop awaits.
+///
+/// And whether it has any to await: constants, so a call without them awaits nothing.
 pub trait AwaitedHooks<E> {
     /// An async `notify`.
     const NOTIFY: bool;
@@ -206,9 +218,12 @@ impl<N, G, S> Slots for AsyncHooks<N, G, S> {
     }
 }
 
-/// The hook of a call's recorder where the call may await async hooks `A` (its error `E`):
-/// `H`, the `stats` hook, beside what they need kept: every call's figures for an async
-/// `stats`, each retry's event and the last error for an async `notify`.
+/// The hook of a call's recorder where the call may await async hooks `A` (its error `E`).
+///
+/// `H`, the `stats` hook, beside what they need kept.
+///
+/// Every call's figures for an async `stats`; each retry's event and the last error for an
+/// async `notify`.
 pub struct Awaits<H, A, E>(H, PhantomData<fn(&A, &E)>);
 
 impl<H, A, E> Awaits<H, A, E> {
@@ -229,10 +244,16 @@ impl<H: StatsHook, A: AwaitedHooks<E>, E> StatsHook for Awaits<H, A, E> {
     }
 }
 
-/// The futures of the async `give_up` (retrying ended with an error, `give_up` its figures)
-/// and `stats` hooks as a call ends with `out`: made here, in a function that is not async,
-/// so that what the awaiting future holds across their awaits is the boxed futures alone (no
-/// borrow of `out`: a `Send` call needs no `Sync` error).
+/// The futures of the async `give_up` and `stats` hooks, as a call ends with `out`.
+///
+/// `give_up`'s when retrying ended with an error, with its figures.
+///
+/// Made here, in a function that is not async.
+///
+/// So the awaiting future holds only the boxed futures across their awaits, no borrow of
+/// `out`.
+///
+/// A `Send` call then needs no `Sync` error.
 pub(crate) fn at_end<'a, V, E, A: AwaitedHooks<E>>(
     hooks: &'a A,
     out: &'a Result<V, E>,
@@ -250,9 +271,11 @@ pub(crate) fn at_end<'a, V, E, A: AwaitedHooks<E>>(
     [give_up, stats]
 }
 
-/// The future of the async `notify` hook after a retry's step, with the last outcome kept
-/// (`last`) and the retry's event (`event`, the recorder's): made outside the async loop, as
-/// [`at_end`]'s.
+/// The future of the async `notify` hook after a retry's step.
+///
+/// It gets the last outcome kept (`last`) and the retry's event (`event`, the recorder's).
+///
+/// Made outside the async loop, as [`at_end`]'s.
 pub(crate) fn at_retry<'a, V, E, A: AwaitedHooks<E>>(
     hooks: &'a A,
     last: Option<&'a Result<V, E>>,
