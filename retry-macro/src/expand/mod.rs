@@ -1,5 +1,7 @@
 //! The expansion: the original function, same attributes and signature, with a retry loop for
-//! a body. This file is the entry; then, one file per job:
+//! a body.
+//!
+//! This file is the entry; then, one file per job:
 //!
 //! - context.rs: what every shape is written with (paths, return type, generated locals)
 //! - keys.rs: what each key of the attribute becomes (the policy, the `timeout`, the hooks)
@@ -34,9 +36,12 @@ use self::context::Context;
 use self::hedged::hedged;
 use self::sync::{sync_closure, track_caller_attempt, track_caller_loop};
 
-/// The whole macro: the attribute and the function read (args.rs, item.rs), checked (valid.rs),
-/// then written, which cannot fail. On any error, the errors **and** the function unchanged,
-/// so that call sites and IDEs keep working and the user sees one error, not a cascade.
+/// The whole macro: the attribute and the function read (args.rs, item.rs), checked
+/// (valid.rs), then written, which cannot fail.
+///
+/// On any error, the output is the errors **and** the function unchanged.
+///
+/// So call sites and IDEs keep working, and the user sees one error, not a cascade.
 pub(crate) fn retry(args: TokenStream, input: TokenStream) -> TokenStream {
     let item: Item = match syn::parse2(input.clone()) {
         Ok(item) => item,
@@ -71,8 +76,9 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         None => quote!(::retry_jitter),
     };
     let p = quote!(#krate::__private);
-    // valid.rs rejects a function without a return type; should one get here, it is emitted
-    // unchanged rather than the macro panicking.
+    // valid.rs rejects a function without a return type.
+    //
+    // Should one get here, it is emitted unchanged rather than the macro panicking.
     let ret = match (&item.async_trait, item.sig.output.clone()) {
         // The future's output: `#[async_trait]` has made the function return a boxed future.
         (Some(async_trait), _) => Box::new(async_trait.output.clone()),
@@ -126,8 +132,9 @@ fn expand(args: &Args, mut item: Item) -> TokenStream {
         body_span,
         ..
     } = &item;
-    // The new body in the original braces: the function's span stays the user's, so lints on
-    // the function itself (`dead_code`…) still fire.
+    // The new body goes in the original braces: the function's span stays the user's.
+    //
+    // So lints on the function itself (`dead_code`…) still fire.
     let mut body = proc_macro2::Group::new(proc_macro2::Delimiter::Brace, new_body);
     body.set_span(*body_span);
     quote! {

@@ -1,5 +1,9 @@
-//! The keys that limit a call: `policy`, and `timeout`, `throttle` and `breaker`, whose
-//! refusals the function's error type must be made from; `cancel`, the call's token.
+//! The keys that limit a call.
+//!
+//! - `policy`.
+//! - `timeout`, `throttle` and `breaker`, whose refusals the function's error type must be made
+//!   from.
+//! - `cancel`, the call's token.
 
 use core::future::Future;
 use core::time::Duration;
@@ -53,18 +57,22 @@ pub trait FromTimedOut: Sized {
     /// The error of a cut attempt.
     fn from_timed_out(timed_out: TimedOut) -> Self;
 
-    /// The outcome of an attempt `timeout = …` cut. The expansion names it as
-    /// `<E as FromTimedOut>::timed_out::<R>`, the trait's own method: an error type without
-    /// the `From` is this message alone, with no function of this crate's after it.
+    /// The outcome of an attempt `timeout = …` cut.
+    ///
+    /// The expansion names it as `<E as FromTimedOut>::timed_out::<R>`, the trait's own method.
+    ///
+    /// An error type without the `From` is then this message alone, with no function of this
+    /// crate's after it.
     #[inline]
     fn timed_out<R: IsResult<Err = Self>>(timed_out: TimedOut) -> R {
         R::from_err(Self::from_timed_out(timed_out))
     }
 }
 
-// Not recommended: an error type whose `From` impls come from a blanket impl of its own (sqlx's
-// `impl<E: DatabaseError> From<E> for Error`) is then reported as this trait's message at the
-// `timeout` key, not as `TimedOut: DatabaseError`.
+// Not recommended: an error type whose `From` impls come from a blanket impl of its own is
+// then reported as this trait's message at the `timeout` key.
+//
+// Not as `TimedOut: DatabaseError` (sqlx's `impl<E: DatabaseError> From<E> for Error`).
 #[diagnostic::do_not_recommend]
 impl<E: From<TimedOut>> FromTimedOut for E {
     #[inline]
@@ -90,7 +98,9 @@ pub trait FromThrottled: Sized {
     fn from_throttled(throttled: Throttled) -> Self;
 
     /// `throttle = …`: the guard, whose rejected attempts end the call with
-    /// `E::from(Throttled)`; the trait's own method, as [`FromTimedOut::timed_out`].
+    /// `E::from(Throttled)`.
+    ///
+    /// The trait's own method, as [`FromTimedOut::timed_out`].
     #[inline]
     fn throttle_guard<R: IsResult<Err = Self>>(
         throttle: &AdaptiveThrottle,
@@ -117,8 +127,9 @@ pub trait FromCircuitOpen: Sized {
     /// The error of a refused call.
     fn from_circuit_open(open: CircuitOpen) -> Self;
 
-    /// `breaker = …`: the guard, whose refused calls end with `E::from(CircuitOpen)`; the
-    /// trait's own method, as [`FromTimedOut::timed_out`].
+    /// `breaker = …`: the guard, whose refused calls end with `E::from(CircuitOpen)`.
+    ///
+    /// The trait's own method, as [`FromTimedOut::timed_out`].
     #[inline]
     fn breaker_guard<R: IsResult<Err = Self>>(
         breaker: &CircuitBreaker,
@@ -154,9 +165,12 @@ impl<'a> CancelArg<'a> for &'a CancelToken {
     }
 }
 
-/// An `async fn`'s attempt with `cancel = …`: after a failure (`last` kept), raced against the
-/// hooks' token (`run::wait::attempt_or_cancel`), its outcome type read from `last`; the first
-/// attempt alone.
+/// An `async fn`'s attempt with `cancel = …`.
+///
+/// After a failure (`last` kept), raced against the hooks' token
+/// (`run::wait::attempt_or_cancel`), its outcome type read from `last`.
+///
+/// The first attempt alone.
 #[inline]
 pub async fn attempt_or_cancel_in<F, R, C, N, G, B, T, O, Gd>(
     attempt: F,

@@ -1,7 +1,9 @@
-//! A call's account with its shared budget, and when the budget hears of the call: every loop
-//! (`#[retry]`'s blocking and async loops, the closure API's, the hedged race, and through
-//! them the tower and reqwest faces) reaches the budget only through [`Account`], at the
-//! moments its methods name, one [`SharedBudget`] method each:
+//! A call's account with its shared budget, and when the budget hears of the call.
+//!
+//! Every loop reaches the budget only through [`Account`]: `#[retry]`'s blocking and async
+//! loops, the closure API's, the hedged race, and through them the tower and reqwest faces.
+//!
+//! It does so at the moments its methods name, one [`SharedBudget`] method each:
 //!
 //! | the loop's moment | `Account` | the budget hears |
 //! |---|---|---|
@@ -15,8 +17,10 @@
 use crate::fleet::{Charge, RetryTicket, SharedBudget, Taken};
 use crate::policy::Clock;
 
-/// What one call has taken from its budget, and the moments the budget hears of the call
-/// (the module's table). Without a budget (`None`) each of them is nothing at all.
+/// What one call has taken from its budget, and the moments the budget hears of the call (the
+/// module's table).
+///
+/// Without a budget (`None`) each of them is nothing at all.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Account {
     /// Retries and hedges the budget granted, by charge: what a later success gives back.
@@ -33,8 +37,10 @@ impl Account {
     }
 
     /// The call's first attempt succeeded: the call is counted, and succeeded having taken
-    /// nothing; `out`, the call's outcome, handed back (the budget may end the success path
-    /// with a tail call).
+    /// nothing.
+    ///
+    /// `out`, the call's outcome, is handed back: the budget may end the success path with a
+    /// tail call.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn first_success<S: SharedBudget, T>(budget: Option<&S>, clock: Clock, out: T) -> T {
         match budget {
@@ -52,6 +58,7 @@ impl Account {
     }
 
     /// A retry or a hedge is about to start: take its share, `None` if the budget refuses it.
+    ///
     /// The share is given back if what is returned is dropped before it runs.
     #[inline]
     pub(crate) fn take<'b, S: SharedBudget>(
@@ -85,9 +92,12 @@ impl Account {
     }
 }
 
-/// The share of a retry that has not run yet: refunded when this is dropped (the future
-/// dropped during the wait, a hook unwinding, the deadline reached) unless
-/// [`spend`](RetryShare::spend) says the retry runs.
+/// The share of a retry that has not run yet.
+///
+/// It is refunded when this is dropped, unless [`spend`](RetryShare::spend) says the retry
+/// runs.
+///
+/// Dropped: the future dropped during the wait, a hook unwinding, the deadline reached.
 #[derive(Default)]
 pub struct RetryShare<'b>(Option<(&'b dyn SharedBudget, RetryTicket)>);
 

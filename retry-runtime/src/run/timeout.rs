@@ -14,10 +14,12 @@ use crate::policy::TimedOut;
 pub(crate) mod limit;
 pub(crate) use limit::{AttemptTimeout, MakeError};
 
-/// One poll of `attempt` raced against `timer`: `Err(TimedOut)` when the timer won. The attempt
-/// is polled first, so one that is ready is never cut, even by a timer that has already
-/// expired. `#[retry(timeout = …)]` pins the attempt and its timer in the function's own
-/// future and polls them with this, so they are stored once.
+/// One poll of `attempt` raced against `timer`: `Err(TimedOut)` when the timer won.
+///
+/// The attempt is polled first: one that is ready is never cut, even by an expired timer.
+///
+/// `#[retry(timeout = …)]` pins the attempt and its timer in the function's own future and
+/// polls them with this, so they are stored once.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -43,12 +45,17 @@ pub fn poll_race<A: Future, T: Future<Output = ()>>(
     timer.poll(cx).map(|()| Err(TimedOut))
 }
 
-/// One poll of [`poll_race`] for an attempt limited to `limit` on `clock`: what [`poll_race`]
-/// does, and while the attempt is polled it can ask how long it has left
-/// ([`attempt_time_left`]: [`reqwest::check`](crate::reqwest::check) ends its error-body read
-/// there, so the status it decided on is not lost to the timer). `end` is the attempt's end,
-/// kept between polls: learnt (one clock read) only when its first poll is pending, so an
-/// attempt ready at once reads no clock.
+/// One poll of [`poll_race`] for an attempt limited to `limit` on `clock`.
+///
+/// While the attempt is polled, it can ask how long it has left ([`attempt_time_left`]).
+///
+/// [`reqwest::check`](crate::reqwest::check) ends its error-body read there, so the status it
+/// decided on is not lost to the timer.
+///
+/// `end` is the attempt's end, kept between polls.
+///
+/// It is learnt (one clock read) only when the first poll is pending: an attempt ready at once
+/// reads no clock.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -85,9 +92,12 @@ pub fn poll_race_within<A: Future, T: Future<Output = ()>>(
     timer.poll(cx).map(|()| Err(TimedOut))
 }
 
-/// The attempt's half of [`poll_race_within`]: one poll of `attempt` within its end, the end
-/// learnt if that first poll is pending. For a caller whose timer is not the attempt's own
-/// (the hedged call's first attempt, which shares one timer with the hedge delay).
+/// The attempt's half of [`poll_race_within`]: one poll of `attempt` within its end.
+///
+/// The end is learnt if that first poll is pending.
+///
+/// For a caller whose timer is not the attempt's own: the hedged call's first attempt, which
+/// shares one timer with the hedge delay.
 #[inline]
 pub(crate) fn poll_within<A: Future>(
     attempt: Pin<&mut A>,
@@ -109,11 +119,15 @@ pub(crate) fn poll_within<A: Future>(
 }
 
 pin_project_lite::pin_project! {
-    /// An attempt raced against its timer, both held (and pinned) in place: the future
-    /// `#[retry(timeout = …)]` and [`Retry::timeout`](crate::Retry::timeout) await per attempt,
-    /// [`poll_race_within`] on each poll. It holds nothing else than what that needs (no
-    /// borrow of the attempt, the timer or the end, as a `poll_fn` over pinned locals would):
-    /// the attempt's future is as small as the race can be.
+    /// An attempt raced against its timer, both held (and pinned) in place.
+    ///
+    /// `#[retry(timeout = …)]` and [`Retry::timeout`](crate::Retry::timeout) await it per
+    /// attempt; it runs [`poll_race_within`] on each poll.
+    ///
+    /// It holds nothing but what that needs: no borrow of the attempt, the timer or the end, as
+    /// a `poll_fn` over pinned locals would.
+    ///
+    /// So the attempt's future is as small as the race can be.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -173,8 +187,9 @@ impl<A: Future, T: Future<Output = ()>> Future for Race<A, T> {
     }
 }
 
-/// The end of an attempt limited to `limit` whose first poll just returned: out of line, off
-/// the path of an attempt ready at once.
+/// The end of an attempt limited to `limit` whose first poll just returned.
+///
+/// Out of line, off the path of an attempt ready at once.
 #[cold]
 #[inline(never)]
 fn learn_end(limit: Duration, clock: crate::policy::Clock) -> Option<Instant> {
@@ -202,13 +217,16 @@ pub struct Limit {
     /// How long the attempt may run.
     pub duration: Duration,
     /// Whether that is the time left before the deadline (`max_elapsed`) rather than the
-    /// `timeout`: an attempt cut then ends the call.
+    /// `timeout`.
+    ///
+    /// An attempt cut then ends the call.
     pub deadline: bool,
 }
 
 impl Limit {
-    /// The limit of an attempt starting now, in `call` (the clock is read only when its
-    /// policy has a `max_elapsed`).
+    /// The limit of an attempt starting now, in `call`.
+    ///
+    /// The clock is read only when its policy has a `max_elapsed`.
     #[inline]
     pub fn of(timeout: Duration, call: Started) -> Limit {
         if let Some(left) = call.time_left() {
