@@ -16,8 +16,10 @@ pub(crate) fn parse(text: &str) -> Result<u128, String> {
     Ok(total)
 }
 
-/// The length of the longest start of `text` whose chars are all `what`. (One function for
-/// every predicate: `trim_start_matches` compiles its searcher again for each closure.)
+/// The length of the longest start of `text` whose chars are all `what`.
+///
+/// One function for every predicate: `trim_start_matches` compiles its searcher again for each
+/// closure.
 fn prefix_len(text: &str, what: fn(char) -> bool) -> usize {
     text.find(|c| !what(c)).unwrap_or(text.len())
 }
@@ -88,8 +90,9 @@ fn diagnose(text: &str) -> String {
             faults.push(f);
         }
     };
-    // Read it leniently: spaces, fractions and units spelt as words allowed, to say which of
-    // them it has and to write the literal it means.
+    // Read it leniently: spaces, fractions and units spelt as words allowed.
+    //
+    // That says which of them it has, and writes the literal it means.
     let mut total: Option<u128> = Some(0);
     let mut written = Some(String::new());
     let mut rest = trimmed;
@@ -159,8 +162,11 @@ fn diagnose(text: &str) -> String {
             (part % ten == 0).then_some(())?;
             whole.checked_mul(scale)?.checked_add(part / ten)
         });
-        // Each part as it should be written: its own number and unit where it has them (so
-        // `1m 30s` is `1m30s`), else in the largest unit that holds it (`1.5s` is `1500ms`).
+        // Each part as it should be written.
+        //
+        // Its own number and unit where it has them: `1m 30s` is `1m30s`.
+        //
+        // Else in the largest unit that holds it: `1.5s` is `1500ms`.
         written = written.zip(part).map(|(mut written, nanos)| {
             match unit(word) {
                 Some(_) if fraction.is_empty() => written.push_str(&format!("{whole}{word}")),

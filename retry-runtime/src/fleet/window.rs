@@ -1,7 +1,11 @@
-//! Two counts over a trailing window, lock-free: a ring of slots, each one atomic word holding
-//! its slot's number and both counts, so that a slot the clock has left behind is recognised
-//! and started afresh by whoever reaches it first. The throttle counts requests and accepts in
-//! it, the breaker calls and failures.
+//! Two counts over a trailing window, lock-free: a ring of slots.
+//!
+//! Each slot is one atomic word holding its number and both counts.
+//!
+//! So a slot the clock has left behind is recognised, and started afresh by whoever reaches it
+//! first.
+//!
+//! The throttle counts requests and accepts in it; the breaker, calls and failures.
 
 use core::time::Duration;
 use std::sync::OnceLock;
@@ -31,9 +35,10 @@ const fn unpack(word: u64) -> (u64, u64, u64) {
     )
 }
 
-/// A window's time line: nanoseconds since its first clock reading, cut into [`SLOTS`] slots
-/// of `window / 16` (whole nanoseconds, at least 1). The windows here and the ratio budget's
-/// rings all number their slots on it.
+/// A window's time line: nanoseconds since its first clock reading, cut into [`SLOTS`] slots of
+/// `window / 16` (whole nanoseconds, at least 1).
+///
+/// The windows here and the ratio budget's rings all number their slots on it.
 pub(crate) struct SlotClock {
     slot_nanos: u64,
     origin: OnceLock<Instant>,
@@ -67,11 +72,16 @@ impl SlotClock {
     }
 }
 
-/// Two counts (`a`, `b`) over the trailing window, in [`SLOTS`] slots of `window / 16`: a
-/// count stays in the window for between 15/16 of it and all of it. A slot holds at most
-/// 16,777,215 of each count (more saturate); slot numbers repeat every 2¹⁶ slots (4,096
-/// windows), so a slot no count reached for exactly a multiple of that (a 10 s window: 11
-/// hours) would show its old counts again until the clock moves past it.
+/// Two counts (`a`, `b`) over the trailing window, in [`SLOTS`] slots of `window / 16`.
+///
+/// A count stays in the window for between 15/16 of it and all of it.
+///
+/// A slot holds at most 16,777,215 of each count; more saturate.
+///
+/// Slot numbers repeat every 2¹⁶ slots (4,096 windows).
+///
+/// A slot no count reached for exactly a multiple of that would show its old counts again,
+/// until the clock moves past it. For a 10 s window, that is 11 hours.
 pub(crate) struct Window {
     clock: SlotClock,
     slots: [AtomicU64; SLOTS],
@@ -90,8 +100,9 @@ impl Window {
         self.clock.nanos(clock)
     }
 
-    /// The number of the slot `nanos` falls in. Counting starts at slot `SLOTS`, so that no
-    /// live slot is numbered like the empty words' 0.
+    /// The number of the slot `nanos` falls in.
+    ///
+    /// Counting starts at slot `SLOTS`, so no live slot is numbered like the empty words' 0.
     fn slot(&self, nanos: u64) -> u64 {
         self.clock.slot_of(nanos).saturating_add(SLOTS as u64)
     }

@@ -1,7 +1,11 @@
-//! The retry loop where services retry: client middleware, each behind its feature. Each face
-//! drives the closure API's loop ([`Retry`](crate::Retry)); none has a loop of its own. A
-//! response is an `Ok` to the client, yet a 503 is worth retrying: the faces classify
-//! responses with [`Retry::on_ok`](crate::Retry::on_ok).
+//! The retry loop where services retry: client middleware, each behind its feature.
+//!
+//! Each face drives the closure API's loop ([`Retry`](crate::Retry)); none has a loop of its
+//! own.
+//!
+//! A response is an `Ok` to the client, yet a 503 is worth retrying.
+//!
+//! So the faces classify responses with [`Retry::on_ok`](crate::Retry::on_ok).
 
 mod builder;
 mod by_host;
@@ -22,9 +26,12 @@ pub mod tonic;
 pub mod tower;
 mod writes;
 
-/// An attempt of a face's call, `resend_count` the attempts before it: with feature `tracing`,
-/// a resend runs in a span carrying OpenTelemetry's stable `http.request.resend_count` (1, 2,
-/// …), so that a trace shows every attempt of one logical request; the first attempt has none.
+/// An attempt of a face's call, `resend_count` the attempts before it.
+///
+/// With feature `tracing`, a resend runs in a span carrying OpenTelemetry's stable
+/// `http.request.resend_count` (1, 2, …).
+///
+/// So a trace shows every attempt of one logical request; the first attempt has none.
 #[cfg(feature = "tracing")]
 pub(crate) fn attempt<F: core::future::Future>(
     future: F,
@@ -44,10 +51,12 @@ pub(crate) fn attempt<F: core::future::Future>(future: F, _resend_count: u32) ->
     future
 }
 
-/// The trace of one call of a middleware (feature `tracing`): its events at `level`, a
-/// failure shown as [`Failed`](crate::http::Failed) shows it (an error's `Display`, a
-/// response's status), a response retried as a poll not shown at all (nor any header, nor a
-/// body).
+/// The trace of one call of a middleware (feature `tracing`): its events at `level`.
+///
+/// A failure is shown as [`Failed`](crate::http::Failed) shows it: an error's `Display`, a
+/// response's status.
+///
+/// A response retried as a poll is not shown at all; nor is any header, nor a body.
 #[cfg(feature = "tracing")]
 #[allow(clippy::type_complexity)]
 pub(crate) fn call_trace<Resp, E: core::fmt::Display>(
@@ -79,10 +88,14 @@ pub(crate) fn call_trace<Resp, E>(_: Unlevelled) -> crate::policy::Unset {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Unlevelled;
 
-/// Tells, with feature `tracing`, that a call's request is not sent again, and why: the
-/// "not sent again" event, at the middleware's level, saying of the request what
-/// [`Described`](describe::Described) says (nothing, where the request was not kept). Without
-/// the feature, nothing.
+/// Tells, with feature `tracing`, that a call's request is not sent again, and why.
+///
+/// The "not sent again" event, at the middleware's level.
+///
+/// It says of the request what [`Described`](describe::Described) says: nothing, where the
+/// request was not kept.
+///
+/// Without the feature, nothing.
 #[derive(Clone, Copy)]
 pub(crate) struct NotSent<'a> {
     #[cfg(feature = "tracing")]
@@ -141,8 +154,11 @@ impl<'a> NotSent<'a> {
         let _ = why;
     }
 
-    /// `decision` on an outcome whose request may be sent again only as `resend` says, where
-    /// `any` is the decision were it sent again freely: told if the write rule alone stops it.
+    /// `decision` on an outcome whose request may be sent again only as `resend` says.
+    ///
+    /// `any` is the decision were it sent again freely.
+    ///
+    /// Told if the write rule alone stops it.
     #[inline]
     pub(crate) fn checked(
         &self,

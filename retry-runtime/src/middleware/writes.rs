@@ -20,9 +20,11 @@ pub enum Writes {
     Keyed,
 }
 
-/// Under [`Writes::Keyed`], a request of a non-idempotent method without a key (an empty or
-/// blank one is none) is given one: called before its first attempt, so that every attempt
-/// sends the same key.
+/// Under [`Writes::Keyed`], a request of a non-idempotent method without a key is given one.
+///
+/// An empty or blank key is none.
+///
+/// Called before its first attempt, so every attempt sends the same key.
 #[cfg(any(test, feature = "reqwest-middleware"))]
 #[inline]
 pub(crate) fn add_key(writes: Writes, method: &Method, headers: &mut HeaderMap) {
@@ -31,15 +33,21 @@ pub(crate) fn add_key(writes: Writes, method: &Method, headers: &mut HeaderMap) 
     }
 }
 
-/// Whether [`add_key`] gives a request of `method` with `headers` a key: for a face whose
-/// request lends its method and its headers only one at a time (`http::Request`).
+/// Whether [`add_key`] gives a request of `method` with `headers` a key.
+///
+/// For a face whose request lends its method and its headers only one at a time
+/// (`http::Request`).
 #[inline]
 pub(crate) fn needs_key(writes: Writes, method: &Method, headers: &HeaderMap) -> bool {
     writes == Writes::Keyed && !is_repeatable(method, headers)
 }
 
-/// The key [`add_key`] gives a request that has none: in place of an empty or blank key the
-/// caller set, under that key's name (the one its server reads), else as `Idempotency-Key`.
+/// The key [`add_key`] gives a request that has none.
+///
+/// In place of an empty or blank key the caller set, it goes under that key's name, the one its
+/// server reads.
+///
+/// Else it goes as `Idempotency-Key`.
 pub(crate) fn give_key(headers: &mut HeaderMap) {
     let key = new_key();
     let mut replaced = false;
@@ -63,14 +71,17 @@ pub(crate) fn resend(writes: Writes, method: &Method, headers: &HeaderMap) -> Re
     }
 }
 
-/// A random version-4 UUID, hyphenated, from the operating system's entropy: never from the
-/// jitter's generator, which `testing::seed_jitter` makes repeatable (two calls sharing a key
-/// would have the server drop the second as a duplicate, a lost write).
+/// A random version-4 UUID, hyphenated, from the operating system's entropy.
+///
+/// Never from the jitter's generator, which `testing::seed_jitter` makes repeatable.
+///
+/// Two calls sharing a key would have the server drop the second as a duplicate: a lost write.
 pub(crate) fn new_key() -> HeaderValue {
     let mut b = [0u8; 16];
     if getrandom::fill(&mut b).is_err() {
-        // No OS entropy (never seen on the platforms tokio runs on): std's hasher keys, which
-        // come from the OS once per thread and differ per `RandomState`.
+        // No OS entropy (never seen on the platforms tokio runs on): std's hasher keys.
+        //
+        // Those come from the OS once per thread, and differ per `RandomState`.
         use std::hash::{BuildHasher, RandomState};
         let (hi, lo) = (
             RandomState::new().hash_one(0u8),
