@@ -5,8 +5,10 @@ use core::time::Duration;
 use crate::policy::{Backoff, Jitter};
 
 /// Backoff, the number of attempts, and an optional time budget: everything `#[retry]` needs
-/// to know about *when* to retry. `Copy` and `const`-constructible, so it can be a `const`, a
-/// field, or built from configuration at run time (`#[retry(policy = self.policy)]`).
+/// to know about *when* to retry.
+///
+/// `Copy` and `const`-constructible: it can be a `const`, a field, or built from configuration
+/// at run time (`#[retry(policy = self.policy)]`).
 ///
 /// ```
 /// use retry_jitter::{Jitter, Policy};
@@ -26,8 +28,9 @@ pub struct Policy {
     backoff: Backoff,
     attempts: u32,
     max_elapsed: Option<Duration>,
-    /// In whole milliseconds: a `u32` fits where the policy had padding, so a `Policy` (copied
-    /// into every call) is no larger for it.
+    /// In whole milliseconds: a `u32` fits where the policy had padding.
+    ///
+    /// So a `Policy`, copied into every call, is no larger for it.
     rate_limited_base_ms: u32,
 }
 
@@ -128,8 +131,9 @@ impl Policy {
         self
     }
 
-    /// A time budget from the first call: a wait that would end past it is not slept, and the
-    /// last error is returned instead.
+    /// A time budget from the first call.
+    ///
+    /// A wait that would end past it is not slept; the last error is returned instead.
     ///
     /// ```
     /// use retry_jitter::Policy;
@@ -163,11 +167,17 @@ impl Policy {
         self.backoff
     }
 
-    /// The ceiling of the first wait after a [`Decision::RateLimited`](crate::Decision::RateLimited):
-    /// the base the waits of a server limiting the rate are drawn from, under the same cap
-    /// and jitter. 1 s unless set (the AWS SDKs' 2026 retry behaviour backs off from 1 s for
-    /// throttling errors, from 50 ms for others). Kept in whole milliseconds, at most
-    /// `u32::MAX` of them (49 days): a server's "slow down" is not measured finer.
+    /// The ceiling of the first wait after a [`Decision::RateLimited`](crate::Decision::RateLimited).
+    ///
+    /// The waits of a server limiting the rate are drawn from this base, under the same cap and
+    /// jitter.
+    ///
+    /// 1 s unless set: the AWS SDKs' 2026 retry behaviour backs off from 1 s for throttling
+    /// errors, from 50 ms for others.
+    ///
+    /// Kept in whole milliseconds, at most `u32::MAX` of them (49 days).
+    ///
+    /// A server's "slow down" is not measured finer.
     ///
     /// ```
     /// use retry_jitter::Policy;

@@ -4,11 +4,15 @@ use core::time::Duration;
 
 use super::GiveUpReason;
 
-/// One call's figures, from its first attempt to its end: how many attempts it made, how many
-/// hedges ran, how long it waited between attempts, and how it ended. Handed to a `stats`
-/// hook (`#[retry(stats = …)]`, [`Retry::stats`](crate::Retry::stats)) once per call, success
-/// or give-up, and returned with the outcome by
-/// [`Retry::call_with_stats`](crate::Retry::call_with_stats).
+/// One call's figures, from its first attempt to its end.
+///
+/// How many attempts it made, how many hedges ran, how long it waited between attempts, and how
+/// it ended.
+///
+/// Handed to a `stats` hook (`#[retry(stats = …)]`, [`Retry::stats`](crate::Retry::stats)) once
+/// per call, success or give-up.
+///
+/// Returned with the outcome by [`Retry::call_with_stats`](crate::Retry::call_with_stats).
 ///
 /// ```
 /// use retry_jitter::{GiveUpReason, Jitter, Policy, Retry};
@@ -26,17 +30,23 @@ use super::GiveUpReason;
 pub struct RetryStats {
     /// The retried function's name, as in [`RetryEvent::function`](crate::RetryEvent::function).
     pub function: &'static str,
-    /// Calls of the body made, the first and every hedge included: 1 for a call that
-    /// succeeded at once; 0 for one a circuit breaker refused.
+    /// Calls of the body made, the first and every hedge included.
+    ///
+    /// 1 for a call that succeeded at once; 0 for one a circuit breaker refused.
     pub attempts: u32,
     /// Hedges started (`hedge = …`).
     pub hedges: u32,
-    /// Attempts sent again at once, uncounted, because they never reached the server's
-    /// application (gRFC A6's transparent retries, made only under `tonic::ServiceConfigLayer`:
-    /// 0 elsewhere). Not in `attempts`.
+    /// Attempts sent again at once, uncounted: they never reached the server's application.
+    ///
+    /// These are gRFC A6's transparent retries, made only under `tonic::ServiceConfigLayer`: 0
+    /// elsewhere.
+    ///
+    /// Not in `attempts`.
     pub transparent_retries: u32,
-    /// The time slept between attempts, in all: the waits drawn, less what a cancel cut
-    /// from the last one. A hook's own time is not in it.
+    /// The time slept between attempts, in all: the waits drawn, less what a cancel cut from
+    /// the last one.
+    ///
+    /// A hook's own time is not in it.
     pub waited: Duration,
     /// From the start of the first attempt to the end of the call, on the call's clock.
     pub elapsed: Duration,

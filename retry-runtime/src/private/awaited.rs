@@ -1,7 +1,11 @@
 //! The hooks an `async fn` awaits: `notify`, `give_up` and `stats` given an async closure or
-//! an `async fn`. A path's value is sorted by its type (autoref specialisation, [`Probe`]): an
-//! `AsyncFn` of the key's arguments is awaited by the function itself, anything else goes to
-//! the loop as a sync hook, checked at its key as always.
+//! an `async fn`.
+//!
+//! A path's value is sorted by its type (autoref specialisation, [`Probe`]).
+//!
+//! An `AsyncFn` of the key's arguments is awaited by the function itself.
+//!
+//! Anything else goes to the loop as a sync hook, checked at its key as always.
 
 use core::marker::PhantomData;
 
@@ -9,8 +13,9 @@ use super::{GiveUpKey, Hook, Keep, NotifyKey, StatsKey, Unchecked};
 use crate::policy::{GiveUp, RetryEvent, RetryStats, Unset};
 use crate::run::loops::IsResult;
 
-/// An async hook, awaited by the function: `notify` before each retry's wait, `give_up` and
-/// `stats` as the call ends.
+/// An async hook, awaited by the function.
+///
+/// `notify` before each retry's wait; `give_up` and `stats` as the call ends.
 pub struct Awaited<F>(pub F);
 
 impl<F> Awaited<F> {
@@ -75,8 +80,9 @@ impl<R, H: AsyncFn(&RetryStats)> Keep for Hook<R, H, AwaitStatsKey> {
     }
 }
 
-/// No awaited hook: a sync one (called by the loop), or one of the wrong type (one compile
-/// error already, at its key). Nothing.
+/// No awaited hook: a sync one (called by the loop), or one of the wrong type.
+///
+/// A wrong one is one compile error already, at its key. Nothing.
 impl Unchecked {
     /// Nothing.
     #[inline]

@@ -1,14 +1,19 @@
-//! The waits of the async loops: a boxed timer (none for a zero wait), and the same raced
-//! against the call's cancel token.
+//! The waits of the async loops: a boxed timer (none for a zero wait).
+//!
+//! And the same, raced against the call's cancel token.
 
 use core::future::Future;
 use core::time::Duration;
 
 use crate::policy::{CancelToken, Cancelled};
 
-/// The timer of an async loop for one wait, boxed: the retried future then holds a pointer,
-/// not a timer, and a first-call success (which never sleeps) allocates nothing. A zero wait
-/// is no timer at all (and no allocation).
+/// The timer of an async loop for one wait, boxed.
+///
+/// The retried future then holds a pointer, not a timer.
+///
+/// A first-call success, which never sleeps, allocates nothing.
+///
+/// A zero wait is no timer at all, and no allocation.
 #[inline]
 pub fn sleep_boxed<F, S>(delay: Duration, sleep: S) -> Wait<F>
 where
@@ -36,8 +41,9 @@ impl<F: Future<Output = ()>> Future for Wait<F> {
     }
 }
 
-/// [`sleep_boxed`], ended at once should `cancel` (the call's token, if any) be cancelled:
-/// without a token it is that wait alone.
+/// [`sleep_boxed`], ended at once should `cancel` (the call's token, if any) be cancelled.
+///
+/// Without a token it is that wait alone.
 #[inline]
 pub fn sleep_or_cancel<F, S>(
     delay: Duration,
@@ -54,13 +60,16 @@ where
     }
 }
 
-/// One wait of an async retry loop with a cancel token: over when the timer is, or when the
-/// token is cancelled (`None`), whichever comes first.
+/// One wait of an async retry loop with a cancel token.
+///
+/// Over when the timer is, or when the token is cancelled (`None`), whichever comes first.
 pub type CancelWait<'a, F> = OrCancel<'a, Wait<F>>;
 
-/// `future`, raced against the call's cancel token, if any: `Some` with its output, or `None`
-/// once the token is cancelled first. Polled first, a future that ends as the token is
-/// cancelled stands.
+/// `future`, raced against the call's cancel token, if any.
+///
+/// `Some` with its output, or `None` once the token is cancelled first.
+///
+/// Polled first: a future that ends as the token is cancelled stands.
 pub struct OrCancel<'a, F> {
     future: F,
     cancel: Option<Cancelled<'a>>,
@@ -86,8 +95,12 @@ impl<F: Future + Unpin> Future for OrCancel<'_, F> {
 }
 
 /// An attempt of an async loop after a failure (`last`, the outcome before it), raced against
-/// the call's `token`: dropped should the token be cancelled before it ends, and `Err(last)`
-/// handed back for the call to end with; else `Ok` with its outcome.
+/// the call's `token`.
+///
+/// Should the token be cancelled before it ends, it is dropped, and `Err(last)` handed back for
+/// the call to end with.
+///
+/// Else `Ok` with its outcome.
 pub async fn attempt_or_cancel<F: Future, R>(
     attempt: F,
     last: R,

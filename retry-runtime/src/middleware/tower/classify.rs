@@ -13,9 +13,9 @@ use crate::Decision;
 /// - an `std::io::Error`: by its [`Transient`](crate::Transient) table (a refused or reset connection is
 ///   retried);
 /// - with feature `tonic`, a `tonic::Status`: by [`tonic::classify`](crate::tonic::classify);
-/// - hyper's client errors by their message: a failed connect, a connection closed before
-///   the response, or an HTTP/2 stream the server did not process (`REFUSED_STREAM`, or
-///   above a `GOAWAY`'s last stream id): retry;
+/// - hyper's client errors by their message: retry.
+///   A failed connect, a connection closed before the response, or an HTTP/2 stream the server
+///   did not process (`REFUSED_STREAM`, or above a `GOAWAY`'s last stream id);
 /// - anything else: stop.
 ///
 /// ```
@@ -33,8 +33,11 @@ pub struct TransportErrors;
 
 impl Classify<BoxError> for TransportErrors {
     /// For a request that may be sent again only if it was not applied
-    /// ([`Resend::IfNotApplied`]: a `POST` without a key), only an error that proves it was
-    /// never sent ([`never_sent`](crate::http::never_sent)) is classified; any other stops.
+    /// ([`Resend::IfNotApplied`]: a `POST` without a key), few errors are classified.
+    ///
+    /// Only an error that proves it was never sent ([`never_sent`](crate::http::never_sent)).
+    ///
+    /// Any other stops.
     fn classify_for(&self, error: &BoxError, resend: Resend) -> Decision {
         if resend == Resend::IfNotApplied && !crate::http::never_sent(&**error) {
             return Decision::Stop;
@@ -48,9 +51,12 @@ impl Classify<BoxError> for TransportErrors {
 }
 
 /// The default classifier of responses: by status with `Retry-After`
-/// ([`classify_response`](crate::http::classify_response)); with feature `tonic`, a response
-/// carrying `grpc-status` in its headers by [`tonic::classify`](crate::tonic::classify). A
-/// success status is decided without reading a header (nor, with `tonic`, more than one).
+/// ([`classify_response`](crate::http::classify_response)).
+///
+/// With feature `tonic`, a response carrying `grpc-status` in its headers goes by
+/// [`tonic::classify`](crate::tonic::classify).
+///
+/// A success status is decided without reading a header (nor, with `tonic`, more than one).
 ///
 /// ```
 /// use retry_jitter::tower::ByStatus;
@@ -72,9 +78,12 @@ impl<T> ClassifyOk<http::Response<T>> for ByStatus {
     }
 
     /// For a request that may be sent again only if it was not applied
-    /// ([`Resend::IfNotApplied`]: a `POST` without a key), only a refusal before processing
-    /// (`408`, `425`, `429`, `503`) or a failure the server marks `x-should-retry: true` is
-    /// retried. A gRPC answer keeps the gRPC table (every gRPC call is a `POST`).
+    /// ([`Resend::IfNotApplied`]: a `POST` without a key), few responses are retried.
+    ///
+    /// Only a refusal before processing (`408`, `425`, `429`, `503`), or a failure the server
+    /// marks `x-should-retry: true`.
+    ///
+    /// A gRPC answer keeps the gRPC table: every gRPC call is a `POST`.
     fn classify_ok_for(&self, response: &http::Response<T>, resend: Resend) -> Decision {
         let headers = response.headers();
         #[cfg(feature = "tonic")]
