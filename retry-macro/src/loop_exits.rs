@@ -9,9 +9,13 @@ use syn::{Block, Expr};
 use crate::walk::{self as visit_mut, VisitMut};
 
 /// The body with each `break` or `continue` outside the user's own loops (and labelled blocks)
-/// put in a `const` block of its own: there it is rustc's E0268 ("`break` outside of a loop"),
-/// as without `#[retry]`, instead of leaving the retry loop or being reported inside a closure
-/// the user never wrote. The body unchanged where there is none, or where syn cannot parse it.
+/// put in a `const` block of its own.
+///
+/// There it is rustc's E0268 ("`break` outside of a loop"), as without `#[retry]`.
+///
+/// It neither leaves the retry loop, nor is reported inside a closure the user never wrote.
+///
+/// The body is unchanged where there is none, or where syn cannot parse it.
 pub(crate) fn fence_loop_exits(body: TokenStream) -> TokenStream {
     let Ok(mut stmts) = Block::parse_within.parse2(body.clone()) else {
         return body;

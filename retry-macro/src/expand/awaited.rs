@@ -1,6 +1,9 @@
-//! The hooks an `async fn` awaits: `notify`, `give_up` and `stats` given an async closure, or a
-//! path sorted by its type (`__private::Probe`) into the sync hook the loop calls and the one
-//! the function awaits: after the step (`notify`), after the loop (`give_up`, `stats`).
+//! The hooks an `async fn` awaits: `notify`, `give_up` and `stats` given an async closure.
+//!
+//! Or given a path, sorted by its type (`__private::Probe`) into the sync hook the loop calls
+//! and the one the function awaits.
+//!
+//! The function awaits them after the step (`notify`), or after the loop (`give_up`, `stats`).
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
@@ -11,8 +14,9 @@ use super::context::{local, Calling, Context};
 use super::hook::{hook, Check};
 use crate::respan::respan;
 
-/// The local a key's value sorted by its type leaves for the loop: the sync hook, or a
-/// stand-in where the value is awaited.
+/// The local a key's value sorted by its type leaves for the loop.
+///
+/// The sync hook, or a stand-in where the value is awaited.
 pub(super) fn sync_part(key: &str, value: &Option<syn::Expr>) -> Option<syn::Expr> {
     let at = value.as_ref().map_or_else(Span::call_site, Spanned::span);
     let local = local(&format!("__retry_{key}_sync"), at);
@@ -32,10 +36,15 @@ pub(super) enum AsyncCheck {
     Stats,
 }
 
-/// A hook key's value the function may await, bound before the hooks: an async closure,
-/// given its signature by a generic `fn` named after the key (as a sync one's), is the
-/// awaited hook; a path is sorted by its type into the sync hook the loop calls and the
-/// awaited one (one of them a stand-in). A sync value, nothing.
+/// A hook key's value the function may await, bound before the hooks.
+///
+/// An async closure is the awaited hook, given its signature by a generic `fn` named after the
+/// key (as a sync one's).
+///
+/// A path is sorted by its type into the sync hook the loop calls and the awaited one; one of
+/// them is a stand-in.
+///
+/// A sync value, nothing.
 pub(super) fn awaited(
     cx: &Context,
     calling: Calling,
@@ -58,8 +67,9 @@ pub(super) fn awaited(
     match calling {
         Calling::Sync => TokenStream::new(),
         Calling::Async => {
-            // Checked as a sync hook is (`keys::hook`): a wrong one is this one error, and a
-            // stand-in that nothing reports again.
+            // Checked as a sync hook is (`keys::hook`).
+            //
+            // A wrong one is this one error, and a stand-in that nothing reports again.
             let check = match check {
                 AsyncCheck::Notify => Check::AwaitNotify,
                 AsyncCheck::GiveUp => Check::AwaitGiveUp,
@@ -79,8 +89,9 @@ pub(super) fn awaited(
     }
 }
 
-/// Before a retry's wait, an awaited `notify` hook, with the last error and the retry's event
-/// (what a sync one is told); nothing without one.
+/// Before a retry's wait, an awaited `notify` hook, with the last error and the retry's event.
+///
+/// That is what a sync one is told. Nothing without one.
 pub(super) fn awaited_notify(cx: &Context) -> TokenStream {
     if !cx.notify.awaits() {
         return TokenStream::new();
@@ -110,9 +121,11 @@ pub(super) fn awaited_notify(cx: &Context) -> TokenStream {
     }
 }
 
-/// The loop of an `async fn` (`run`, whose `return`s end it) and, after it, its awaited
-/// `give_up` (with the last error, should retrying have ended with one) and `stats` hooks; the
-/// loop alone without them.
+/// The loop of an `async fn` (`run`, whose `return`s end it), then its awaited hooks.
+///
+/// `give_up`, with the last error should retrying have ended with one, and `stats`.
+///
+/// The loop alone without them.
 pub(super) fn awaited_at_end(cx: &Context, run: TokenStream) -> TokenStream {
     if !cx.give_up.awaits() && !cx.stats.awaits() {
         return run;

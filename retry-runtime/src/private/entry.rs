@@ -1,6 +1,8 @@
-//! The loops' entry points for `#[retry]`'s expansion, as `Loop::<R>::…`: each forwards to
-//! the loop in `run/` with its bounds spelled out, so that a key's mistake is reported at the
-//! key, and every error about the return type once.
+//! The loops' entry points for `#[retry]`'s expansion, as `Loop::<R>::…`.
+//!
+//! Each forwards to the loop in `run/` with its bounds spelled out.
+//!
+//! So a key's mistake is reported at the key, and every error about the return type once.
 
 use core::future::Future;
 use core::marker::PhantomData;
@@ -20,9 +22,12 @@ use crate::run::step::verdict;
 use crate::run::trace::Trace;
 use crate::run::wait::{sleep_or_cancel, CancelWait};
 
-/// The loops' entry points for a function returning `R`, as `Loop::<R>::…`: the return type
-/// is named once, in the path, so every error about it (`R` is not a `Result`) has the same
-/// span, the return type's, and the compiler reports it once.
+/// The loops' entry points for a function returning `R`, as `Loop::<R>::…`.
+///
+/// The return type is named once, in the path.
+///
+/// So every error about it (`R` is not a `Result`) has the same span, the return type's, and
+/// is reported once.
 pub struct Loop<R>(PhantomData<fn() -> R>);
 
 impl<R> Loop<R> {
@@ -139,11 +144,15 @@ impl<R> Loop<R> {
         attempts.failed_wait(call, outcome, verdict, hooks, function, cut)
     }
 
-    /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge). `call`'s policy is a `Policy`
-    /// or a borrow of one: a borrowed `const` (the attribute's policy of literals) is not
-    /// kept in the future at all, only its address.
-    /// (A plain `fn` returning the loop's future, not an `async fn` around it, which would
-    /// keep its arguments and that future twice.)
+    /// The hedging loop (`hedge = …`): [`hedge`](crate::hedge).
+    ///
+    /// `call`'s policy is a `Policy` or a borrow of one.
+    ///
+    /// A borrowed `const` (the attribute's policy of literals) is not kept in the future, only
+    /// its address.
+    ///
+    /// A plain `fn` returning the loop's future: an `async fn` around it would keep its
+    /// arguments and that future twice.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn hedged<'h, P, C, N, G, B, T, O, Gd, F, Fut, S, SFut, M, K>(

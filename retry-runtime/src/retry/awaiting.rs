@@ -1,5 +1,7 @@
-//! A [`Retry`]'s async hooks: `notify_async`, `give_up_async` and `stats_async`, kept among its
-//! guards ([`Awaiting`]) and awaited by `call_async` where the sync hooks are called.
+//! A [`Retry`]'s async hooks: `notify_async`, `give_up_async` and `stats_async`.
+//!
+//! They are kept among its guards ([`Awaiting`]), and awaited by `call_async` where the sync
+//! hooks are called.
 
 use super::guards::{Awaiting, GuardPair};
 use super::stats::StatsOf;
@@ -25,8 +27,9 @@ impl<P: StatsOf, X> StatsOf for Awaiting<P, X> {
 type Async<Gd, S> = <Gd as GuardPair>::WithAsync<S>;
 
 impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
-    /// The same retry, its async hooks made into others by `f` (the one place the setters of
-    /// both the closure API and the middleware faces go through).
+    /// The same retry, its async hooks made into others by `f`.
+    ///
+    /// The one place the setters of both the closure API and the middleware faces go through.
     pub(crate) fn with_async<X>(
         self,
         f: impl FnOnce(Gd::AsyncHooks) -> X,
@@ -34,10 +37,15 @@ impl<C, N, G, B, T, L, D, O, Gd: GuardPair> Retry<C, N, G, B, T, L, D, O, Gd> {
         self.map_guard(|guards| guards.with_async(f))
     }
 
-    /// Await `hook` before each retry's wait, with what [`notify`](Retry::notify) is handed:
-    /// the error and the [`RetryEvent`] ([`call_async`](Retry::call_async) and its kin; the
-    /// wait starts after it). An async closure's future cannot be named `Send` on stable Rust:
-    /// `hook` returns it boxed, `Box::pin(async move { … })`.
+    /// Await `hook` before each retry's wait ([`call_async`](Retry::call_async) and its kin).
+    ///
+    /// It is handed what [`notify`](Retry::notify) is: the error and the [`RetryEvent`].
+    ///
+    /// The wait starts after it.
+    ///
+    /// An async closure's future cannot be named `Send` on stable Rust.
+    ///
+    /// So `hook` returns it boxed: `Box::pin(async move { … })`.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {

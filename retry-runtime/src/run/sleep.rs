@@ -1,9 +1,12 @@
 //! Timers and clocks: blocking sleep for sync code, tokio's sleep for async code.
 //!
-//! Each timer has its clock, and `max_elapsed` and `timeout` are measured on it: the monotonic
-//! system clock ([`now`]) with `std::thread::sleep`; for `async fn`s tokio's clock
-//! ([`tokio_now`] with feature `tokio`, also when the timer is given with `sleep = path`), so a
-//! paused test clock works, or the clock given with `clock = path`.
+//! Each timer has its clock, and `max_elapsed` and `timeout` are measured on it.
+//!
+//! - With `std::thread::sleep`, the monotonic system clock ([`now`]).
+//! - For `async fn`s, tokio's clock ([`tokio_now`], feature `tokio`), so a paused test clock
+//!   works.
+//! - That holds also when the timer is given with `sleep = path`.
+//! - Or the clock given with `clock = path`.
 
 use core::time::Duration;
 use std::time::Instant;
@@ -40,8 +43,9 @@ pub fn sleep_blocking(delay: Duration) {
     }
 }
 
-/// [`sleep_blocking`], ended at once should `cancel` (the call's token, if any) be cancelled:
-/// without a token, that sleep alone.
+/// [`sleep_blocking`], ended at once should `cancel` (the call's token, if any) be cancelled.
+///
+/// Without a token, that sleep alone.
 #[inline]
 pub(crate) fn sleep_or_cancel(delay: Duration, cancel: Option<&CancelToken>) {
     match cancel {

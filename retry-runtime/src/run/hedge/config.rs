@@ -1,5 +1,6 @@
-//! When a call hedges: [`Hedge`] (a fixed delay or a percentile of recent latency), and
-//! [`HedgeWith`], which says whether a [`Retry`](crate::Retry) hedges at all.
+//! When a call hedges: [`Hedge`], a fixed delay or a percentile of recent latency.
+//!
+//! And [`HedgeWith`], which says whether a [`Retry`](crate::Retry) hedges at all.
 
 use core::time::Duration;
 
@@ -21,7 +22,9 @@ pub enum Hedge {
     /// After this long without an answer.
     After(Duration),
     /// After the function's recent `percentile`-th percentile latency (1–99), as `histogram`
-    /// has seen it; no hedge until it has seen [`LatencyHistogram::MIN_SAMPLES`] attempts.
+    /// has seen it.
+    ///
+    /// No hedge until it has seen [`LatencyHistogram::MIN_SAMPLES`] attempts.
     Percentile(&'static LatencyHistogram, u8),
 }
 
