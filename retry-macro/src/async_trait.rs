@@ -12,11 +12,17 @@
 //! { Box::pin(async move { let __self = self; let x = x; let __ret: R = { body }; __ret }) }
 //! ```
 //!
-//! Retrying the function would retry the boxing of a future, which never fails. As
-//! tracing-attributes does for `#[instrument]` (its `AsyncInfo`), the shape is recognised and
-//! the inner `async` block is what is retried: the function becomes
-//! `Box::pin(async move { <retry loop whose attempt is the block's statements> })`, so that
-//! another attribute that recognises the shape (`#[instrument]` under `#[retry]`) still does.
+//! Retrying the function would retry the boxing of a future, which never fails.
+//!
+//! So the shape is recognised, and the inner `async` block is what is retried.
+//!
+//! tracing-attributes does the same for `#[instrument]` (its `AsyncInfo`).
+//!
+//! The function becomes `Box::pin(async move { <retry loop whose attempt is the block's
+//! statements> })`.
+//!
+//! So another attribute that recognises the shape (`#[instrument]` under `#[retry]`) still
+//! does.
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;

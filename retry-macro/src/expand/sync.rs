@@ -1,5 +1,7 @@
-//! A sync fn's shapes: the attempt a closure the runtime's blocking loop calls, or, under
-//! `#[track_caller]`, a loop written here with the attempt inline.
+//! A sync fn's shapes.
+//!
+//! - The attempt a closure the runtime's blocking loop calls.
+//! - Under `#[track_caller]`, a loop written here with the attempt inline.
 
 use proc_macro2::TokenStream;
 use quote::{quote, quote_spanned};
@@ -28,9 +30,13 @@ pub(super) fn sync_closure(
     } = cx;
     let args = cx.args;
     let op_l = local("__retry_op", cx.ret_span);
-    // `move`: the attempt owns its copies of the arguments (a reference is copied, a by-value
-    // argument moved in and cloned per call), so nothing needs a stack slot on the success
-    // path. Unless a hook borrows one of them too: then the attempt borrows.
+    // `move`: the attempt owns its copies of the arguments.
+    //
+    // A reference is copied; a by-value argument is moved in and cloned per call.
+    //
+    // So nothing needs a stack slot on the success path.
+    //
+    // Unless a hook borrows one of them too: then the attempt borrows.
     let hooks = [
         &args.on,
         &args.notify,
@@ -56,11 +62,18 @@ pub(super) fn sync_closure(
     }
 }
 
-/// `#[track_caller]` on a sync fn: the attempt is written inline in the function, where the
-/// caller's location reaches it; in the closure the runtime's loop calls, it would not (a
-/// closure cannot be `#[track_caller]`). valid.rs has rejected a body that cannot be written
-/// inline: one that got here anyway is the macro's bug, said loudly, never a closure that would
-/// drop the caller's location without a word.
+/// `#[track_caller]` on a sync fn: the attempt is written inline in the function.
+///
+/// There the caller's location reaches it.
+///
+/// In the closure the runtime's loop calls, it would not: a closure cannot be
+/// `#[track_caller]`.
+///
+/// valid.rs has rejected a body that cannot be written inline.
+///
+/// One that got here anyway is the macro's bug, said loudly.
+///
+/// Never a closure that would drop the caller's location without a word.
 pub(super) fn track_caller_attempt(
     cx: &Context,
     item: &Item,

@@ -53,7 +53,9 @@ refusal!(
     /// An attempt the [`AdaptiveThrottle`](crate::AdaptiveThrottle) rejected: it was not made.
     ///
     /// A retried function with `throttle = …` gets this as its own error type through
-    /// `From<Throttled>`, and the call ends ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)).
+    /// `From<Throttled>`.
+    ///
+    /// The call ends ([`GiveUpReason::Throttled`](crate::GiveUpReason::Throttled)).
     ///
     /// ```
     /// use retry_jitter::Throttled;
@@ -69,7 +71,9 @@ refusal!(
     /// not called.
     ///
     /// A retried function with `breaker = …` gets this as its own error type through
-    /// `From<CircuitOpen>`, and the call ends ([`GiveUpReason::CircuitOpen`](crate::GiveUpReason::CircuitOpen)).
+    /// `From<CircuitOpen>`.
+    ///
+    /// The call ends ([`GiveUpReason::CircuitOpen`](crate::GiveUpReason::CircuitOpen)).
     ///
     /// ```
     /// use retry_jitter::CircuitOpen;

@@ -1,13 +1,17 @@
 //! What an event may say of a request: its method, its scheme, host and port, and its path.
+//!
 //! Never its query string (`?token=…`), its fragment, the user info of its URL
-//! (`user:password@`), a header or its body: a log is no place for a credential.
+//! (`user:password@`), a header or its body.
+//!
+//! A log is no place for a credential.
 
 use core::fmt;
 
 use http::Method;
 
-/// A request as an event shows it: `METHOD scheme://host[:port]/path`, or as much of it as the
-/// request's target has (`GET /orders` for a relative URI).
+/// A request as an event shows it: `METHOD scheme://host[:port]/path`.
+///
+/// Or as much of it as the request's target has: `GET /orders` for a relative URI.
 ///
 /// ```text
 /// POST https://api.example.com:8443/orders/7
@@ -68,8 +72,10 @@ impl fmt::Display for Described<'_> {
         match self.target {
             #[cfg(feature = "tower")]
             Target::Uri(uri) => {
-                // `Uri` keeps no fragment; its authority may hold user info, its host does not
-                // (an IPv6 host keeps its brackets).
+                // `Uri` keeps no fragment.
+                //
+                // Its authority may hold user info; its host does not (an IPv6 host keeps its
+                // brackets).
                 if let Some(scheme) = uri.scheme_str() {
                     write!(f, "{scheme}://")?;
                 }

@@ -1,6 +1,7 @@
 //! What a retry loop calls out to besides the operation: the classifier, the `notify` and
-//! `give_up` hooks, the shared budget, the trace (in `trace`). Each defaults to a zero-sized
-//! "nothing", so a call site pays only for what it uses.
+//! `give_up` hooks, the shared budget, the trace (in `trace`).
+//!
+//! Each defaults to a zero-sized "nothing", so a call site pays only for what it uses.
 
 use crate::policy::Unset;
 use crate::policy::{GiveUp, RetryEvent};
@@ -28,10 +29,15 @@ pub trait Notify<E> {
     /// `error` ended call number `event.attempt`; the next call comes after `event.delay`.
     fn notify(&self, error: &E, event: &RetryEvent);
 
-    /// Call number `event.attempt` has not answered within `event.delay` (`hedge = …`), and
-    /// the next call starts beside it. There is no error to show: a closure `Fn(&E,
-    /// &RetryEvent)` is not told (hedges are traced, and counted in [`GiveUp::calls`](crate::GiveUp::calls));
-    /// implement `Notify` on a type of your own to be told.
+    /// Call number `event.attempt` has not answered within `event.delay` (`hedge = …`).
+    ///
+    /// The next call starts beside it.
+    ///
+    /// There is no error to show: a closure `Fn(&E, &RetryEvent)` is not told.
+    ///
+    /// Hedges are traced, and counted in [`GiveUp::calls`](crate::GiveUp::calls).
+    ///
+    /// Implement `Notify` on a type of your own to be told.
     ///
     /// ```
     /// use retry_jitter::RetryEvent;
@@ -51,10 +57,14 @@ pub trait Notify<E> {
         let _ = event;
     }
 
-    /// Call number `event.attempt` returned an `Ok` value that `on_ok` retries, and the next
-    /// call comes after `event.delay` ([`RetryEvent::ok`](crate::RetryEvent::ok)). There is no
-    /// error to show: a closure `Fn(&E, &RetryEvent)` is not told; implement `Notify` on a type
-    /// of your own to be told.
+    /// Call number `event.attempt` returned an `Ok` value that `on_ok` retries
+    /// ([`RetryEvent::ok`](crate::RetryEvent::ok)).
+    ///
+    /// The next call comes after `event.delay`.
+    ///
+    /// There is no error to show: a closure `Fn(&E, &RetryEvent)` is not told.
+    ///
+    /// Implement `Notify` on a type of your own to be told.
     ///
     /// ```
     /// use retry_jitter::RetryEvent;
@@ -95,10 +105,14 @@ pub trait GiveUpHook<E> {
     /// `error` is being returned, for the reason in `give_up`.
     fn give_up(&self, error: &E, give_up: &GiveUp);
 
-    /// Retrying ended on an `Ok` value that `on_ok` would have retried, for the reason in
-    /// `give_up` ([`GiveUp::ok`](crate::GiveUp::ok)): that value is returned. There is no error
-    /// to show: a closure `Fn(&E, &GiveUp)` is not told; implement `GiveUpHook` on a type of
-    /// your own to be told.
+    /// Retrying ended on an `Ok` value that `on_ok` would have retried
+    /// ([`GiveUp::ok`](crate::GiveUp::ok)); `give_up` holds the reason.
+    ///
+    /// That value is returned.
+    ///
+    /// There is no error to show: a closure `Fn(&E, &GiveUp)` is not told.
+    ///
+    /// Implement `GiveUpHook` on a type of your own to be told.
     ///
     /// ```
     /// use retry_jitter::GiveUp;

@@ -4,9 +4,14 @@ use http::StatusCode;
 
 /// What failed in an attempt of [`RetryLayer`](crate::tower::RetryLayer) or
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware), as their `notify` and
-/// `give_up` hooks are told: the face's error, or a response retried for its status (a `503`,
-/// a `429`, the server's `x-should-retry`). A response a user's `on_ok` retries (polling) is
-/// an answer, not a failure: those hooks are not told of it.
+/// `give_up` hooks are told.
+///
+/// The face's error, or a response retried for its status: a `503`, a `429`, the server's
+/// `x-should-retry`.
+///
+/// A response a user's `on_ok` retries (polling) is an answer, not a failure.
+///
+/// Those hooks are not told of it.
 ///
 /// ```
 /// use retry_jitter::http::Failed;
