@@ -59,8 +59,9 @@ impl Parse for Item {
     }
 }
 
-/// The body's braces, also when a `macro_rules!` passed it as `$body:block`: then it arrives
-/// wrapped in an invisible (None-delimited) group.
+/// The body's braces, also when a `macro_rules!` passed it as `$body:block`.
+///
+/// Then it arrives wrapped in an invisible (None-delimited) group.
 fn brace_group(tree: proc_macro2::TokenTree) -> Option<proc_macro2::Group> {
     let proc_macro2::TokenTree::Group(group) = tree else {
         return None;
@@ -97,8 +98,10 @@ impl Item {
         self.sig.asyncness.is_some() || self.async_trait.is_some()
     }
 
-    /// The `#[track_caller]` of a sync fn that may return a `Result`: its attempt is then
-    /// written inline in the function (expand/sync.rs), where the caller's location reaches it.
+    /// The `#[track_caller]` of a sync fn that may return a `Result`.
+    ///
+    /// Its attempt is then written inline in the function (expand/sync.rs), where the caller's
+    /// location reaches it.
     pub(crate) fn inline_track_caller(&self) -> Option<&Attribute> {
         let ReturnType::Type(_, ret) = &self.sig.output else {
             return None;

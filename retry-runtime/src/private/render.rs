@@ -1,5 +1,7 @@
-//! How a trace shows a function's outcome: its error with `Display` or `Debug`, an `Ok` value
-//! that `on_ok` retried with `Debug`, or nothing, whichever the types have.
+//! How a trace shows a function's outcome, whichever the types allow.
+//!
+//! Its error with `Display` or `Debug`; an `Ok` value that `on_ok` retried with `Debug`; or
+//! nothing.
 
 use core::fmt::{Debug, Display};
 use core::marker::PhantomData;
@@ -11,11 +13,14 @@ pub use crate::run::hooks::{tracer, Level};
 /// How the trace shows the error of an outcome `R`.
 pub type RenderFn<R> = for<'e> fn(&'e R) -> Rendered<'e>;
 
-/// Autoref specialisation on the function's return type `R`:
-/// `(&&&ShownOutcome::<R>::new()).render_fn()` shows the error with `Display` if its type
-/// has it, else `Debug`, else not at all. Decided where the type is known, with no bound,
-/// and with no projection of `R`: if `R` is not a `Result`, the fallback applies and
-/// nothing here adds to the one error about it.
+/// Autoref specialisation on the function's return type `R`.
+///
+/// `(&&&ShownOutcome::<R>::new()).render_fn()` shows the error with `Display` if its type has
+/// it, else `Debug`, else not at all.
+///
+/// Decided where the type is known, with no bound, and with no projection of `R`.
+///
+/// If `R` is not a `Result`, the fallback applies: nothing here adds to the one error about it.
 pub struct ShownOutcome<R>(PhantomData<fn(&R)>);
 
 impl<R> ShownOutcome<R> {
@@ -56,7 +61,8 @@ impl<T, E: Debug> ShowDebug<Result<T, E>> for &ShownOutcome<Result<T, E>> {
     }
 }
 
-/// Autoref specialisation on `R`'s `Ok` type, as [`ShownOutcome`] on its error:
+/// Autoref specialisation on `R`'s `Ok` type, as [`ShownOutcome`] on its error.
+///
 /// `(&&ShownValue::<R>::new()).value_fn()` shows an `Ok` value (that `on_ok` retried) with
 /// `Debug` if its type has it, else not at all.
 pub struct ShownValue<R>(PhantomData<fn(&R)>);

@@ -1,6 +1,10 @@
-//! A [`Retry`](super::Retry)'s guards as its setters build them: a breaker slot and a throttle
-//! slot ([`GuardPair`]), and around them the cancel token ([`Cancellable`]) and the async
-//! hooks ([`Awaiting`]), each wrapper still a `GuardPair` for the setters after it.
+//! A [`Retry`](super::Retry)'s guards as its setters build them.
+//!
+//! A breaker slot and a throttle slot ([`GuardPair`]).
+//!
+//! Around them, the cancel token ([`Cancellable`]) and the async hooks ([`Awaiting`]).
+//!
+//! Each wrapper is still a `GuardPair` for the setters after it.
 
 use core::borrow::Borrow;
 
@@ -8,8 +12,9 @@ use crate::policy::CancelToken;
 use crate::run::awaiting::{AsyncHooks, Slots};
 use crate::run::guard::forward_guard;
 
-/// The closure API's guards: a breaker slot and a throttle slot, each set once, and around
-/// them the cancel token if one was given ([`Cancellable`]).
+/// The closure API's guards: a breaker slot and a throttle slot, each set once.
+///
+/// Around them, the cancel token if one was given ([`Cancellable`]).
 pub trait GuardPair {
     /// The breaker slot's guard.
     type Breaker;
@@ -51,10 +56,14 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
     }
 }
 
-/// The closure API's guards with a cancel token ([`Retry::cancel`](crate::Retry::cancel): `K` is a
-/// `&CancelToken`; a middleware's [`cancel`](crate::tower::RetryBuilder::cancel) keeps a
-/// `CancelToken`, a clone): the loop reads the token; the guards inside are asked and told as
-/// without it.
+/// The closure API's guards with a cancel token.
+///
+/// For [`Retry::cancel`](crate::Retry::cancel), `K` is a `&CancelToken`.
+///
+/// A middleware's [`cancel`](crate::tower::RetryBuilder::cancel) keeps a `CancelToken`, a
+/// clone.
+///
+/// The loop reads the token; the guards inside are asked and told as without it.
 #[derive(Clone, Copy, Debug)]
 pub struct Cancellable<K, P> {
     guards: P,
@@ -108,8 +117,9 @@ impl<K, P> Cancellable<K, P> {
 forward_guard!(impl[K: Borrow<CancelToken>, P] Cancellable<K, P> => guards: P, cancel: token);
 
 /// A [`Retry`](crate::Retry)'s guards with async hooks `X`
-/// ([`Retry::notify_async`](crate::Retry::notify_async) and its kin): the guards `P` refuse and
-/// hear as before.
+/// ([`Retry::notify_async`](crate::Retry::notify_async) and its kin).
+///
+/// The guards `P` refuse and hear as before.
 #[derive(Clone, Copy, Debug)]
 pub struct Awaiting<P, X> {
     guards: P,

@@ -1,6 +1,10 @@
-//! `?` in an `async fn`'s attempt written inline (see the macro's `attempt.rs`). There `?` must
-//! end the attempt, not the function, so the macro writes out what rustc desugars `?` into,
-//! with a `break` to the attempt for rustc's `return`, and [`Branch`] for the unstable `Try`:
+//! `?` in an `async fn`'s attempt written inline (see the macro's `attempt.rs`).
+//!
+//! There `?` must end the attempt, not the function.
+//!
+//! So the macro writes out what rustc desugars `?` into.
+//!
+//! It `break`s to the attempt where rustc `return`s, and uses [`Branch`] for the unstable `Try`:
 //!
 //! ```text
 //! match Branch::branch(operand) {
@@ -30,8 +34,9 @@ pub trait Branch {
     fn branch(self) -> ControlFlow<Self::Residual, Self::Output>;
 }
 
-// Not recommended, each of them: a `?` on an `Option` is this trait's message alone, not a list
-// of these impls with the path of this file.
+// Not recommended, each of them: a `?` on an `Option` is this trait's message alone.
+//
+// Not a list of these impls with the path of this file.
 #[diagnostic::do_not_recommend]
 impl<T, F> Branch for Result<T, F> {
     type Output = T;

@@ -6,8 +6,9 @@ use crate::policy::TimedOut;
 use crate::policy::Unset;
 
 /// The per-attempt time limit of a [`Retry`](crate::Retry): [`Unset`] (the default), or a
-/// `Duration` set with [`Retry::timeout`](crate::Retry::timeout), which needs the error type
-/// `E` to implement `From<TimedOut>`.
+/// `Duration` set with [`Retry::timeout`](crate::Retry::timeout).
+///
+/// A `Duration` needs the error type `E` to implement `From<TimedOut>`.
 #[diagnostic::on_unimplemented(
     message = "a timeout needs the error type `{E}` to implement `From<retry_jitter::TimedOut>`",
     label = "an attempt cut by the timeout fails with `E::from(TimedOut)`",
@@ -46,8 +47,9 @@ impl<E: From<TimedOut>> AttemptTimeout<E> for Duration {
     }
 }
 
-/// A limit or none, chosen when the `Retry` is made (a face whose loops differ in this alone,
-/// one type for all).
+/// A limit or none, chosen when the `Retry` is made.
+///
+/// A face whose loops differ in this alone has one type for all.
 impl<E: From<TimedOut>> AttemptTimeout<E> for Option<Duration> {
     #[inline]
     fn limit(&self) -> Option<(Duration, MakeError<E>)> {
