@@ -122,9 +122,12 @@ struct Deadlines {
 }
 
 impl ChainLayer {
-    /// A layer for a service behind your own proxies: it reads the caller's deadline from
-    /// `x-envoy-expected-rq-timeout-ms` (HTTP) or `grpc-timeout` (a gRPC request, by its
-    /// `content-type`, while the HTTP header keeps its default name). See "Trust" above.
+    /// A layer for a service behind your own proxies. See "Trust" above.
+    ///
+    /// It reads the caller's deadline from `x-envoy-expected-rq-timeout-ms` (HTTP).
+    ///
+    /// A gRPC request, known by its `content-type`, gives it in `grpc-timeout`, while the HTTP
+    /// header keeps its default name.
     ///
     /// ```
     /// use retry_jitter::tower::ChainLayer;
@@ -143,10 +146,13 @@ impl ChainLayer {
         }
     }
 
-    /// A layer for a service outside clients reach: it reads no deadline from the request
-    /// (whatever its headers and its `content-type` say), still scopes each request and
-    /// marks a give-up "don't retry"; its only deadline is the service's own
-    /// ([`deadline`](ChainLayer::deadline)). See "Trust" above.
+    /// A layer for a service outside clients reach. See "Trust" above.
+    ///
+    /// It reads no deadline from the request, whatever its headers and its `content-type` say.
+    ///
+    /// It still scopes each request, and marks a give-up "don't retry".
+    ///
+    /// Its only deadline is the service's own ([`deadline`](ChainLayer::deadline)).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -185,8 +191,9 @@ impl ChainLayer {
         }
     }
 
-    /// Give every request a deadline of the service's own, `deadline` from its arrival: the
-    /// deadline of its loops is then the earliest of their own `max_elapsed`, this, and (for
+    /// Give every request a deadline of the service's own, `deadline` from its arrival.
+    ///
+    /// Its loops' deadline is then the earliest of their own `max_elapsed`, this, and (for
     /// [`ChainLayer::new`]) the caller's.
     ///
     /// ```
@@ -201,9 +208,12 @@ impl ChainLayer {
     }
 
     /// Read an HTTP request's deadline, in milliseconds, from the header `name` instead of
-    /// `x-envoy-expected-rq-timeout-ms` (give the callers' `RetryLayer`/`RetryMiddleware`
-    /// the same [`deadline_header`](super::RetryLayer::deadline_header)). The request's
-    /// `content-type` then no longer decides: `grpc-timeout` is read only with
+    /// `x-envoy-expected-rq-timeout-ms`.
+    ///
+    /// Give the callers' `RetryLayer`/`RetryMiddleware` the same
+    /// [`deadline_header`](super::RetryLayer::deadline_header).
+    ///
+    /// The request's `content-type` then no longer decides: `grpc-timeout` is read only with
     /// [`grpc`](ChainLayer::grpc).
     ///
     /// ```
@@ -218,9 +228,12 @@ impl ChainLayer {
         self
     }
 
-    /// The service is gRPC (a tonic `Server`, or the gRPC routes of a mixed one): every
-    /// request's deadline is read from `grpc-timeout` (by [`ChainLayer::new`]; never at the
-    /// [`edge`](ChainLayer::edge)), and every answer is marked as gRPC's.
+    /// The service is gRPC: a tonic `Server`, or the gRPC routes of a mixed one.
+    ///
+    /// Every request's deadline is read from `grpc-timeout`: by [`ChainLayer::new`], never at the
+    /// [`edge`](ChainLayer::edge).
+    ///
+    /// Every answer is marked as gRPC's.
     ///
     /// ```
     /// use retry_jitter::tower::ChainLayer;
@@ -248,7 +261,9 @@ impl Default for ChainLayer {
 
 impl Deadlines {
     /// A request's deadline, on tokio's clock, from what it carries (where trusted) and the
-    /// service's own; `None` when neither gives one.
+    /// service's own.
+    ///
+    /// `None` when neither gives one.
     fn of(&self, headers: &HeaderMap) -> Option<std::time::Instant> {
         let carried = if !self.trusted {
             None
@@ -361,9 +376,10 @@ where
     }
 }
 
-/// Mark an answer its caller would retry "don't retry": an HTTP `5xx` or `429` (`status`,
-/// `None` for trailers), a gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED` whose `grpc-status` is in
-/// `headers`.
+/// Mark an answer its caller would retry "don't retry".
+///
+/// That is an HTTP `5xx` or `429` (`status`, `None` for trailers), or a gRPC `UNAVAILABLE` or
+/// `RESOURCE_EXHAUSTED` whose `grpc-status` is in `headers`.
 fn mark(headers: &mut HeaderMap, status: Option<http::StatusCode>, grpc: bool) {
     if grpc {
         // 8: RESOURCE_EXHAUSTED, 14: UNAVAILABLE.
@@ -379,9 +395,11 @@ fn mark(headers: &mut HeaderMap, status: Option<http::StatusCode>, grpc: bool) {
 }
 
 pin_project_lite::pin_project! {
-    /// The body of a [`ChainService`]'s answer: the handler's, polled in the request's scope
-    /// (a streaming answer's retry loops see it too); a gRPC answer's trailers are marked
-    /// "don't retry" when a loop inside the scope gave up.
+    /// The body of a [`ChainService`]'s answer: the handler's, polled in the request's scope.
+    ///
+    /// A streaming answer's retry loops see the scope too.
+    ///
+    /// A gRPC answer's trailers are marked "don't retry" when a loop inside the scope gave up.
     ///
     /// ```
     /// use retry_jitter::tower::body::ChainBody;
@@ -431,10 +449,14 @@ impl<B: Body> Body for ChainBody<B> {
     }
 }
 
-/// Run `future` in the chain's scope of the request being served now, if there is one: for
-/// work a handler spawns onto another task (`tokio::spawn(in_chain(work))`), whose retry loops
-/// then keep to the caller's deadline and tell the caller when they gave up, as the handler's
-/// own do. Outside a scope, `future` runs as it is.
+/// Run `future` in the chain's scope of the request being served now, if there is one.
+///
+/// For work a handler spawns onto another task: `tokio::spawn(in_chain(work))`.
+///
+/// Its retry loops then keep to the caller's deadline, and tell the caller when they gave up,
+/// as the handler's own do.
+///
+/// Outside a scope, `future` runs as it is.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
@@ -476,11 +498,16 @@ impl<F: Future> Future for InChain<F> {
     }
 }
 
-/// Run `future` outside every chain's scope, wherever it is polled: for work shared between
-/// requests (a fetch several requests await, a cache's loader), whose retry loops must keep to
-/// no single caller's deadline and mark no single caller's answer. Polled inside a request's
-/// scope, such work would be cut by whichever request's deadline polls it, and a request that
-/// sent none would get the other's failure.
+/// Run `future` outside every chain's scope, wherever it is polled.
+///
+/// For work shared between requests: a fetch several requests await, a cache's loader.
+///
+/// Its retry loops must keep to no single caller's deadline, and mark no single caller's
+/// answer.
+///
+/// Polled inside a request's scope, such work would be cut by that request's deadline.
+///
+/// And a request that sent no deadline would get the other's failure.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
