@@ -84,8 +84,9 @@ impl RetryBudget {
         }
     }
 
-    /// The tokens one retry takes, whatever its kind (default 5). `0` makes retries free: the
-    /// budget never stops one.
+    /// The tokens one retry takes, whatever its kind (default 5).
+    ///
+    /// `0` makes retries free: the budget never stops one.
     ///
     /// ```
     /// use retry_jitter::RetryBudget;
@@ -97,9 +98,12 @@ impl RetryBudget {
         self.with_costs(retry_cost, retry_cost)
     }
 
-    /// The tokens a retry takes by kind: `retry` after any failure but a
-    /// [`Decision::RateLimited`](crate::Decision::RateLimited), `rate_limited` after one. The
-    /// AWS SDKs' 2026 retry behaviour charges their 500-token quota 14 for a retry and 5 for
+    /// The tokens a retry takes by kind.
+    ///
+    /// `retry` after any failure but a [`Decision::RateLimited`](crate::Decision::RateLimited);
+    /// `rate_limited` after one.
+    ///
+    /// The AWS SDKs' 2026 retry behaviour charges their 500-token quota 14 for a retry and 5 for
     /// one after throttling.
     ///
     /// ```
@@ -198,9 +202,12 @@ impl RetryBudget {
             .is_ok()
     }
 
-    /// A retry that took its tokens did not run after all (its future was dropped during the
-    /// wait, a hook panicked, the deadline came first): give them back, never past the
-    /// capacity. The retry loops here do this by themselves.
+    /// A retry that took its tokens did not run after all: give them back, never past the
+    /// capacity.
+    ///
+    /// Its future was dropped during the wait, a hook panicked, or the deadline came first.
+    ///
+    /// The retry loops here do this by themselves.
     ///
     /// ```
     /// let b = retry_jitter::RetryBudget::new(12);
@@ -212,8 +219,9 @@ impl RetryBudget {
         self.give_back(self.retry_cost);
     }
 
-    /// A call succeeded after `retries` retries: give back the first-try reward (no retries)
-    /// or what the retries took, never past the capacity.
+    /// A call succeeded after `retries` retries: give back what the retries took.
+    ///
+    /// With no retries, give back the first-try reward. Never past the capacity.
     ///
     /// ```
     /// let b = retry_jitter::RetryBudget::new(20);

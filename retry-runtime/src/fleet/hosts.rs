@@ -38,7 +38,9 @@ use std::sync::{Arc, OnceLock};
 use super::DefaultBudget;
 
 /// The longest host (with its port) given a budget of its own: a DNS name has at most 253
-/// bytes. A longer one shares the overflow budget, so that a slot holds at most this much.
+/// bytes.
+///
+/// A longer one shares the overflow budget, so a slot holds at most this much.
 const LONGEST: usize = 255;
 
 /// The multiplier of the hash (rustc-hash's).

@@ -67,8 +67,11 @@ impl AdaptiveThrottle {
     ///
     /// # Panics
     ///
-    /// If `k` is not a number, below 1 (it would reject while the service answers everything)
-    /// or infinite, or `window` is zero. In a `static` that is a compile-time error:
+    /// If `k` is not a number, below 1 or infinite, or `window` is zero.
+    ///
+    /// A `k` below 1 would reject while the service answers everything.
+    ///
+    /// In a `static` that is a compile-time error:
     ///
     /// ```compile_fail
     /// use retry_jitter::AdaptiveThrottle;
@@ -143,10 +146,14 @@ impl AdaptiveThrottle {
         probability(requests, accepts, self.k)
     }
 
-    /// An attempt is about to be made: `false` if it is rejected (drawn with the crate's
-    /// jitter generator, which [`testing::seed_jitter`](crate::testing::seed_jitter) seeds). A
-    /// rejected attempt counts as a request; one let through counts for nothing until it ends
-    /// ([`answered`](AdaptiveThrottle::answered)).
+    /// An attempt is about to be made: `false` if it is rejected.
+    ///
+    /// The draw uses the crate's jitter generator, which
+    /// [`testing::seed_jitter`](crate::testing::seed_jitter) seeds.
+    ///
+    /// A rejected attempt counts as a request.
+    ///
+    /// One let through counts for nothing until it ends ([`answered`](AdaptiveThrottle::answered)).
     ///
     /// ```
     /// use retry_jitter::{sleep, AdaptiveThrottle};
@@ -170,10 +177,13 @@ impl AdaptiveThrottle {
         false
     }
 
-    /// An attempt that [`admit`](AdaptiveThrottle::admit) let through ended: a request, and
-    /// an accept if the service answered it (`accepted`: an `Ok`, or an error classified
-    /// `Decision::Stop`). An attempt dropped before its end (a losing hedge, a caller's own
-    /// timeout) is not reported at all.
+    /// An attempt that [`admit`](AdaptiveThrottle::admit) let through ended: a request.
+    ///
+    /// And an accept if the service answered it (`accepted`: an `Ok`, or an error classified
+    /// `Decision::Stop`).
+    ///
+    /// An attempt dropped before its end (a losing hedge, a caller's own timeout) is not
+    /// reported at all.
     ///
     /// ```
     /// use retry_jitter::{sleep, AdaptiveThrottle};
