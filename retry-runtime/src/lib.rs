@@ -81,10 +81,15 @@ pub use retry::Retry;
 pub use run::state::RetryState;
 
 pub mod hooks {
-    //! The closure API's plumbing: the hooks a user implements on a type of their own
-    //! ([`Notify`], [`GiveUpHook`], [`Classify`], [`ClassifyOk`]), the stand-ins a
-    //! [`Retry`](crate::Retry) carries in its type for those it was not given, and the
-    //! [`Hooks`] a loop of your own hands [`RetryState::on_error`](crate::RetryState::on_error).
+    //! The closure API's plumbing.
+    //!
+    //! - The hooks a user implements on a type of their own ([`Notify`], [`GiveUpHook`],
+    //!   [`Classify`], [`ClassifyOk`]).
+    //! - The stand-ins a [`Retry`](crate::Retry) carries in its type for those it was not
+    //!   given.
+    //! - The [`Hooks`] a loop of your own hands
+    //!   [`RetryState::on_error`](crate::RetryState::on_error).
+    //!
     //! A user of `#[retry]` never names them.
     //!
     //! ```

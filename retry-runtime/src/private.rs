@@ -30,8 +30,11 @@ pub use crate::sleep::{now, sleep_blocking};
 pub use crate::sleep::{tokio_now, tokio_sleep};
 pub use entry::Loop;
 
-// One file per family. `#[path]`: this module is the file `private.rs` (`lib.rs` mounts it as
-// `__private`), whose submodules would otherwise be looked for beside it.
+// One file per family.
+//
+// `#[path]`: this module is the file `private.rs` (`lib.rs` mounts it as `__private`).
+//
+// Without it, its submodules would be looked for beside it.
 #[path = "private/awaited.rs"]
 mod awaited;
 #[path = "private/clone.rs"]

@@ -1,6 +1,7 @@
 //! Deciding: the backoff and its jitter, the random generator they draw from, the policy, and
-//! which errors are worth retrying. Imports nothing else of the crate: every layer above uses
-//! it.
+//! which errors are worth retrying.
+//!
+//! Imports nothing else of the crate: every layer above uses it.
 
 mod backoff;
 mod cancel;
