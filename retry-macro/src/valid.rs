@@ -419,8 +419,10 @@ fn binds(pat: &syn::Pat, name: &Ident) -> bool {
     }
 }
 
-/// Whether one of `pats` binds `name`. (Indexed: `Punctuated`'s iterators are boxed `dyn`
-/// iterators, whose vtable each element type compiles.)
+/// Whether one of `pats` binds `name`.
+///
+/// Indexed: `Punctuated`'s iterators are boxed `dyn` iterators, whose vtable each element type
+/// compiles.
 fn any_binds<P>(pats: &syn::punctuated::Punctuated<syn::Pat, P>, name: &Ident) -> bool {
     (0..pats.len()).any(|i| binds(&pats[i], name))
 }

@@ -54,8 +54,11 @@ pub enum Jitter {
 pub struct Backoff {
     base: Duration,
     cap: Duration,
-    /// gRPC's shape ([`Backoff::grpc`]): its multiplier's `f32` bits; 0 for the crate's own
-    /// (doubling, drawn by `jitter`). In the padding a `Backoff` has anyway.
+    /// gRPC's shape ([`Backoff::grpc`]): its multiplier's `f32` bits.
+    ///
+    /// 0 for the crate's own shape: doubling, drawn by `jitter`.
+    ///
+    /// It sits in the padding a `Backoff` has anyway.
     grpc: u32,
     jitter: Jitter,
 }

@@ -188,8 +188,11 @@ pub(crate) fn breaker(function: &'static str, state: crate::fleet::BreakerState)
     });
 }
 
-/// One more on the counter `which` of `function`'s keys. Cold, as the other reports: the
-/// loops' layout is the no-recorder one, and with a recorder the recording is most of the cost.
+/// One more on the counter `which` of `function`'s keys.
+///
+/// Cold, as the other reports: the loops' layout is the no-recorder one.
+///
+/// With a recorder, the recording is most of the cost.
 #[cold]
 #[inline(never)]
 fn count(function: &'static str, which: impl FnOnce(&Keys) -> &Key) {
@@ -229,10 +232,14 @@ fn reason_index(reason: GiveUpReason) -> usize {
 
 /// Every key one function reports under, built (labels allocated, hashes computed) once.
 ///
-/// The keys are what the `counter!`/`histogram!`/`gauge!` macros build at each call (the same
-/// names, labels and hashes), and the recorder is looked up at each event as they do (a
-/// recorder local to a thread hears of its events). Only the building is saved: a label
-/// vector allocated and freed, and a key hashed, twice per retry.
+/// The keys are what the `counter!`/`histogram!`/`gauge!` macros build at each call: the same
+/// names, labels and hashes.
+///
+/// The recorder is looked up at each event as they do: a recorder local to a thread hears of
+/// its events.
+///
+/// Only the building is saved: a label vector allocated and freed, and a key hashed, twice per
+/// retry.
 struct Keys {
     retries: Key,
     hedges: Key,
