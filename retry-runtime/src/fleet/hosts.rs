@@ -238,8 +238,11 @@ impl HostBudgets {
         }
     }
 
-    /// The free slot `i` of `host`'s probe: given to it, unless another host took it first
-    /// (then the probe goes on); a host with a user's information or too long is given none.
+    /// The free slot `i` of `host`'s probe: given to it, unless another host took it first.
+    ///
+    /// Then the probe goes on.
+    ///
+    /// A host with a user's information, or too long, is given none.
     #[cold]
     #[inline(never)]
     fn fill(&self, i: usize, hash: u64, host: &str) -> u8 {

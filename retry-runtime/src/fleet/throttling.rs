@@ -59,9 +59,12 @@ impl RetryThrottling {
     /// giving back `token_ratio_milli` thousandths of a token (A6's `tokenRatio` × 1000, digits
     /// past the third decimal dropped: `0.1` is `100`).
     ///
-    /// Never panics: `max_tokens` is held to at most 1000 (a bucket is never empty: at least a
-    /// thousandth) and `token_ratio_milli` to at least 1 (the bounds A6 sets; a service config
-    /// outside them is refused where it is read).
+    /// Never panics: `max_tokens` is held to at most 1000, and `token_ratio_milli` to at least
+    /// 1.
+    ///
+    /// Those are the bounds A6 sets; a service config outside them is refused where it is read.
+    ///
+    /// A bucket is never empty: it holds at least a thousandth.
     ///
     /// ```
     /// use retry_jitter::RetryThrottling;

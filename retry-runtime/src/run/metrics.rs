@@ -276,17 +276,23 @@ impl Keys {
     }
 }
 
-/// A function's name, as its `&'static str` (address and length: the same text, the same
-/// keys; the same text at another address has its own, equal, keys).
+/// A function's name, as its `&'static str`: address and length.
+///
+/// The same text gives the same keys; the same text at another address has its own, equal,
+/// keys.
 type Name = (usize, usize);
 
 fn name(function: &'static str) -> Name {
     (function.as_ptr() as usize, function.len())
 }
 
-/// The most functions whose keys are kept: names come from `#[retry]` functions and the
-/// closure API's `name`, a set fixed by the program; a program that made names without end
-/// would have the keys of the others built at each call, as before, not kept without end.
+/// The most functions whose keys are kept.
+///
+/// Names come from `#[retry]` functions and the closure API's `name`: a set fixed by the
+/// program.
+///
+/// A program that made names without end would have the others' keys built at each call, not
+/// kept without end.
 const KEPT: usize = 1024;
 
 /// The kept keys of every function, for the process's life.
