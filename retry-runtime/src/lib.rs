@@ -28,10 +28,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 
-// The layers, each importing only those below it: `policy` decides (backoff, jitter, which
-// errors), `fleet` guards the service (budgets), `classify` knows the protocols' errors, `run`
-// is the one retry loop, and the faces (the closure API in `retry`, the macro's `__private`)
-// drive it.
+// The layers, each importing only those below it:
+//
+// - `policy` decides: backoff, jitter, which errors;
+// - `fleet` guards the service: budgets;
+// - `classify` knows the protocols' errors;
+// - `run` is the one retry loop;
+// - the faces drive it: the closure API in `retry`, the macro's `__private`.
 mod classify;
 mod fleet;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]

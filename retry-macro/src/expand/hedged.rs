@@ -63,8 +63,9 @@ pub(super) fn hedged(
     } else {
         quote!(#p::Discard)
     };
-    // A `const` policy borrowed (promoted to a `'static`, nothing of it kept in the future); a
-    // computed one moved in, not borrowed from this future beside it.
+    // A `const` policy is borrowed: promoted to a `'static`, nothing of it kept in the future.
+    //
+    // A computed one is moved in, not borrowed from this future beside it.
     let policy_arg = if cx.policy_const {
         quote!(&#policy_l)
     } else {

@@ -237,9 +237,12 @@ mod tests {
 
     #[test]
     fn failures_and_successes_from_many_threads_are_each_counted_once() {
-        // 8 threads, each taking a token and giving it back 250 times, from a bucket half
-        // full: whatever the interleaving, no bound is reached (each thread is at most one
-        // token down at any moment), so every take and every add is counted once.
+        // 8 threads, each taking a token and giving it back 250 times, from a bucket half full.
+        //
+        // Whatever the interleaving, no bound is reached: each thread is at most one token down
+        // at any moment.
+        //
+        // So every take and every add is counted once.
         for _ in 0..20 {
             let t = RetryThrottling::new(1000, 1000);
             for _ in 0..500 {

@@ -104,8 +104,8 @@ pub(crate) fn stamp(
     }
     let grpc = is_grpc(headers);
     if let Some(left) = left {
-        // What is sent: gRPC's format rounds down, never to 0, which a `ChainLayer` reads as
-        // "no deadline". 1 ns at least.
+        // What is sent: gRPC's format rounds down, but never to 0, which a `ChainLayer` reads
+        // as "no deadline": 1 ns at least.
         //
         // Envoy's milliseconds round down too, and never to 0 (its "no timeout"): less than a
         // millisecond left is sent as 1.

@@ -471,8 +471,9 @@ fn ceiling_nanos(base: u64, cap: u64, k: u32) -> u64 {
         return 0;
     }
     let shift = k - 1;
-    // base · 2^shift fits in u64 exactly when the shift does not pass base's leading zeros;
-    // beyond that it is past any cap that fits.
+    // base · 2^shift fits in u64 exactly when the shift does not pass base's leading zeros.
+    //
+    // Beyond that, it is past any cap that fits.
     if shift <= base.leading_zeros() {
         (base << shift).min(cap)
     } else {

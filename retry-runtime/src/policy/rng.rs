@@ -24,8 +24,9 @@ thread_local! {
     //
     // xoshiro never reaches the zero state.
     //
-    // A `Cell` of plain words: no borrow flag, no destructor. A draw reads the state and writes
-    // it back, and nothing else.
+    // A `Cell` of plain words: no borrow flag, no destructor.
+    //
+    // A draw reads the state and writes it back, and nothing else.
     static RNG: Cell<[u64; 4]> = const { Cell::new([0; 4]) };
 }
 
