@@ -84,11 +84,16 @@
 //! - [`RetryEvent`], [`GiveUp`] and [`GiveUpReason`]: what the hooks are told.
 //! - [`RetryStats`]: a call's figures (`stats = …`, [`Retry::call_with_stats`]).
 //! - [`RetryBudget`]: a fleet's retries capped.
-//! - [`TimedOut`], [`attempt_time_left`] and [`hedge`](mod@hedge): slow attempts.
+//! - [`TimedOut`], [`attempt_time_left`](time::attempt_time_left) and [`hedge`](mod@hedge): slow attempts.
 //! - [`CancelToken`]: stopping a call's retries from outside (`cancel = &TOKEN`).
 //! - [`testing`]: seeded jitter, waits recorded instead of slept.
 //! - [`hooks`]: the plumbing, types met only as type parameters of [`Retry`].
 //!   And the traits a hook of your own implements ([`Notify`](hooks::Notify), [`GiveUpHook`](hooks::GiveUpHook)).
+//! - [`budget`]: what a budget is made of, for one of your own ([`SharedBudget`](budget::SharedBudget)),
+//!   and the budgets on by default.
+//! - [`breaker`]: what a [`CircuitBreaker`] says.
+//! - [`time`]: the clock, the waits drawn, the time an attempt has left.
+//! - `builder` (features `tower`, `reqwest-middleware`): the faces' shared builder and settings.
 //!
 //! Features:
 //!
@@ -234,7 +239,7 @@ pub mod guide;
 /// | `notify` | path or closure `Fn(&E, &RetryEvent)`, or a value of a type implementing [`Notify<E>`](crate::hooks::Notify) (`notify = Counts`, `notify = &SEEN`); in an `async fn`, also an async closure or `async fn` | none | called before each wait (an async one awaited there); a `Notify` type also hears of hedges and retried `Ok`s |
 /// | `give_up` | path or closure `Fn(&E, &GiveUp)`, or a [`GiveUpHook<E>`](crate::hooks::GiveUpHook); in an `async fn`, also an async closure or `async fn` | none | called once when retrying ends with an error, with the reason and the calls made |
 /// | `stats` | path or closure `Fn(&RetryStats)`; in an `async fn`, also an async closure or `async fn` | none | called once when the call ends, success or give-up, with its [`RetryStats`]: `attempts` (hedges included), `hedges`, `waited` (time slept between attempts), `elapsed`, `gave_up` (`None` on success); a call without it reads no clock for it ([`observability`](crate::guide::observability#a-calls-figures)) |
-/// | `budget` | `&RetryBudget` or `&RatioBudget` expression (usually a `static`), a `&` of any [`SharedBudget`], or `none` | the function's own [`DefaultBudget`]: 20% of its calls over 10 s, plus 10 retries a second | shared by many calls: when it is empty, errors are returned without retrying ([`protecting`](crate::guide::protecting)); `budget = none` turns the default off |
+/// | `budget` | `&RetryBudget` or `&RatioBudget` expression (usually a `static`), a `&` of any [`SharedBudget`](budget::SharedBudget), or `none` | the function's own [`DefaultBudget`](budget::DefaultBudget): 20% of its calls over 10 s, plus 10 retries a second | shared by many calls: when it is empty, errors are returned without retrying ([`protecting`](crate::guide::protecting)); `budget = none` turns the default off |
 /// | `throttle` | `&AdaptiveThrottle` expression (a `static`) | none | client-side adaptive throttling: every attempt asks it first; one it rejects is not made and the call ends with `E::from(Throttled)` |
 /// | `breaker` | `&CircuitBreaker` expression (a `static`) | none | a circuit breaker counting calls: while open, calls fail with `E::from(CircuitOpen)` without calling the body |
 /// | `cancel` | `&CancelToken` expression (a `static`, or an argument) | none | stops retrying once the [`CancelToken`] is cancelled: a wait ends at once (a blocking one too), no further attempt starts, the last error is returned ([`GiveUpReason::Cancelled`]); the first attempt always runs; in an `async fn` a later attempt running at the cancel is dropped (the error before it is returned), a sync one ends as it would ([`deadlines`](crate::guide::deadlines#cancelling)) |
@@ -261,6 +266,12 @@ pub mod guide;
 /// They may use `self` and the arguments (`policy = self.retry_policy`; `Policy` is `Copy`).
 pub use retry_jitter_macro::retry;
 
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "tower", feature = "reqwest-middleware")))
+)]
+pub use retry_jitter_runtime::builder;
 pub use retry_jitter_runtime::hooks;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
@@ -284,11 +295,10 @@ pub use retry_jitter_runtime::tonic;
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use retry_jitter_runtime::tower;
 pub use retry_jitter_runtime::{
-    attempt_time_left, either, hedge, sleep, testing, transient, AdaptiveThrottle, Admission,
-    Backoff, BreakerState, CancelToken, Cancelled, Charge, CircuitBreaker, CircuitOpen, Clock,
-    Decision, DefaultBudget, GiveUp, GiveUpReason, Jitter, OwnBudget, Policy, RatioBudget, Retry,
-    RetryBudget, RetryEvent, RetryState, RetryStats, RetryThrottling, RetryTicket, Schedule,
-    SharedBudget, Taken, Throttled, TimedOut, Transient,
+    breaker, budget, either, hedge, sleep, testing, time, transient, AdaptiveThrottle, Backoff,
+    CancelToken, Cancelled, CircuitBreaker, CircuitOpen, Decision, GiveUp, GiveUpReason, Jitter,
+    Policy, RatioBudget, Retry, RetryBudget, RetryEvent, RetryStats, Throttled, TimedOut,
+    Transient,
 };
 
 // The README's snippets, run as doc tests with the features they use.

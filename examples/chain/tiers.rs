@@ -34,7 +34,7 @@ pub type HopClient = retry_jitter::tower::RetryService<
     Client<HttpConnector, Full<Bytes>>,
     retry_jitter::tower::TransportErrors,
     retry_jitter::tower::ByStatus,
-    retry_jitter::tower::Settings<retry_jitter::tower::HostBudgets, Duration>,
+    retry_jitter::builder::Settings<retry_jitter::budget::HostBudgets, Duration>,
 >;
 
 /// A new hop client.

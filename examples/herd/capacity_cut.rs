@@ -48,9 +48,8 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_jitter::{
-    AdaptiveThrottle, Backoff, Charge, DefaultBudget, Policy, RatioBudget, SharedBudget, Taken,
-};
+use retry_jitter::budget::{Charge, DefaultBudget, SharedBudget, Taken};
+use retry_jitter::{AdaptiveThrottle, Backoff, Policy, RatioBudget};
 
 use crate::chart::{self, Series};
 use crate::sim::{seed_for, set_now, virtual_now, Queue};

@@ -4,7 +4,7 @@
 //! Tasks are boxed futures polled in the order they were woken. Time stands still while any task
 //! can run; when none can, the clock jumps to the earliest timer and wakes its task. [`sleep`]
 //! registers a timer in that queue (the event queue of `sim`, keyed by virtual nanoseconds, ties
-//! in registration order), and [`now`] is a [`retry_jitter::Clock`]: a plain `fn` that
+//! in registration order), and [`now`] is a [`retry_jitter::time::Clock`]: a plain `fn` that
 //! reads the virtual time from a thread-local, as a fixed `Instant` plus the nanoseconds
 //! simulated so far. So a run is deterministic, takes no real time to sleep, and whatever the
 //! loop measures (a hedge's latency histogram, `max_elapsed`) is measured in virtual time.
@@ -52,7 +52,7 @@ fn with<R>(f: impl FnOnce(&mut State) -> R) -> R {
     STATE.with(|s| f(s.borrow_mut().as_mut().expect("inside exec::run")))
 }
 
-/// The virtual time, as an `Instant` (a `retry_jitter::Clock`).
+/// The virtual time, as an `Instant` (a `retry_jitter::time::Clock`).
 pub fn now() -> Instant {
     with(|s| s.origin + Duration::from_nanos(s.now))
 }

@@ -6,7 +6,7 @@
 //! Every wait is drawn by `retry_jitter::Backoff`, the code `#[retry]` runs, and every budget,
 //! throttle and breaker is the crate's own. What decides each model's retries:
 //!
-//! - `occ`: a `retry_jitter::RetryState` per client (with the shared `RetryBudget` as its hook
+//! - `occ`: a `retry_jitter::hooks::RetryState` per client (with the shared `RetryBudget` as its hook
 //!   for `full+budget`): the runtime's own loop, failure by failure.
 //! - `outage`: the model's own loop: it counts each client's calls against `--attempts`, draws
 //!   the wait with `Backoff::delay` and asks the shared `RetryBudget`.

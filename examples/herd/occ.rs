@@ -20,8 +20,10 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use retry_jitter::budget::SharedBudget;
+use retry_jitter::hooks::RetryState;
 use retry_jitter::hooks::{AcceptOk, Budget, Hooks, RetryAll, Unset};
-use retry_jitter::{Backoff, Policy, RetryState, SharedBudget};
+use retry_jitter::{Backoff, Policy};
 
 use crate::sim::{seed_for, Queue};
 use crate::strategy::{nanos, Strategy};

@@ -32,9 +32,10 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use retry_jitter::breaker::Admission;
+use retry_jitter::budget::{Charge, DefaultBudget, SharedBudget};
 use retry_jitter::{
-    AdaptiveThrottle, Admission, Backoff, Charge, CircuitBreaker, DefaultBudget, Jitter, Policy,
-    RatioBudget, RetryBudget, SharedBudget,
+    AdaptiveThrottle, Backoff, CircuitBreaker, Jitter, Policy, RatioBudget, RetryBudget,
 };
 
 use crate::sim::{seed_for, set_now, virtual_now, Queue};

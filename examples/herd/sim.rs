@@ -252,7 +252,7 @@ pub fn set_now(ns: u64) {
     NOW.with(|now| now.set(ns));
 }
 
-/// The virtual clock of the run on this thread, as a `retry_jitter::Clock` for the crate's
+/// The virtual clock of the run on this thread, as a `retry_jitter::time::Clock` for the crate's
 /// guards and budgets (each starts counting at its first reading, so a fresh guard of a new run
 /// may start again at 0).
 pub fn virtual_now() -> std::time::Instant {

@@ -52,10 +52,9 @@ use std::time::Duration;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use retry_jitter::{
-    AdaptiveThrottle, Admission, Charge, CircuitBreaker, RatioBudget, RetryBudget, SharedBudget,
-    Taken,
-};
+use retry_jitter::breaker::Admission;
+use retry_jitter::budget::{Charge, SharedBudget, Taken};
+use retry_jitter::{AdaptiveThrottle, CircuitBreaker, RatioBudget, RetryBudget};
 
 use crate::sim::{seed_for, set_now, virtual_now};
 

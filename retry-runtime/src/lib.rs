@@ -7,7 +7,7 @@
 //!   [`Jitter`] drawn under that ceiling (full jitter by default);
 //! - [`Policy`]: backoff, attempts and an optional time budget;
 //! - [`Decision`] and [`Transient`]: which errors are worth retrying;
-//! - [`RetryState`]: the per-call state every retry loop here is driven by;
+//! - [`RetryState`](hooks::RetryState): the per-call state every retry loop here is driven by;
 //! - [`Retry`]: the closure API, for call sites an attribute cannot reach;
 //! - [`RetryBudget`] and [`RatioBudget`]: retry budgets shared by many calls;
 //! - [`sleep`]: timers and their clocks; [`testing`]: seeded jitter and recorded waits;
@@ -71,17 +71,53 @@ pub use run::{hedge, sleep, testing};
 pub mod __private;
 
 pub use fleet::{
-    AdaptiveThrottle, Admission, BreakerState, Charge, CircuitBreaker, CircuitOpen, DefaultBudget,
-    HostBudgets, OwnBudget, RatioBudget, RetryBudget, RetryThrottling, RetryTicket, SharedBudget,
-    Taken, Throttled,
+    AdaptiveThrottle, CircuitBreaker, CircuitOpen, RatioBudget, RetryBudget, Throttled,
 };
 pub use policy::transient::{either, transient, Transient};
 pub use policy::{
-    attempt_time_left, Backoff, CancelToken, Cancelled, Clock, Decision, GiveUp, GiveUpReason,
-    Jitter, Policy, RetryEvent, RetryStats, Schedule, TimedOut,
+    Backoff, CancelToken, Cancelled, Decision, GiveUp, GiveUpReason, Jitter, Policy, RetryEvent,
+    RetryStats, TimedOut,
 };
 pub use retry::Retry;
-pub use run::state::RetryState;
+
+pub mod budget {
+    //! What a budget is made of: the trait every budget implements ([`SharedBudget`]) and what
+    //! it hands a loop ([`Charge`], [`RetryTicket`], [`Taken`]), the budgets on by default
+    //! ([`DefaultBudget`], a [`Retry`](crate::Retry)'s [`OwnBudget`], a middleware's
+    //! [`HostBudgets`]), and gRPC's [`RetryThrottling`]. The budgets a user puts in a `static`,
+    //! [`RetryBudget`](crate::RetryBudget) and [`RatioBudget`](crate::RatioBudget), are at
+    //! the crate's root.
+    pub use crate::fleet::{
+        Charge, DefaultBudget, HostBudgets, OwnBudget, RetryThrottling, RetryTicket, SharedBudget,
+        Taken,
+    };
+}
+
+pub mod breaker {
+    //! What a [`CircuitBreaker`](crate::CircuitBreaker) says: its [`BreakerState`], and its
+    //! [`Admission`] of a call about to begin.
+    pub use crate::fleet::{Admission, BreakerState};
+}
+
+pub mod time {
+    //! The clock a loop reads ([`Clock`]), the waits a [`Backoff`](crate::Backoff) draws
+    //! ([`Schedule`]), and the time an attempt has left ([`attempt_time_left`]). The timers
+    //! themselves are in [`sleep`](crate::sleep).
+    pub use crate::policy::{attempt_time_left, Clock, Schedule};
+}
+
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "tower", feature = "reqwest-middleware")))
+)]
+pub mod builder {
+    //! What the middleware faces share: their builder ([`RetryBuilder`], whose aliases are
+    //! `tower`'s `RetryLayer` and `reqwest_middleware`'s `RetryMiddleware`), the type that
+    //! names its settings ([`Settings`]), and the `static` guards as those settings name them
+    //! ([`Breaker`], [`Throttle`]).
+    pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
+}
 
 pub mod hooks {
     //! The closure API's plumbing.
@@ -91,7 +127,7 @@ pub mod hooks {
     //! - The stand-ins a [`Retry`](crate::Retry) carries in its type for those it was not
     //!   given.
     //! - The [`Hooks`] a loop of your own hands
-    //!   [`RetryState::on_error`](crate::RetryState::on_error).
+    //!   [`RetryState::on_error`](RetryState::on_error).
     //!
     //! A user of `#[retry]` never names them.
     //!
@@ -112,8 +148,9 @@ pub mod hooks {
     //! ```
     pub use crate::fleet::Budget;
     pub use crate::policy::Unset;
-    pub use crate::policy::{AcceptOk, Classify, ClassifyOk, RetryAll};
+    pub use crate::policy::{AcceptOk, Classify, ClassifyOk, Resend, RetryAll};
     pub use crate::retry::{Awaiting, Cancellable, WithStats};
     pub use crate::run::awaiting::{AsyncHooks, HookFuture};
     pub use crate::run::hooks::{GiveUpHook, Hooks, Notify};
+    pub use crate::run::state::RetryState;
 }

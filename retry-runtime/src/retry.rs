@@ -114,7 +114,7 @@ pub use stats::{StatsOf, WithStats};
 ///
 /// A `Retry` has a retry budget of its own, shared with its clones.
 ///
-/// It is an [`OwnBudget`]: a [`DefaultBudget`](crate::DefaultBudget), 20% of its calls over
+/// It is an [`OwnBudget`]: a [`DefaultBudget`](crate::budget::DefaultBudget), 20% of its calls over
 /// 10 s plus 10 retries a second.
 ///
 /// Make it once and reuse or clone it, so its calls share the budget.
@@ -303,7 +303,7 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
 
     /// No budget at all: every call makes its attempts whatever the others do.
     ///
-    /// Otherwise a `Retry` has its own [`DefaultBudget`](crate::DefaultBudget), shared with its
+    /// Otherwise a `Retry` has its own [`DefaultBudget`](crate::budget::DefaultBudget), shared with its
     /// clones: 20% of its calls over 10 s, plus 10 retries a second.
     ///
     /// ```

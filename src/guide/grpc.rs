@@ -78,7 +78,7 @@
 //! | the wait before retry `n` | full jitter: uniform in `[0, min(cap, base·2^(n−1))]` | `min(maxBackoff, initialBackoff·multiplier^(n−1))` × uniform `[0.8, 1.2]` ([`Backoff::grpc`](crate::Backoff::grpc)) |
 //! | a server's pushback (`grpc-retry-pushback-ms`) | a lower bound: the hint plus the drawn wait; past the cap, no retry | the wait exactly, of any length (the deadline bounds it), and the backoff starts again after it |
 //! | a negative or malformed pushback | no retry | no retry, and the attempt still counts for the throttle |
-//! | what bounds a fleet's retries | a budget per host, on by default (20% of calls) | `retryThrottling` if the config has it ([`RetryThrottling`](crate::RetryThrottling): C-core's token arithmetic), else nothing, as in gRPC |
+//! | what bounds a fleet's retries | a budget per host, on by default (20% of calls) | `retryThrottling` if the config has it ([`RetryThrottling`](crate::budget::RetryThrottling): C-core's token arithmetic), else nothing, as in gRPC |
 //! | a hedged call's failure | waits the backoff before the next copy | `nonFatalStatusCodes` send the next copy at once, any other code ends the call (even `RESOURCE_EXHAUSTED`) |
 //! | the codes retried | the gRPC table (`UNAVAILABLE`, `RESOURCE_EXHAUSTED`) | the method's `retryableStatusCodes`, nothing else |
 //! | an attempt that never reached the server's application | a retry like any other, counted | sent again at once, uncounted (a transparent retry, A6) |

@@ -101,7 +101,7 @@
 //!   other method only on what proves it was not applied ([`writes`](crate::guide::writes)).
 //! - `RetryLayer::new(policy)` makes a [`RetryService<S>`](crate::tower::RetryService), a type a
 //!   struct field (an axum app's state) can hold. It has a retry budget per host by default (a
-//!   [`HostBudgets`](crate::tower::HostBudgets): 20% of each host's calls plus 10 retries a
+//!   [`HostBudgets`](crate::budget::HostBudgets): 20% of each host's calls plus 10 retries a
 //!   second, the first 64 hosts each their own). Builder methods: `.budget(&B)` (a budget of
 //!   yours instead), `.budget_none()` (none), `.timeout(d)`,
 //!   `.hedge(h)`, `.on(..)`, `.on_ok(..)`, `.idempotent()`, `.idempotency_key()`,
@@ -134,7 +134,9 @@
 //! use hyper_util::client::legacy::{connect::HttpConnector, Client};
 //! use hyper_util::rt::TokioExecutor;
 //! use retry_jitter::http::Failed;
-//! use retry_jitter::tower::{Breaker, BoxError, ByStatus, RetryLayer, RetryService, Settings, TransportErrors, Unset};
+//! use retry_jitter::builder::{Breaker, Settings};
+//! use retry_jitter::hooks::Unset;
+//! use retry_jitter::tower::{BoxError, ByStatus, RetryLayer, RetryService, TransportErrors};
 //! use retry_jitter::{CircuitBreaker, GiveUp, Policy, RetryBudget, RetryStats};
 //! use std::time::Duration;
 //! use tower::Layer;
@@ -215,7 +217,10 @@
 //! ```rust
 //! # #[cfg(feature = "reqwest-middleware")] {
 //! use retry_jitter::http::Failed;
-//! use retry_jitter::reqwest_middleware::{ByStatus, HostBudgets, RetryMiddleware, Settings, Throttle, TransportErrors, Unset};
+//! use retry_jitter::budget::HostBudgets;
+//! use retry_jitter::builder::{Settings, Throttle};
+//! use retry_jitter::hooks::Unset;
+//! use retry_jitter::reqwest_middleware::{ByStatus, RetryMiddleware, TransportErrors};
 //! use retry_jitter::{AdaptiveThrottle, CancelToken, GiveUp, Policy, RetryEvent, RetryStats};
 //! use std::time::Duration;
 //!

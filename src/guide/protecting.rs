@@ -29,7 +29,7 @@
 //! ## On by default
 //!
 //! Every `#[retry]` function has a budget of its own unless given another: a
-//! [`DefaultBudget`](crate::DefaultBudget), one per annotated function (whatever its generic
+//! [`DefaultBudget`](crate::budget::DefaultBudget), one per annotated function (whatever its generic
 //! arguments), which allows retries while, over the last 10 s, they stay within **20% of the
 //! function's calls plus 10 a second** — the shape of the budgets reqwest, Linkerd, Finagle and
 //! Gateway API turn on. A [`Retry`](crate::Retry) has one too, shared with its clones, and the
@@ -117,7 +117,7 @@
 //!
 //! A token taken for a retry that never runs — the future dropped during the wait, a hook that
 //! panicked, the deadline passed — is given back. A budget of your own implements
-//! [`SharedBudget`](crate::SharedBudget).
+//! [`SharedBudget`](crate::budget::SharedBudget).
 //!
 //! ## Recipe: the AWS SDKs' 2026 retry behaviour
 //!

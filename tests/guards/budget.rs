@@ -135,25 +135,25 @@ async fn async_retries_share_the_budget_too() {
 #[derive(Default)]
 struct Told(std::sync::Mutex<Vec<String>>);
 
-impl retry_jitter::SharedBudget for Told {
-    fn begin(&self, _: retry_jitter::Clock) {
+impl retry_jitter::budget::SharedBudget for Told {
+    fn begin(&self, _: retry_jitter::time::Clock) {
         self.0.lock().unwrap().push("begin".into());
     }
-    fn failed(&self, _: retry_jitter::Clock) {
+    fn failed(&self, _: retry_jitter::time::Clock) {
         self.0.lock().unwrap().push("failed".into());
     }
     fn take_retry(
         &self,
-        charge: retry_jitter::Charge,
-        _: retry_jitter::Clock,
-    ) -> Option<retry_jitter::RetryTicket> {
+        charge: retry_jitter::budget::Charge,
+        _: retry_jitter::time::Clock,
+    ) -> Option<retry_jitter::budget::RetryTicket> {
         self.0.lock().unwrap().push(format!("take {charge:?}"));
-        Some(retry_jitter::RetryTicket::NONE)
+        Some(retry_jitter::budget::RetryTicket::NONE)
     }
-    fn refund(&self, _: retry_jitter::RetryTicket) {
+    fn refund(&self, _: retry_jitter::budget::RetryTicket) {
         self.0.lock().unwrap().push("refund".into());
     }
-    fn succeeded(&self, taken: retry_jitter::Taken) {
+    fn succeeded(&self, taken: retry_jitter::budget::Taken) {
         let t = (taken.retries, taken.rate_limited, taken.hedges);
         self.0.lock().unwrap().push(format!("succeeded {t:?}"));
     }
@@ -229,7 +229,8 @@ fn a_budget_hears_each_failure_to_retry_the_last_one_too_and_not_one_it_stops_on
 
 #[test]
 fn grpc_retry_throttling_refuses_the_fifth_failure_in_a_row_and_counts_the_last_attempt() {
-    use retry_jitter::{Decision, RetryThrottling};
+    use retry_jitter::budget::RetryThrottling;
+    use retry_jitter::Decision;
     let policy = |attempts| {
         Policy::new()
             .with_attempts(attempts)
@@ -277,7 +278,7 @@ fn grpc_retry_throttling_refuses_the_fifth_failure_in_a_row_and_counts_the_last_
 
 #[tokio::test(start_paused = true)]
 async fn grpc_retry_throttling_under_the_attribute_counts_as_a6_does() {
-    use retry_jitter::RetryThrottling;
+    use retry_jitter::budget::RetryThrottling;
     // maxTokens 10, tokenRatio 0.1.
     static T: RetryThrottling = RetryThrottling::new(10, 100);
     static N: AtomicU32 = AtomicU32::new(0);
@@ -297,8 +298,8 @@ async fn grpc_retry_throttling_under_the_attribute_counts_as_a6_does() {
 
 #[tokio::test(start_paused = true)]
 async fn grpc_retry_throttling_holds_back_hedges_too() {
+    use retry_jitter::budget::RetryThrottling;
     use retry_jitter::hedge::Hedge;
-    use retry_jitter::RetryThrottling;
     // 2 tokens: one failure leaves half, and nothing more is sent.
     let t: &'static RetryThrottling = Box::leak(Box::new(RetryThrottling::new(2, 100)));
     let r = Retry::new(Policy::new().with_attempts(3))
@@ -317,7 +318,8 @@ async fn grpc_retry_throttling_holds_back_hedges_too() {
 
 #[test]
 fn a_retry_budget_prices_a_hedge_as_a_retry_and_gets_it_back() {
-    use retry_jitter::{sleep, Charge, SharedBudget, Taken};
+    use retry_jitter::budget::{Charge, SharedBudget, Taken};
+    use retry_jitter::sleep;
     let b = RetryBudget::new(20);
     let ticket = b.take_retry(Charge::Hedge, sleep::now).unwrap();
     assert_eq!(b.available(), 15);
@@ -337,7 +339,7 @@ fn a_retry_budget_prices_a_hedge_as_a_retry_and_gets_it_back() {
 /// service (and their own failures drain the bucket). Many rounds: a race loses rarely.
 #[test]
 fn grpc_retry_throttling_holds_a_cold_burst_of_64_to_four_retries() {
-    use retry_jitter::RetryThrottling;
+    use retry_jitter::budget::RetryThrottling;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(4)
         .enable_all()
@@ -379,7 +381,7 @@ fn grpc_retry_throttling_holds_a_cold_burst_of_64_to_four_retries() {
 /// the sixth hour on the call ends on its failure, and no hour of silence brings tokens back.
 #[tokio::test(start_paused = true)]
 async fn grpc_retry_throttling_over_a_day_of_hourly_calls_moves_by_calls_not_by_time() {
-    use retry_jitter::RetryThrottling;
+    use retry_jitter::budget::RetryThrottling;
     let t: &'static RetryThrottling = Box::leak(Box::new(RetryThrottling::new(10, 100)));
     let retry = Retry::new(Policy::new().with_attempts(2).with_base(Duration::ZERO)).budget(t);
     let mut outcomes = Vec::new();

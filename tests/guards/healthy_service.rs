@@ -224,7 +224,10 @@ async fn the_breaker_counts_ended_calls_only() {
         (64, 0),
         "dropped calls are not failures"
     );
-    assert_eq!(b.state(tokio_now), retry_jitter::BreakerState::Closed);
+    assert_eq!(
+        b.state(tokio_now),
+        retry_jitter::breaker::BreakerState::Closed
+    );
 }
 
 /// `RetryBudget` (a token bucket: nothing leaves it over time) takes nothing for a call in

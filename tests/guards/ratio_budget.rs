@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use retry_jitter::sleep::tokio_now;
-use retry_jitter::Clock;
+use retry_jitter::time::Clock;
 use retry_jitter::RatioBudget;
 
 /// A clock that never moves: nothing leaves the window.

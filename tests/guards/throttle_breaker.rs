@@ -7,10 +7,11 @@ use std::io;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
+use retry_jitter::breaker::BreakerState;
 use retry_jitter::hedge::Hedge;
 use retry_jitter::{
-    retry, sleep, testing, AdaptiveThrottle, BreakerState, CircuitBreaker, CircuitOpen, GiveUp,
-    GiveUpReason, Policy, Retry, Throttled,
+    retry, sleep, testing, AdaptiveThrottle, CircuitBreaker, CircuitOpen, GiveUp, GiveUpReason,
+    Policy, Retry, Throttled,
 };
 
 fn down() -> io::Error {
@@ -164,7 +165,7 @@ fn one_probe_at_a_time_and_min_calls_and_ratio() {
     }
     b.admit(clock);
     assert_eq!(b.ended(clock, false), Some(BreakerState::Open));
-    assert_eq!(b.admit(clock), retry_jitter::Admission::Refuse);
+    assert_eq!(b.admit(clock), retry_jitter::breaker::Admission::Refuse);
     // A ratio of one half: 2 failures of 4 open it, 1 of 4 does not.
     let half = CircuitBreaker::new(0.5, 4, Duration::from_secs(60), Duration::from_secs(5));
     for success in [true, true, false] {
@@ -288,6 +289,6 @@ async fn a_hedge_the_throttle_rejects_is_not_started_and_the_first_attempt_goes_
     assert!(T.rejection_probability(tokio_now_clock()) > 0.99);
 }
 
-fn tokio_now_clock() -> retry_jitter::Clock {
+fn tokio_now_clock() -> retry_jitter::time::Clock {
     sleep::tokio_now
 }

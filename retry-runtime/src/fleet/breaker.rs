@@ -25,7 +25,7 @@ impl BreakerState {
     /// The gauge's value: 0 closed, 1 open, 2 half-open.
     ///
     /// ```
-    /// assert_eq!(retry_jitter::BreakerState::HalfOpen.gauge(), 2.0);
+    /// assert_eq!(retry_jitter::breaker::BreakerState::HalfOpen.gauge(), 2.0);
     /// ```
     pub const fn gauge(self) -> f64 {
         match self {
@@ -96,7 +96,8 @@ const fn unpack(word: u64) -> (u64, u64) {
 /// `break_for`.
 ///
 /// ```
-/// use retry_jitter::{sleep, BreakerState, CircuitBreaker};
+/// use retry_jitter::{sleep, CircuitBreaker};
+/// use retry_jitter::breaker::BreakerState;
 /// use std::time::Duration;
 ///
 /// static BREAKER: CircuitBreaker =
@@ -214,7 +215,8 @@ impl CircuitBreaker {
     /// The state now (an open breaker whose break is over reads as half-open).
     ///
     /// ```
-    /// use retry_jitter::{sleep, BreakerState, CircuitBreaker};
+    /// use retry_jitter::{sleep, CircuitBreaker};
+    /// use retry_jitter::breaker::BreakerState;
     /// use std::time::Duration;
     /// let b = CircuitBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(5));
     /// assert_eq!(b.state(sleep::now), BreakerState::Closed);
@@ -245,7 +247,8 @@ impl CircuitBreaker {
     /// A call is about to begin: whether it may, and whether it is the probe.
     ///
     /// ```
-    /// use retry_jitter::{sleep, Admission, CircuitBreaker};
+    /// use retry_jitter::{sleep, CircuitBreaker};
+    /// use retry_jitter::breaker::Admission;
     /// use std::time::Duration;
     /// let b = CircuitBreaker::new(0.5, 1, Duration::from_secs(10), Duration::from_secs(5));
     /// assert_eq!(b.admit(sleep::now), Admission::Pass);
@@ -284,7 +287,8 @@ impl CircuitBreaker {
     /// `Some(state)` when this changed the breaker's state.
     ///
     /// ```
-    /// use retry_jitter::{sleep, BreakerState, CircuitBreaker};
+    /// use retry_jitter::{sleep, CircuitBreaker};
+    /// use retry_jitter::breaker::BreakerState;
     /// use std::time::Duration;
     /// let b = CircuitBreaker::new(1.0, 1, Duration::from_secs(10), Duration::from_secs(5));
     /// b.admit(sleep::now);

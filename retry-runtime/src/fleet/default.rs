@@ -168,12 +168,13 @@ impl Folded {
 /// Calls found after a silence longer than the window count for the window's share of them.
 ///
 /// ```
-/// use retry_jitter::{sleep, DefaultBudget};
+/// use retry_jitter::sleep;
+/// use retry_jitter::budget::DefaultBudget;
 ///
 /// static BUDGET: DefaultBudget = DefaultBudget::new();
 /// assert_eq!(BUDGET.available(sleep::now), 100); // the floor: 10 a second over 10 s
 /// for _ in 0..1_000 {
-///     retry_jitter::SharedBudget::begin(&BUDGET, sleep::now); // a call
+///     retry_jitter::budget::SharedBudget::begin(&BUDGET, sleep::now); // a call
 /// }
 /// assert_eq!(BUDGET.available(sleep::now), 300); // plus 20% of 1,000 calls
 /// ```
@@ -199,7 +200,7 @@ impl DefaultBudget {
     /// A budget with nothing counted yet: the floor's 100 retries available.
     ///
     /// ```
-    /// use retry_jitter::DefaultBudget;
+    /// use retry_jitter::budget::DefaultBudget;
     /// static B: DefaultBudget = DefaultBudget::new();
     /// assert_eq!(B.available(retry_jitter::sleep::now), 100);
     /// ```
@@ -225,7 +226,8 @@ impl DefaultBudget {
     /// folded in first).
     ///
     /// ```
-    /// use retry_jitter::{sleep, DefaultBudget};
+    /// use retry_jitter::sleep;
+    /// use retry_jitter::budget::DefaultBudget;
     /// let b = DefaultBudget::new();
     /// assert_eq!(b.available(sleep::now), 100);
     /// ```
@@ -319,7 +321,7 @@ impl Default for DefaultBudget {
     /// [`DefaultBudget::new`].
     ///
     /// ```
-    /// let b = retry_jitter::DefaultBudget::default();
+    /// let b = retry_jitter::budget::DefaultBudget::default();
     /// assert_eq!(b.available(retry_jitter::sleep::now), 100);
     /// ```
     fn default() -> Self {
@@ -372,7 +374,7 @@ impl SharedBudget for DefaultBudget {
 ///
 /// ```
 /// use retry_jitter::hooks::Budget;
-/// use retry_jitter::OwnBudget;
+/// use retry_jitter::budget::OwnBudget;
 /// let own = OwnBudget::default();
 /// let clone = own.clone();
 /// assert!(std::ptr::eq(own.get().unwrap(), clone.get().unwrap()));

@@ -115,8 +115,8 @@ struct Table {
 /// The host is the request's authority: `host[:port]`, ASCII case aside.
 ///
 /// It is what they have unless given another budget
-/// ([`budget`](crate::tower::RetryBuilder::budget)) or none
-/// ([`budget_none`](crate::tower::RetryBuilder::budget_none)).
+/// ([`budget`](crate::builder::RetryBuilder::budget)) or none
+/// ([`budget_none`](crate::builder::RetryBuilder::budget_none)).
 ///
 /// A host that is down gets at most 20% of its calls retried, plus 10 retries a second.
 ///
@@ -131,7 +131,7 @@ struct Table {
 ///
 /// ```
 /// use retry_jitter::sleep;
-/// use retry_jitter::tower::HostBudgets;
+/// use retry_jitter::budget::HostBudgets;
 ///
 /// let hosts = HostBudgets::new();
 /// let a = hosts.get(Some("api.example.com"));
@@ -156,7 +156,7 @@ impl HostBudgets {
     /// An empty table: no host has a budget yet.
     ///
     /// ```
-    /// let hosts = retry_jitter::tower::HostBudgets::new();
+    /// let hosts = retry_jitter::budget::HostBudgets::new();
     /// assert_eq!(hosts.len(), 0);
     /// ```
     #[must_use]
@@ -172,7 +172,7 @@ impl HostBudgets {
     /// if it has none yet and there is room (else the overflow budget).
     ///
     /// ```
-    /// use retry_jitter::tower::HostBudgets;
+    /// use retry_jitter::budget::HostBudgets;
     /// let hosts = HostBudgets::new();
     /// let relative = hosts.get(None);
     /// assert!(!std::ptr::eq(relative, hosts.get(Some("localhost:8080"))));
@@ -184,11 +184,11 @@ impl HostBudgets {
     /// The number of hosts with a budget of their own (at most [`HOSTS`](HostBudgets::HOSTS)).
     ///
     /// ```
-    /// let hosts = retry_jitter::tower::HostBudgets::new();
+    /// let hosts = retry_jitter::budget::HostBudgets::new();
     /// for port in 0..100 {
     ///     hosts.get(Some(&format!("localhost:{port}")));
     /// }
-    /// assert_eq!(hosts.len(), retry_jitter::tower::HostBudgets::HOSTS); // the rest: the overflow
+    /// assert_eq!(hosts.len(), retry_jitter::budget::HostBudgets::HOSTS); // the rest: the overflow
     /// ```
     pub fn len(&self) -> usize {
         self.0.slots.iter().filter(|s| s.get().is_some()).count()
@@ -197,7 +197,7 @@ impl HostBudgets {
     /// Whether no host has a budget of its own yet.
     ///
     /// ```
-    /// assert!(retry_jitter::tower::HostBudgets::new().is_empty());
+    /// assert!(retry_jitter::budget::HostBudgets::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
@@ -286,7 +286,7 @@ impl Default for HostBudgets {
     /// [`HostBudgets::new`].
     ///
     /// ```
-    /// assert!(retry_jitter::tower::HostBudgets::default().is_empty());
+    /// assert!(retry_jitter::budget::HostBudgets::default().is_empty());
     /// ```
     fn default() -> Self {
         HostBudgets::new()

@@ -48,7 +48,8 @@ use crate::policy::Unset;
 /// `clock = …` key's): read it only where the budget needs the time.
 ///
 /// ```
-/// use retry_jitter::{Charge, Clock, RetryTicket, SharedBudget};
+/// use retry_jitter::budget::{Charge, RetryTicket, SharedBudget};
+/// use retry_jitter::time::Clock;
 /// use std::sync::atomic::{AtomicU32, Ordering};
 ///
 /// /// At most `n` retries, ever; hedges are free.
@@ -152,7 +153,7 @@ pub enum Charge {
 /// [`SharedBudget::succeeded`] when the call succeeds.
 ///
 /// ```
-/// use retry_jitter::Taken;
+/// use retry_jitter::budget::Taken;
 /// assert_eq!(Taken::NONE.total(), 0);
 /// ```
 #[non_exhaustive]
@@ -177,7 +178,7 @@ impl Taken {
     /// Every share taken, of every kind.
     ///
     /// ```
-    /// use retry_jitter::{Charge, Taken};
+    /// use retry_jitter::budget::{Charge, Taken};
     /// let mut taken = Taken::NONE;
     /// taken.count(Charge::Retry);
     /// taken.count(Charge::Hedge);

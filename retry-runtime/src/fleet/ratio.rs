@@ -442,7 +442,7 @@ impl RatioBudget {
     }
 
     /// `n` first attempts counted at once in slot `slot` (the clock's, just read): what
-    /// [`DefaultBudget`](crate::DefaultBudget) folds its counters into.
+    /// [`DefaultBudget`](crate::budget::DefaultBudget) folds its counters into.
     pub(crate) fn begin_many(&self, slot: u64, n: u32) {
         if n == 0 {
             return;

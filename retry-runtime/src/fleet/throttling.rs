@@ -29,7 +29,8 @@ use crate::policy::Clock;
 /// the fifth failure in a row is not retried:
 ///
 /// ```
-/// use retry_jitter::{Policy, Retry, RetryThrottling};
+/// use retry_jitter::{Policy, Retry};
+/// use retry_jitter::budget::RetryThrottling;
 /// use std::time::Duration;
 ///
 /// // maxTokens 10, tokenRatio 0.1: in thousandths, 100.
@@ -67,7 +68,7 @@ impl RetryThrottling {
     /// A bucket is never empty: it holds at least a thousandth.
     ///
     /// ```
-    /// use retry_jitter::RetryThrottling;
+    /// use retry_jitter::budget::RetryThrottling;
     /// static T: RetryThrottling = RetryThrottling::new(100, 1_000);
     /// assert_eq!((T.milli_tokens(), T.max_milli_tokens(), T.milli_token_ratio()), (100_000, 100_000, 1_000));
     /// ```
@@ -101,7 +102,8 @@ impl RetryThrottling {
     /// The tokens in the bucket now, in thousandths.
     ///
     /// ```
-    /// use retry_jitter::{sleep, RetryThrottling, SharedBudget};
+    /// use retry_jitter::sleep;
+    /// use retry_jitter::budget::{RetryThrottling, SharedBudget};
     /// let t = RetryThrottling::new(10, 100);
     /// t.failed(sleep::now);
     /// assert_eq!(t.milli_tokens(), 9_000);
@@ -113,7 +115,7 @@ impl RetryThrottling {
     /// The bucket's size, in thousandths of a token (`max_tokens` × 1000).
     ///
     /// ```
-    /// assert_eq!(retry_jitter::RetryThrottling::new(5000, 1).max_milli_tokens(), 1_000_000);
+    /// assert_eq!(retry_jitter::budget::RetryThrottling::new(5000, 1).max_milli_tokens(), 1_000_000);
     /// ```
     pub const fn max_milli_tokens(&self) -> u32 {
         self.max_milli_tokens
@@ -122,7 +124,7 @@ impl RetryThrottling {
     /// What a successful call gives back, in thousandths of a token.
     ///
     /// ```
-    /// assert_eq!(retry_jitter::RetryThrottling::new(10, 0).milli_token_ratio(), 1);
+    /// assert_eq!(retry_jitter::budget::RetryThrottling::new(10, 0).milli_token_ratio(), 1);
     /// ```
     pub const fn milli_token_ratio(&self) -> u32 {
         self.milli_token_ratio
@@ -131,7 +133,8 @@ impl RetryThrottling {
     /// Whether a retry or a hedge may go ahead now: more than half the bucket left.
     ///
     /// ```
-    /// use retry_jitter::{sleep, RetryThrottling, SharedBudget};
+    /// use retry_jitter::sleep;
+    /// use retry_jitter::budget::{RetryThrottling, SharedBudget};
     /// let t = RetryThrottling::new(2, 100);
     /// assert!(t.allows());
     /// t.failed(sleep::now); // 1 token left of 2: half, not more

@@ -839,7 +839,7 @@ impl<F, C, O> RetryBuilder<F, C, O> {
 ///
 /// Its parameters are what the setters give it, values first:
 ///
-/// - `B`, the budget: by default [`HostBudgets`], one [`DefaultBudget`](crate::DefaultBudget)
+/// - `B`, the budget: by default [`HostBudgets`], one [`DefaultBudget`](crate::budget::DefaultBudget)
 ///   per host.
 /// - [`budget`](RetryBuilder::budget) makes it a `&'static RetryBudget`;
 ///   [`budget_none`](RetryBuilder::budget_none), [`Unset`].
@@ -855,7 +855,9 @@ impl<F, C, O> RetryBuilder<F, C, O> {
 ///
 /// ```
 /// # #[cfg(feature = "tower")] {
-/// use retry_jitter::tower::{Breaker, ByStatus, RetryLayer, RetryService, Settings, TransportErrors, Unset};
+/// use retry_jitter::builder::{Breaker, Settings};
+/// use retry_jitter::hooks::Unset;
+/// use retry_jitter::tower::{ByStatus, RetryLayer, RetryService, TransportErrors};
 /// use retry_jitter::{CircuitBreaker, Policy, RetryBudget};
 /// use std::time::Duration;
 ///

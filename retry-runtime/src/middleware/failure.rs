@@ -147,7 +147,7 @@ pub(crate) fn poll<Resp, O: ClassifyOk<Resp>>(
 }
 
 /// A middleware's `notify` hook: told of each retry with what failed
-/// ([`RetryBuilder::notify`](crate::tower::RetryBuilder::notify)).
+/// ([`RetryBuilder::notify`](crate::builder::RetryBuilder::notify)).
 #[diagnostic::on_unimplemented(
     message = "a middleware's `notify` needs a `Fn(&Failed<'_, {E}>, &RetryEvent)`, not `{Self}`",
     label = "not a `Fn(&Failed<'_, {E}>, &RetryEvent)`",
@@ -172,7 +172,7 @@ impl<E> NotifyFailed<E> for Unset {
 }
 
 /// A middleware's `give_up` hook: told once, when retrying ends on a failure
-/// ([`RetryBuilder::give_up`](crate::tower::RetryBuilder::give_up)).
+/// ([`RetryBuilder::give_up`](crate::builder::RetryBuilder::give_up)).
 #[diagnostic::on_unimplemented(
     message = "a middleware's `give_up` needs a `Fn(&Failed<'_, {E}>, &GiveUp)`, not `{Self}`",
     label = "not a `Fn(&Failed<'_, {E}>, &GiveUp)`",

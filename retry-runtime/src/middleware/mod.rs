@@ -7,7 +7,7 @@
 //!
 //! So the faces classify responses with [`Retry::on_ok`](crate::Retry::on_ok).
 
-mod builder;
+pub(crate) mod builder;
 mod by_host;
 pub use by_host::ByHost;
 #[cfg(all(

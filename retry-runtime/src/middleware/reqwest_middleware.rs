@@ -25,7 +25,7 @@
 //!   - Never a `500`, `502`, `504` or the middleware's own `timeout`.
 //!   - [`RetryMiddleware::idempotent`](RetryBuilder::idempotent) vouches for every request.
 //!   - [`RetryMiddleware::idempotency_key`](RetryBuilder::idempotency_key) keys each one.
-//! - **A budget per host, by default** ([`HostBudgets`], keyed by the URL's host and port).
+//! - **A budget per host, by default** ([`HostBudgets`](crate::budget::HostBudgets), keyed by the URL's host and port).
 //!   - Each host's retries stay within 20% of its calls over 10 s, plus 10 a second.
 //!   - [`budget`](RetryBuilder::budget) replaces it.
 //!   - [`budget_none`](RetryBuilder::budget_none) turns it off.
@@ -70,9 +70,7 @@ use crate::run::guard::Guard;
 use crate::run::timeout::AttemptTimeout;
 use crate::{Decision, Policy, TimedOut, Transient};
 
-pub use crate::fleet::HostBudgets;
-pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
-pub use crate::policy::Unset;
+use crate::middleware::builder::{RetryBuilder, Settings};
 
 /// The retry loop as a `reqwest_middleware::Middleware`: see the [module](self).
 ///
@@ -81,7 +79,7 @@ pub use crate::policy::Unset;
 /// They are `on`, `on_ok`, `budget`, `timeout`, `hedge`, `notify`, `give_up`, `stats`,
 /// `cancel`, `throttle`, `breaker`, `trace`, `stats_in_response` and `with_name`.
 ///
-/// Its budget, unless told otherwise, is one per host ([`HostBudgets`], shared by its clones).
+/// Its budget, unless told otherwise, is one per host ([`HostBudgets`](crate::budget::HostBudgets), shared by its clones).
 ///
 /// [`budget`](RetryBuilder::budget) replaces it; [`budget_none`](RetryBuilder::budget_none)
 /// turns it off.

@@ -36,7 +36,7 @@ pub trait Classify<E> {
     /// sent.
     ///
     /// ```
-    /// use retry_jitter::__private::Resend;
+    /// use retry_jitter::hooks::Resend;
     /// use retry_jitter::Decision;
     /// use retry_jitter::hooks::Classify;
     ///
@@ -99,7 +99,7 @@ pub enum Transparent {
 /// [`ClassifyOk::classify_ok_for`].
 ///
 /// ```
-/// use retry_jitter::__private::Resend;
+/// use retry_jitter::hooks::Resend;
 /// assert_eq!(Resend::default(), Resend::Any);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -195,7 +195,7 @@ pub trait ClassifyOk<T> {
     /// the server marks as safe to retry.
     ///
     /// ```
-    /// use retry_jitter::__private::Resend;
+    /// use retry_jitter::hooks::Resend;
     /// use retry_jitter::Decision;
     /// use retry_jitter::hooks::ClassifyOk;
     ///

@@ -188,7 +188,7 @@ pub(crate) fn within<O>(end: (Instant, Clock), poll: impl FnOnce() -> O) -> O {
 /// `reqwest::check` does so with its error-body read.
 ///
 /// ```
-/// assert_eq!(retry_jitter::attempt_time_left(), None);
+/// assert_eq!(retry_jitter::time::attempt_time_left(), None);
 /// ```
 pub fn attempt_time_left() -> Option<Duration> {
     ATTEMPT_END

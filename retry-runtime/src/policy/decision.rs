@@ -53,7 +53,8 @@ pub enum Decision {
     /// [`Throttled`](crate::Throttled).
     ///
     /// ```
-    /// use retry_jitter::{Decision, Jitter, Policy, RetryState};
+    /// use retry_jitter::{Decision, Jitter, Policy};
+    /// use retry_jitter::hooks::RetryState;
     /// use std::time::Duration;
     ///
     /// let policy = Policy::new().with_jitter(Jitter::None);
@@ -132,7 +133,8 @@ pub struct RetryEvent {
 /// Why retrying ended with an error.
 ///
 /// ```
-/// use retry_jitter::{Decision, GiveUpReason, Policy, RetryState};
+/// use retry_jitter::{Decision, GiveUpReason, Policy};
+/// use retry_jitter::hooks::RetryState;
 ///
 /// let mut state = RetryState::new(Policy::default().with_attempts(1));
 /// assert_eq!(state.next_wait(Decision::Retry), Err(GiveUpReason::Attempts));

@@ -31,7 +31,8 @@ pub use stats::RetryStats;
 /// [`sleep::tokio_now`](crate::sleep::tokio_now), or a function of your own).
 ///
 /// ```
-/// use retry_jitter::{sleep, Clock};
+/// use retry_jitter::sleep;
+/// use retry_jitter::time::Clock;
 /// let clock: Clock = sleep::now;
 /// assert!(clock() <= sleep::now());
 /// ```

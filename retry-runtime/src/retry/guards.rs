@@ -60,7 +60,7 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
 ///
 /// For [`Retry::cancel`](crate::Retry::cancel), `K` is a `&CancelToken`.
 ///
-/// A middleware's [`cancel`](crate::tower::RetryBuilder::cancel) keeps a `CancelToken`, a
+/// A middleware's [`cancel`](crate::builder::RetryBuilder::cancel) keeps a `CancelToken`, a
 /// clone.
 ///
 /// The loop reads the token; the guards inside are asked and told as without it.

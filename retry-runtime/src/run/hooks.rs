@@ -158,11 +158,12 @@ pub struct Hooks<C, N, G, B, T, O = crate::policy::AcceptOk, Gd = Unset> {
     pub give_up: G,
     /// The shared budget, if any: a [`Budget`](crate::hooks::Budget).
     pub budget: B,
-    /// Trace events: a [`Trace`](crate::__private::Trace).
+    /// Trace events: [`Unset`] in a loop of your own (the attribute's expansion passes its own).
     pub trace: T,
     /// Which `Ok` values are retried (`on_ok`): a [`ClassifyOk`](crate::hooks::ClassifyOk); every one
     /// is taken with [`AcceptOk`](crate::policy::AcceptOk).
     pub on_ok: O,
-    /// The throttle and the circuit breaker, if any: a [`Guard`](crate::__private::Guard).
+    /// The throttle and the circuit breaker, if any: [`Unset`] in a loop of your own (the
+    /// attribute's expansion and [`Retry`](crate::Retry) set them).
     pub guard: Gd,
 }

@@ -35,7 +35,8 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 /// call.
 ///
 /// ```
-/// use retry_jitter::{Decision, GiveUpReason, Jitter, Policy, RetryState};
+/// use retry_jitter::{Decision, GiveUpReason, Jitter, Policy};
+/// use retry_jitter::hooks::RetryState;
 /// use std::time::Duration;
 ///
 /// let mut state = RetryState::new(Policy::new().with_attempts(3).with_jitter(Jitter::None));
@@ -84,7 +85,8 @@ impl RetryState {
     /// The state for one call under `policy`, timed on the monotonic system clock.
     ///
     /// ```
-    /// use retry_jitter::{Policy, RetryState};
+    /// use retry_jitter::Policy;
+    /// use retry_jitter::hooks::RetryState;
     /// let state = RetryState::new(Policy::default());
     /// assert_eq!(state.failed_calls(), 0);
     /// ```
@@ -99,7 +101,8 @@ impl RetryState {
     /// [`sleep::tokio_now`](crate::sleep::tokio_now).
     ///
     /// ```
-    /// use retry_jitter::{sleep, Policy, RetryState};
+    /// use retry_jitter::{sleep, Policy};
+    /// use retry_jitter::hooks::RetryState;
     /// let state = RetryState::with_clock(Policy::default(), sleep::now);
     /// # let _ = state;
     /// ```
@@ -143,7 +146,8 @@ impl RetryState {
     /// The policy this call runs under.
     ///
     /// ```
-    /// use retry_jitter::{Policy, RetryState};
+    /// use retry_jitter::Policy;
+    /// use retry_jitter::hooks::RetryState;
     /// assert_eq!(RetryState::new(Policy::default()).policy(), Policy::default());
     /// ```
     pub fn policy(&self) -> Policy {
@@ -155,7 +159,8 @@ impl RetryState {
     /// Once a hedged call has ended, those still running then count too: they were made.
     ///
     /// ```
-    /// use retry_jitter::{Decision, Policy, RetryState};
+    /// use retry_jitter::{Decision, Policy};
+    /// use retry_jitter::hooks::RetryState;
     /// let mut state = RetryState::new(Policy::default());
     /// let _ = state.next_wait(Decision::Stop);
     /// assert_eq!(state.failed_calls(), 1);
@@ -170,7 +175,9 @@ impl RetryState {
     ///
     /// ```
     /// use retry_jitter::hooks::{AcceptOk, Hooks, Unset};
-    /// use retry_jitter::{Policy, RetryBudget, RetryState, SharedBudget};
+    /// use retry_jitter::{Policy, RetryBudget};
+    /// use retry_jitter::budget::SharedBudget;
+    /// use retry_jitter::hooks::RetryState;
     ///
     /// static BUDGET: RetryBudget = RetryBudget::new(10);
     /// let hooks = Hooks { on: |_: &u16| true, notify: Unset, give_up: Unset, budget: &BUDGET, trace: Unset, on_ok: AcceptOk, guard: Unset };
@@ -188,7 +195,8 @@ impl RetryState {
     /// why there is none.
     ///
     /// ```
-    /// use retry_jitter::{Decision, GiveUpReason, Policy, RetryState};
+    /// use retry_jitter::{Decision, GiveUpReason, Policy};
+    /// use retry_jitter::hooks::RetryState;
     /// use std::time::Duration;
     ///
     /// let mut state = RetryState::new(Policy::default());
@@ -311,10 +319,11 @@ impl RetryState {
     /// The retry loops here also give them back when the retry never runs: the future dropped
     /// during the wait, the deadline reached.
     ///
-    /// A loop of your own does that with [`SharedBudget::refund`](crate::SharedBudget::refund).
+    /// A loop of your own does that with [`SharedBudget::refund`](crate::budget::SharedBudget::refund).
     ///
     /// ```
-    /// use retry_jitter::{GiveUpReason, Policy, RetryState};
+    /// use retry_jitter::{GiveUpReason, Policy};
+    /// use retry_jitter::hooks::RetryState;
     /// use retry_jitter::hooks::{AcceptOk, Hooks, Unset};
     ///
     /// let mut state = RetryState::new(Policy::default());

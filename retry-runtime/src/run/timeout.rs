@@ -61,7 +61,7 @@ pub fn poll_race<A: Future, T: Future<Output = ()>>(
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
 /// use retry_jitter::sleep::tokio_now;
 /// use retry_jitter::__private::poll_race_within;
-/// use retry_jitter::attempt_time_left;
+/// use retry_jitter::time::attempt_time_left;
 /// use std::{future, pin::pin, time::Duration};
 ///
 /// let limit = Duration::from_secs(1);
@@ -133,7 +133,7 @@ pin_project_lite::pin_project! {
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use retry_jitter::sleep::tokio_now;
     /// use retry_jitter::__private::Race;
-    /// use retry_jitter::attempt_time_left;
+    /// use retry_jitter::time::attempt_time_left;
     /// use retry_jitter::TimedOut;
     /// use std::time::Duration;
     ///

@@ -20,6 +20,7 @@ use crate::fleet::{AdaptiveThrottle, CircuitBreaker};
 use crate::fleet::{RetryThrottling, SharedBudget};
 use crate::hedge::Hedge;
 use crate::http::Failed;
+use crate::middleware::builder::Settings;
 use crate::middleware::failure::FailedAsync;
 use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
@@ -28,7 +29,7 @@ use crate::policy::{CancelToken, GiveUp, RetryEvent, RetryStats};
 use crate::retry::{Cancellable, GuardPair, WithStats};
 use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
-use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, Settings, TransportErrors};
+use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, TransportErrors};
 use crate::{Backoff, TimedOut};
 
 /// The request body a call may replay: gRPC C-core's default retry buffer, 256 KiB. A call
@@ -243,7 +244,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// Tell `hook` of each retry: the [`Failed`] attempt (a response, or the channel's
-    /// error) and the [`RetryEvent`], as [`RetryLayer::notify`](crate::tower::RetryBuilder::notify)
+    /// error) and the [`RetryEvent`], as [`RetryLayer::notify`](crate::builder::RetryBuilder::notify)
     /// does. A transparent retry is not one.
     ///
     /// ```
@@ -263,7 +264,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// Tell `hook` once, when retrying ends on a failure, what failed and why
-    /// ([`GiveUp`]), as [`RetryLayer::give_up`](crate::tower::RetryBuilder::give_up) does.
+    /// ([`GiveUp`]), as [`RetryLayer::give_up`](crate::builder::RetryBuilder::give_up) does.
     ///
     /// ```
     /// use retry_jitter::http::Failed;
@@ -282,7 +283,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// Hand each retried call's figures ([`RetryStats`], `transparent_retries` among them) to
-    /// `hook` when it ends, as [`RetryLayer::stats`](crate::tower::RetryBuilder::stats) does.
+    /// `hook` when it ends, as [`RetryLayer::stats`](crate::builder::RetryBuilder::stats) does.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -296,7 +297,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// Await `hook` before each retry's wait, as
-    /// [`RetryLayer::notify_async`](crate::tower::RetryBuilder::notify_async) does.
+    /// [`RetryLayer::notify_async`](crate::builder::RetryBuilder::notify_async) does.
     ///
     /// ```
     /// use retry_jitter::hooks::HookFuture;
@@ -329,7 +330,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// Await `hook` once, when retrying ends on a failure, as
-    /// [`RetryLayer::give_up_async`](crate::tower::RetryBuilder::give_up_async) does.
+    /// [`RetryLayer::give_up_async`](crate::builder::RetryBuilder::give_up_async) does.
     ///
     /// ```
     /// use retry_jitter::hooks::HookFuture;
@@ -362,7 +363,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// Await `hook` with each retried call's figures when it ends, as
-    /// [`RetryLayer::stats_async`](crate::tower::RetryBuilder::stats_async) does.
+    /// [`RetryLayer::stats_async`](crate::builder::RetryBuilder::stats_async) does.
     ///
     /// ```
     /// use retry_jitter::hooks::HookFuture;
@@ -389,7 +390,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// Stop retrying once `token` is cancelled, as
-    /// [`RetryLayer::cancel`](crate::tower::RetryBuilder::cancel) does: a wait ends at once and
+    /// [`RetryLayer::cancel`](crate::builder::RetryBuilder::cancel) does: a wait ends at once and
     /// the call returns its last outcome.
     ///
     /// ```
@@ -410,7 +411,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// Ask `throttle` before every attempt of a method with a policy, as
-    /// [`RetryLayer::throttle`](crate::tower::RetryBuilder::throttle) does; a call it refuses
+    /// [`RetryLayer::throttle`](crate::builder::RetryBuilder::throttle) does; a call it refuses
     /// ends `UNAVAILABLE`. Beside the config's `retryThrottling`, which bounds retries alone.
     ///
     /// ```
@@ -433,7 +434,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
 
     /// Count each call of a method with a policy in `breaker`, and while it is open end such
     /// a call at once, `UNAVAILABLE`, as
-    /// [`RetryLayer::breaker`](crate::tower::RetryBuilder::breaker) does.
+    /// [`RetryLayer::breaker`](crate::builder::RetryBuilder::breaker) does.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -454,7 +455,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     }
 
     /// The level of its calls' events (feature `tracing`; WARN unless set), as
-    /// [`RetryLayer::trace`](crate::tower::RetryBuilder::trace) sets it.
+    /// [`RetryLayer::trace`](crate::builder::RetryBuilder::trace) sets it.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};

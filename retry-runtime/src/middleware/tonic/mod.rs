@@ -77,7 +77,7 @@
 //! - **Deadline.** The shorter of `grpc-timeout` and the method's `timeout` bounds every
 //!   attempt and wait. Past it, the call ends `DEADLINE_EXCEEDED`.
 //! - **Throttling.** `retryThrottling` gives the layer one
-//!   [`RetryThrottling`](crate::RetryThrottling), shared by its services' clones.
+//!   [`RetryThrottling`](crate::budget::RetryThrottling), shared by its services' clones.
 //! - A failed attempt with a listed code takes a token; a success gives `tokenRatio` back.
 //! - No retry while the tokens are at or below half of `maxTokens`.
 //! - Without `retryThrottling`, no budget at all, as in gRPC.

@@ -157,7 +157,7 @@ impl ChainLayer {
     /// ```
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
     /// use retry_jitter::tower::ChainLayer;
-    /// use retry_jitter::attempt_time_left;
+    /// use retry_jitter::time::attempt_time_left;
     /// use std::time::Duration;
     /// use tower::{Service, ServiceExt};
     ///

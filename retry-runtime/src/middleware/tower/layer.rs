@@ -21,7 +21,7 @@ use crate::Policy;
 /// - any `Clone` body ([`clone_bodies`](RetryLayer::clone_bodies));
 /// - any `Clone` request that is not HTTP ([`clone_requests`](RetryLayer::clone_requests)).
 ///
-/// Its budget, unless told otherwise, is one per host ([`HostBudgets`](super::HostBudgets)).
+/// Its budget, unless told otherwise, is one per host ([`HostBudgets`](crate::budget::HostBudgets)).
 ///
 /// The layer's clones and the services they make share it.
 ///
@@ -63,7 +63,7 @@ pub struct LayerOnly<M> {
     /// A body buffered past 4 GiB is not replayed anyway.
     pub(super) limit: u32,
     /// In a call's own copy of the service, which budget its request's host has: a
-    /// [`HostBudgets`](super::HostBudgets) index.
+    /// [`HostBudgets`](crate::budget::HostBudgets) index.
     ///
     /// In the layer, 0.
     ///

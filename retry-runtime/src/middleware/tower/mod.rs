@@ -36,10 +36,10 @@
 //!   - [`RetryLayer::idempotent`] vouches for every request.
 //!   - [`RetryLayer::idempotency_key`] gives each write a key and retries it on the whole table.
 //!   - A gRPC answer keeps the gRPC table.
-//! - **A budget per host, by default** ([`HostBudgets`]).
+//! - **A budget per host, by default** ([`HostBudgets`](crate::budget::HostBudgets)).
 //!   - Each host's retries stay within 20% of its calls over 10 s, plus 10 a second.
 //!   - [`RetryLayer::budget`] puts your budget in its place.
-//!   - [`RetryLayer::budget_none`](RetryBuilder::budget_none) removes it.
+//!   - [`RetryLayer::budget_none`](crate::builder::RetryBuilder::budget_none) removes it.
 //!   - Requests without an authority share one budget.
 //!
 //! ```
@@ -87,9 +87,6 @@ mod service;
 use tower_layer::Layer;
 use tower_service::Service;
 
-pub use crate::fleet::HostBudgets;
-pub use crate::middleware::builder::{Breaker, RetryBuilder, Settings, Throttle};
-pub use crate::policy::Unset;
 pub use chain::{in_chain, out_of_chain, ChainLayer, ChainService};
 pub use classify::{ByStatus, TransportErrors};
 pub use layer::{RetryLayer, RetryService};

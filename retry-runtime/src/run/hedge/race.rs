@@ -13,9 +13,10 @@ use std::time::Instant;
 use super::{Hedge, LatencyHistogram};
 use crate::policy::deadline::Started;
 use crate::policy::Clock;
+use crate::run::state::RetryState;
 use crate::run::step::{IsResult, LoopHooks};
 use crate::run::timeout::Limit;
-use crate::{Decision, GiveUpReason, Policy, RetryEvent, RetryState, TimedOut};
+use crate::{Decision, GiveUpReason, Policy, RetryEvent, TimedOut};
 
 /// One poll of an attempt and, if it has a time limit, its timer.
 ///
