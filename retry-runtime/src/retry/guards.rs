@@ -64,6 +64,7 @@ impl<A: Copy, B: Copy> GuardPair for (A, B) {
 /// clone.
 ///
 /// The loop reads the token; the guards inside are asked and told as without it.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct Cancellable<K, P> {
     guards: P,
@@ -120,6 +121,7 @@ forward_guard!(impl[K: Borrow<CancelToken>, P] Cancellable<K, P> => guards: P, c
 /// ([`Retry::notify_async`](crate::Retry::notify_async) and its kin).
 ///
 /// The guards `P` refuse and hear as before.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct Awaiting<P, X> {
     guards: P,

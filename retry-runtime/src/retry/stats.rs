@@ -21,6 +21,7 @@ use super::{Cancellable, GuardPair, Retry};
 /// A [`Retry`]'s guards with a `stats` hook ([`Retry::stats`]).
 ///
 /// The guards `P` refuse and hear as before; each call's figures go to `F`.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug)]
 pub struct WithStats<P, F> {
     guards: P,

@@ -40,6 +40,7 @@ pub type HookFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 /// A call's async hooks, one slot each, [`Unset`] where none was given.
 ///
 /// The loop awaits them.
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AsyncHooks<N = Unset, G = Unset, S = Unset> {
     pub(crate) notify: N,

@@ -96,6 +96,7 @@ pub trait ReplayBody: Body<Data = Bytes> + Send + Sized + 'static {
 /// assert!(Cloned::keep(&mut req, 4).is_none());
 /// # }
 /// ```
+#[doc(hidden)]
 pub trait KeepBody<B>: Send + Sync + Sized + 'static {
     /// What each next attempt's body is made from, cloned for it.
     ///

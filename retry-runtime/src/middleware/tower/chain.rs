@@ -335,6 +335,7 @@ where
 
 pin_project_lite::pin_project! {
     /// The future of a [`ChainService`]: the handler's, polled in the request's scope.
+    #[doc(hidden)]
     pub struct ChainFuture<F> {
         #[pin]
         future: F,
@@ -481,6 +482,7 @@ pin_project_lite::pin_project! {
     /// use retry_jitter::tower::future::InChain;
     /// let _: InChain<_> = in_chain(async {});
     /// ```
+    #[doc(hidden)]
     pub struct InChain<F> {
         #[pin]
         future: F,
@@ -533,6 +535,7 @@ pin_project_lite::pin_project! {
     /// use retry_jitter::tower::future::OutOfChain;
     /// let _: OutOfChain<_> = out_of_chain(async {});
     /// ```
+    #[doc(hidden)]
     pub struct OutOfChain<F> {
         #[pin]
         future: F,

@@ -53,6 +53,7 @@ pub struct HttpRequests<Bodies = ByBodyType> {
 /// use retry_jitter::tower::body::Cloned;
 /// let _: HttpRequests<Cloned> = CloneBodies::default();
 /// ```
+#[doc(hidden)]
 pub type CloneBodies = HttpRequests<Cloned>;
 
 /// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses.
