@@ -109,7 +109,6 @@ pin_project_lite::pin_project! {
     ///
     /// A request the service cannot retry is reported once, as what the service lacks, not
     /// again as a bound of this future.
-    #[doc(hidden)]
     pub struct RetryFuture<T, Req, F, R, K> {
         #[pin]
         state: State<F, R>,
