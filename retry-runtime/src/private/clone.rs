@@ -13,6 +13,7 @@ use core::marker::PhantomData;
 /// A type that is not `Clone` is then this message alone.
 ///
 /// No "required by a bound in", and no path of this crate's files, follows it.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so the by-value argument type `{Self}` must be `Clone`",
     label = "this argument is cloned for each attempt",
@@ -36,6 +37,7 @@ impl<T: Clone> CloneArg for T {
 }
 
 /// A receiver taken by value (`self`, `self: Arc<Self>`…) is cloned for each attempt.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so `self` taken by value as `{Self}` must be `Clone`",
     label = "`self` is cloned for each attempt",
@@ -118,6 +120,7 @@ impl<T: ?Sized> CloneKind for SelfKind<T> {
 /// The expansion calls the trait's own method, `OwnSelf::own_self(kind, &mut self)`.
 ///
 /// The impls are not recommended: a `T` that is not `Clone` is this message alone.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` calls the body once per attempt, so `self` taken by value as `{T}` must be `Clone`",
     label = "`self` is cloned for each attempt",
@@ -152,6 +155,7 @@ impl<'s, T: ?Sized + 's> OwnSelf<'s, &mut T> for ByReborrow {
 /// A by-value `self` that is a `&mut` cannot be returned, or a borrow of it.
 ///
 /// Each attempt re-borrows it for itself.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` cannot return a borrow of `self`: `Self` is a `&mut`, which each attempt re-borrows for itself, and the borrow checker cannot see that the attempt which returns is the last",
     label = "this may hold a borrow of `self`",

@@ -15,6 +15,7 @@ use crate::run::stats::StatsHook;
 ///
 /// Its own trait, so that a hook returning something else is told that, not
 /// `Decision: From<String>`.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`on` returns `bool` or `Decision`, not `{Self}`",
     label = "this returns `{Self}`",
@@ -27,6 +28,7 @@ pub trait OnReturns {}
 impl<D: Into<Decision>> OnReturns for D {}
 
 /// What an `on_ok = …` hook returns: `bool` or [`Decision`], like [`OnReturns`].
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`on_ok` returns `bool` or `Decision`, not `{Self}`",
     label = "this returns `{Self}`",
@@ -179,6 +181,7 @@ impl StatsHook for Unchecked {
 /// What `budget = …` takes: a `&` of a [`SharedBudget`] (a `&RetryBudget`).
 ///
 /// The expansion calls the trait's own method, so a wrong value is this message alone.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`budget` needs a `&` of a budget, not `{Self}`",
     label = "not a `&RetryBudget` (or a `&` of another `SharedBudget`)",

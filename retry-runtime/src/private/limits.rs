@@ -47,6 +47,7 @@ pub fn policy<P: AsPolicy>(policy: P) -> Policy {
 }
 
 /// The error type of a function with `timeout = …` is made from [`TimedOut`].
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`timeout` needs the error type `{Self}` to implement `From<retry_jitter::TimedOut>`",
     label = "an attempt cut by this timeout fails with `{Self}::from(retry_jitter::TimedOut)`",
@@ -88,6 +89,7 @@ pub fn no_timeout<R>() -> Option<(Duration, crate::run::timeout::MakeError<R>)> 
 }
 
 /// The error type of a function with `throttle = …` is made from [`Throttled`].
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`throttle` needs the error type `{Self}` to implement `From<retry_jitter::Throttled>`",
     label = "an attempt this throttle rejects fails with `{Self}::from(retry_jitter::Throttled)`",
@@ -118,6 +120,7 @@ impl<E: From<Throttled>> FromThrottled for E {
 }
 
 /// The error type of a function with `breaker = …` is made from [`CircuitOpen`].
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`breaker` needs the error type `{Self}` to implement `From<retry_jitter::CircuitOpen>`",
     label = "a call this breaker refuses fails with `{Self}::from(retry_jitter::CircuitOpen)`",
@@ -147,6 +150,7 @@ impl<E: From<CircuitOpen>> FromCircuitOpen for E {
 }
 
 /// What `cancel = …` takes: a `&CancelToken`.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`cancel` needs a `&CancelToken`, not `{Self}`",
     label = "not a `&retry_jitter::CancelToken`",

@@ -20,6 +20,7 @@ use core::ops::ControlFlow;
 use core::task::Poll;
 
 /// What `?` applies to: its value, or what it ends the attempt with.
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "the `?` operator can only be used on a `Result` in a `#[retry]` function, not on `{Self}`",
     label = "cannot use the `?` operator on `{Self}`",

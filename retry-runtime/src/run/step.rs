@@ -522,6 +522,7 @@ where
 }
 
 /// The `Result` a retried function returns, seen through any alias (`io::Result<T>`…).
+#[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a function that returns a `Result`, not `{Self}`",
     label = "this must be a `Result<T, E>` (or an alias of one, like `io::Result<T>`)",
