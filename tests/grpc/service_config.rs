@@ -1295,37 +1295,70 @@ impl std::error::Error for Closed {}
 /// sends so, then answers.
 #[tokio::test]
 async fn retry_transparent_not_sent_on_wire() {
-    use std::sync::atomic::{AtomicU32, Ordering};
     for (deadline, sends, answered) in [(true, 6, true), (false, 2, false)] {
-        let sent = Arc::new(AtomicU32::new(0));
-        let counted = sent.clone();
-        let channel = tower::service_fn(move |_: http::Request<tonic::body::Body>| {
-            let n = counted.fetch_add(1, Ordering::SeqCst);
-            async move {
-                if n < 5 {
-                    return Err(Unsent(Closed));
-                }
-                let answer = http::Response::builder()
-                    .header("content-type", "application/grpc")
-                    .header("grpc-status", "0")
-                    .body(tonic::body::Body::empty())
-                    .unwrap();
-                Ok(answer)
-            }
-        });
-        let config = ServiceConfig::from_json(&config(2, QUICK, "", "")).unwrap();
-        let mut service = ServiceConfigLayer::new(config).layer(channel);
-        let mut request = http::Request::post("http://service/service/method")
-            .header("content-type", "application/grpc");
-        if deadline {
-            request = request.header("grpc-timeout", "10S");
-        }
-        let request = request.body(tonic::body::Body::empty()).unwrap();
-        use tower::{Service as _, ServiceExt as _};
-        let answer = service.ready().await.unwrap().call(request).await;
+        let unsent = || Box::new(Unsent(Closed)) as retry_jitter::tower::BoxError;
+        let json = config(2, QUICK, "", "");
+        let (answer, sent) = stand_in_call(&json, 5, deadline, unsent).await;
         assert_eq!(answer.is_ok(), answered, "deadline: {deadline}");
-        assert_eq!(sent.load(Ordering::SeqCst), sends, "deadline: {deadline}");
+        assert_eq!(sent, sends, "deadline: {deadline}");
     }
+}
+
+/// A refused connection is not a transparent retry, even with a deadline (sending again at
+/// once would spin on the connect): with `UNAVAILABLE` listed, each of three attempts is
+/// sent once and counted, and the call ends on the last refusal.
+#[tokio::test]
+async fn a_refused_connection_is_retried_as_counted_attempts_not_transparently() {
+    let refused = || {
+        let error = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        Box::new(error) as retry_jitter::tower::BoxError
+    };
+    let json = config(3, QUICK, "", "").replace(r#""ABORTED""#, r#""UNAVAILABLE""#);
+    let (answer, sent) = stand_in_call(&json, 10, true, refused).await;
+    assert!(answer.is_err());
+    assert_eq!(sent, 3);
+}
+
+/// One call of `/service/method` (with `grpc-timeout: 10S` if `deadline`) through a layer of
+/// the service config `json` over a stand-in channel whose first `failing` sends fail with
+/// `error()`, then answer `OK`: the outcome, and the sends the channel got.
+async fn stand_in_call(
+    json: &str,
+    failing: u32,
+    deadline: bool,
+    error: fn() -> retry_jitter::tower::BoxError,
+) -> (
+    Result<http::Response<tonic::body::Body>, retry_jitter::tower::BoxError>,
+    u32,
+) {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    use tower::{Service as _, ServiceExt as _};
+    let sent = Arc::new(AtomicU32::new(0));
+    let counted = sent.clone();
+    let channel = tower::service_fn(move |_: http::Request<tonic::body::Body>| {
+        let n = counted.fetch_add(1, Ordering::SeqCst);
+        async move {
+            if n < failing {
+                return Err(error());
+            }
+            let answer = http::Response::builder()
+                .header("content-type", "application/grpc")
+                .header("grpc-status", "0")
+                .body(tonic::body::Body::empty())
+                .unwrap();
+            Ok(answer)
+        }
+    });
+    let config = ServiceConfig::from_json(json).unwrap();
+    let mut service = ServiceConfigLayer::new(config).layer(channel);
+    let mut request = http::Request::post("http://service/service/method")
+        .header("content-type", "application/grpc");
+    if deadline {
+        request = request.header("grpc-timeout", "10S");
+    }
+    let request = request.body(tonic::body::Body::empty()).unwrap();
+    let answer = service.ready().await.unwrap().call(request).await;
+    (answer, sent.load(Ordering::SeqCst))
 }
 
 /// A96's `grpc.client.call.transparent_retries`: a call whose first send went away and whose
