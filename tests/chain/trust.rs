@@ -9,7 +9,7 @@
 use crate::loopback;
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -23,15 +23,26 @@ use retry_jitter::{AdaptiveThrottle, CircuitBreaker, Policy, Retry, RetryBudget}
 const ENVOY: &str = "x-envoy-expected-rq-timeout-ms";
 
 /// What a downstream got: its calls, and the deadline header each carried.
+///
+/// While `hold` is set, a call that arrives gets no answer for a minute.
 #[derive(Default)]
 struct Down {
     calls: AtomicU32,
     deadlines: Mutex<Vec<Option<u64>>>,
+    hold: AtomicBool,
 }
 
 impl Down {
     fn calls(&self) -> u32 {
         self.calls.load(Ordering::SeqCst)
+    }
+    /// Hold the answers to the calls that arrive from now (`true`) or stop holding them.
+    ///
+    /// A test whose callers' attempts must be cut holds them: a runtime stalled past the
+    /// downstream's delay would otherwise find the answer ready when it polls the attempt, and
+    /// a ready attempt is never cut.
+    fn hold(&self, on: bool) {
+        self.hold.store(on, Ordering::SeqCst);
     }
     fn deadlines(&self) -> Vec<Option<u64>> {
         self.deadlines.lock().unwrap().clone()
@@ -47,7 +58,8 @@ async fn downstream(status: u16, delay: Duration) -> (SocketAddr, Arc<Down>) {
             .get(ENVOY)
             .map(|v| v.to_str().unwrap().parse().unwrap());
         down.deadlines.lock().unwrap().push(deadline);
-        tokio::time::sleep(delay).await;
+        let held = down.hold.load(Ordering::SeqCst);
+        tokio::time::sleep(if held { Duration::from_secs(60) } else { delay }).await;
         StatusCode::from_u16(status).unwrap()
     };
     let app = axum::Router::new()
@@ -265,7 +277,7 @@ async fn settle() {
 }
 
 /// How long the healthy downstream of the guard tests takes to answer.
-const HEALTHY: Duration = Duration::from_millis(20);
+const HEALTHY: Duration = Duration::from_millis(0);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_callers_deadline_does_not_open_a_shared_breaker() {
@@ -274,7 +286,9 @@ async fn a_callers_deadline_does_not_open_a_shared_breaker() {
     let (down, seen) = downstream(200, HEALTHY).await;
     let top = guarded_tier(down, Duration::from_secs(5), Some(&BREAKER), None).await;
     // Ten strangers with 1 ms: each attempt is cut by its own caller's deadline.
+    seen.hold(true);
     assert_eq!(at_once(top, 10, &[(ENVOY, "1")]).await, vec![503; 10]);
+    seen.hold(false);
     // Every later caller still gets through to the healthy downstream.
     settle().await;
     let before = seen.calls();
@@ -287,7 +301,9 @@ async fn a_callers_deadline_does_not_drive_a_shared_throttle() {
     static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(60));
     let (down, seen) = downstream(200, HEALTHY).await;
     let top = guarded_tier(down, Duration::from_secs(5), None, Some(&THROTTLE)).await;
+    seen.hold(true);
     assert_eq!(at_once(top, 40, &[(ENVOY, "1")]).await, vec![503; 40]);
+    seen.hold(false);
     settle().await;
     let before = seen.calls();
     assert_eq!(at_once(top, 10, &[]).await, vec![200; 10]);
@@ -337,7 +353,8 @@ async fn strangers_deadlines_do_not_drain_a_shared_budget() {
     let top = budgeted_tier(down, &BUDGET).await;
     // Ten strangers at once, each with 1 ms, said three ways: one value, two values, and as
     // gRPC (its content-type on this HTTP route, and `grpc-timeout`). Each call's first
-    // attempt is cut by its own caller's deadline, before any retry: no token is taken.
+    // attempt (not cut: this loop has no timeout) ends past its caller's deadline, so the loop
+    // retries nothing and no token is taken.
     for headers in [
         &[(ENVOY, "1")][..],
         &[(ENVOY, "1, 5000")][..],
@@ -369,7 +386,9 @@ async fn the_loops_own_timeout_still_counts_in_the_breaker() {
     // The tier's own 1 ms timeout: its attempts fail whoever calls, and that is the breaker's
     // business.
     let top = guarded_tier(down, Duration::from_millis(1), Some(&BREAKER), None).await;
+    seen.hold(true);
     assert_eq!(at_once(top, 10, &[]).await, vec![503; 10]);
+    seen.hold(false);
     settle().await;
     let before = seen.calls();
     assert_eq!(call(top, &[]).await, 503);
