@@ -101,7 +101,7 @@ pub mod breaker {
 
 pub mod time {
     //! The clock a loop reads ([`Clock`]), the waits a [`Backoff`](crate::Backoff) draws
-    //! ([`Schedule`]), and the time an attempt has left ([`attempt_time_left`]). The timers
+    //! ([`Backoff::schedule`](crate::Backoff::schedule)), and the time an attempt has left ([`attempt_time_left`]). The timers
     //! themselves are in [`sleep`](crate::sleep).
     pub use crate::policy::{attempt_time_left, Clock, Schedule};
 }

@@ -15,7 +15,7 @@
 //!
 //! | error | decision |
 //! |---|---|
-//! | a non-success status from [`check`] ([`StatusError`]) | as [`classify_response`] decides: by [`classify_status`], the server's word winning, honouring `Retry-After` |
+//! | a non-success status from [`check`] ([`StatusError`]) | as [`classify_response`](crate::http::classify_response) decides: by [`classify_status`], the server's word winning, honouring `Retry-After` |
 //! | a non-success status from reqwest's `error_for_status` (it keeps no header) | by [`classify_status`] |
 //! | a timeout (connect, read, whole request, body) | retry |
 //! | a refused, reset or failed connection; a request that could not be sent | retry |
@@ -284,7 +284,7 @@ impl Error {
 /// Otherwise a [`StatusError`] with the status, the parsed `Retry-After`, the server's word on
 /// retrying and the start of the body.
 ///
-/// The decision is made on the head, as [`classify_response`] makes it.
+/// The decision is made on the head, as [`classify_response`](crate::http::classify_response) makes it.
 ///
 /// The status, `Retry-After` and the server's word come from the headers, so a broken body
 /// cannot change it.
@@ -473,7 +473,7 @@ impl Transient for reqwest::Error {
     }
 }
 
-/// As [`classify_response`] decides on the response's head: by status, honouring `Retry-After`
+/// As [`classify_response`](crate::http::classify_response) decides on the response's head: by status, honouring `Retry-After`
 /// on a retried status.
 ///
 /// For a failure, the server's word wins over the table: `Some(false)` stops, `Some(true)`

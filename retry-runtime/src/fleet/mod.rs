@@ -298,6 +298,7 @@ impl SharedBudget for RetryBudget {
 /// assert!((&B).get().is_some());
 /// assert!(Unset.get().is_none());
 /// ```
+#[doc(hidden)]
 pub trait Budget {
     /// The budget's type.
     type Shared: SharedBudget;

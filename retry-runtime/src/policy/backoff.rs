@@ -439,6 +439,7 @@ impl Backoff {
 /// let mut s = Backoff::DEFAULT.with_jitter(Jitter::None).schedule();
 /// assert_eq!(s.next().map(|d| d.as_millis()), Some(200));
 /// ```
+#[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct Schedule {
     backoff: Backoff,

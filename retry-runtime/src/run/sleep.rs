@@ -81,6 +81,7 @@ pub fn tokio_now() -> Instant {
 /// ```
 #[cfg(feature = "tokio")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tokio")))]
+#[doc(hidden)]
 pub async fn tokio_sleep(delay: Duration) {
     tokio::time::sleep(delay).await;
 }

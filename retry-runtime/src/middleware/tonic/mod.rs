@@ -110,6 +110,7 @@ mod layer;
 pub use crate::classify::tonic::{classify, classify_code, ServiceConfig, ServiceConfigError};
 pub use layer::{ServiceConfigLayer, ServiceConfigService};
 
+#[doc(hidden)]
 pub mod future {
     //! The future of a [`ServiceConfigService`](super::ServiceConfigService): a user meets it
     //! in types only, as tower's own `tower::retry::future::ResponseFuture`.

@@ -4,7 +4,7 @@
 //!   ([`ReplayBody`]).
 //! - A body is cloned, or recorded within a limit as an attempt sends it and sent again by the
 //!   next.
-//! - The body of a [`ChainService`](super::ChainService)'s response ([`ChainBody`]).
+//! - The body of a [`ChainLayer`](super::ChainLayer)'s responses.
 
 use core::future::Future;
 
@@ -156,7 +156,7 @@ pub trait KeepBody<B>: Send + Sync + Sized + 'static {
     }
 }
 
-/// The [`KeepBody`] of `Clone` bodies: the body itself is kept and cloned for each attempt.
+/// How a `Clone` body is kept: the body itself, cloned for each attempt.
 ///
 /// No recorder. A `Full<Bytes>`'s clone shares its bytes (`Bytes` is reference-counted).
 ///

@@ -303,6 +303,7 @@ impl<S> Layer<S> for ChainLayer {
 /// let svc: ChainService<()> = ChainLayer::new().layer(());
 /// # let _ = svc;
 /// ```
+#[doc(hidden)]
 #[derive(Clone, Debug)]
 pub struct ChainService<S> {
     inner: S,
@@ -407,6 +408,7 @@ pin_project_lite::pin_project! {
     /// fn a_body<B: http_body::Body>() {}
     /// a_body::<ChainBody<String>>();
     /// ```
+    #[doc(hidden)]
     pub struct ChainBody<B> {
         #[pin]
         body: B,

@@ -1,7 +1,7 @@
 //! The futures of the layers' services.
 //!
-//! - A [`RetryService`](super::RetryService)'s [`ResponseFuture`].
-//! - A [`ChainService`](super::ChainService)'s [`ChainFuture`].
+//! - A [`RetryService`](super::RetryService)'s [`RetryFuture`].
+//! - A [`ChainLayer`](super::ChainLayer)'s future.
 //! - The scopes [`in_chain`](super::in_chain) and [`out_of_chain`](super::out_of_chain) put a
 //!   future in.
 //!
@@ -87,6 +87,7 @@ pub trait Serve<Req>: Sized {
 
 /// The future of a [`RetryService`](super::RetryService) serving a `Req`: a
 /// [`RetryFuture`] with the parts of `T`'s call spelled out.
+#[doc(hidden)]
 pub type ResponseFuture<T, Req> = RetryFuture<
     T,
     Req,
@@ -96,7 +97,7 @@ pub type ResponseFuture<T, Req> = RetryFuture<
 >;
 
 pin_project_lite::pin_project! {
-    /// The future of a [`RetryService`](super::RetryService), named [`ResponseFuture`].
+    /// The future of a [`RetryService`](super::RetryService), named `ResponseFuture`.
     ///
     /// The first attempt's future `F` itself is polled in place.
     ///

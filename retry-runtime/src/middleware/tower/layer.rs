@@ -7,7 +7,7 @@ use crate::middleware::builder::{ErrorOf, RetryBuilder, Settings};
 use crate::policy::AcceptOk;
 use crate::Policy;
 
-/// The retry loop as a tower [`Layer`]: see the [module](super).
+/// The retry loop as a tower [`Layer`](tower_layer::Layer): see the [module](super).
 ///
 /// Its setters of the loop are [`RetryBuilder`]'s, shared with
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).

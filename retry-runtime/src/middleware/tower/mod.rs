@@ -1,4 +1,4 @@
-//! tower: the retry loop as a [`Layer`] (feature `tower`), for hyper's client, tonic's
+//! tower: the retry loop as a [`Layer`](tower_layer::Layer) (feature `tower`), for hyper's client, tonic's
 //! `Channel` and any other tower service.
 //!
 //! [`RetryLayer`] is built like the closure API [`Retry`](crate::Retry).

@@ -28,7 +28,7 @@ use core::time::Duration;
 /// [`ReplayBody`] says how.
 ///
 /// `K` is [`Cloned`] for [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies)
-/// ([`CloneBodies`]: any `Clone` body).
+/// (any `Clone` body).
 ///
 /// ```
 /// use retry_jitter::tower::{CloneBodies, HttpRequests};
@@ -87,6 +87,7 @@ impl<K> OwnHops for super::layer::LayerOnly<HttpRequests<K>> {
 /// use retry_jitter::tower::CloneRequests;
 /// let _ = CloneRequests;
 /// ```
+#[doc(hidden)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CloneRequests;
 

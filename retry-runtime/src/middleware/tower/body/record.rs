@@ -313,7 +313,7 @@ fn head<B>(req: &http::Request<B>) -> http::Request<()> {
     head
 }
 
-/// The [`KeepBody`] of bodies that are not `Clone`: a boxed body, a stream.
+/// How a body that is not `Clone` is kept: recorded as it is sent (a boxed body, a stream).
 ///
 /// The body is recorded as the first attempt sends it, within the layer's limit.
 ///
