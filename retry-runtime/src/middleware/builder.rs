@@ -1,9 +1,11 @@
-//! The builder `RetryLayer` and `RetryMiddleware` share: the loop's settings and the
-//! classifiers, their setters written once.
+//! The builder `RetryLayer` and `RetryMiddleware` share.
+//!
+//! It holds the loop's settings and the classifiers, their setters written once.
 //!
 //! [`RetryLayer`](crate::tower::RetryLayer) and
-//! [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) are this type with the
-//! settings only one of them has (`F`: `LayerOnly`, `MiddlewareOnly`).
+//! [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) are this type.
+//!
+//! `F` holds the settings only one of them has (`LayerOnly`, `MiddlewareOnly`).
 
 use core::time::Duration;
 
@@ -26,14 +28,18 @@ use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::{Policy, Retry};
 
-/// The settings of a retry middleware, the layer or the middleware.
+/// The settings of a retry middleware, layer or middleware.
 ///
-/// They are the loop's ([`Retry`]'s policy, budget, timeout, hedge, name), the error and
-/// response classifiers (`C`, `O`), and what only one of them has (`F`).
+/// They are the loop's: [`Retry`]'s policy, budget, timeout, hedge, name.
+///
+/// `C` and `O` are the error and response classifiers.
+///
+/// `F` holds what only one of them has.
 ///
 /// Named through its aliases, [`RetryLayer`](crate::tower::RetryLayer) and
-/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware), which add their
-/// constructors.
+/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).
+///
+/// The aliases add their constructors.
 ///
 /// ```
 /// # #[cfg(feature = "tower")] {
@@ -55,11 +61,13 @@ use crate::{Policy, Retry};
 /// - `F`: what only one middleware has.
 /// - `C`: the error classifier ([`on`](RetryBuilder::on)).
 /// - `O`: the response classifier ([`on_ok`](RetryBuilder::on_ok)).
-/// - `R`: the loop's settings, a [`Retry`] whose parameters the other setters write.
+/// - `R`: the loop's settings, a [`Retry`] the other setters write.
 #[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
 pub struct RetryBuilder<F, C, O, R = Settings> {
-    /// The loop's settings; its classifiers are set per call, from `on` and `on_ok`.
+    /// The loop's settings.
+    ///
+    /// Its classifiers are set per call, from `on` and `on_ok`.
     pub(super) retry: R,
     pub(super) on: C,
     pub(super) on_ok: O,
@@ -71,13 +79,14 @@ pub struct RetryBuilder<F, C, O, R = Settings> {
     pub(super) only: F,
 }
 
-// The setters' types are the settings they change: spelled out, one letter each.
+// The setters' types are the settings they change.
+//
+// They are spelled out, one letter each.
 #[allow(clippy::type_complexity)]
 impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, G>> {
-    /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the error it sees.
+    /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the error.
     ///
-    /// - `tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed, which a
-    ///   closure may downcast.
+    /// - `tower`: [`BoxError`](crate::tower::BoxError), the inner error boxed, for downcasting.
     /// - `reqwest-middleware`: `reqwest_middleware::Error`.
     ///
     /// Usually a closure `Fn(&Error) -> D` where `D: Into<Decision>`.
@@ -102,20 +111,24 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// Which responses are retried, in place of the default, [`ByStatus`](crate::tower::ByStatus).
     ///
-    /// A [`ClassifyOk`](crate::hooks::ClassifyOk) of the response, usually a closure
-    /// `Fn(&Response) -> D` where `D: Into<Decision>`.
+    /// A [`ClassifyOk`](crate::hooks::ClassifyOk) of the response.
+    ///
+    /// Usually a closure `Fn(&Response) -> D` where `D: Into<Decision>`.
     ///
     /// - `tower`: the inner service's response, an `http::Response<B>` for HTTP.
     /// - `reqwest-middleware`: `reqwest::Response`.
     ///
-    /// A response it retries is a poll: it waits the backoff and is sent again.
+    /// A response it retries is a poll.
+    ///
+    /// It waits the backoff and is sent again.
     ///
     /// When retrying ends on such a response, it is returned.
     ///
-    /// It is no failure: `notify` and `give_up` are not told, and the breaker and throttle count
-    /// it as answered.
+    /// It is no failure: `notify` and `give_up` are not told.
     ///
-    /// A response the default retries (a `503`, a `429`) is a failure to all of them.
+    /// The breaker and throttle count it as answered.
+    ///
+    /// A response the default retries (`503`, `429`) fails to all of them.
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
@@ -135,12 +148,15 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_classifiers(|on, _| (on, on_ok))
     }
 
-    /// Share a `static` budget with every other call that uses it (see [`Retry::budget`]).
+    /// Share a `static` budget with other calls (see [`Retry::budget`]).
     ///
     /// It replaces the default for every request, whatever its host.
     ///
-    /// The default is a budget per host ([`HostBudgets`]): each host's retries at most 20% of
-    /// its calls over 10 s, plus 10 a second.
+    /// The default is a budget per host ([`HostBudgets`]).
+    ///
+    /// Each host's retries are at most 20% of its calls over 10 s.
+    ///
+    /// Each host also gets 10 retries a second on top.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -158,12 +174,15 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.budget(budget))
     }
 
-    /// No budget at all: every call makes all its attempts whatever the others do.
+    /// No budget at all.
+    ///
+    /// Every call makes all its attempts, whatever the others do.
     ///
     /// It replaces the default, a budget per host ([`HostBudgets`]).
     ///
-    /// For a middleware whose retries are bounded elsewhere: a proxy's own budget, a caller of
-    /// few calls.
+    /// For a middleware whose retries are bounded elsewhere.
+    ///
+    /// Examples: a proxy with its own budget, a caller of few calls.
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
@@ -179,12 +198,15 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(Retry::budget_none)
     }
 
-    /// A budget the middleware holds itself, shared by its clones and their services.
+    /// A budget the middleware holds itself.
+    ///
+    /// Its clones and their services share it.
     ///
     /// `None`: no budget.
     ///
-    /// A layer that builds its own budget gives it to its loops this way, as gRPC's throttle of
-    /// one channel.
+    /// A layer that builds its own budget gives it to its loops this way.
+    ///
+    /// gRPC's throttle of one channel is such a budget.
     #[cfg(feature = "tonic")]
     pub(crate) fn budget_owned<S: SharedBudget + Send>(
         self,
@@ -197,7 +219,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// An attempt cut fails with [`TimedOut`](crate::TimedOut), and is retried.
     ///
-    /// `reqwest-middleware`: the error is a middleware error whose source is `TimedOut`.
+    /// `reqwest-middleware`: a middleware error whose source is `TimedOut`.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -215,14 +237,19 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.timeout(timeout))
     }
 
-    /// Hedge each request (see [`Retry::hedge`]). A hedge is a second send.
+    /// Hedge each request (see [`Retry::hedge`]).
     ///
-    /// A request the write rule does not let send twice is never hedged: a `POST` or `PATCH`
-    /// without a key, unless [`idempotent`](RetryBuilder::idempotent).
+    /// A hedge is a second send.
+    ///
+    /// A request the write rule does not let send twice is never hedged.
+    ///
+    /// A `POST` or `PATCH` without a key is such a request.
+    ///
+    /// [`idempotent`](RetryBuilder::idempotent) lifts the rule.
     ///
     /// Nor is a request whose body cannot be sent again.
     ///
-    /// A hedge of a request whose body is still being sent waits for the body to be buffered.
+    /// A hedge waits for a body still being sent to be buffered.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -247,15 +274,17 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.with_timeout(timeout))
     }
 
-    /// The same settings under `policy` (the gRPC layer: a method's policy on the hooks its
-    /// user set).
+    /// The same settings under `policy`.
+    ///
+    /// The gRPC layer puts a method's policy on its user's hooks.
     #[cfg(feature = "tonic")]
     pub(crate) fn with_policy(self, policy: Policy) -> Self {
         self.with_retry(|retry| retry.with_policy(policy))
     }
 
-    /// The same settings, their guards made into others by `f` (the gRPC layer's A96 figures
-    /// added to its user's).
+    /// The same settings, their guards made into others by `f`.
+    ///
+    /// The gRPC layer adds its A96 figures to its user's.
     #[cfg(feature = "tonic")]
     pub(crate) fn with_guards<Gd2>(
         self,
@@ -273,20 +302,27 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.hedge_maybe(hedge))
     }
 
-    /// Vouch that every request through this middleware is safe to send again, whatever its
-    /// method.
+    /// Vouch that every request here is safe to send again.
     ///
-    /// A `POST` or a `PATCH` is then retried on the whole table, like a `GET`.
+    /// Its method does not matter.
+    ///
+    /// A `POST` or `PATCH` is then retried like a `GET`.
+    ///
+    /// The whole table applies to it.
     ///
     /// Without it (or [`idempotency_key`](RetryBuilder::idempotency_key)), the write rule holds.
     ///
-    /// A non-idempotent request without an `Idempotency-Key` (or `X-Idempotency-Key`) is retried
-    /// only on what proves it was not applied.
+    /// A non-idempotent request without an `Idempotency-Key` is retried less.
+    ///
+    /// `X-Idempotency-Key` counts as a key too.
+    ///
+    /// It is retried only on what proves it was not applied.
     ///
     /// An empty or blank key is none.
     ///
-    /// The proofs: a failed connect, a stream the server refused, `408`, `425`, `429`, `503`, or
-    /// the server's `x-should-retry: true`.
+    /// The proofs: a failed connect, a stream the server refused.
+    ///
+    /// So do `408`, `425`, `429`, `503`, and the server's `x-should-retry: true`.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -302,18 +338,27 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self
     }
 
-    /// Give each non-idempotent request (`POST`, `PATCH`, …) without an `Idempotency-Key` (nor
-    /// `X-Idempotency-Key`) one.
+    /// Give a key to each non-idempotent request (`POST`, `PATCH`, …) without one.
     ///
-    /// The key is a random version-4 UUID from the operating system's entropy.
+    /// A key is an `Idempotency-Key` or `X-Idempotency-Key` header.
     ///
-    /// It is the same on every attempt of a call, and new for each call.
+    /// The key is a random version-4 UUID.
     ///
-    /// Such a request is then retried on the whole table: the server applies it once.
+    /// It comes from the operating system's entropy.
+    ///
+    /// It is the same on every attempt of a call.
+    ///
+    /// It is new for each call.
+    ///
+    /// Such a request is then retried on the whole table.
+    ///
+    /// The server applies it once.
     ///
     /// A key the caller set is kept as it is.
     ///
-    /// An empty or blank one is no key, and is replaced under its own name.
+    /// An empty or blank one is no key.
+    ///
+    /// It is replaced under its own name.
     ///
     /// A `GET` gets none.
     ///
@@ -331,15 +376,19 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self
     }
 
-    /// Tell `hook` of each retry before its wait, as `#[retry]`'s `notify` is told.
+    /// Tell `hook` of each retry before its wait.
+    ///
+    /// `#[retry]`'s `notify` is told the same way.
     ///
     /// It is told what failed, and the [`RetryEvent`].
     ///
-    /// What failed: [`Failed::Error`] (the middleware's error) or [`Failed::Status`] (a response
-    /// retried for its status or the server's word).
+    /// What failed is [`Failed::Error`], the middleware's error, or [`Failed::Status`].
     ///
-    /// A response a user's [`on_ok`](RetryBuilder::on_ok) retries (polling) is an answer: not
-    /// told.
+    /// [`Failed::Status`]: retried for its status or the server's word.
+    ///
+    /// A response a user's [`on_ok`](RetryBuilder::on_ok) retries is an answer.
+    ///
+    /// It is polling, so the hook is not told.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -360,10 +409,13 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.notify(hook))
     }
 
-    /// Tell `hook` once, when retrying ends on a failure, what failed and why it ended
-    /// ([`GiveUp`]), as `#[retry]`'s `give_up` is told.
+    /// Tell `hook` once, when retrying ends on a failure.
     ///
-    /// A call that ends on a response retried for its status is a give-up too.
+    /// It is told what failed and why it ended ([`GiveUp`]).
+    ///
+    /// `#[retry]`'s `give_up` is told the same way.
+    ///
+    /// A call ending on a response retried for its status gives up too.
     ///
     /// The response is still what the caller gets.
     ///
@@ -386,12 +438,13 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.give_up(hook))
     }
 
-    /// Hand each call's figures ([`RetryStats`]) to `hook`, once, when the call ends (see
-    /// [`Retry::stats`]).
+    /// Hand each call's figures ([`RetryStats`]) to `hook`, once, at its end.
     ///
-    /// The figures: attempts, hedges, time waited and in all, how it ended.
+    /// See [`Retry::stats`].
     ///
-    /// A call that ends on a response retried for its status has `gave_up` set.
+    /// The figures: attempts, hedges, time waited and in all, the end.
+    ///
+    /// A call ending on a response retried for its status sets `gave_up`.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -411,10 +464,13 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// Stop retrying once `token` is cancelled (see [`Retry::cancel`]).
     ///
-    /// A wait ends at once, no further request is sent, and the call returns its last outcome.
+    /// A wait ends at once, and no further request is sent.
     ///
-    /// The middleware keeps a clone of the token (clones share their state): cancel the one you
-    /// keep.
+    /// The call returns its last outcome.
+    ///
+    /// The middleware keeps a clone of the token.
+    ///
+    /// Clones share their state: cancel the one you keep.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -442,7 +498,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// The call ends with the middleware's error made from [`Throttled`](crate::Throttled).
     ///
-    /// A response retried for its status counts as a request the service did not accept.
+    /// A response retried for its status counts as not accepted.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -471,11 +527,11 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// Count each call in `breaker` (see [`Retry::breaker`]).
     ///
-    /// While it is open, a call fails at once, sending nothing.
+    /// While it is open, a call fails at once, unsent.
     ///
     /// Its error is the middleware's, made from [`CircuitOpen`](crate::CircuitOpen).
     ///
-    /// A call that ends on a response retried for its status is a failure to it.
+    /// A call ending on a response retried for its status fails to it.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -502,15 +558,21 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.breaker(breaker))
     }
 
-    /// Await `hook` before each retry's wait; the wait starts after it.
+    /// Await `hook` before each retry's wait.
     ///
-    /// It is told what [`notify`](RetryBuilder::notify) is: the [`Failed`], by value, and the
-    /// [`RetryEvent`].
+    /// The wait starts after it.
     ///
-    /// A middleware's future must be `Send`; an async closure's cannot be named so on stable
-    /// Rust.
+    /// It is told what [`notify`](RetryBuilder::notify) is.
     ///
-    /// So `hook` returns its future boxed: `Box::pin(async move { … })`.
+    /// That is the [`Failed`], by value, and the [`RetryEvent`].
+    ///
+    /// A middleware's future must be `Send`.
+    ///
+    /// An async closure's cannot be named so on stable Rust.
+    ///
+    /// So `hook` returns its future boxed.
+    ///
+    /// Write it as `Box::pin(async move { … })`.
     ///
     /// With a hedge, not awaited.
     ///
@@ -553,8 +615,11 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.with_async(|hooks| hooks.with_notify(FailedAsync(hook))))
     }
 
-    /// Await `hook` once, when retrying ends on a failure, told what
-    /// [`give_up`](RetryBuilder::give_up) is (see [`notify_async`](RetryBuilder::notify_async)).
+    /// Await `hook` once, when retrying ends on a failure.
+    ///
+    /// It is told what [`give_up`](RetryBuilder::give_up) is.
+    ///
+    /// See [`notify_async`](RetryBuilder::notify_async).
     ///
     /// ```
     /// # #[cfg(feature = "reqwest-middleware")] {
@@ -595,9 +660,11 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.with_async(|hooks| hooks.with_give_up(FailedAsync(hook))))
     }
 
-    /// Await `hook` once, when the call ends, with its figures ([`RetryStats`], as
-    /// [`stats`](RetryBuilder::stats) is handed; see
-    /// [`notify_async`](RetryBuilder::notify_async)).
+    /// Await `hook` once, when the call ends, with its figures ([`RetryStats`]).
+    ///
+    /// They are what [`stats`](RetryBuilder::stats) is handed.
+    ///
+    /// See [`notify_async`](RetryBuilder::notify_async).
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -626,17 +693,20 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.with_async(|hooks| hooks.with_stats(AsyncHook(hook))))
     }
 
-    /// Put each call's figures ([`RetryStats`]) in the extensions of the response that comes
-    /// out of it.
+    /// Put each call's figures ([`RetryStats`]) in its response's extensions.
     ///
     /// Read them as `response.extensions().get::<RetryStats>()`, on an `http::Response` or a
     /// `reqwest::Response`.
     ///
-    /// A response retried for its status carries them too, with `gave_up` set.
+    /// A response retried for its status carries them too.
     ///
-    /// A handler can then log or export them without a hook.
+    /// It has `gave_up` set.
     ///
-    /// Without it, the middleware reads no clock for figures and adds nothing to a response.
+    /// A handler can then log or export them hookless.
+    ///
+    /// Without it, the middleware reads no clock for figures.
+    ///
+    /// It adds nothing to a response.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -685,8 +755,10 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         }
     }
 
-    /// The name hooks and metrics see as [`RetryEvent::function`](crate::RetryEvent::function)
-    /// (default `"tower"` or `"reqwest"`).
+    /// The name hooks and metrics see.
+    ///
+    /// It is [`RetryEvent::function`](crate::RetryEvent::function): `"tower"` or `"reqwest"` by
+    /// default.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -703,13 +775,15 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 }
 
 impl<F, C, O, R> RetryBuilder<F, C, O, R> {
-    /// Emit the events of each call at `level` (feature `tracing`; `WARN` by default, as
-    /// `#[retry]`'s).
+    /// Emit the events of each call at `level` (feature `tracing`).
     ///
-    /// The events: retrying, recovered (one level below), giving up, and a request the write
-    /// rule did not send again.
+    /// The default is `WARN`, as `#[retry]`'s.
     ///
-    /// Of a request, an event says its method, scheme, host and path.
+    /// The events: retrying, recovered (one level below), giving up.
+    ///
+    /// Another marks a request the write rule did not send again.
+    ///
+    /// An event gives a request's method, scheme, host and path.
     ///
     /// Of a response, its status; of an error, its `Display`.
     ///
@@ -743,16 +817,23 @@ impl<F, C, O, R> RetryBuilder<F, C, O, R> {
     }
 }
 
-/// What a middleware's hooks are told its error is: [`BoxError`](crate::tower::BoxError) for
-/// [`RetryLayer`](crate::tower::RetryLayer), `reqwest_middleware::Error` for
-/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware). Not a trait to implement.
+/// What a middleware's hooks are told its error is.
+///
+/// It is [`BoxError`](crate::tower::BoxError) for [`RetryLayer`](crate::tower::RetryLayer).
+///
+/// It is `reqwest_middleware::Error` for
+/// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).
+///
+/// Not a trait to implement.
 #[doc(hidden)]
 pub trait ErrorOf {
     /// The error.
     type Error;
 }
 
-/// A middleware whose requests carry headers across the hop: where it keeps their names.
+/// A middleware whose requests carry headers across the hop.
+///
+/// It keeps their names here.
 ///
 /// That is [`RetryLayer`](crate::tower::RetryLayer) over `http::Request`s, and
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).
@@ -764,22 +845,30 @@ pub trait OwnHops {
     fn hops_mut(&mut self) -> &mut Hops;
 }
 
-/// The names a middleware keeps, behind one pointer (none until a setter names one).
+/// The names a middleware keeps, behind one pointer.
 ///
-/// What it adds to the future of every request is one word.
+/// None until a setter names one.
+///
+/// It adds one word to the future of every request.
 pub(crate) fn hops_mut(hops: &mut Option<Arc<Hops>>) -> &mut Hops {
     Arc::make_mut(hops.get_or_insert_with(Arc::default))
 }
 
 impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
-    /// Send the time each attempt has left, in milliseconds, in the header `name`.
+    /// Send the time each attempt has left in the header `name`.
+    ///
+    /// The time is in milliseconds.
     ///
     /// The default header is Envoy's `x-envoy-expected-rq-timeout-ms`.
     ///
     /// Inside a [`ChainLayer`](crate::tower::ChainLayer)'s scope, an attempt sends the smallest
-    /// of its `timeout`, its loop's deadline and its caller's.
+    /// limit.
     ///
-    /// A gRPC request sends `grpc-timeout` instead, lowering a larger value it carries.
+    /// The limits: its `timeout`, its loop's deadline and its caller's.
+    ///
+    /// A gRPC request sends `grpc-timeout` instead.
+    ///
+    /// It lowers a larger value it carries.
     ///
     /// Outside a scope, nothing is sent.
     ///
@@ -798,11 +887,15 @@ impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
         self
     }
 
-    /// Send each attempt's number in the header `name`: 1 on the first, 2 on the first retry, …
+    /// Send each attempt's number in the header `name`.
     ///
-    /// The server then sees which attempt of one logical request it answers.
+    /// It is 1 on the first, 2 on the first retry, …
     ///
-    /// A gRPC request sent again carries `grpc-previous-rpc-attempts` (gRPC's A6) either way.
+    /// The server then sees which attempt it answers.
+    ///
+    /// A gRPC request sent again carries `grpc-previous-rpc-attempts` either way.
+    ///
+    /// That is gRPC's A6.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -821,7 +914,9 @@ impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
 }
 
 impl<F, C, O> RetryBuilder<F, C, O> {
-    /// A middleware's builder: `policy`, named `name`, its default classifiers and settings.
+    /// A middleware's builder: `policy`, named `name`.
+    ///
+    /// It starts with the default classifiers and settings.
     pub(super) fn start(policy: Policy, name: &'static str, on: C, on_ok: O, only: F) -> Self {
         RetryBuilder {
             retry: Retry::new(policy).with_name(name).budget_per_host(),
@@ -835,7 +930,9 @@ impl<F, C, O> RetryBuilder<F, C, O> {
     }
 }
 
-/// A middleware's loop settings: the [`Retry`] whose classifiers each call sets.
+/// A middleware's loop settings.
+///
+/// They are the [`Retry`] whose classifiers each call sets.
 ///
 /// Its parameters are what the setters give it, values first:
 ///
@@ -851,7 +948,7 @@ impl<F, C, O> RetryBuilder<F, C, O> {
 /// - `N`: the [`notify`](RetryBuilder::notify) hook.
 /// - `G`: the [`give_up`](RetryBuilder::give_up) hook.
 ///
-/// A service configured with values is written with it in one line:
+/// A service configured with values is written in one line:
 ///
 /// ```
 /// # #[cfg(feature = "tower")] {
@@ -882,10 +979,12 @@ pub type Settings<
     G = Unset,
 > = Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd>;
 
-/// A `static` [`CircuitBreaker`] among a middleware's guards ([`RetryBuilder::breaker`]), as
-/// its [`Settings`] name it.
+/// A `static` [`CircuitBreaker`] among a middleware's guards.
+///
+/// [`RetryBuilder::breaker`] sets it, as its [`Settings`] name it.
 pub type Breaker = BreakerGuard<'static, IntoErr>;
 
-/// A `static` [`AdaptiveThrottle`] among a middleware's guards ([`RetryBuilder::throttle`]),
-/// as its [`Settings`] name it.
+/// A `static` [`AdaptiveThrottle`] among a middleware's guards.
+///
+/// [`RetryBuilder::throttle`] sets it, as its [`Settings`] name it.
 pub type Throttle = ThrottleGuard<'static, IntoErr>;
