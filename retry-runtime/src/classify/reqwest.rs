@@ -1,17 +1,26 @@
 //! reqwest: `Transient` for its errors (feature `reqwest`).
 //!
-//! And an error for non-success responses that carries the status, the `Retry-After` hint, the
-//! server's word on retrying and the start of the body.
+//! It also gives an error for non-success responses.
+//!
+//! The error carries the status and the `Retry-After` hint.
+//!
+//! It also carries the server's word on retrying and the body's start.
 //!
 //! [`check`] decides on the response's head.
 //!
-//! The status, `Retry-After` and the server's word (`x-should-retry`, `stripe-should-retry`,
-//! `x-envoy-overloaded`) come from the headers.
+//! The status, `Retry-After` and the server's word come from the headers.
 //!
-//! The body it keeps for the error message is bounded in size (64 KiB) and in time (250 ms
-//! without a chunk, 1 s in all).
+//! The server's word: `x-should-retry`, `stripe-should-retry`, `x-envoy-overloaded`.
 //!
-//! So a huge or stalled error body neither fills memory nor holds the call.
+//! The body it keeps for the error message is bounded.
+//!
+//! Its size is bounded to 64 KiB.
+//!
+//! Its time is bounded: 250 ms without a chunk, 1 s in all.
+//!
+//! A huge error body cannot fill memory.
+//!
+//! A stalled one cannot hold the call.
 //!
 //! | error | decision |
 //! |---|---|
@@ -53,12 +62,15 @@ use crate::policy::transient::Transient;
 use crate::policy::Decision;
 use crate::policy::TimedOut;
 
-/// A reqwest call that failed: in transport, with a non-success status, or past its time limit.
+/// A reqwest call that failed.
 ///
-/// Its `Display` is the inner error's, and its [`source`](std::error::Error::source) is the
-/// inner error's source, as for `std::io::Error`.
+/// It failed in transport, by status, or past its time limit.
 ///
-/// A reporter that prints an error and its sources prints each message once.
+/// Its `Display` is the inner error's.
+///
+/// Its [`source`](std::error::Error::source) is the inner error's source, as for `std::io::Error`.
+///
+/// A reporter printing an error and its sources prints each once.
 ///
 /// ```
 /// use retry_jitter::reqwest::Error;
@@ -75,17 +87,23 @@ use crate::policy::TimedOut;
 pub enum Error {
     /// The request could not be sent or its response read.
     Transport(reqwest::Error),
-    /// The server answered with a status that is not a success.
+    /// The server answered with a non-success status.
     Status(StatusError),
-    /// The attempt ran past its time limit (`#[retry(timeout = …)]`) and was dropped.
+    /// The attempt ran past its time limit and was dropped.
+    ///
+    /// The limit is `#[retry(timeout = …)]`.
     TimedOut(TimedOut),
-    /// The adaptive throttle rejected the attempt (`throttle = …`): it was not sent.
+    /// The adaptive throttle (`throttle = …`) rejected the attempt.
+    ///
+    /// It was not sent.
     Throttled(Throttled),
-    /// The circuit breaker is open (`breaker = …`): the request was not sent.
+    /// The circuit breaker (`breaker = …`) is open.
+    ///
+    /// The request was not sent.
     CircuitOpen(CircuitOpen),
 }
 
-/// A response whose status is not a success, with what a retry decision needs.
+/// A non-success response, with what a retry decision needs.
 ///
 /// ```
 /// use retry_jitter::reqwest::StatusError;
@@ -105,40 +123,49 @@ pub struct StatusError {
     pub status: StatusCode,
     /// The server's `Retry-After`, parsed when the response arrived.
     pub retry_after: Option<Duration>,
-    /// What the server said of retrying, read when the response arrived.
+    /// What the server said of retrying, read on arrival.
     ///
-    /// [`server_says_retry`](crate::http::server_says_retry) reads it from every line of
-    /// `x-should-retry`, `stripe-should-retry` and `x-envoy-overloaded`.
+    /// [`server_says_retry`](crate::http::server_says_retry) reads it from three headers.
+    ///
+    /// It reads every line of `x-should-retry`, `stripe-should-retry` and `x-envoy-overloaded`.
     ///
     /// - `Some(false)` stops whatever the status.
-    /// - Inside a `ChainLayer`'s scope, `Some(false)` also has the tier answer "don't retry".
+    /// - Inside a `ChainLayer`'s scope, the tier then answers "don't retry".
     /// - `Some(true)` retries a failure the table stops on.
     /// - `None` leaves the status to decide.
     pub server_says_retry: Option<bool>,
-    /// The start of the body, as text (invalid UTF-8 replaced), at most 64 KiB.
+    /// The start of the body, as text, at most 64 KiB.
     ///
-    /// It is what arrived before the read stopped: at that size, at the body's end, at a stall,
-    /// or at a transport error.
+    /// Invalid UTF-8 is replaced.
+    ///
+    /// It is what arrived before the read stopped.
+    ///
+    /// The read stops at that size, the body's end, a stall, or a transport error.
     ///
     /// Empty if nothing arrived.
     pub body: String,
 }
 
-/// The most of a non-success response's body [`check`] keeps in [`StatusError::body`]: 64 KiB.
+/// The most of an error body [`check`] keeps: 64 KiB.
+///
+/// It is kept in [`StatusError::body`].
 ///
 /// The rest is never read; the connection is dropped instead.
 pub(crate) const MAX_ERROR_BODY: usize = 64 * 1024;
 
-/// How long [`check`] waits for the next chunk of a non-success body: 250 ms.
+/// How long [`check`] waits for an error body's next chunk: 250 ms.
 ///
 /// Then it stops reading and keeps what arrived.
 pub(crate) const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
 
-/// The longest [`check`] spends reading a non-success body, however it trickles in: 1 s.
+/// The longest [`check`] spends reading an error body: 1 s.
+///
+/// That holds however slowly it trickles in.
 pub(crate) const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// How long before the end of its attempt (`timeout`) [`check`] stops reading an error body:
-/// 5 ms.
+/// How long before its attempt's end [`check`] stops reading: 5 ms.
+///
+/// The attempt's end is its `timeout`; the body read is an error body.
 ///
 /// So its read ends before the attempt's timer cuts it.
 ///
@@ -241,7 +268,9 @@ impl From<StatusError> for Error {
     }
 }
 
-/// An attempt cut by `#[retry(timeout = …)]`: this error type works with `timeout`.
+/// An attempt cut by `#[retry(timeout = …)]`.
+///
+/// This error type works with `timeout`.
 ///
 /// ```
 /// use retry_jitter::reqwest::Error;
@@ -281,39 +310,51 @@ impl Error {
 
 /// The response if its status is a success.
 ///
-/// Otherwise a [`StatusError`] with the status, the parsed `Retry-After`, the server's word on
-/// retrying and the start of the body.
+/// Otherwise a [`StatusError`] with the status and the parsed `Retry-After`.
 ///
-/// The decision is made on the head, as [`classify_response`](crate::http::classify_response) makes it.
+/// It also has the server's word on retrying and the body's start.
 ///
-/// The status, `Retry-After` and the server's word come from the headers, so a broken body
-/// cannot change it.
+/// The decision is made on the head, as [`classify_response`](crate::http::classify_response) does.
 ///
-/// The server's word is every line of `x-should-retry`, `stripe-should-retry` and
-/// `x-envoy-overloaded`, "don't" winning.
+/// The status, `Retry-After` and the server's word come from the headers.
+///
+/// So a broken body cannot change the decision.
+///
+/// The server's word is every line of three headers.
+///
+/// They are `x-should-retry`, `stripe-should-retry` and `x-envoy-overloaded`.
+///
+/// A "don't" wins.
 ///
 /// A success reads no header.
 ///
-/// The body is then read for the error message only, chunk by chunk.
+/// The body is then read, chunk by chunk, for the error message only.
 ///
 /// The read stops, keeping what arrived, at the first of:
 ///
-/// - 64 KiB; the rest is never read, the connection is dropped;
-/// - the body's end, or a transport error while reading it;
+/// - 64 KiB; the rest is never read, and the connection dropped;
+/// - the body's end, or a transport error reading it;
 /// - 250 ms without a new chunk: a stalled body;
-/// - 1 s after the read began: a body that trickles;
-/// - the end of the attempt, inside an attempt with a time limit.
-///   - That limit is `#[retry(timeout = …)]`, [`Retry::timeout`](crate::Retry::timeout), or
-///     the deadline `max_elapsed` sets with it.
-///   - The read ends 5 ms before the attempt would be cut.
-///   - So the status and its `Retry-After`, which decided the outcome, are returned rather
-///     than lost to a `TimedOut` (see [`attempt_time_left`](crate::policy::attempt_time_left)).
+/// - 1 s after the read began: a trickling body;
+/// - the end of the attempt, if it has a time limit.
+///   - That limit is `#[retry(timeout = …)]` or [`Retry::timeout`](crate::Retry::timeout).
+///   - The deadline `max_elapsed` sets with it is one too.
+///   - The read ends 5 ms before the attempt's cut.
+///   - So the status and its `Retry-After`, which decided, are returned.
+///   - They are not lost to a `TimedOut` (see
+///     [`attempt_time_left`](crate::policy::attempt_time_left)).
 ///
-/// So a failed attempt spends at most 1 s on its error body, and keeps at most 64 KiB of it.
+/// So a failed attempt spends at most 1 s on its error body.
 ///
-/// The time limits run on tokio's timer and clock, like reqwest's own timeouts.
+/// It keeps at most 64 KiB of it.
 ///
-/// A paused clock in tests pauses them too; the runtime needs its time driver enabled.
+/// The time limits run on tokio's timer and clock.
+///
+/// So do reqwest's own timeouts.
+///
+/// A paused clock in tests pauses them too.
+///
+/// The runtime needs its time driver enabled.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")]
@@ -359,7 +400,9 @@ pub async fn check(mut resp: reqwest::Response) -> Result<reqwest::Response, Sta
 async fn read_error_body(resp: &mut reqwest::Response) -> String {
     use tokio::time::{timeout, Instant};
 
-    // Within the attempt's own limit, if it has one: the read ends before the attempt is cut.
+    // Within the attempt's own limit, if any.
+    //
+    // The read ends before the attempt is cut.
     let most = match crate::policy::attempt_time_left() {
         Some(left) => ERROR_BODY_TIMEOUT.min(left.saturating_sub(ATTEMPT_END_MARGIN)),
         None => ERROR_BODY_TIMEOUT,
@@ -375,7 +418,7 @@ async fn read_error_body(resp: &mut reqwest::Response) -> String {
                 kept.reserve_exact(take);
                 kept.extend_from_slice(&chunk[..take]);
             }
-            // The end, a transport error, a stall, or the time is up.
+            // The end, a transport error, a stall, or time is up.
             Ok(Ok(None)) | Ok(Err(_)) | Err(_) => break,
         }
     }
@@ -384,9 +427,11 @@ async fn read_error_body(resp: &mut reqwest::Response) -> String {
 
 /// `bytes` as text of at most [`MAX_ERROR_BODY`] bytes.
 ///
-/// A character cut by the size limit is dropped; invalid UTF-8 is replaced.
+/// A character cut by the size limit is dropped.
+///
+/// Invalid UTF-8 is replaced.
 fn text(mut bytes: Vec<u8>) -> String {
-    // A multi-byte character cut at the end: drop its first bytes.
+    // A multi-byte character cut at the end: drop its start.
     let len = bytes.len();
     if let Some(back) = (1..=len.min(3)).find(|&back| bytes[len - back] & 0xC0 != 0x80) {
         let lead = bytes[len - back];
@@ -404,7 +449,9 @@ fn text(mut bytes: Vec<u8>) -> String {
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    // A replacement character is 3 bytes: invalid bytes may have grown the text.
+    // A replacement character is 3 bytes.
+    //
+    // Invalid bytes may have grown the text.
     if text.len() > MAX_ERROR_BODY {
         let mut end = MAX_ERROR_BODY;
         while !text.is_char_boundary(end) {
@@ -415,37 +462,47 @@ fn text(mut bytes: Vec<u8>) -> String {
     text
 }
 
-/// Retried: timeouts, refused or broken connections (a body cut mid-way included), and failures
-/// to send.
+/// Retried: timeouts, refused or broken connections, failures to send.
 ///
-/// Not retried: a request that could not be built, a redirect loop, an `https://` URL on a
-/// reqwest without TLS.
+/// A body cut mid-way is a broken connection.
 ///
-/// Nor a response head that cannot be parsed, a malformed body, or a complete body that fails
-/// to decode.
+/// Not retried: a request that could not be built, a redirect loop.
+///
+/// Nor an `https://` URL on a reqwest without TLS.
+///
+/// Nor a response head that cannot be parsed, or a malformed body.
+///
+/// Nor a complete body that fails to decode.
 ///
 /// A status error (from `error_for_status`) is classified by [`classify_status`].
 ///
 /// The module's table has it all.
 ///
-/// An `https://` URL on a reqwest built without a TLS feature fails with an error reqwest flags
-/// [`is_connect`](reqwest::Error::is_connect).
+/// An `https://` URL on a reqwest without a TLS feature fails.
+///
+/// reqwest flags its error [`is_connect`](reqwest::Error::is_connect).
 ///
 /// This crate depends on reqwest with `default-features = false`.
 ///
-/// No retry can succeed: the source chain says `invalid URL, scheme is not http`, and the call
-/// stops at once.
+/// No retry can succeed, so the call stops at once.
 ///
-/// Enable one of reqwest's TLS features (`rustls`, `native-tls`) in your own dependency on it
-/// to call `https://` URLs.
+/// The source chain says `invalid URL, scheme is not http`.
 ///
-/// A body cut mid-way is a *decode* error for reqwest (`error decoding response body`).
+/// To call `https://` URLs, enable one of reqwest's TLS features.
 ///
-/// It is caused by hyper's `error reading a body from connection`, caused by an `io::Error` of
-/// kind `UnexpectedEof`.
+/// Those are `rustls` and `native-tls`, in your own dependency on it.
 ///
-/// The source chain is read, and that `io::Error` decides, by the same table as
-/// [`io::Error`](std::io::Error)'s `Transient`.
+/// A body cut mid-way is a *decode* error for reqwest.
+///
+/// Its message: `error decoding response body`.
+///
+/// It is caused by hyper's `error reading a body from connection`.
+///
+/// That is caused by an `io::Error` of kind `UnexpectedEof`.
+///
+/// The source chain is read, and that `io::Error` decides.
+///
+/// It decides by [`io::Error`](std::io::Error)'s `Transient` table.
 ///
 /// ```
 /// use retry_jitter::{Decision, Transient};
@@ -473,14 +530,17 @@ impl Transient for reqwest::Error {
     }
 }
 
-/// As [`classify_response`](crate::http::classify_response) decides on the response's head: by status, honouring `Retry-After`
-/// on a retried status.
+/// As [`classify_response`](crate::http::classify_response) decides on the response's head.
 ///
-/// For a failure, the server's word wins over the table: `Some(false)` stops, `Some(true)`
-/// retries.
+/// It goes by status, honouring `Retry-After` on a retried status.
 ///
-/// Inside a `ChainLayer`'s scope, a "don't" on a status the table retries has the tier answer
-/// "don't retry" too.
+/// For a failure, the server's word wins over the table.
+///
+/// `Some(false)` stops, `Some(true)` retries.
+///
+/// Inside a `ChainLayer`'s scope, a "don't" also reaches the tier.
+///
+/// It applies to a status the table retries: the tier answers "don't retry".
 ///
 /// ```
 /// use retry_jitter::reqwest::StatusError;
