@@ -1,5 +1,6 @@
-//! The request modes, and [`Replay`]: the one hook every mode goes through to send a request
-//! again.
+//! The request modes, and [`Replay`].
+//!
+//! [`Replay`] is the one hook every mode goes through to send a request again.
 //!
 //! It is in the spirit of tower's `Policy::clone_request`.
 
@@ -16,7 +17,9 @@ use crate::middleware::builder::{hops_mut, OwnHops};
 use crate::middleware::hops::{self, Hops};
 use core::time::Duration;
 
-/// The HTTP request mode: `http::Request<B>`, its body sent again as `K` keeps it.
+/// The HTTP request mode: `http::Request<B>`.
+///
+/// Its body is sent again as `K` keeps it.
 ///
 /// Each attempt carries the headers of the hop
 /// ([`deadline_header`](super::RetryLayer::deadline_header),
@@ -24,8 +27,9 @@ use core::time::Duration;
 ///
 /// It is read for the method rule and the [`idempotency_key`](super::RetryLayer::idempotency_key).
 ///
-/// `K` is [`ByBodyType`] for [`RetryLayer::new`](super::RetryLayer::new): the body type's
-/// [`ReplayBody`] says how.
+/// `K` is [`ByBodyType`] for [`RetryLayer::new`](super::RetryLayer::new).
+///
+/// Then the body type's [`ReplayBody`] says how.
 ///
 /// `K` is [`Cloned`] for [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies)
 /// (any `Clone` body).
@@ -44,7 +48,9 @@ pub struct HttpRequests<Bodies = ByBodyType> {
 
 /// The request mode of [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies).
 ///
-/// `http::Request<B>` for any `B: Clone + http_body::Body`, the body cloned for each attempt.
+/// `http::Request<B>` for any `B: Clone + http_body::Body`.
+///
+/// The body is cloned for each attempt.
 ///
 /// Read like [`RetryLayer::new`](super::RetryLayer::new)'s requests.
 ///
@@ -56,7 +62,9 @@ pub struct HttpRequests<Bodies = ByBodyType> {
 #[doc(hidden)]
 pub type CloneBodies = HttpRequests<Cloned>;
 
-/// How an [`HttpRequests`] mode keeps a body of type `B`: the [`KeepBody`] it uses.
+/// How an [`HttpRequests`] mode keeps a body of type `B`.
+///
+/// It names the [`KeepBody`] it uses.
 ///
 /// Public in a private module, not a trait to implement.
 ///
@@ -80,8 +88,9 @@ impl<K> OwnHops for super::layer::LayerOnly<HttpRequests<K>> {
     }
 }
 
-/// The request mode of [`RetryLayer::clone_requests`](super::RetryLayer::clone_requests): any
-/// `Req: Clone`, cloned per attempt, not read.
+/// The request mode of [`RetryLayer::clone_requests`](super::RetryLayer::clone_requests).
+///
+/// It takes any `Req: Clone`, cloned per attempt, not read.
 ///
 /// ```
 /// use retry_jitter::tower::CloneRequests;
@@ -91,20 +100,25 @@ impl<K> OwnHops for super::layer::LayerOnly<HttpRequests<K>> {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CloneRequests;
 
-/// What a request mode keeps of a call's request: what is shared, and what the attempts own.
+/// What a request mode keeps of a call's request.
+///
+/// One part is shared, the other the attempts own.
 pub type Saved<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned);
 
 /// How a request mode sends a call's request again.
 ///
-/// It says what it keeps of the request when the first attempt is sent, and makes the next
-/// attempt's request from that.
+/// It says what it keeps of the request when the first attempt is sent.
 ///
-/// Every mode goes through it, so the `Service` impl and the loop are written once.
+/// It makes the next attempt's request from that.
+///
+/// Every mode goes through it.
+///
+/// So the `Service` impl and the loop are written once.
 ///
 /// What is kept has two parts.
 ///
-/// - What the attempts and the loop's classifiers read, shared by every attempt, hence `Sync`.
-/// - Each attempt is [judged](Replay::judge) by what became of its own request.
+/// - What the attempts and the loop's classifiers read, shared, hence `Sync`.
+/// - Each attempt is [judged](Replay::judge) by its own request's fate.
 /// - What the loop's attempts own, each next request made from it.
 /// - That part is only `Send`: a cloned request need not be `Sync`.
 #[diagnostic::on_unimplemented(
@@ -114,19 +128,22 @@ pub type Saved<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned)
     note = "a request that is not HTTP and is `Clone` is cloned for each attempt: `RetryLayer::new(policy).clone_requests()`"
 )]
 pub trait Replay<Req>: Clone + Send + Sync + 'static {
-    /// What the classifiers and the attempts share of a kept request.
+    /// What the classifiers and attempts share of a kept request.
     type Shared: Send + Sync + 'static;
-    /// What the attempts alone keep of it, cloned for each next request.
+    /// What the attempts alone keep, cloned for each next request.
     type Owned: Clone + Send + 'static;
 
-    /// What is kept of the first attempt's request `req` for the others.
+    /// What is kept of the first request `req` for the others.
     ///
-    /// `None` when the request cannot be sent again: it is sent once.
+    /// `None` when the request cannot be sent again.
+    ///
+    /// It is then sent once.
     ///
     /// `limit` is the layer's body limit.
     ///
-    /// `writes` is what the builder was told of the requests: an HTTP request may be given its
-    /// `Idempotency-Key` here.
+    /// `writes` is what the builder was told of the requests.
+    ///
+    /// An HTTP request may be given its `Idempotency-Key` here.
     ///
     /// Done in place: `req` is then sent as it is.
     ///
@@ -141,34 +158,42 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         left: impl FnOnce() -> Option<Duration>,
     ) -> Option<Saved<Self, Req>>;
 
-    /// Whether a next attempt can be sent, for an attempt that ended unjudged (see
-    /// [`judge`](Replay::judge)).
+    /// Whether a next attempt can be sent, after an unjudged attempt.
+    ///
+    /// See [`judge`](Replay::judge).
     ///
     /// If not, the call ends on the outcome in hand.
     fn replayable(shared: &Self::Shared) -> bool;
 
-    /// Whether the request may be sent again whatever became of it (by its method, key and
-    /// `writes`).
+    /// Whether the request may be sent again whatever became of it.
     ///
-    /// If not, only when a failure proves it was not applied. This is what the classifiers are
-    /// told.
+    /// Its method, key and `writes` decide.
     ///
-    /// Asked once the first attempt failed: a success reads nothing of the request.
+    /// If not, only when a failure proves it was not applied.
+    ///
+    /// This is what the classifiers are told.
+    ///
+    /// Asked once the first attempt failed.
+    ///
+    /// A success reads nothing of the request.
     fn resend(kept: &Saved<Self, Req>, writes: Writes) -> Resend;
 
-    /// The method and the URI of the request whose head the attempts own.
+    /// The method and URI of the request the attempts own.
     ///
-    /// That is what an event says of it (feature `tracing`): none for a request that is not HTTP.
+    /// An event says them (feature `tracing`).
+    ///
+    /// A request that is not HTTP has none.
     #[cfg(feature = "tracing")]
     fn target(head: &Self::Owned) -> Option<(http::Method, http::Uri)> {
         let _ = head;
         None
     }
 
-    /// The next attempt's request, from a clone of what the attempts own.
+    /// The next attempt's request, from a clone of the owned part.
     ///
-    /// Made once it can be sent: a hedge may start while the first attempt still sends the body
-    /// to replay.
+    /// Made once it can be sent.
+    ///
+    /// A hedge may start while the first attempt still sends the body.
     fn clone_request(
         shared: &Self::Shared,
         owned: Self::Owned,
@@ -176,7 +201,9 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
 
     /// [`clone_request`](Replay::clone_request), and which of the kept request's attempts it is.
     ///
-    /// The first attempt's is `0`; [`judge`](Replay::judge) is asked of this number.
+    /// The first attempt's is `0`.
+    ///
+    /// [`judge`](Replay::judge) is asked of this number.
     fn clone_attempt(
         shared: &Self::Shared,
         owned: Self::Owned,
@@ -184,14 +211,15 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
         async move { (Self::clone_request(shared, owned).await, 0) }
     }
 
-    /// Once attempt `sent`'s call ended, whether its request can be sent again.
+    /// Once attempt `sent` ended, whether its request can be resent.
     ///
     /// `failed`: it ended with an error, no answer.
     ///
     /// Decided from what became of that attempt's request alone.
     ///
-    /// `None` when the mode keeps nothing per attempt: then [`replayable`](Replay::replayable)
-    /// decides.
+    /// `None` when the mode keeps nothing per attempt.
+    ///
+    /// Then [`replayable`](Replay::replayable) decides.
     fn judge(
         shared: &Self::Shared,
         sent: u32,
@@ -203,7 +231,7 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
 
     /// Attempt `sent` ended without a verdict: cut by its timeout.
     ///
-    /// What it gives back of its request may be sent by the next attempt.
+    /// The next attempt may send what it gives back.
     #[inline]
     fn release(shared: &Self::Shared, sent: u32) {
         let _ = (shared, sent);
@@ -213,16 +241,20 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ///
     /// A budget kept per host is found by it.
     ///
-    /// None for a request that is not HTTP, or whose URI is relative.
+    /// None for a non-HTTP request, or a relative URI.
     #[inline]
     fn authority(req: &Req) -> Option<&str> {
         let _ = req;
         None
     }
 
-    /// Write what crosses the hop into the request of attempt number `attempt` (1-based).
+    /// Write what crosses the hop into attempt `attempt`'s request.
     ///
-    /// It has `left` of time: the smallest of its timeout, its loop's deadline and its caller's.
+    /// `attempt` is 1-based.
+    ///
+    /// It has `left` of time.
+    ///
+    /// That is the smallest of its timeout, its loop's deadline and its caller's.
     ///
     /// `left` is asked only by a mode that sends it.
     ///
@@ -234,7 +266,9 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
 impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequests<K> {
     /// How the mode keeps the body: a recorder, or nothing.
     type Shared = K::Kept;
-    /// The request's head, with what the body is made from (nothing, or the body).
+    /// The request's head, with what the body is made from.
+    ///
+    /// That is nothing, or the body.
     type Owned = http::Request<<K::Kept as KeepBody<B>>::Owned>;
 
     #[inline(always)] // layer_full_ours, layer_http_ours (scripts/instructions.sh): +2 without it
@@ -248,7 +282,9 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
         if writes::needs_key(writes, req.method(), req.headers()) {
             writes::give_key(req.headers_mut());
         }
-        // Kept with the head too: each next attempt writes its own over it.
+        // Kept with the head too.
+        //
+        // Each next attempt writes its own over it.
         self.stamp_headers(req.headers_mut(), 1, left);
         K::Kept::keep(req, limit)
     }
@@ -309,13 +345,17 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
 
 /// A request no one can make: a second impl.
 ///
-/// So which `Req` an HTTP mode serves is read from the request given, never guessed from the
-/// one impl above.
+/// So an HTTP mode's `Req` is read from the request given.
 ///
-/// A `u32` handed to `RetryLayer::new`'s service is then reported as a `u32` it cannot retry,
-/// with what to do.
+/// It is never guessed from the one impl above.
 ///
-/// Without it, the error would be a closure that should have taken an `http::Request`.
+/// A `u32` handed to `RetryLayer::new`'s service is then reported as such.
+///
+/// The error says it cannot retry a `u32`, and what to do.
+///
+/// Without it, the error would blame the closure.
+///
+/// It would say it should have taken an `http::Request`.
 #[diagnostic::do_not_recommend]
 impl<K: Clone + Send + Sync + 'static> Replay<core::convert::Infallible> for HttpRequests<K> {
     type Shared = ();
@@ -348,7 +388,9 @@ impl<K: Clone + Send + Sync + 'static> Replay<core::convert::Infallible> for Htt
 }
 
 impl<K> HttpRequests<K> {
-    /// The same mode, its bodies kept by `K2`: the hop's header names are kept.
+    /// The same mode, its bodies kept by `K2`.
+    ///
+    /// The hop's header names are kept.
     pub(super) fn keeping<K2>(self) -> HttpRequests<K2> {
         HttpRequests {
             hops: self.hops,
@@ -364,7 +406,9 @@ impl<K> HttpRequests<K> {
         attempt: u32,
         left: impl FnOnce() -> Option<Duration>,
     ) {
-        // A first attempt outside every scope, nothing named: nothing to say, nothing read.
+        // A first attempt outside every scope, nothing named.
+        //
+        // There is nothing to say and nothing to read.
         if attempt <= 1 && self.hops.is_none() && !crate::policy::scope::in_scope() {
             return;
         }
@@ -393,7 +437,9 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
         true
     }
 
-    /// A request of the user's own type: its classifiers decide for it.
+    /// A request of the user's own type.
+    ///
+    /// Its classifiers decide for it.
     fn resend(_: &((), Req), _: Writes) -> Resend {
         Resend::Any
     }
@@ -403,13 +449,15 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
     }
 }
 
-/// The verdict on the request of the attempt that just ended, handed by that attempt to the
-/// classifiers.
+/// The verdict on the request of the attempt that just ended.
 ///
-/// The loop classifies an attempt's outcome as soon as its future returns it, no other attempt
-/// polled in between.
+/// That attempt hands it to the classifiers.
 ///
-/// So the one slot is never read for the wrong attempt.
+/// The loop classifies an attempt's outcome as soon as it returns.
+///
+/// No other attempt is polled in between.
+///
+/// So the one slot is never read for another attempt.
 #[derive(Default)]
 pub(super) struct Verdicts(AtomicU8);
 
@@ -427,12 +475,14 @@ impl Verdicts {
         }
     }
 
-    /// Whether the request of the attempt just ended can be sent again, if its attempt said.
+    /// Whether the last attempt's request can be resent, if it said.
     ///
     /// Said once; an attempt cut by its timeout says nothing.
     #[inline]
     pub(super) fn take(&self) -> Option<bool> {
-        // A load and a store, no read-modify-write: only the call's own task touches it.
+        // A load and a store, no read-modify-write.
+        //
+        // Only the call's own task touches it.
         let said = self.0.load(Ordering::Relaxed);
         if said == Self::NONE {
             return None;
@@ -442,17 +492,20 @@ impl Verdicts {
     }
 }
 
-/// An attempt of a kept request, until its outcome is judged.
+/// A kept request's attempt, until its outcome is judged.
 ///
-/// Dropped unjudged (cut by its timeout), it releases what its request gave back to the next
-/// attempt.
+/// Dropped unjudged, cut by its timeout, it still releases.
+///
+/// It releases what its request gave back to the next attempt.
 pub(super) struct Attempt<'a, M: Replay<Req>, Req> {
     shared: Option<&'a M::Shared>,
     sent: u32,
 }
 
 impl<'a, M: Replay<Req>, Req> Attempt<'a, M, Req> {
-    /// Attempt `sent` of the kept request (`shared`: `None` for a request sent once).
+    /// Attempt `sent` of the kept request.
+    ///
+    /// `shared` is `None` for a request sent once.
     #[inline]
     pub(super) fn new(shared: Option<&'a M::Shared>, sent: u32) -> Self {
         Attempt { shared, sent }
@@ -460,7 +513,9 @@ impl<'a, M: Replay<Req>, Req> Attempt<'a, M, Req> {
 
     /// Its call ended with `outcome`.
     ///
-    /// The verdict on its request is told to `verdicts`, then the outcome handed on.
+    /// The verdict on its request goes to `verdicts`.
+    ///
+    /// Then the outcome is handed on.
     #[inline]
     pub(super) async fn judged<R, E>(
         mut self,
@@ -468,7 +523,7 @@ impl<'a, M: Replay<Req>, Req> Attempt<'a, M, Req> {
         verdicts: &Verdicts,
     ) -> Result<R, E> {
         if let Some(shared) = self.shared {
-            // Cut while it waits, it still releases what it gives back.
+            // Cut while waiting, it still releases what it gives back.
             let verdict = M::judge(shared, self.sent, outcome.is_err()).await;
             self.shared = None;
             if let Some(replayable) = verdict {
