@@ -1,7 +1,10 @@
 //! The server end of a chain of services: [`ChainLayer`].
 //!
-//! It runs each request's handler in a scope that carries the caller's deadline down to every
-//! retry loop inside it, and "already retried" back up in the answer.
+//! It runs each request's handler in a scope.
+//!
+//! The scope carries the caller's deadline down to every retry loop inside.
+//!
+//! It carries "already retried" back up in the answer.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -20,10 +23,13 @@ use crate::classify::headers::{
 use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
 
-/// The server end of a chain of services, as an axum `Router::layer` or a tonic
-/// `Server::builder().layer`.
+/// The server end of a chain of services.
 ///
-/// Each request's handler runs in a scope that every retry loop polled inside it sees.
+/// Use it as an axum `Router::layer` or a tonic `Server::builder().layer`.
+///
+/// Each request's handler runs in a scope.
+///
+/// Every retry loop polled inside it sees the scope.
 ///
 /// That holds whatever the loop's face: `#[retry]`, [`Retry`](crate::Retry),
 /// [`RetryLayer`](super::RetryLayer),
@@ -35,51 +41,55 @@ use crate::policy::scope::{self, Scope};
 ///   - [`ChainLayer::new`] reads it from `x-envoy-expected-rq-timeout-ms`, in milliseconds.
 ///   - [`deadline_header`](ChainLayer::deadline_header) names another header.
 ///   - A gRPC request's is its `grpc-timeout` (see [`grpc`](ChainLayer::grpc)).
-///   - `0` is no deadline (as Envoy reads it); of several values, the smallest counts.
+///   - `0` is no deadline, as Envoy reads it.
+///   - Of several values, the smallest counts.
 ///   - A malformed or absent header is no deadline.
 ///   - [`deadline`](ChainLayer::deadline) sets one of the service's own.
-///   - Inside the scope, every loop's deadline is the earlier of its `max_elapsed` and the
-///     request's.
+///   - Inside the scope, every loop's deadline is the earlier of two.
+///   - They are its `max_elapsed` and the request's deadline.
 ///   - An attempt's `timeout` is cut to what is left.
 ///   - No attempt starts once it has passed ([`GiveUpReason::Elapsed`](crate::GiveUpReason)).
-///   - An attempt or call cut by the request's deadline counts for nothing in a shared breaker
-///     or throttle.
-///   - Each attempt a `RetryLayer` or `RetryMiddleware` sends carries the time left in the same
-///     header (gRPC: `grpc-timeout`).
-///   - A deadline the request already carries there is lowered to it, never raised.
-/// - **Up: "already retried".** The answer gets `x-should-retry: false` in this case:
-///   - A loop inside the scope gave up on a failure it retried, or would have but for a limit,
-///     or because its downstream said "don't retry".
-///   - The limits: its attempts (once it retried), time, budget, throttle, breaker, a server's
-///     wait past its `cap`.
-///   - And the handler's answer is one its caller would retry: HTTP `5xx` or `429`; gRPC
-///     `UNAVAILABLE` or `RESOURCE_EXHAUSTED`.
-///   - For gRPC, the mark is `grpc-retry-pushback-ms: -1`, in the trailers (or the headers of a
-///     trailers-only answer).
-///   - The chain's retries then happen at the one tier next to the failure.
-///   - A failure no loop gave up on is left as it is.
-///   - So is one a single-attempt loop ended on: a tier told to fail fast leaves the retry to
-///     its caller.
-///   - So is one a loop's [`CancelToken`](crate::CancelToken) ended: another replica may still
-///     serve the caller.
-///   - An answer is gRPC by its own `content-type` (or [`grpc`](ChainLayer::grpc)), never by the
-///     request's.
+///   - An attempt or call cut by the request's deadline counts for nothing.
+///   - That holds in a shared breaker or throttle.
+///   - Each attempt a `RetryLayer` or `RetryMiddleware` sends carries the time left.
+///   - It goes in the same header (gRPC: `grpc-timeout`).
+///   - A deadline already there is lowered to it, never raised.
+/// - **Up: "already retried".** The answer gets `x-should-retry: false` when:
+///   - A loop inside the scope gave up on a failure it retried.
+///   - Or it gave up on one it would have retried but for a limit.
+///   - Or its downstream said "don't retry".
+///   - The limits: its attempts (once it retried), time, budget.
+///   - Also throttle, breaker, and a server's wait past its `cap`.
+///   - And the handler's answer is one its caller would retry.
+///   - That is HTTP `5xx` or `429`; gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED`.
+///   - For gRPC, the mark is `grpc-retry-pushback-ms: -1`, in the trailers.
+///   - A trailers-only answer has it in the headers.
+///   - The chain's retries then happen at one tier, next to the failure.
+///   - A failure no loop gave up on is left alone.
+///   - So is one a single-attempt loop ended on.
+///   - A tier told to fail fast leaves the retry to its caller.
+///   - So is one a loop's [`CancelToken`](crate::CancelToken) ended.
+///   - Another replica may still serve the caller.
+///   - An answer is gRPC by its own `content-type`, never the request's.
+///   - [`grpc`](ChainLayer::grpc) makes every answer gRPC.
 ///
 /// **Trust.** A request's headers are whatever its sender wrote.
 ///
-/// [`ChainLayer::new`] believes the request's deadline: use it behind your own proxies and for
-/// calls from your own services.
+/// [`ChainLayer::new`] believes the request's deadline.
 ///
-/// A service outside clients reach takes [`ChainLayer::edge`], which reads no deadline from the
-/// request.
+/// Use it behind your own proxies and for calls from your own services.
 ///
-/// Either way, what one request carries bounds that request's loops alone.
+/// A service outside clients reach takes [`ChainLayer::edge`].
 ///
-/// The scope follows the handler's future, not the tasks it spawns.
+/// It reads no deadline from the request.
+///
+/// Either way, one request's headers bound its own loops alone.
+///
+/// The scope follows the handler's future, not its spawned tasks.
 ///
 /// Wrap a spawned future in [`in_chain`] to keep it inside.
 ///
-/// Wrap work shared between requests in [`out_of_chain`] to keep it out.
+/// Wrap work shared between requests in [`out_of_chain`] to exclude it.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -108,26 +118,33 @@ pub struct ChainLayer {
     deadlines: Deadlines,
 }
 
-/// What a [`ChainLayer`] reads a request's deadline from, and what it adds of its own.
+/// What a [`ChainLayer`] reads a request's deadline from.
+///
+/// It also says what it adds of its own.
 #[derive(Clone, Debug, Default)]
 struct Deadlines {
     /// `false` at the edge: nothing the request carries is read.
     trusted: bool,
     /// The HTTP deadline header's name (`None`: Envoy's).
     header: Option<HeaderName>,
-    /// Every request is gRPC: its deadline is `grpc-timeout`, its answers marked as gRPC's.
+    /// Every request is gRPC.
+    ///
+    /// Its deadline is `grpc-timeout`, its answers marked as gRPC's.
     grpc: bool,
     /// The service's own deadline for each request.
     own: Option<Duration>,
 }
 
 impl ChainLayer {
-    /// A layer for a service behind your own proxies. See "Trust" above.
+    /// A layer for a service behind your own proxies.
+    ///
+    /// See "Trust" above.
     ///
     /// It reads the caller's deadline from `x-envoy-expected-rq-timeout-ms` (HTTP).
     ///
-    /// A gRPC request, known by its `content-type`, gives it in `grpc-timeout`, while the HTTP
-    /// header keeps its default name.
+    /// A gRPC request, known by its `content-type`, gives it in `grpc-timeout`.
+    ///
+    /// The HTTP header keeps its default name.
     ///
     /// ```
     /// use retry_jitter::tower::ChainLayer;
@@ -146,11 +163,17 @@ impl ChainLayer {
         }
     }
 
-    /// A layer for a service outside clients reach. See "Trust" above.
+    /// A layer for a service outside clients reach.
     ///
-    /// It reads no deadline from the request, whatever its headers and its `content-type` say.
+    /// See "Trust" above.
     ///
-    /// It still scopes each request, and marks a give-up "don't retry".
+    /// It reads no deadline from the request.
+    ///
+    /// Its headers and `content-type` do not matter.
+    ///
+    /// It still scopes each request.
+    ///
+    /// It still marks a give-up "don't retry".
     ///
     /// Its only deadline is the service's own ([`deadline`](ChainLayer::deadline)).
     ///
@@ -191,10 +214,15 @@ impl ChainLayer {
         }
     }
 
-    /// Give every request a deadline of the service's own, `deadline` from its arrival.
+    /// Give every request a deadline of the service's own.
     ///
-    /// Its loops' deadline is then the earliest of their own `max_elapsed`, this, and (for
-    /// [`ChainLayer::new`]) the caller's.
+    /// It is `deadline` from the request's arrival.
+    ///
+    /// Its loops' deadline is then the earliest of three.
+    ///
+    /// They are their own `max_elapsed`, this, and the caller's.
+    ///
+    /// The caller's counts only for [`ChainLayer::new`].
     ///
     /// ```
     /// use retry_jitter::tower::ChainLayer;
@@ -207,14 +235,16 @@ impl ChainLayer {
         self
     }
 
-    /// Read an HTTP request's deadline, in milliseconds, from the header `name` instead of
-    /// `x-envoy-expected-rq-timeout-ms`.
+    /// Read an HTTP request's deadline from the header `name`.
+    ///
+    /// It replaces `x-envoy-expected-rq-timeout-ms`; the value is in milliseconds.
     ///
     /// Give the callers' `RetryLayer`/`RetryMiddleware` the same
     /// [`deadline_header`](super::RetryLayer::deadline_header).
     ///
-    /// The request's `content-type` then no longer decides: `grpc-timeout` is read only with
-    /// [`grpc`](ChainLayer::grpc).
+    /// The request's `content-type` then no longer decides.
+    ///
+    /// `grpc-timeout` is read only with [`grpc`](ChainLayer::grpc).
     ///
     /// ```
     /// use http::HeaderName;
@@ -228,10 +258,13 @@ impl ChainLayer {
         self
     }
 
-    /// The service is gRPC: a tonic `Server`, or the gRPC routes of a mixed one.
+    /// The service is gRPC.
     ///
-    /// Every request's deadline is read from `grpc-timeout`: by [`ChainLayer::new`], never at the
-    /// [`edge`](ChainLayer::edge).
+    /// It is a tonic `Server`, or the gRPC routes of a mixed one.
+    ///
+    /// Every request's deadline is read from `grpc-timeout`.
+    ///
+    /// [`ChainLayer::new`] reads it; the [`edge`](ChainLayer::edge) never does.
     ///
     /// Every answer is marked as gRPC's.
     ///
@@ -260,8 +293,9 @@ impl Default for ChainLayer {
 }
 
 impl Deadlines {
-    /// A request's deadline, on tokio's clock, from what it carries (where trusted) and the
-    /// service's own.
+    /// A request's deadline, on tokio's clock.
+    ///
+    /// It comes from what it carries (where trusted) and the service's own.
     ///
     /// `None` when neither gives one.
     fn of(&self, headers: &HeaderMap) -> Option<std::time::Instant> {
@@ -295,7 +329,9 @@ impl<S> Layer<S> for ChainLayer {
     }
 }
 
-/// The service a [`ChainLayer`] makes: each request's future runs in its scope.
+/// The service a [`ChainLayer`] makes.
+///
+/// Each request's future runs in its scope.
 ///
 /// ```
 /// use retry_jitter::tower::{ChainLayer, ChainService};
@@ -324,7 +360,9 @@ where
 
     fn call(&mut self, req: http::Request<B>) -> Self::Future {
         let mut scope = Some(Scope::new(self.deadlines.of(req.headers())));
-        // The handler's future may start its work when it is made: made in the scope too.
+        // The handler's future may start its work when made.
+        //
+        // So it is made in the scope too.
         let future = scope::enter(&mut scope, || self.inner.call(req));
         ChainFuture {
             future,
@@ -335,7 +373,9 @@ where
 }
 
 pin_project_lite::pin_project! {
-    /// The future of a [`ChainService`]: the handler's, polled in the request's scope.
+    /// The future of a [`ChainService`].
+    ///
+    /// It is the handler's, polled in the request's scope.
     #[doc(hidden)]
     pub struct ChainFuture<F> {
         #[pin]
@@ -364,7 +404,9 @@ where
             .take()
             .expect("a ChainFuture polled after it ended");
         let (mut parts, body) = response.into_parts();
-        // The answer's own `content-type`: what the client sent decides nothing here.
+        // The answer's own `content-type`.
+        //
+        // What the client sent decides nothing here.
         let grpc = *this.grpc || hops::is_grpc(&parts.headers);
         if scope.gave_up() {
             mark(&mut parts.headers, Some(parts.status), grpc);
@@ -380,8 +422,9 @@ where
 
 /// Mark an answer its caller would retry "don't retry".
 ///
-/// That is an HTTP `5xx` or `429` (`status`, `None` for trailers), or a gRPC `UNAVAILABLE` or
-/// `RESOURCE_EXHAUSTED` whose `grpc-status` is in `headers`.
+/// That is an HTTP `5xx` or `429` (`status`, `None` for trailers).
+///
+/// Or a gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED`, its `grpc-status` in `headers`.
 fn mark(headers: &mut HeaderMap, status: Option<http::StatusCode>, grpc: bool) {
     if grpc {
         // 8: RESOURCE_EXHAUSTED, 14: UNAVAILABLE.
@@ -397,11 +440,15 @@ fn mark(headers: &mut HeaderMap, status: Option<http::StatusCode>, grpc: bool) {
 }
 
 pin_project_lite::pin_project! {
-    /// The body of a [`ChainService`]'s answer: the handler's, polled in the request's scope.
+    /// The body of a [`ChainService`]'s answer.
+    ///
+    /// It is the handler's, polled in the request's scope.
     ///
     /// A streaming answer's retry loops see the scope too.
     ///
-    /// A gRPC answer's trailers are marked "don't retry" when a loop inside the scope gave up.
+    /// A gRPC answer's trailers are marked "don't retry" on a give-up.
+    ///
+    /// That is when a loop inside the scope gave up.
     ///
     /// ```
     /// use retry_jitter::tower::body::ChainBody;
@@ -452,12 +499,13 @@ impl<B: Body> Body for ChainBody<B> {
     }
 }
 
-/// Run `future` in the chain's scope of the request being served now, if there is one.
+/// Run `future` in the current request's chain scope, if any.
 ///
 /// For work a handler spawns onto another task: `tokio::spawn(in_chain(work))`.
 ///
-/// Its retry loops then keep to the caller's deadline, and tell the caller when they gave up,
-/// as the handler's own do.
+/// Its retry loops then keep to the caller's deadline.
+///
+/// They tell the caller when they gave up, as the handler's own do.
 ///
 /// Outside a scope, `future` runs as it is.
 ///
@@ -504,14 +552,17 @@ impl<F: Future> Future for InChain<F> {
 
 /// Run `future` outside every chain's scope, wherever it is polled.
 ///
-/// For work shared between requests: a fetch several requests await, a cache's loader.
+/// For work shared between requests.
 ///
-/// Its retry loops must keep to no single caller's deadline, and mark no single caller's
-/// answer.
+/// A fetch several requests await is one; a cache's loader another.
 ///
-/// Polled inside a request's scope, such work would be cut by that request's deadline.
+/// Its retry loops must keep to no single caller's deadline.
 ///
-/// And a request that sent no deadline would get the other's failure.
+/// They must mark no single caller's answer.
+///
+/// Inside a request's scope, that request's deadline would cut such work.
+///
+/// And a request that sent no deadline would get another's failure.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread")] async fn main() {
