@@ -1,12 +1,22 @@
-//! gRPC's service config, the JSON a service publishes for its clients (by DNS, by xDS, or
-//! handed to the channel): per-method timeouts, retry and hedging policies
-//! ([gRFC A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md)), and the
-//! channel's retry throttling.
+//! gRPC's service config, the JSON a service publishes for its clients.
 //!
-//! The JSON is read into a `serde_json::Value` and walked by hand, so that every error names
-//! the JSON path of the value it is about and the rule that value broke. The validation is
-//! A6's, as gRPC C-core applies it (the first error found is the one returned); unknown fields
-//! are ignored, and a `null` is an absent field (proto3 JSON).
+//! It comes by DNS, by xDS, or handed to the channel.
+//!
+//! It holds per-method timeouts, retry and hedging policies, and the channel's retry throttling.
+//!
+//! The policies are [gRFC A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md)'s.
+//!
+//! The JSON is read into a `serde_json::Value` and walked by hand.
+//!
+//! So every error names the JSON path of its value and the rule broken.
+//!
+//! The validation is A6's, as gRPC C-core applies it.
+//!
+//! The first error found is the one returned.
+//!
+//! Unknown fields are ignored.
+//!
+//! A `null` is an absent field (proto3 JSON).
 
 use core::fmt;
 use core::time::Duration;
@@ -15,15 +25,22 @@ use std::collections::HashMap;
 use serde_json::{Map, Number, Value};
 use tonic::Code;
 
-/// gRPC's service config as a client applies it: the per-method configs (`methodConfig`) and
-/// the channel's retry throttling (`retryThrottling`), read from its JSON with
-/// [`from_json`](Self::from_json) and checked against gRPC's rules
-/// ([gRFC A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md)).
+/// gRPC's service config as a client applies it.
 ///
-/// Durations are proto3 JSON durations (`"0.1s"`), status codes are names in any case
-/// (`"UNAVAILABLE"`, `"unavailable"`) or numbers (`14`), and `maxAttempts` above 5 counts as
-/// 5, as in every gRPC client. Fields this crate does not use (`loadBalancingConfig`,
-/// `maxRequestMessageBytes`, …) are ignored.
+/// It holds the per-method configs (`methodConfig`) and the channel's retry throttling
+/// (`retryThrottling`).
+///
+/// [`from_json`](Self::from_json) reads it from its JSON and checks gRPC's rules.
+///
+/// The rules are [gRFC A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md)'s.
+///
+/// Durations are proto3 JSON durations (`"0.1s"`).
+///
+/// Status codes are names in any case (`"UNAVAILABLE"`, `"unavailable"`) or numbers (`14`).
+///
+/// `maxAttempts` above 5 counts as 5, as in every gRPC client.
+///
+/// Fields this crate does not use (`loadBalancingConfig`, `maxRequestMessageBytes`, …) are ignored.
 ///
 /// ```
 /// use retry_jitter::tonic::ServiceConfig;
@@ -54,18 +71,27 @@ use tonic::Code;
 pub struct ServiceConfig {
     /// The `methodConfig` entries, in the JSON's order.
     methods: Vec<MethodConfig>,
-    /// Each name to its entry in `methods`: `/service/method` for a method, `/service/` for a
-    /// whole service (the keys of gRPC's own map).
+    /// Each name to its entry in `methods`, as in gRPC's own map.
+    ///
+    /// `/service/method` names a method, `/service/` a whole service.
     names: HashMap<String, usize>,
-    /// The entry named by the empty name (`{}` or `{"service": ""}`): every method's default.
+    /// The entry of the empty name (`{}` or `{"service": ""}`).
+    ///
+    /// It is every method's default.
     default: Option<usize>,
     throttling: Option<Throttling>,
 }
 
-/// Why a service config was refused: the JSON path of the value at fault and the rule it
-/// broke, as its `Display` shows them (`methodConfig[0].retryPolicy.maxAttempts: must be an
-/// integer greater than 1`). JSON that does not parse is refused too, with serde_json's
-/// account of where.
+/// Why a service config was refused.
+///
+/// It gives the JSON path of the value at fault and the rule it broke.
+///
+/// Its `Display` shows them: `methodConfig[0].retryPolicy.maxAttempts: must be an integer greater
+/// than 1`.
+///
+/// JSON that does not parse is refused too.
+///
+/// Then serde_json's account says where.
 ///
 /// ```
 /// use retry_jitter::tonic::ServiceConfig;
@@ -87,7 +113,9 @@ pub struct ServiceConfig {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServiceConfigError {
-    /// Where, as a JSON path (`methodConfig[0].name[1]`); empty for the document itself.
+    /// Where, as a JSON path (`methodConfig[0].name[1]`).
+    ///
+    /// It is empty for the document itself.
     path: String,
     /// The rule broken, or the JSON parser's message.
     message: String,
@@ -114,14 +142,18 @@ impl fmt::Display for ServiceConfigError {
 
 impl std::error::Error for ServiceConfigError {}
 
-// The parsed policies: read by the layer that applies them (`ServiceConfigLayer`), not public.
+// The parsed policies, not public.
+//
+// The layer that applies them (`ServiceConfigLayer`) reads them.
 
 /// One `methodConfig` entry: what applies to the methods it names.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct MethodConfig {
     /// `timeout`: the call's deadline, all attempts included.
     pub(crate) timeout: Option<Duration>,
-    /// `waitForReady`: wait for a connection rather than fail fast while there is none.
+    /// `waitForReady`: wait for a connection rather than fail fast.
+    ///
+    /// It applies while there is no connection.
     pub(crate) wait_for_ready: Option<bool>,
     /// `retryPolicy` or `hedgingPolicy`, never both; `None`: no retries, no hedges.
     pub(crate) policy: Option<Policy>,
@@ -130,7 +162,9 @@ pub(crate) struct MethodConfig {
 /// The one policy a method may have.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Policy {
-    /// `retryPolicy`: one attempt at a time, again after a failure with a retryable code.
+    /// `retryPolicy`: one attempt at a time.
+    ///
+    /// It retries after a failure with a retryable code.
     Retry(RetryPolicy),
     /// `hedgingPolicy`: further attempts every `hedgingDelay` while none has answered.
     Hedging(HedgingPolicy),
@@ -139,15 +173,23 @@ pub(crate) enum Policy {
 /// A6's `retryPolicy`, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct RetryPolicy {
-    /// Attempts in all, the first included: 2 to 5 (a larger value is read as 5).
+    /// Attempts in all, the first included: 2 to 5.
+    ///
+    /// A larger value is read as 5.
     pub(crate) max_attempts: u32,
-    /// The first retry's backoff (A6 draws the wait in `[0.8, 1.2]` times it); above zero.
+    /// The first retry's backoff, above zero.
+    ///
+    /// A6 draws the wait in `[0.8, 1.2]` times it.
     pub(crate) initial_backoff: Duration,
     /// The backoff's ceiling; above zero.
     pub(crate) max_backoff: Duration,
-    /// Each retry's backoff is the previous one's times this; above zero, finite.
+    /// Each retry's backoff is the previous one's times this.
+    ///
+    /// It is above zero and finite.
     pub(crate) backoff_multiplier: f64,
-    /// The codes a failed attempt is retried on; empty only with `per_attempt_recv_timeout`.
+    /// The codes a failed attempt is retried on.
+    ///
+    /// It is empty only with `per_attempt_recv_timeout`.
     pub(crate) retryable_status_codes: CodeSet,
     /// `perAttemptRecvTimeout` (gRPC C-core): each attempt's own timeout; above zero.
     pub(crate) per_attempt_recv_timeout: Option<Duration>,
@@ -156,16 +198,23 @@ pub(crate) struct RetryPolicy {
 /// A6's `hedgingPolicy`, checked.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct HedgingPolicy {
-    /// Attempts in all, the first included: 2 to 5 (a larger value is read as 5).
+    /// Attempts in all, the first included: 2 to 5.
+    ///
+    /// A larger value is read as 5.
     pub(crate) max_attempts: u32,
-    /// The wait before each further attempt; zero (the default) sends them all at once.
+    /// The wait before each further attempt.
+    ///
+    /// Zero, the default, sends them all at once.
     pub(crate) hedging_delay: Duration,
-    /// The codes after which the other attempts go on; any other code ends the call.
+    /// The codes after which the other attempts go on.
+    ///
+    /// Any other code ends the call.
     pub(crate) non_fatal_status_codes: CodeSet,
 }
 
-/// A6's `retryThrottling`, in thousandths of a token as gRPC C-core keeps it (the digits past
-/// the third decimal dropped).
+/// A6's `retryThrottling`, in thousandths of a token.
+///
+/// gRPC C-core keeps it so, dropping digits past the third decimal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Throttling {
     /// `maxTokens` × 1000: 1 to 1 000 000.
@@ -175,13 +224,15 @@ pub(crate) struct Throttling {
 }
 
 impl Throttling {
-    /// A full bucket of this size and ratio, for one target's calls.
+    /// A full bucket of this size and ratio, for one target.
     pub(crate) fn budget(self) -> crate::fleet::RetryThrottling {
         crate::fleet::RetryThrottling::from_milli(self.max_milli_tokens, self.milli_token_ratio)
     }
 }
 
-/// A set of gRPC status codes, one bit per code (0 to 16).
+/// A set of gRPC status codes, one bit per code.
+///
+/// Codes run from 0 to 16.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct CodeSet(u32);
 
@@ -213,10 +264,13 @@ impl CodeSet {
 }
 
 impl ServiceConfig {
-    /// Reads a service config from its JSON text, checking every rule gRPC checks; the first
-    /// value found at fault is the error, named by its JSON path.
+    /// Reads a service config from its JSON text.
     ///
-    /// An empty object (`{}`) is a valid config that configures nothing.
+    /// It checks every rule gRPC checks.
+    ///
+    /// The first value found at fault is the error, named by its JSON path.
+    ///
+    /// An empty object (`{}`) is valid and configures nothing.
     ///
     /// ```
     /// use retry_jitter::tonic::ServiceConfig;
@@ -254,17 +308,23 @@ impl ServiceConfig {
         Ok(config)
     }
 
-    /// The config that applies to a call of `path`, a gRPC path (`/pkg.Service/Method`): the
-    /// entry naming that method, else the one naming its service, else the default (the empty
-    /// name), as gRPC looks it up.
+    /// The config for a call of `path`, a gRPC path (`/pkg.Service/Method`).
+    ///
+    /// It is the entry naming that method, else its service's.
+    ///
+    /// Else it is the default (the empty name), as gRPC looks it up.
     #[cfg(test)]
     pub(crate) fn method(&self, path: &str) -> Option<&MethodConfig> {
         self.method_index(path).map(|i| &self.methods[i])
     }
 
-    /// Which entry of [`methods`](Self::methods) applies to a call of `path` (`/service/method`):
-    /// the one naming that method, else its service, else the default (the empty name), as gRPC
-    /// looks it up.
+    /// Which entry of [`methods`](Self::methods) applies to a call of `path`.
+    ///
+    /// `path` is `/service/method`.
+    ///
+    /// It is the one naming that method, else its service.
+    ///
+    /// Else it is the default (the empty name), as gRPC looks it up.
     pub(crate) fn method_index(&self, path: &str) -> Option<usize> {
         let index = self.names.get(path).or_else(|| {
             let slash = path.rfind('/')?;
@@ -330,7 +390,9 @@ impl ServiceConfig {
         Ok(())
     }
 
-    /// Reads one name at `at`, for the entry `index`; a name given twice is an error.
+    /// Reads one name at `at`, for the entry `index`.
+    ///
+    /// A name given twice is an error.
     fn name(&mut self, at: &str, name: &Value, index: usize) -> Result<(), ServiceConfigError> {
         let name = object(at, name)?;
         let text = |key: &str| -> Result<Option<&str>, ServiceConfigError> {
@@ -450,11 +512,12 @@ fn hedging_policy(at: &str, value: &Value) -> Result<HedgingPolicy, ServiceConfi
     })
 }
 
-/// The most attempts a policy gets, whatever the config says (A6: "values greater than 5
-/// are treated as 5").
+/// The most attempts a policy gets, whatever the config says.
+///
+/// A6: "values greater than 5 are treated as 5".
 const MAX_ATTEMPTS_CAP: u32 = 5;
 
-/// A policy's `maxAttempts`: a JSON integer above 1, capped at 5.
+/// A policy's `maxAttempts`: an integer above 1, capped at 5.
 fn max_attempts(at: &str, policy: &Map<String, Value>) -> Result<u32, ServiceConfigError> {
     let at = join(at, "maxAttempts");
     let value = required(&at, policy, "maxAttempts")?;
@@ -511,11 +574,23 @@ fn number<'a>(at: &str, value: &'a Value, rule: &str) -> Result<&'a Number, Serv
     }
 }
 
-/// A non-negative JSON number in thousandths, the digits past the third decimal dropped
-/// (gRPC C-core's arithmetic, which reads the decimal text, not a float times 1000); `None`
-/// for a negative number. A float is read back from its shortest decimal form (Rust's
-/// `Display`, never an exponent), the text it was written as for any number of up to 15
-/// significant digits. Saturates at `u64::MAX`.
+/// A non-negative JSON number in thousandths.
+///
+/// The digits past the third decimal are dropped.
+///
+/// That is gRPC C-core's arithmetic: it reads the decimal text.
+///
+/// It does not read a float times 1000.
+///
+/// `None` for a negative number.
+///
+/// A float is read back from its shortest decimal form.
+///
+/// That is Rust's `Display`, never an exponent.
+///
+/// For any number of up to 15 significant digits, that is the text it was written as.
+///
+/// Saturates at `u64::MAX`.
 fn thousandths(n: &Number) -> Option<u64> {
     if let Some(whole) = n.as_u64() {
         return Some(whole.saturating_mul(1000));
@@ -541,7 +616,9 @@ fn thousandths(n: &Number) -> Option<u64> {
     Some(whole.saturating_mul(1000).saturating_add(milli))
 }
 
-/// The names of the status codes, by number (gRPC's `grpc_status_code` spellings).
+/// The status codes' names, by number.
+///
+/// They are gRPC's `grpc_status_code` spellings.
 const CODE_NAMES: [&str; 17] = [
     "OK",
     "CANCELLED",
@@ -562,7 +639,9 @@ const CODE_NAMES: [&str; 17] = [
     "UNAUTHENTICATED",
 ];
 
-/// A JSON array of status codes at `at`, each a name in any case or a number from 0 to 16.
+/// A JSON array of status codes at `at`.
+///
+/// Each is a name in any case, or a number from 0 to 16.
 fn code_set(at: &str, value: &Value) -> Result<CodeSet, ServiceConfigError> {
     let codes = value
         .as_array()
@@ -601,9 +680,19 @@ fn code_set(at: &str, value: &Value) -> Result<CodeSet, ServiceConfigError> {
 /// The largest duration proto3 allows: 10 000 years, in seconds.
 const MAX_DURATION_SECS: u64 = 315_576_000_000;
 
-/// A proto3 JSON duration at `at`: a string of decimal seconds, with at most nine fractional
-/// digits, and an `s` (`"1s"`, `"0.1s"`, `".5s"`, `"1.000000001s"`). No sign (no field here
-/// takes a negative duration), no exponent, no other unit; at most 315 576 000 000 s.
+/// A proto3 JSON duration at `at`.
+///
+/// It is a string of decimal seconds and an `s`.
+///
+/// Examples: `"1s"`, `"0.1s"`, `".5s"`, `"1.000000001s"`.
+///
+/// It has at most nine fractional digits.
+///
+/// It has no sign: no field here takes a negative duration.
+///
+/// It takes no exponent and no other unit.
+///
+/// It is at most 315 576 000 000 s.
 fn duration(at: &str, value: &Value) -> Result<Duration, ServiceConfigError> {
     let malformed = || {
         ServiceConfigError::new(
@@ -651,12 +740,16 @@ fn object<'a>(at: &str, value: &'a Value) -> Result<&'a Map<String, Value>, Serv
         .ok_or_else(|| ServiceConfigError::new(at, "must be an object"))
 }
 
-/// The field `key`, absent if `null` (as proto3 JSON reads a `null`).
+/// The field `key`, absent if `null`.
+///
+/// That is how proto3 JSON reads a `null`.
 fn field<'a>(object: &'a Map<String, Value>, key: &str) -> Option<&'a Value> {
     object.get(key).filter(|v| !v.is_null())
 }
 
-/// The field `key`, which must be there; `at` is its path.
+/// The field `key`, which must be there.
+///
+/// `at` is its path.
 fn required<'a>(
     at: &str,
     object: &'a Map<String, Value>,
@@ -665,9 +758,15 @@ fn required<'a>(
     field(object, key).ok_or_else(|| with_hint(at, object, key, "is required"))
 }
 
-/// The error `message` for the missing field `key`, with a hint when the object has it in
-/// another case: grpc-go reads field names in any case (Go's JSON does), so configs written
-/// for it may say `"MaxAttempts"`; gRPC's other clients, and this parser, do not.
+/// The error `message` for the missing field `key`.
+///
+/// It has a hint when the object has it in another case.
+///
+/// grpc-go reads field names in any case, as Go's JSON does.
+///
+/// So configs written for it may say `"MaxAttempts"`.
+///
+/// gRPC's other clients, and this parser, do not.
 fn with_hint(
     at: &str,
     object: &Map<String, Value>,
@@ -708,12 +807,12 @@ mod tests {
         }
     }
 
-    /// A config whose one method entry (named `pkg.S`) has `body` added.
+    /// A config with one method entry (`pkg.S`), `body` added.
     fn method(body: &str) -> String {
         format!(r#"{{"methodConfig": [{{"name": [{{"service": "pkg.S"}}]{body}}}]}}"#)
     }
 
-    /// A retry policy: the valid one with `fields` replacing or adding fields.
+    /// A retry policy: the valid one, `fields` replacing or added.
     fn retry(fields: &str) -> String {
         let mut policy: Map<String, Value> = serde_json::from_str(
             r#"{"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
@@ -811,7 +910,9 @@ mod tests {
         assert_eq!(timeout("not a path"), Some(Duration::from_secs(3)));
         assert_eq!(timeout(""), Some(Duration::from_secs(3)));
 
-        // `{"service": ""}` is the default too; without a default, other paths have none.
+        // `{"service": ""}` is the default too.
+        //
+        // Without a default, other paths have none.
         let config =
             parse(r#"{"methodConfig": [{"name": [{"service": ""}], "waitForReady": true}]}"#);
         assert_eq!(config.method("/a.B/C").unwrap().wait_for_ready, Some(true));
@@ -849,7 +950,9 @@ mod tests {
             error(r#"{"methodConfig": [{"name": [{}]}, {"name": [{"service": ""}]}]}"#),
             "methodConfig[1].name[0]: duplicate name: the default (empty service) is named twice"
         );
-        // A method and its service are two names; two entries without names are no clash.
+        // A method and its service are two names.
+        //
+        // Two entries without names are no clash.
         parse(
             r#"{"methodConfig": [{"name": [{"service": "pkg.S"}, {"service": "pkg.S", "method": "M"}]}, {}, {"name": []}]}"#,
         );
@@ -1190,7 +1293,7 @@ mod tests {
             throttling(r#""maxTokens": 10, "tokenRatio": 0.1"#),
             read(10_000, 100)
         );
-        // The bucket a target's calls share: full, of that size and ratio.
+        // The bucket a target's calls share: full, that size and ratio.
         let bucket = throttling(r#""maxTokens": 2.5, "tokenRatio": 0.1"#)
             .unwrap()
             .budget();
@@ -1269,7 +1372,9 @@ mod tests {
         );
     }
 
-    /// The thousandths of floats whose `x * 1000.0` is off by an ulp: read from the decimal.
+    /// Floats whose `x * 1000.0` is off by an ulp.
+    ///
+    /// Their thousandths are read from the decimal.
     #[test]
     fn thousandths_from_the_decimal_not_the_float() {
         for (text, milli) in [
@@ -1286,9 +1391,13 @@ mod tests {
         assert!((1.005f64 * 1000.0).floor() != 1005.0 || (4.35f64 * 1000.0).floor() != 4350.0);
     }
 
-    /// The retry example of grpc-go (`examples/features/retry/client/main.go`), pasted as is:
-    /// grpc-go reads its field names in any case (Go's JSON does); gRPC's other clients, and
-    /// this parser, do not, and say so.
+    /// The retry example of grpc-go, pasted as is.
+    ///
+    /// It is `examples/features/retry/client/main.go`.
+    ///
+    /// grpc-go reads its field names in any case, as Go's JSON does.
+    ///
+    /// gRPC's other clients, and this parser, do not, and say so.
     #[test]
     fn grpc_go_retry_example() {
         let go = r#"{
@@ -1307,7 +1416,7 @@ mod tests {
             error(go),
             r#"methodConfig[0].retryPolicy.maxAttempts: is required (found "MaxAttempts": field names are case-sensitive)"#
         );
-        // With the field names as A6 spells them, its values are read as grpc-go reads them.
+        // With A6's field names, it reads as grpc-go reads it.
         let fixed = go
             .replace("\"Max", "\"max")
             .replace("\"Initial", "\"initial")
@@ -1329,8 +1438,11 @@ mod tests {
         );
     }
 
-    /// A6's examples (its retry policy, hedging policies and throttling) in one config, with
-    /// `loadBalancingPolicy` and the message sizes, which are ignored.
+    /// A6's examples in one config.
+    ///
+    /// They are its retry policy, hedging policies and throttling.
+    ///
+    /// `loadBalancingPolicy` and the message sizes are there too, and ignored.
     #[test]
     fn a6_examples() {
         let config = parse(
@@ -1406,7 +1518,7 @@ mod tests {
         );
     }
 
-    /// The error type's traits, as the brief of the public API lists them.
+    /// The error type's traits, as the public API's brief lists them.
     #[test]
     fn the_error_is_a_plain_value() {
         fn is_error<E: std::error::Error + Clone + PartialEq + Send + Sync + 'static>(_: &E) {}
@@ -1416,8 +1528,13 @@ mod tests {
         assert!(format!("{e:?}").contains("ServiceConfigError"));
     }
 
-    /// No input panics: random bytes, and valid configs mutated byte by byte (deleted,
-    /// replaced, duplicated, truncated), each parsed or refused.
+    /// No input panics.
+    ///
+    /// Inputs: random bytes, and valid configs mutated byte by byte.
+    ///
+    /// Mutations: deleted, replaced, duplicated, truncated.
+    ///
+    /// Each input is parsed or refused.
     #[test]
     fn nothing_panics() {
         use rand::rngs::SmallRng;
