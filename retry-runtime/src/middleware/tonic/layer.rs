@@ -1,5 +1,8 @@
-//! [`ServiceConfigLayer`], the service it makes, and its future: each call routed by its path
-//! to its method's [`RetryLayer`](crate::tower::RetryLayer), made once from the config.
+//! [`ServiceConfigLayer`], the service it makes, and its future.
+//!
+//! Each call is routed by its path to its method's [`RetryLayer`](crate::tower::RetryLayer).
+//!
+//! Those layers are made once, from the config.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -32,22 +35,37 @@ use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, TransportErrors};
 use crate::{Backoff, TimedOut};
 
-/// The request body a call may replay: gRPC C-core's default retry buffer, 256 KiB. A call
-/// whose request is larger is sent once (A6: it is committed).
+/// The request body a call may replay: 256 KiB.
+///
+/// That is gRPC C-core's default retry buffer.
+///
+/// A call whose request is larger is sent once (A6: it is committed).
 const RETRY_BUFFER: usize = 256 * 1024;
 
-/// An attempt's limit when its method sets no `perAttemptRecvTimeout`: never reached, but
-/// what lets the call's deadline cut an attempt (the loop limits each to the time left).
+/// An attempt's limit when its method sets no `perAttemptRecvTimeout`.
+///
+/// It is never reached, but lets the call's deadline cut an attempt.
+///
+/// The loop limits each attempt to the time left.
 const NO_LIMIT: Duration = Duration::from_secs(u32::MAX as u64);
 
-/// The hooks a layer's calls are told of (`notify`, `give_up`, `stats`, the guards), held
-/// as a [`RetryLayer`] that never runs a loop: each method's loop is made from it.
+/// The hooks a layer's calls are told of: `notify`, `give_up`, `stats`, the guards.
+///
+/// They are held as a [`RetryLayer`] that never runs a loop.
+///
+/// Each method's loop is made from it.
 type Hooks<Gd, N, G> =
     RetryLayer<TransportErrors, ByStatus, Settings<Unset, Unset, Unset, Gd, N, G>>;
 
-/// The loop settings of a method with a policy: the channel's throttle (if any) as its
-/// budget, an attempt's limit, a hedge for a `hedgingPolicy`, and the user's hooks (with
-/// feature `metrics`, A96's figures heard after the user's `stats`).
+/// The loop settings of a method with a policy.
+///
+/// Its budget is the channel's throttle, if any.
+///
+/// It has an attempt's limit, and a hedge for a `hedgingPolicy`.
+///
+/// It has the user's hooks.
+///
+/// With feature `metrics`, A96's figures are heard after the user's `stats`.
 type Loop<Gd, N, G> = Settings<
     Option<Arc<RetryThrottling>>,
     Option<Duration>,
@@ -57,9 +75,13 @@ type Loop<Gd, N, G> = Settings<
     G,
 >;
 
-/// Guards with each call's figures going to A96's histograms too ([`super::a96`], feature
-/// `metrics`); the guards as they are without it. Public in a private module: in the
-/// layer's bounds only.
+/// Guards with each call's figures going to A96's histograms too.
+///
+/// That is with feature `metrics` (see [`super::a96`]).
+///
+/// Without it, the guards are as they are.
+///
+/// Public in a private module: in the layer's bounds only.
 pub trait Figured {
     /// The guards a method's loop runs with.
     type Out;
@@ -83,19 +105,30 @@ impl<Gd> Figured for Gd {
     }
 }
 
-/// The loop of one method with a policy: [`RetryLayer`]'s, classified by A6
-/// ([`ChannelErrors`], [`ByCodes`]).
+/// The loop of one method with a policy: [`RetryLayer`]'s.
+///
+/// A6 classifies it ([`ChannelErrors`], [`ByCodes`]).
 type Route<Gd, N, G> = RetryLayer<ChannelErrors, ByCodes, Loop<Gd, N, G>>;
 
-/// The service a call with a policy runs: its method's [`RetryLayer`] over the channel.
-/// Public in a private module: named in the service's bounds and its future's type.
+/// The service a call with a policy runs.
+///
+/// It is its method's [`RetryLayer`] over the channel.
+///
+/// Public in a private module: the service's bounds and future's type name it.
 pub type Retried<S, Gd, N, G> = RetryService<Counted<S>, ChannelErrors, ByCodes, Loop<Gd, N, G>>;
 
-/// gRPC's service config applied to a tonic channel: a [`tower::Layer`](Layer) that gives each
-/// call its method's `retryPolicy` or `hedgingPolicy` and the channel's `retryThrottling`
-/// ([gRFC A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md)), as gRPC's
-/// own clients apply them. See the [module](super) for what it does and how A6 differs from
-/// this crate's defaults.
+/// gRPC's service config applied to a tonic channel.
+///
+/// It is a [`tower::Layer`](Layer) giving each call its method's `retryPolicy` or `hedgingPolicy`.
+///
+/// It applies the channel's `retryThrottling` too.
+///
+/// It applies them as gRPC's own clients do ([gRFC
+/// A6](https://github.com/grpc/proposal/blob/master/A6-client-retries.md)).
+///
+/// See the [module](super) for what it does.
+///
+/// The module also says how A6 differs from this crate's defaults.
 ///
 /// ```
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)] async fn main() {
@@ -142,31 +175,42 @@ pub type Retried<S, Gd, N, G> = RetryService<Counted<S>, ChannelErrors, ByCodes,
 /// # }
 /// ```
 ///
-/// A generated client takes the layer's service as it takes a `Channel`:
-/// `GreeterClient::new(ServiceBuilder::new().layer(layer).service(channel))`.
+/// A generated client takes the layer's service as it takes a `Channel`.
 ///
-/// Its calls are told to the same hooks as [`RetryLayer`]'s, set the same way:
-/// [`notify`](ServiceConfigLayer::notify), [`give_up`](ServiceConfigLayer::give_up),
-/// [`stats`](ServiceConfigLayer::stats), [`cancel`](ServiceConfigLayer::cancel),
-/// [`throttle`](ServiceConfigLayer::throttle), [`breaker`](ServiceConfigLayer::breaker),
-/// `trace` (feature `tracing`) and the awaited
-/// [`notify_async`](ServiceConfigLayer::notify_async),
-/// [`give_up_async`](ServiceConfigLayer::give_up_async) and
-/// [`stats_async`](ServiceConfigLayer::stats_async). Its type parameters are those hooks' (`Gd` the guards, `N`
-/// `notify`, `G` `give_up`), as in [`RetryLayer`].
+/// `GreeterClient::new(ServiceBuilder::new().layer(layer).service(channel))` does it.
+///
+/// Its calls are told to the same hooks as [`RetryLayer`]'s, set the same way.
+///
+/// - [`notify`](ServiceConfigLayer::notify), [`give_up`](ServiceConfigLayer::give_up),
+///   [`stats`](ServiceConfigLayer::stats).
+/// - [`cancel`](ServiceConfigLayer::cancel), [`throttle`](ServiceConfigLayer::throttle),
+///   [`breaker`](ServiceConfigLayer::breaker).
+/// - `trace` (feature `tracing`).
+/// - The awaited [`notify_async`](ServiceConfigLayer::notify_async),
+///   [`give_up_async`](ServiceConfigLayer::give_up_async) and
+///   [`stats_async`](ServiceConfigLayer::stats_async).
+///
+/// Its type parameters are those hooks', as in [`RetryLayer`].
+///
+/// `Gd` is the guards, `N` `notify`, `G` `give_up`.
 #[derive(Clone, Debug)]
 #[must_use = "a layer does nothing until it wraps a channel"]
 pub struct ServiceConfigLayer<Gd = (Unset, Unset), N = Unset, G = Unset> {
     config: Arc<ServiceConfig>,
-    /// The channel's throttle, shared by every service the layer and its clones make.
+    /// The channel's throttle.
+    ///
+    /// Every service the layer and its clones make shares it.
     throttle: Option<Arc<RetryThrottling>>,
-    /// The target the throttle guards, as the figures name it (`grpc.target`).
+    /// The target the throttle guards, named `grpc.target` in the figures.
     target: Arc<str>,
     hooks: Hooks<Gd, N, G>,
 }
 
-/// What a service made by a layer keeps: the config, and each method entry's loop (`None`:
-/// sent once), which holds the channel's throttle.
+/// What a service made by a layer keeps.
+///
+/// It keeps the config, and each method entry's loop (`None`: sent once).
+///
+/// The loops hold the channel's throttle.
 struct Config<Gd: Figured, N, G> {
     config: Arc<ServiceConfig>,
     routes: Vec<Option<Entry<Gd, N, G>>>,
@@ -175,24 +219,34 @@ struct Config<Gd: Figured, N, G> {
 
 /// One `methodConfig` entry with a policy, as calls run it.
 struct Entry<Gd: Figured, N, G> {
-    /// The loop of a call without a deadline: an attempt limited by `perAttemptRecvTimeout`
-    /// alone, so that a first attempt answered at once costs what it costs through
-    /// `RetryLayer` (no loop made, nothing allocated).
+    /// The loop of a call without a deadline.
+    ///
+    /// Its attempt is limited by `perAttemptRecvTimeout` alone.
+    ///
+    /// So a first attempt answered at once costs what it costs through `RetryLayer`.
+    ///
+    /// No loop is made, nothing allocated.
     layer: Route<Gd, N, G>,
-    /// The loop of a call with a deadline: every attempt limited, so that the deadline cuts
-    /// the one running.
+    /// The loop of a call with a deadline: every attempt limited.
+    ///
+    /// So the deadline cuts the one running.
     bounded: Route<Gd, N, G>,
     /// `timeout`: the call's deadline, unless its own `grpc-timeout` is shorter.
     timeout: Option<Duration>,
-    /// The throttle and the codes, for the attempts a negative pushback ends (A6 counts them).
+    /// The throttle and the codes, for attempts a negative pushback ends.
+    ///
+    /// A6 counts them.
     refused: Option<(Arc<RetryThrottling>, CodeSet)>,
 }
 
 impl ServiceConfigLayer {
-    /// The layer that applies `config` to the channel it wraps: one loop per method entry
-    /// with a `retryPolicy` or a `hedgingPolicy`, and one [`RetryThrottling`] from its
-    /// `retryThrottling` (none without it), shared by every service the layer and its clones
-    /// make.
+    /// The layer that applies `config` to the channel it wraps.
+    ///
+    /// It makes one loop per method entry with a `retryPolicy` or a `hedgingPolicy`.
+    ///
+    /// It makes one [`RetryThrottling`] from its `retryThrottling`, none without it.
+    ///
+    /// Every service the layer and its clones make shares it.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -214,9 +268,11 @@ impl ServiceConfigLayer {
 }
 
 impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
-    /// Name the target the layer's channel calls (its `grpc.target`, `"unknown"` unless
-    /// named), for the figures of its calls. The throttle is the layer's whatever its name:
-    /// one channel, one throttle.
+    /// Name the target the layer's channel calls, for its calls' figures.
+    ///
+    /// It is their `grpc.target`, `"unknown"` unless named.
+    ///
+    /// The throttle is the layer's whatever its name: one channel, one throttle.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -229,8 +285,9 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self
     }
 
-    /// The same layer, its hooks made into others by `f` (one of the setters below, which are
-    /// [`RetryLayer`]'s own).
+    /// The same layer, its hooks made into others by `f`.
+    ///
+    /// `f` is one of the setters below, [`RetryLayer`]'s own.
     fn with_hooks<Gd2, N2, G2>(
         self,
         f: impl FnOnce(Hooks<Gd, N, G>) -> Hooks<Gd2, N2, G2>,
@@ -243,9 +300,14 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         }
     }
 
-    /// Tell `hook` of each retry: the [`Failed`] attempt (a response, or the channel's
-    /// error) and the [`RetryEvent`], as [`RetryLayer::notify`](crate::builder::RetryBuilder::notify)
-    /// does. A transparent retry is not one.
+    /// Tell `hook` of each retry.
+    ///
+    /// It is told the [`Failed`] attempt (a response, or the channel's error) and the
+    /// [`RetryEvent`].
+    ///
+    /// [`RetryLayer::notify`](crate::builder::RetryBuilder::notify) does the same.
+    ///
+    /// A transparent retry is not one.
     ///
     /// ```
     /// use retry_jitter::http::Failed;
@@ -263,8 +325,11 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self.with_hooks(|hooks| hooks.notify(hook))
     }
 
-    /// Tell `hook` once, when retrying ends on a failure, what failed and why
-    /// ([`GiveUp`]), as [`RetryLayer::give_up`](crate::builder::RetryBuilder::give_up) does.
+    /// Tell `hook` once, when retrying ends on a failure.
+    ///
+    /// It is told what failed and why ([`GiveUp`]).
+    ///
+    /// [`RetryLayer::give_up`](crate::builder::RetryBuilder::give_up) does the same.
     ///
     /// ```
     /// use retry_jitter::http::Failed;
@@ -282,8 +347,11 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self.with_hooks(|hooks| hooks.give_up(hook))
     }
 
-    /// Hand each retried call's figures ([`RetryStats`], `transparent_retries` among them) to
-    /// `hook` when it ends, as [`RetryLayer::stats`](crate::builder::RetryBuilder::stats) does.
+    /// Hand each retried call's figures ([`RetryStats`]) to `hook` when it ends.
+    ///
+    /// `transparent_retries` is among them.
+    ///
+    /// [`RetryLayer::stats`](crate::builder::RetryBuilder::stats) does the same.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -329,8 +397,9 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self.with_hooks(|hooks| hooks.notify_async(hook))
     }
 
-    /// Await `hook` once, when retrying ends on a failure, as
-    /// [`RetryLayer::give_up_async`](crate::builder::RetryBuilder::give_up_async) does.
+    /// Await `hook` once, when retrying ends on a failure.
+    ///
+    /// [`RetryLayer::give_up_async`](crate::builder::RetryBuilder::give_up_async) does the same.
     ///
     /// ```
     /// use retry_jitter::hooks::HookFuture;
@@ -362,8 +431,9 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self.with_hooks(|hooks| hooks.give_up_async(hook))
     }
 
-    /// Await `hook` with each retried call's figures when it ends, as
-    /// [`RetryLayer::stats_async`](crate::builder::RetryBuilder::stats_async) does.
+    /// Await `hook` with each retried call's figures when it ends.
+    ///
+    /// [`RetryLayer::stats_async`](crate::builder::RetryBuilder::stats_async) does the same.
     ///
     /// ```
     /// use retry_jitter::hooks::HookFuture;
@@ -389,9 +459,11 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self.with_hooks(|hooks| hooks.stats_async(hook))
     }
 
-    /// Stop retrying once `token` is cancelled, as
-    /// [`RetryLayer::cancel`](crate::builder::RetryBuilder::cancel) does: a wait ends at once and
-    /// the call returns its last outcome.
+    /// Stop retrying once `token` is cancelled.
+    ///
+    /// [`RetryLayer::cancel`](crate::builder::RetryBuilder::cancel) does the same.
+    ///
+    /// A wait ends at once and the call returns its last outcome.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -410,9 +482,13 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self.with_hooks(|hooks| hooks.cancel(token))
     }
 
-    /// Ask `throttle` before every attempt of a method with a policy, as
-    /// [`RetryLayer::throttle`](crate::builder::RetryBuilder::throttle) does; a call it refuses
-    /// ends `UNAVAILABLE`. Beside the config's `retryThrottling`, which bounds retries alone.
+    /// Ask `throttle` before every attempt of a method with a policy.
+    ///
+    /// [`RetryLayer::throttle`](crate::builder::RetryBuilder::throttle) does the same.
+    ///
+    /// A call it refuses ends `UNAVAILABLE`.
+    ///
+    /// It works beside the config's `retryThrottling`, which bounds retries alone.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -432,9 +508,11 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self.with_hooks(|hooks| hooks.throttle(throttle))
     }
 
-    /// Count each call of a method with a policy in `breaker`, and while it is open end such
-    /// a call at once, `UNAVAILABLE`, as
-    /// [`RetryLayer::breaker`](crate::builder::RetryBuilder::breaker) does.
+    /// Count each call of a method with a policy in `breaker`.
+    ///
+    /// While it is open, such a call ends at once, `UNAVAILABLE`.
+    ///
+    /// [`RetryLayer::breaker`](crate::builder::RetryBuilder::breaker) does the same.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -454,8 +532,9 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
         self.with_hooks(|hooks| hooks.breaker(breaker))
     }
 
-    /// The level of its calls' events (feature `tracing`; WARN unless set), as
-    /// [`RetryLayer::trace`](crate::builder::RetryBuilder::trace) sets it.
+    /// The level of its calls' events (feature `tracing`; WARN unless set).
+    ///
+    /// [`RetryLayer::trace`](crate::builder::RetryBuilder::trace) sets it the same way.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -471,7 +550,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
 }
 
 impl<Gd: Figured + Clone, N: Clone, G: Clone> Entry<Gd, N, G> {
-    /// The loop of `method`, if it has a policy, on the user's `hooks`.
+    /// The loop of `method`, if it has a policy, on `hooks`.
     fn of(
         method: &MethodConfig,
         throttle: &Option<Arc<RetryThrottling>>,
@@ -510,8 +589,11 @@ type Unclassified<Gd, N, G> = RetryLayer<
     Settings<Unset, Option<Duration>, Option<Hedge>, Gd, N, G>,
 >;
 
-/// The user's `hooks` under `attempts`, every request one the config vouches for
-/// (`idempotent`): gRPC sends again what the config says to, whatever it does.
+/// The user's `hooks` under `attempts`.
+///
+/// The config vouches for every request (`idempotent`).
+///
+/// gRPC sends again what the config says to, whatever it does.
 fn vouched<Gd, N, G>(hooks: Hooks<Gd, N, G>, attempts: crate::Policy) -> Hooks<Gd, N, G> {
     hooks
         .with_policy(attempts)
@@ -520,14 +602,18 @@ fn vouched<Gd, N, G>(hooks: Hooks<Gd, N, G>, attempts: crate::Policy) -> Hooks<G
         .idempotent()
 }
 
-/// An attempt's limit: `perAttemptRecvTimeout` if set; else, for a call with a deadline
-/// (`bounded`), one never reached, so that the deadline cuts the attempt.
+/// An attempt's limit: `perAttemptRecvTimeout` if set.
+///
+/// Else, for a call with a deadline (`bounded`), one never reached.
+///
+/// Then the deadline cuts the attempt.
 fn limit(per_attempt: Option<Duration>, bounded: bool) -> Option<Duration> {
     per_attempt.or(bounded.then_some(NO_LIMIT))
 }
 
-/// The [`RetryLayer`] of a `retryPolicy`: its attempts, A6's backoff, its
-/// `perAttemptRecvTimeout`.
+/// The [`RetryLayer`] of a `retryPolicy`.
+///
+/// It has its attempts, A6's backoff, its `perAttemptRecvTimeout`.
 fn retried<Gd, N, G>(
     hooks: Hooks<Gd, N, G>,
     policy: &RetryPolicy,
@@ -546,9 +632,15 @@ fn retried<Gd, N, G>(
         .hedge_maybe(None)
 }
 
-/// The [`RetryLayer`] of a `hedgingPolicy`: its copies, each `hedgingDelay` after the one
-/// before, and no wait when none runs (A6's hedges have no backoff); a server's pushback of
-/// any length is waited (no cap refuses it: the call's deadline bounds it).
+/// The [`RetryLayer`] of a `hedgingPolicy`.
+///
+/// It sends its copies, each `hedgingDelay` after the one before.
+///
+/// It waits nothing when none runs: A6's hedges have no backoff.
+///
+/// A server's pushback of any length is waited.
+///
+/// No cap refuses it: the call's deadline bounds it.
 fn hedged<Gd, N, G>(
     hooks: Hooks<Gd, N, G>,
     policy: &HedgingPolicy,
@@ -565,8 +657,9 @@ fn hedged<Gd, N, G>(
 impl<S, Gd: Figured + Clone, N: Clone, G: Clone> Layer<S> for ServiceConfigLayer<Gd, N, G> {
     type Service = ServiceConfigService<S, Gd, N, G>;
 
-    /// A service over `inner`, with a loop per method entry made now (its throttle the
-    /// layer's).
+    /// A service over `inner`, with a loop per method entry made now.
+    ///
+    /// Their throttle is the layer's.
     fn layer(&self, inner: S) -> Self::Service {
         let routes = self
             .config
@@ -585,10 +678,15 @@ impl<S, Gd: Figured + Clone, N: Clone, G: Clone> Layer<S> for ServiceConfigLayer
     }
 }
 
-/// The service a [`ServiceConfigLayer`] makes over a channel `S`: each call routed to its
-/// method's loop, or sent once. `Clone` as a `Channel` is: its clones share the layer's
-/// throttle. A client held in a struct names it over its channel (and the layer's hooks, if
-/// it has any):
+/// The service a [`ServiceConfigLayer`] makes over a channel `S`.
+///
+/// Each call is routed to its method's loop, or sent once.
+///
+/// It is `Clone` as a `Channel` is: its clones share the layer's throttle.
+///
+/// A client held in a struct names it over its channel.
+///
+/// It names the layer's hooks too, if it has any:
 ///
 /// ```
 /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer, ServiceConfigService};
@@ -649,7 +747,9 @@ where
     }
 
     fn call(&mut self, mut req: Request) -> Self::Future {
-        // The service made ready goes to this call; a clone of it waits for the next.
+        // The service made ready goes to this call.
+        //
+        // A clone of it waits for the next.
         let clone = self.inner.clone();
         let mut ready = core::mem::replace(&mut self.inner, clone);
         let config = &self.config;
@@ -692,7 +792,7 @@ type CallLabels = Option<super::a96::Labels>;
 #[cfg(not(feature = "metrics"))]
 type CallLabels = ();
 
-/// The labels of a call of `path` through a layer for `target`.
+/// The labels of a call of `path` through `target`'s layer.
 #[cfg(feature = "metrics")]
 fn call_labels(uri: &http::Uri, target: &Arc<str>) -> CallLabels {
     Some(super::a96::labels(uri, target))
@@ -700,7 +800,9 @@ fn call_labels(uri: &http::Uri, target: &Arc<str>) -> CallLabels {
 #[cfg(not(feature = "metrics"))]
 fn call_labels(_: &http::Uri, _: &Arc<str>) -> CallLabels {}
 
-/// `poll` with the call's labels set for the figures its loop hands over as it ends.
+/// `poll` with the call's labels set.
+///
+/// They label the figures its loop hands over as it ends.
 #[cfg(feature = "metrics")]
 fn labelled<O>(labels: &mut CallLabels, poll: impl FnOnce() -> O) -> O {
     super::a96::within(labels, poll)
@@ -710,9 +812,15 @@ fn labelled<O>(_: &mut CallLabels, poll: impl FnOnce() -> O) -> O {
     poll()
 }
 
-/// The call's deadline, on tokio's clock: the earliest of its `grpc-timeout`, its method's
-/// `timeout` and, inside a chain's scope, its caller's. A method `timeout` shorter than the
-/// request's `grpc-timeout` is written in its place, so the first attempt carries it too.
+/// The call's deadline, on tokio's clock.
+///
+/// It is the earliest of its `grpc-timeout` and its method's `timeout`.
+///
+/// Inside a chain's scope, its caller's counts too.
+///
+/// A method `timeout` shorter than the `grpc-timeout` is written in its place.
+///
+/// So the first attempt carries it too.
 fn deadline(req: &mut Request, timeout: Option<Duration>) -> Option<std::time::Instant> {
     let theirs = hops::least(req.headers(), GRPC_TIMEOUT, hops::parse_grpc_timeout);
     if let Some(own) = timeout.filter(|own| theirs.is_none_or(|theirs| *own < theirs)) {
@@ -731,10 +839,17 @@ fn deadline(req: &mut Request, timeout: Option<Duration>) -> Option<std::time::I
 }
 
 pin_project_lite::pin_project! {
-    /// The future of a [`ServiceConfigService`]: a call sent once, or its method's loop,
-    /// polled inside the call's deadline. Its error is a [`BoxError`]: the channel's, or a
-    /// `tonic::Status` (`DEADLINE_EXCEEDED` once the call's deadline passed), which a tonic
-    /// client reports as it is.
+    /// The future of a [`ServiceConfigService`].
+    ///
+    /// It is a call sent once, or its method's loop.
+    ///
+    /// It is polled inside the call's deadline.
+    ///
+    /// Its error is a [`BoxError`]: the channel's, or a `tonic::Status`.
+    ///
+    /// The status is `DEADLINE_EXCEEDED` once the call's deadline passed.
+    ///
+    /// A tonic client reports it as it is.
     ///
     /// ```
     /// use retry_jitter::tonic::future::ResponseFuture;
@@ -745,7 +860,9 @@ pin_project_lite::pin_project! {
         #[pin]
         call: Call<R, O>,
         scope: Option<Arc<Scope>>,
-        // The call's A96 labels (feature `metrics`), for the loop's figures at its end.
+        // The call's A96 labels (feature `metrics`).
+        //
+        // They label the loop's figures at its end.
         labels: CallLabels,
     }
 }
@@ -776,7 +893,7 @@ where
                     return Poll::Pending;
                 };
                 let scope = this.scope.as_deref();
-                // A loop that gave up inside the call's deadline tells the chain around it.
+                // A loop that gave up inside the call's deadline tells the chain.
                 if scope.is_some_and(Scope::gave_up) {
                     scope::mark_gave_up();
                 }
@@ -787,11 +904,19 @@ where
     }
 }
 
-/// A call's error as gRPC's clients end it: any error once the call's `deadline` has passed
-/// (the cut of the loop, or the channel's own timer, which reads the request's
-/// `grpc-timeout`) is `DEADLINE_EXCEEDED`; the last attempt cut by `perAttemptRecvTimeout`
-/// is `CANCELLED`, with C-core's message; a call the layer's breaker or throttle refused is
-/// `UNAVAILABLE`, as a call no server could take.
+/// A call's error as gRPC's clients end it.
+///
+/// Any error once the call's `deadline` has passed is `DEADLINE_EXCEEDED`.
+///
+/// That covers the loop's cut and the channel's own timer.
+///
+/// The timer reads the request's `grpc-timeout`.
+///
+/// The last attempt cut by `perAttemptRecvTimeout` is `CANCELLED`, with C-core's message.
+///
+/// A call the layer's breaker or throttle refused is `UNAVAILABLE`.
+///
+/// That is as for a call no server could take.
 fn grpc_error(error: BoxError, deadline: Option<std::time::Instant>) -> BoxError {
     if deadline.is_some_and(|at| crate::sleep::tokio_now() >= at) {
         return Box::new(tonic::Status::deadline_exceeded("deadline exceeded"));
@@ -806,9 +931,16 @@ fn grpc_error(error: BoxError, deadline: Option<std::time::Instant>) -> BoxError
     error
 }
 
-/// The channel under a method's loop: each attempt answered with a retryable code whose
-/// `grpc-retry-pushback-ms` says not to retry is counted a failure by the throttle, as A6
-/// says (the loop, told "stop", counts nothing). Public in a private module.
+/// The channel under a method's loop.
+///
+/// Some attempts are counted a failure by the throttle, as A6 says.
+///
+/// They are those answered with a retryable code and a `grpc-retry-pushback-ms` saying not to
+/// retry.
+///
+/// The loop, told "stop", counts nothing.
+///
+/// Public in a private module.
 #[derive(Clone, Debug)]
 pub struct Counted<S> {
     inner: S,
