@@ -148,7 +148,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_classifiers(|on, _| (on, on_ok))
     }
 
-    /// Share a `static` budget with other calls (see [`Retry::budget`]).
+    /// Share a `static` budget with all its users (see [`Retry::budget`]).
     ///
     /// It replaces the default for every request, whatever its host.
     ///
@@ -442,7 +442,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// See [`Retry::stats`].
     ///
-    /// The figures: attempts, hedges, time waited and in all, the end.
+    /// The figures: attempts, hedges, time waited, time in all, outcome.
     ///
     /// A call ending on a response retried for its status sets `gave_up`.
     ///
@@ -702,7 +702,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// It has `gave_up` set.
     ///
-    /// A handler can then log or export them hookless.
+    /// A handler can then log or export them, no hook needed.
     ///
     /// Without it, the middleware reads no clock for figures.
     ///
@@ -891,7 +891,7 @@ impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
     ///
     /// It is 1 on the first, 2 on the first retry, …
     ///
-    /// The server then sees which attempt it answers.
+    /// The server sees which attempt of a request it answers.
     ///
     /// A gRPC request sent again carries `grpc-previous-rpc-attempts` either way.
     ///
