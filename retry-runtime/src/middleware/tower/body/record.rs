@@ -1,5 +1,8 @@
-//! The recorder behind [`Replayer`]: a body that is not `Clone` is recorded as the first
-//! attempt sends it, and sent again by the next.
+//! The recorder behind [`Replayer`].
+//!
+//! A body that is not `Clone` is recorded as the first attempt sends it.
+//!
+//! The next attempt sends it again.
 //!
 //! Each attempt's body has its own fate.
 
@@ -17,20 +20,30 @@ use http_body_util::BodyExt;
 
 use super::{known_over, KeepBody, WrapBody};
 
-/// How long a failed attempt's verdict waits for its transport to let go of its body.
+/// How long a failed attempt's verdict waits for its body's release.
 ///
-/// hyper's connection task drops it as soon as it sees the failure.
+/// Its transport releases the body.
 ///
-/// A body held past this is still being sent, and is not sent again.
+/// hyper's connection task drops it once it sees the failure.
+///
+/// A body held past this is still being sent.
+///
+/// It is not sent again.
 const SETTLING: Duration = Duration::from_millis(500);
 
 /// Where the original body is, for the next attempt.
 enum Source<B> {
-    /// An attempt's body holds it (or held it: it reached its end, went over the limit, or was
-    /// dropped with an attempt the server answered).
+    /// An attempt's body holds it, or held it.
+    ///
+    /// A body that held it reached its end, or went over the limit.
+    ///
+    /// Else it was dropped with an attempt the server answered.
     Sending,
-    /// Given back unfinished by attempt `by`'s body, dropped midway (a connection that
-    /// failed): the next attempt takes it once `by` is judged to have failed.
+    /// Given back unfinished by attempt `by`'s body, dropped midway.
+    ///
+    /// That happens on a failed connection.
+    ///
+    /// The next attempt takes it once `by` is judged to have failed.
     Returned { rest: B, by: u32 },
 }
 
@@ -39,20 +52,28 @@ enum Source<B> {
 enum Fate {
     /// Its transport holds it, unfinished.
     Sending,
-    /// Sent to its end (its last frame, or its trailers), or made of recorded bytes alone.
+    /// Sent to its end (its last frame, or its trailers).
+    ///
+    /// It may also be made of recorded bytes alone.
     Whole,
     /// Dropped unfinished: the rest of the original given back.
     GivenBack,
 }
 
-/// What may become of the rest an attempt's body gives back, by what its call came to.
+/// What may become of the rest an attempt's body gives back.
+///
+/// Its call's outcome decides.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Hand {
     /// Its call runs: the rest waits for its verdict.
     Open,
-    /// Its call failed with no answer, or was cut: the rest goes to the next attempt.
+    /// Its call failed with no answer, or was cut.
+    ///
+    /// The rest goes to the next attempt.
     On,
-    /// The server answered while the body was unfinished: the rest is dropped, never sent.
+    /// The server answered while the body was unfinished.
+    ///
+    /// The rest is dropped, never sent.
     Dropped,
 }
 
@@ -79,19 +100,26 @@ struct Recorded<B> {
     trailers: Option<HeaderMap>,
     /// The whole body is recorded.
     complete: bool,
-    /// More than the limit was sent, or the body failed: nothing can be replayed.
+    /// More than the limit was sent, or the body failed.
+    ///
+    /// Nothing can be replayed.
     over: bool,
     source: Source<B>,
-    /// The first attempt's body, and the later ones' (numbered from 1).
+    /// The first attempt's body, and later ones' (numbered from 1).
     first: Sent,
     later: Vec<Sent>,
-    /// Hedges waiting for the body to be complete or given back, verdicts waiting for their
-    /// body to settle: futures of the call's one loop.
+    /// Futures of the call's one loop that wait.
+    ///
+    /// Hedges wait for the body to be complete or given back.
+    ///
+    /// Verdicts wait for their body to settle.
     waiting: Vec<Waker>,
 }
 
 impl<B> Recorded<B> {
-    /// Whether a next attempt can be sent: the body is complete, or given back within the limit.
+    /// Whether a next attempt can be sent.
+    ///
+    /// The body is complete, or given back within the limit.
     fn replayable(&self) -> bool {
         !self.over && (self.complete || matches!(self.source, Source::Returned { .. }))
     }
@@ -122,13 +150,19 @@ impl<B> Recorded<B> {
         }
     }
 
-    /// The verdict on attempt `id`'s request once its call ended (`failed`: with no answer).
+    /// The verdict on attempt `id`'s request once its call ended.
     ///
-    /// `None` while its body is still being sent after a failure: its transport lets go soon.
+    /// `failed`: it ended with no answer.
     ///
-    /// A body given back is handed on only by a call that failed.
+    /// `None` while its body is still being sent after a failure.
     ///
-    /// One the server answered before its end is not sent again, nor is its rest.
+    /// Its transport lets go soon.
+    ///
+    /// Only a call that failed hands on a body given back.
+    ///
+    /// One the server answered before its end is not resent.
+    ///
+    /// Nor is its rest.
     fn verdict(&mut self, id: u32, failed: bool) -> Option<(bool, Option<B>)> {
         if self.over {
             return Some((false, None));
@@ -165,16 +199,22 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
-/// One attempt's body: the bytes recorded so far, then the rest of the original (recorded
-/// while it is sent), then the trailers.
+/// One attempt's body: the bytes recorded so far.
+///
+/// Then the rest of the original, recorded while it is sent.
+///
+/// Then the trailers.
 pub(super) struct AttemptBody<B: Body> {
     prefix: VecDeque<Bytes>,
-    /// In a `Mutex` only to make the replay `Sync` (for `BoxBody`) whatever `B` is.
+    /// In a `Mutex` only to make the replay `Sync` (for `BoxBody`).
+    ///
+    /// That holds whatever `B` is.
     ///
     /// Polling it goes through `&mut` (`get_mut`).
     ///
-    /// Only `is_end_stream` and `size_hint`, which take `&self`, lock it: uncontended, as the
-    /// replay has one owner.
+    /// Only `is_end_stream` and `size_hint`, which take `&self`, lock it.
+    ///
+    /// It is uncontended, as the replay has one owner.
     rest: Mutex<Option<B>>,
     trailers: Option<HeaderMap>,
     shared: Shared<B>,
@@ -188,7 +228,9 @@ impl<B: Body> AttemptBody<B> {
         self.rest.get_mut().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// `frame` recorded; `end`: it is the body's last (its trailers, or the body says so).
+    /// `frame` recorded.
+    ///
+    /// `end`: it is the body's last (its trailers, or the body says so).
     fn record(&self, frame: &Frame<Bytes>, end: bool) {
         let mut r = lock(&self.shared);
         if r.over {
@@ -206,9 +248,11 @@ impl<B: Body> AttemptBody<B> {
         } else if let Some(trailers) = frame.trailers_ref() {
             r.trailers = Some(trailers.clone());
         }
-        // Whole once its last frame is out, whether or not its transport polls for the end.
+        // Whole once its last frame is out.
         //
-        // A server that answers after reading it all answers a whole body.
+        // That holds whether or not its transport polls for the end.
+        //
+        // A server answering after reading it all answers a whole body.
         if end {
             r.whole(self.id);
         }
@@ -284,7 +328,9 @@ impl<B: Body> Drop for AttemptBody<B> {
             return;
         };
         let mut r = lock(&self.shared);
-        // At its end, or past its last frame or byte, it is whole: what is recorded is the body.
+        // At its end, or past its last frame or byte, it is whole.
+        //
+        // What is recorded is the body.
         //
         // A transport that sent it need not poll for the end.
         if r.complete || rest.is_end_stream() || rest.size_hint().exact() == Some(0) {
@@ -302,7 +348,9 @@ impl<B: Body> Drop for AttemptBody<B> {
     }
 }
 
-/// A copy of `req`'s head: what a [`Replayer`] keeps beside its recording.
+/// A copy of `req`'s head.
+///
+/// A [`Replayer`] keeps it beside its recording.
 fn head<B>(req: &http::Request<B>) -> http::Request<()> {
     let mut head = http::Request::new(());
     *head.method_mut() = req.method().clone();
@@ -313,18 +361,25 @@ fn head<B>(req: &http::Request<B>) -> http::Request<()> {
     head
 }
 
-/// How a body that is not `Clone` is kept: recorded as it is sent (a boxed body, a stream).
+/// How a body that is not `Clone` is kept.
 ///
-/// The body is recorded as the first attempt sends it, within the layer's limit.
+/// Examples: a boxed body, a stream.
 ///
-/// Each next attempt sends the recorded bytes again, wrapped in the body type ([`WrapBody`]).
+/// The first attempt records the body as it sends it.
 ///
-/// Then it sends the rest of the body, if a failed connection gave it back unfinished.
+/// It records within the layer's limit.
+///
+/// Each next attempt sends the recorded bytes again.
+///
+/// They are wrapped in the body type ([`WrapBody`]).
+///
+/// Then it sends the rest, if a failed connection gave the body back unfinished.
 ///
 /// Each attempt's body decides for its attempt alone.
 ///
-/// One the server answered before it was sent whole, or that went over the limit, is not
-/// replayed.
+/// A body the server answered before it was sent whole is not replayed.
+///
+/// Nor is one that went over the limit.
 ///
 /// ```
 /// use bytes::Bytes;
@@ -365,14 +420,15 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
         (first, Replayer { shared, limit })
     }
 
-    /// The next attempt's body, once the body is complete, or given back by an attempt that
-    /// failed with no answer.
+    /// The next attempt's body, once the body is complete.
     ///
-    /// A hedge may start while the first attempt still sends it.
+    /// Also once an attempt that failed unanswered gave it back.
+    ///
+    /// A hedge may start while the first attempt still sends.
     ///
     /// Never, when it went over the limit or its rest was dropped.
     ///
-    /// The call then ends on the answer that did it, which drops this.
+    /// The call then ends on that answer, which drops this.
     pub(super) fn next(&self) -> impl Future<Output = AttemptBody<B>> + '_ {
         poll_fn(move |cx| {
             let mut r = lock(&self.shared);
@@ -410,9 +466,13 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
         })
     }
 
-    /// [`KeepBody::judge`]: at once, unless the call failed while its body is still held.
+    /// [`KeepBody::judge`]: at once, unless the call failed.
     ///
-    /// Then once its transport lets go of it, or [`SETTLING`] passes (still being sent: no).
+    /// A failed call whose body is still held waits.
+    ///
+    /// It waits until its transport lets go of it, or [`SETTLING`] passes.
+    ///
+    /// If it is still being sent, the verdict is no.
     async fn judged(&self, id: u32, failed: bool) -> bool {
         let now = lock(&self.shared).verdict(id, failed);
         let (replayable, dropped) = match now {
@@ -430,7 +490,7 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
                 });
                 match tokio::time::timeout(SETTLING, settled).await {
                     Ok(verdict) => verdict,
-                    // Judged as answered: what it gives back later is dropped too.
+                    // Judged as answered: what it gives back later is dropped.
                     Err(_) => lock(&self.shared)
                         .verdict(id, false)
                         .unwrap_or((false, None)),
@@ -455,16 +515,20 @@ where
         if known_over(req.body(), limit) {
             return None;
         }
-        // The body is taken out for the recorder, an empty one in its place until then (a
-        // boxed zero-sized body: no allocation).
+        // The body is taken out for the recorder.
+        //
+        // An empty one is in its place until then.
+        //
+        // It is a boxed zero-sized body: no allocation.
         let empty = B::from_replay(http_body_util::Empty::new().map_err(|never| match never {}));
         let (first, replayer) = Replayer::start(core::mem::replace(req.body_mut(), empty), limit);
         *req.body_mut() = B::from_replay(first);
         Some((replayer, head(req)))
     }
 
-    /// Asked only of an attempt that ended unjudged (cut by its timeout): the body is recorded
-    /// whole, or given back within the limit.
+    /// Asked only of an attempt that ended unjudged (cut by its timeout).
+    ///
+    /// The body is recorded whole, or given back within the limit.
     fn replayable(&self) -> bool {
         lock(&self.shared).replayable()
     }
