@@ -1,36 +1,45 @@
-//! An attempt written inline in its retry loop: an `async fn`'s, and a `#[track_caller]` sync
-//! fn's.
+//! Attempts inlined in their retry loop (`async fn`, `#[track_caller]` sync fn).
 //!
 //! Inline, the body is part of the function's own state machine, as without `#[retry]`.
 //!
 //! In a nested `async` block it would be a second one, polled through one more layer.
 //!
-//! What the nested block gave for free is done by rewriting, outside closures, `async` blocks
-//! and nested items (which have their own `return` and `?`):
+//! Closures, `async` blocks and nested items keep their own `return` and `?`.
+//!
+//! Outside them, rewriting does what the nested block gave for free:
 //!
 //! | in the body | becomes | so that |
 //! |---|---|---|
 //! | `return value` | `break 'attempt value` | it ends the attempt, not the call |
 //! | `operand?` | `match Branch::branch(operand) { Continue(v) => v, Break(e) => break 'attempt IsResult::from_err(From::from(e)) }` | an error ends the attempt, converted by `From` as `?` converts it (rustc's desugaring of `?`, with the runtime's `Branch` for the unstable `Try`) |
 //!
-//! A macro call may expand to a `return` (`anyhow::bail!`) or hide a `?` in its arguments,
-//! where no rewriting reaches.
+//! No rewriting reaches inside a macro call.
 //!
-//! So only the standard library's and the logging crates' macros stay inline, and only without
-//! `return` or `?` in their arguments.
+//! One may expand to a `return` (`anyhow::bail!`).
 //!
-//! The logging crates' macros are reached through their crate: `tracing::info!`.
+//! One may hide a `?` in its arguments.
 //!
-//! Any other macro, or a body syn cannot parse, keeps the nested block: slower, never wrong.
+//! So only std's and the logging crates' macros stay inline.
+//!
+//! And only without `return` or `?` in their arguments.
+//!
+//! Logging macros must be reached through their crate: `tracing::info!`.
+//!
+//! Other macros and unparsable bodies keep the nested block.
+//!
+//! It is slower, never wrong.
 //!
 //! [`NotInline`] says which it was.
 //!
-//! A sync fn's attempt runs in a closure, except under `#[track_caller]`.
+//! A sync fn's attempt is a closure, except under `#[track_caller]`.
 //!
-//! A closure cannot be `#[track_caller]`, so the caller's location would not reach the body.
+//! A closure cannot be `#[track_caller]`.
 //!
-//! There the attempt is inline, and a body that cannot be is an error naming what is in the
-//! way.
+//! So the caller's location would not reach the body.
+//!
+//! There the attempt is inline.
+//!
+//! Otherwise it is an error naming what is in the way.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -44,17 +53,19 @@ use crate::walk::{self as visit_mut, VisitMut};
 pub(crate) struct InlineAttempt {
     /// The body's statements.
     pub stmts: TokenStream,
-    /// Whether they `break` to the attempt's label, which must then be written (an unused label
-    /// is a warning).
+    /// Whether they `break` to the attempt's label.
+    ///
+    /// Only then is the label written: unused, it is a warning.
     pub labelled: bool,
 }
 
-/// Why an attempt cannot be written inline: the first thing in the body that may leave it
-/// where no rewriting reaches.
+/// Why an attempt cannot be inline.
+///
+/// It names the body's first possible exit that no rewriting reaches.
 pub(crate) enum NotInline {
     /// A body syn does not parse.
     Unparsed,
-    /// A macro call: of a macro not known to keep its `return`s to itself (`known: false`).
+    /// A call of an unknown macro, which may `return` (`known: false`).
     ///
     /// Or one with a `return` or `?` in its arguments.
     Macro { path: syn::Path, known: bool },
@@ -62,13 +73,15 @@ pub(crate) enum NotInline {
     Verbatim(Span),
 }
 
-/// The body rewritten to run inline under `label`, or why only a nested block keeps its
-/// meaning.
+/// The body inlined under `label`, or why it must stay nested.
 ///
 /// `private` is the facade's `__private` path.
 ///
-/// `span` is the return type's: what needs `R` to be a `Result` is spanned there, as in the
-/// rest of the expansion (reported once).
+/// `span` is the return type's.
+///
+/// What needs `R` to be a `Result` is spanned there.
+///
+/// As elsewhere in the expansion, it is then reported once.
 pub(crate) fn rewrite(
     body: &TokenStream,
     label: &Lifetime,
@@ -105,38 +118,44 @@ struct Rewrite<'a> {
     label: &'a Lifetime,
     private: &'a TokenStream,
     span: Span,
-    /// A `return` or `?` was rewritten into a `break` to the label.
+    /// A `return` or `?` became a `break` to the label.
     labelled: bool,
-    /// The first thing that may leave the function without passing through a rewrite.
+    /// The first way out of the function that skips rewriting.
     not_inline: Option<NotInline>,
 }
 
 impl Rewrite<'_> {
-    /// `operand?`, as rustc desugars it, but ending the attempt (see the runtime's `Branch` and
-    /// `IsResult`).
+    /// `operand?` as rustc desugars it, but ending the attempt.
     ///
-    /// The steps that can fail on the operand are spanned at the `?`, where rustc reports its
-    /// own.
+    /// See the runtime's `Branch` and `IsResult`.
+    ///
+    /// The operand's fallible steps are spanned at the `?`.
+    ///
+    /// There rustc reports its own.
     ///
     /// The step that needs `R` to be a `Result` is spanned at the return type.
     fn question_mark(&self, operand: &Expr, mark: syn::Token![?]) -> TokenStream {
         let (label, span) = (self.label, self.span);
         let at = mark.span;
-        // Spanned at the `?` with no hygiene of their own: a mixed-site span is reported at the
-        // attribute.
+        // Spanned at the `?`, with no hygiene of their own.
         //
-        // Nothing of the user's is in scope where they are bound.
+        // A mixed-site span would be reported at the attribute.
+        //
+        // No user name is in scope where they are bound.
         let [value, error] = ["__retry_value", "__retry_error"].map(|name| Ident::new(name, at));
         let flow = quote_spanned!(at=> ::core::ops::ControlFlow);
         let private = respan(self.private, at);
         // The trait's method, not a generic function.
         //
-        // The operand's type is then checked once, not again for the projections in the result.
+        // The operand's type is then checked once.
+        //
+        // The result's projections do not check it again.
         let branch = quote_spanned!(at=> #private::Branch::branch);
         // `From::from` is called here, in the user's function.
         //
-        // So a `#[track_caller]` `From` sees the location rustc's `?` gives it: the start of
-        // `operand?`, where the call's parentheses are spanned.
+        // So a `#[track_caller]` `From` gets the location rustc's `?` gives.
+        //
+        // The call's parentheses carry it: the start of `operand?`.
         //
         // The path is spanned at the `?`, where rustc reports a missing `From`.
         let start = operand
@@ -147,19 +166,20 @@ impl Rewrite<'_> {
         let mut args = Group::new(Delimiter::Parenthesis, error.to_token_stream());
         args.set_span(start);
         let converted = quote_spanned!(at=> ::core::convert::From::from #args);
-        // The whole call at the return type: its bound `R: IsResult` is then reported with the
-        // others, once.
+        // The whole call is spanned at the return type.
+        //
+        // Then its `R: IsResult` is reported once, with the others.
         //
         // The conversion inside it is spanned at the `?`.
         let private_ret = respan(self.private, span);
         let outcome = quote_spanned!(span=> #private_ret::IsResult::from_err(#converted));
         // In parentheses: `f()?.g()` must not become a `match` statement and `.g()`.
         //
-        // The conversion is seen as the user's, unlike rustc's desugared `?`.
+        // The conversion counts as the user's, unlike rustc's desugared `?`.
         //
-        // So clippy's `useless_conversion` fires where the error type is already the function's.
+        // So `clippy::useless_conversion` fires when the error types already match.
         //
-        // It is allowed on the arm, which holds nothing of the user's.
+        // The arm, holding nothing of the user's, allows it.
         quote_spanned! {at=>
             (match #branch(#operand) {
                 #flow::Continue(#value) => #value,
@@ -182,7 +202,7 @@ impl VisitMut for Rewrite<'_> {
                 let label = self.label;
                 let (attrs, value) = (&ret.attrs, &ret.expr);
                 let brk = quote_spanned!(ret.return_token.span=> break);
-                // Its attributes kept: a `#[cfg(..)] return …;` that is off stays off.
+                // Attributes kept: a `#[cfg(..)] return …;` that is off stays off.
                 *expr = Expr::Verbatim(quote!(#(#attrs)* #brk #label #value));
                 self.labelled = true;
             }
@@ -193,7 +213,7 @@ impl VisitMut for Rewrite<'_> {
                 *expr = Expr::Verbatim(quote!(#(#attrs)* #rewritten));
                 self.labelled = true;
             }
-            // Tokens syn keeps unparsed: they may hold a `return` or a `?`.
+            // Tokens syn leaves unparsed may hold a `return` or `?`.
             Expr::Verbatim(tokens) => {
                 if leaves(tokens) && self.not_inline.is_none() {
                     self.not_inline = Some(NotInline::Verbatim(
@@ -223,8 +243,9 @@ impl VisitMut for Rewrite<'_> {
     }
 }
 
-/// The standard library's macros that never expand to a `return` of their own: bare
-/// (`println!`) or through their crate (`std::println!`).
+/// Std macros that never expand to a `return` of their own.
+///
+/// They may be bare (`println!`) or through their crate (`std::println!`).
 const STD_MACROS: &[&str] = &[
     "assert",
     "assert_eq",
@@ -260,15 +281,16 @@ const STD_MACROS: &[&str] = &[
     "writeln",
 ];
 
-/// The logging crates' macros (`tracing`, `log`): only through their crate (`tracing::warn!`).
+/// Logging macros (`tracing`, `log`), only through their crate: `tracing::warn!`.
 ///
 /// A bare `error!` may well be the user's own, and return.
 const LOG_MACROS: &[&str] = &["debug", "error", "event", "info", "trace", "warn"];
 
-/// A macro that never expands to a `return` of its own: a known name, reached as the table
-/// above says.
+/// A macro that never expands to a `return` of its own.
 ///
-/// It can stay in an inline attempt if there is no `return` or `?` in its arguments either.
+/// It has a known name, reached as the table above says.
+///
+/// It stays inline if its arguments hold no `return` or `?` either.
 fn is_known(mac: &Macro) -> bool {
     let mut names: Vec<String> = Vec::new();
     for s in &mac.path.segments {
