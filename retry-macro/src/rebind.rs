@@ -1,4 +1,6 @@
-//! Per-attempt rebinding of the arguments: each attempt gets its own copy of what it may use up.
+//! Per-attempt rebinding of the arguments.
+//!
+//! Each attempt copies what it may use up.
 //!
 //! | argument | signature becomes | each attempt starts with |
 //! |---|---|---|
@@ -14,14 +16,21 @@
 //! | `self`, `mut self` | `mut self` | `let __retry_self = own_self(kind, &mut self);`: re-borrowed if `Self` is a `&mut`, else cloned; the kind is `unborrowed(kind)` where the return type may hold a borrow of `self` |
 //! | `self: Arc<Self>`, `self: Box<Self>`… | `self: …` | `let __retry_self = CloneSelf::clone_self(&self);` |
 //!
-//! `self` cannot be shadowed: where each attempt needs a `self` of its own, the body's `self`
-//! is renamed `__retry_self` (receiver.rs).
+//! `self` cannot be shadowed.
 //!
-//! A `&mut` argument or `&mut self` that the return type may hold a shared borrow of is not
-//! re-borrowed: the body borrows from it itself.
+//! Yet each attempt may need a `self` of its own.
 //!
-//! In a nested `async` block the values are made before the block and moved into it
-//! ([`Rebind::moved_in`]).
+//! There the body's `self` is renamed `__retry_self` (receiver.rs).
+//!
+//! Some `&mut` arguments, `&mut self` included, are not re-borrowed.
+//!
+//! The return type may hold a shared borrow of them.
+//!
+//! The body borrows from them itself.
+//!
+//! For a nested `async` block, values are made before it.
+//!
+//! They are moved into it ([`Rebind::moved_in`]).
 //!
 //! `#[cfg]` attributes on an argument are copied onto its rebinding.
 
@@ -37,11 +46,12 @@ use crate::signature::{is_borrowed_impl, receiver_type, returned_borrows, strip_
 
 /// Each attempt's own arguments.
 ///
-/// As tokens: the statements that bind them where the attempt runs (the sync closure, the
-/// inline `async` attempt).
+/// As tokens: the statements binding them where the attempt runs.
+///
+/// That is the sync closure or the inline `async` attempt.
 pub(crate) struct Rebind {
     bindings: Vec<Binding>,
-    /// What the body's `self` is renamed to, where each attempt has a `self` of its own.
+    /// The body's `self` renamed, where each attempt has its own.
     pub self_alias: Option<Ident>,
 }
 
@@ -63,11 +73,17 @@ impl ToTokens for Rebind {
 impl Rebind {
     /// The same bindings for an attempt in a nested `async` block.
     ///
-    /// Each value is made before the block (`outside`) and moved into it (`inside`).
+    /// Each value is made before the block (`outside`).
     ///
-    /// A by-value argument is then owned by the block, as by the function, not borrowed from it.
+    /// It is then moved into the block (`inside`).
     ///
-    /// So a `Send + !Sync` argument (`Cell`, a generic `T: Send`) keeps the future `Send`.
+    /// The block then owns by-value arguments, like the function.
+    ///
+    /// It does not borrow them.
+    ///
+    /// So a `Send + !Sync` argument keeps the future `Send`.
+    ///
+    /// Such are `Cell` and a generic `T: Send`.
     pub(crate) fn moved_in(&self) -> (TokenStream, TokenStream) {
         let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
         for Binding {
@@ -86,12 +102,15 @@ impl Rebind {
 
     /// The body as each attempt runs it.
     ///
-    /// Its `self` is renamed where the attempt has one of its own (receiver.rs).
+    /// Its `self` is renamed if each attempt owns one (receiver.rs).
     ///
-    /// A `break` or `continue` outside the user's loops is fenced off (loop_exits.rs): it stays
-    /// the error it is without `#[retry]`.
+    /// Stray `break`s and `continue`s are fenced off (loop_exits.rs).
     ///
-    /// The expansion writes it; valid.rs checks the one a `#[track_caller]` sync fn inlines.
+    /// They stay the errors they are without `#[retry]`.
+    ///
+    /// The expansion writes it.
+    ///
+    /// valid.rs checks the one a `#[track_caller]` sync fn inlines.
     pub(crate) fn attempt_body(&self, body: TokenStream) -> TokenStream {
         let body = match &self.self_alias {
             Some(alias) => rename_self(&body, alias),
@@ -101,7 +120,7 @@ impl Rebind {
     }
 }
 
-/// Rewrites the signature's patterns as the table says, and returns the rebindings.
+/// Rewrites the signature's patterns per the table; returns the rebindings.
 ///
 /// - `async_trait`: the body is async-trait's, whose `self` is a local the body moves: a
 ///   `&mut self` is re-borrowed for each attempt.
@@ -136,21 +155,28 @@ pub(crate) fn rebind(
                 if !names(body, "self") {
                     continue;
                 }
-                // A `&mut self` the body passes on (`f(self)`: moved where the callee is
-                // generic) is re-borrowed.
+                // A `&mut self` the body passes on (`f(self)`) is re-borrowed.
                 //
-                // One it only uses as a place (`self.x`, `*self`) is left as it is: a hook and
-                // the body can then borrow disjoint fields.
+                // Passed to a generic callee, it would be moved.
+                //
+                // One only used as a place (`self.x`, `*self`) is left alone.
+                //
+                // A hook and the body can then borrow disjoint fields.
                 //
                 // async-trait's `self` is a local the body moves: always re-borrowed.
                 //
                 // Never where the return type may hold a shared borrow of it.
                 let reborrow = async_trait
                     || (passes_on(body, "self") && !returned.iter().any(|name| name == "self"));
-                // A `self` by value whose `Self` may be a `&mut` is re-borrowed (see `own_self`).
+                // A by-value `self` whose `Self` may be `&mut` is re-borrowed.
                 //
-                // Unless a key borrows `self` too: a hook would hold that borrow while each
-                // attempt takes its own, so a `Self` that is a `&mut` cannot serve.
+                // See `own_self`.
+                //
+                // Unless a key borrows `self` too.
+                //
+                // A hook holds that borrow while each attempt takes its own.
+                //
+                // So a `Self` that is a `&mut` cannot serve.
                 let own = !keys.iter().any(|key| names(&key.to_token_stream(), "self"));
                 let usage = SelfUse {
                     reborrow,
@@ -167,7 +193,7 @@ pub(crate) fn rebind(
         };
         let ty = &*arg.ty;
         let returned = returned.contains(&arg.pat.to_token_stream().to_string());
-        // How an attempt gets its own value out of the argument `source`.
+        // How an attempt gets its own value from argument `source`.
         let value = |source: &Ident| match strip_group(ty) {
             Type::Reference(r) if r.mutability.is_some() => quote!(&mut *#source),
             Type::Reference(_) => quote!(#source),
@@ -197,8 +223,9 @@ pub(crate) fn rebind(
                     };
                     // Named by the body and a key.
                     //
-                    // Should the body's name be another thing (a field), the copy is unused,
-                    // and the argument is not.
+                    // The body's name may be another thing (a field).
+                    //
+                    // Then the copy is unused, and the argument is not.
                     if keys.iter().any(|key| names(&key.to_token_stream(), &name)) {
                         binding
                             .attrs
@@ -208,8 +235,9 @@ pub(crate) fn rebind(
                 })
             }
             pat => {
-                // Located at the pattern: an error about the argument (its type is not
-                // `Clone`) is reported there, not at the attribute.
+                // Located at the pattern, not at the attribute.
+                //
+                // An error about the argument (not `Clone`) is reported there.
                 let source = Ident::new(
                     &format!("__retry_arg{index}"),
                     Span::mixed_site().located_at(pat.span()),
@@ -256,8 +284,9 @@ pub(crate) fn rebind(
     }
 }
 
-/// `#[cfg]`, `#[cfg_attr]` and the lint levels but `#[expect]`, which hold for each attempt's
-/// copy of an argument as for the argument.
+/// `#[cfg]`, `#[cfg_attr]` and the lint levels but `#[expect]`.
+///
+/// They hold for an argument's copies as for the argument.
 fn is_cfg_or_lint(attr: &Attribute) -> bool {
     ["cfg", "cfg_attr", "allow", "warn", "deny", "forbid"]
         .iter()
@@ -270,8 +299,9 @@ fn is_expect(attr: &Attribute) -> bool {
         || (attr.path().is_ident("cfg_attr") && names(&attr.meta.to_token_stream(), "expect"))
 }
 
-/// Whether `tokens` name `name`, at any depth: as an identifier, or in a literal (a format
-/// string's `{name}`).
+/// Whether `tokens` name `name`, at any depth.
+///
+/// It counts identifiers and literals (a format string's `{name}`).
 ///
 /// A false alarm (a field of that name) costs a copy, never a wrong program.
 fn names(tokens: &TokenStream, name: &str) -> bool {
@@ -309,11 +339,13 @@ fn passes_on(tokens: &TokenStream, name: &str) -> bool {
 /// Whether any of `exprs` (the hooks' key expressions) names an argument that a `move` closure
 /// could not take while they borrow it.
 ///
-/// That is `self` or an argument, unless a shared reference (copied, not moved).
+/// That is `self` or any argument but a shared reference.
+///
+/// A shared reference is copied, not moved.
 ///
 /// Read from the tokens, literals included: `format!("{tag}")` names `tag`.
 ///
-/// A false alarm costs a closure that borrows, never a wrong program.
+/// A false alarm costs a borrowing closure, never a wrong program.
 pub(crate) fn named_by<'a>(
     sig: &Signature,
     exprs: impl IntoIterator<Item = &'a syn::Expr>,
@@ -348,7 +380,7 @@ pub(crate) fn named_by<'a>(
 mod tests {
     use super::*;
 
-    /// The rebinding for a body that uses every argument named here.
+    /// The rebinding for a body using every argument named here.
     fn rebind(sig: &mut Signature, private: &TokenStream, async_trait: bool) -> Rebind {
         let body = quote!(self x b c d a);
         super::rebind(sig, private, async_trait, &body, &[], &syn::parse_quote!(R))
@@ -395,13 +427,17 @@ mod tests {
             r.to_token_stream().to_string(),
             "let id = p :: CloneArg :: clone_arg (& id) ;"
         );
-        // The signature keeps its `mut`: the argument is what the hand-written function has.
+        // The signature keeps its `mut`.
+        //
+        // The argument is what the hand-written function has.
         assert!(sig
             .to_token_stream()
             .to_string()
             .contains("mut tag : String"));
 
-        // Named by the body and a key: the copy may be unused (the body's `tries` a field).
+        // Named by the body and a key.
+        //
+        // The copy is unused if the body's `tries` is a field.
         let body = quote!(Ok(self.tries));
         let keys = [syn::parse_quote!(tries)];
         let mut sig: Signature = syn::parse_quote!(fn f(&self, tries: u32) -> R);
@@ -448,7 +484,9 @@ mod tests {
         assert!(!outside.to_string().contains("expect"), "{outside}");
         assert!(inside.to_string().contains("expect"), "{inside}");
         let sig = sig.to_token_stream().to_string();
-        // `a`'s `expect` moved to its copy; `b` has none, and keeps its own.
+        // `a`'s `expect` moved to its copy.
+        //
+        // `b` has no copy, and keeps its own.
         assert_eq!(sig.matches("expect").count(), 1, "{sig}");
         assert!(
             sig.contains("# [expect (unused_variables)] b : String"),
