@@ -12,19 +12,24 @@ use crate::valid::Features;
 
 /// A generated local: invisible to the user's code (mixed-site hygiene).
 ///
-/// It is located at `at`, so the calls it appears in are reported there.
+/// It is located at `at`.
+///
+/// Calls it appears in are reported there.
 pub(super) fn local(name: &str, at: Span) -> Ident {
     Ident::new(name, Span::mixed_site().located_at(at))
 }
 
 /// What every shape of the new body is written with.
 ///
-/// The paths, the return type, what the keys decide, and the generated locals.
+/// The paths, return type, keys' choices and generated locals.
 ///
-/// Everything the expansion adds is spanned at the return type, unless it stands for a key's
-/// value.
+/// Everything the expansion adds is spanned at the return type.
 ///
-/// An error about the return type then has one span, and is reported once.
+/// What stands for a key's value is the exception.
+///
+/// An error about the return type then has one span.
+///
+/// So it is reported once.
 pub(super) struct Context<'a> {
     pub(super) args: &'a Args,
     /// `#krate::__private`, and the same spanned at the return type.
@@ -42,14 +47,17 @@ pub(super) struct Context<'a> {
     pub(super) is_async: bool,
     /// A policy of literals is a constant.
     ///
-    /// Nothing to store (not even in an async fn's future), nothing to compute per call.
+    /// Nothing to store, not even in an async fn's future.
+    ///
+    /// Nothing to compute per call.
     pub(super) policy_const: bool,
-    /// The last error is kept through a wait only where a deadline or a cancel may end the
-    /// call after it.
+    /// A deadline or cancel may end the call after waiting.
+    ///
+    /// Only then is the last error kept through the wait.
     ///
     /// That is `max_elapsed`, a `policy` that may have one, or `cancel`.
     ///
-    /// Elsewhere the future holds nothing of the error type across any `.await`.
+    /// Elsewhere no error value is held across an `.await`.
     ///
     /// So it is `Send` whatever that type is.
     pub(super) keeps_last: bool,
@@ -65,11 +73,15 @@ pub(super) struct Context<'a> {
     pub(super) start: TokenStream,
     /// The names of the generated locals (`_l`).
     ///
-    /// The policy, the hooks, the loop's state, an attempt's outcome, the wait, the last outcome
-    /// kept through it, the start time and the `timeout`.
+    /// - The policy and the hooks.
+    /// - The loop's state and an attempt's outcome.
+    /// - The wait, and the last outcome kept through it.
+    /// - The start time and the `timeout`.
     pub(super) policy_l: Ident,
     pub(super) hooks_l: Ident,
-    /// The call's recorder of its figures (`stats`, and an `async fn`'s awaited hooks).
+    /// The call's recorder of its figures.
+    ///
+    /// It serves `stats` and an `async fn`'s awaited hooks.
     pub(super) stats_l: Ident,
     /// How `notify`, `give_up` and `stats` are called.
     pub(super) notify: Calling,
@@ -79,11 +91,15 @@ pub(super) struct Context<'a> {
     pub(super) out_l: Ident,
     pub(super) delay_l: Ident,
     pub(super) last_l: Ident,
-    /// With `cancel`, in an `async fn`: the last outcome kept through the attempt after it.
+    /// With `cancel`, in an `async fn`: the last outcome.
+    ///
+    /// It is kept through the attempt after it.
     pub(super) kept_l: Ident,
     pub(super) start_l: Ident,
     pub(super) timeout_l: Ident,
-    /// The label of an attempt written inline, which its `return`s and `?`s break to.
+    /// The label of an inline attempt.
+    ///
+    /// Its `return`s and `?`s break to it.
     pub(super) label: syn::Lifetime,
 }
 
@@ -100,22 +116,25 @@ impl<'a> Context<'a> {
         let name = syn::LitStr::new(&ident.unraw().to_string(), ret_span);
         let p_ret = respan(&p, ret_span);
         let policy_const = policy_is_const(args);
-        // The state, like the outcome below, has the return type's own span, not a mixed-site
-        // one.
+        // The state is spanned at the return type, not mixed-site.
         //
-        // The after-wait call that takes it then reports `R` not being a `Result` where the
-        // other calls do, once.
+        // So is the outcome below.
+        //
+        // The after-wait call taking it then reports a non-`Result` `R`.
+        //
+        // It does so where the other calls do, once.
         let policy_l = if policy_const {
             Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span))
         } else {
             local("__retry_policy", ret_span)
         };
-        // The outcome is bound after the attempt, where the body cannot see it.
+        // The outcome is bound after the attempt, unseen by the body.
         //
         // So it can have the return type's own span.
         //
-        // `succeeded(&outcome)`'s error (`R` is not a `Result`) is then reported where the
-        // others are, and once.
+        // `succeeded(&outcome)` may report that `R` is not a `Result`.
+        //
+        // That error is then reported with the others, once.
         let (state_l, out_l) = (
             Ident::new("__retry_state", ret_span),
             Ident::new("__retry_out", ret_span),
@@ -126,8 +145,9 @@ impl<'a> Context<'a> {
         };
         // The clock the waits are measured on: the `clock` key's.
         //
-        // Else tokio's whenever it is built in, even with a `sleep` of the user's: a paused
-        // test clock then still holds.
+        // Else tokio's when built in, even with the user's `sleep`.
+        //
+        // A paused test clock then still holds.
         //
         // Off a tokio runtime, tokio's clock is the system clock.
         //
@@ -139,7 +159,9 @@ impl<'a> Context<'a> {
         };
         // The start time is kept only where a time budget may be set.
         //
-        // Otherwise it is a constant `None`, and the future does not carry it.
+        // Otherwise it is a constant `None`.
+        //
+        // The future does not carry it.
         let start_l = local("__retry_start", ret_span);
         let start = if args.policy.is_some() || args.max_elapsed.is_some() {
             start_l.to_token_stream()
@@ -151,9 +173,13 @@ impl<'a> Context<'a> {
         } else {
             local("__retry_timeout", ret_span)
         };
-        // A hook an `async fn` may await: an async closure, or a path (sorted by its type).
+        // A hook an `async fn` may await.
         //
-        // Not `notify` in a hedged one: the runtime's hedging loop calls its hooks itself.
+        // That is an async closure, or a path (sorted by type).
+        //
+        // Not `notify` in a hedged one.
+        //
+        // The runtime's hedging loop calls its hooks itself.
         let hedged = args.hedge.is_some();
         let notify = Calling::of(&args.notify, is_async && !hedged);
         let (give_up, stats) = (
@@ -224,7 +250,7 @@ impl<'a> Context<'a> {
         }
     }
 
-    /// `attempt = n`: the body's `n`, the number of the attempt running.
+    /// `attempt = n`: the body's `n`, the running attempt's number.
     ///
     /// A closure (the blocking loop's, a hedge's) is handed it as its parameter.
     pub(super) fn attempt_param(&self) -> TokenStream {
@@ -248,7 +274,7 @@ impl<'a> Context<'a> {
     /// The conversion of a cut attempt into the function's error,
     /// `R::from_err(E::from(TimedOut))`.
     ///
-    /// Spanned at the `timeout` key: a missing `From<TimedOut>` is reported there.
+    /// A missing `From<TimedOut>` is reported at the `timeout` key.
     pub(super) fn timed_out(&self, key: &Ident) -> TokenStream {
         let (p_key, ret_key) = (
             respan(&self.p, key.span()),
@@ -290,7 +316,9 @@ impl Calling {
     }
 }
 
-/// `impl Trait` cannot be named in an expression: replace it with `_`, left to inference.
+/// Replaces `impl Trait` with `_`, left to inference.
+///
+/// `impl Trait` cannot be named in an expression.
 ///
 /// Also whether there was one to replace.
 fn erase_impl_trait(ty: &Type) -> (Type, bool) {
@@ -338,8 +366,9 @@ fn erase(ty: &mut Type) -> bool {
     }
 }
 
-/// Whether the policy is known at compile time: no `policy` key, and every key it is made of a
-/// literal.
+/// Whether the policy is known at compile time.
+///
+/// It has no `policy` key, and its keys are all literals.
 ///
 /// It is then a `const`, and the loop reads it as one.
 pub(super) fn policy_is_const(args: &Args) -> bool {
