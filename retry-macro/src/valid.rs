@@ -1,5 +1,8 @@
-//! Every semantic check of the macro, run after parsing (args.rs, item.rs) and before the
-//! expansion (expand/), which then cannot fail.
+//! Every semantic check of the macro.
+//!
+//! They run between parsing (args.rs, item.rs) and expansion (expand/).
+//!
+//! So the expansion cannot fail.
 //!
 //! - Keys that cannot go together.
 //! - A key on the wrong kind of fn.
@@ -27,7 +30,9 @@ pub(crate) struct Features {
 }
 
 impl Features {
-    /// The features this build of the macro was compiled with (the facade forwards them).
+    /// The features this build of the macro was compiled with.
+    ///
+    /// The facade forwards them.
     pub(crate) const BUILT: Features = Features {
         tokio: cfg!(feature = "tokio"),
         tracing: cfg!(feature = "tracing"),
@@ -37,8 +42,11 @@ impl Features {
 const DEFAULT_BASE_NANOS: u128 = 200_000_000;
 const DEFAULT_CAP_NANOS: u128 = 30_000_000_000;
 
-/// The attribute: its errors of reading (args.rs), each key's value checked in its place among
-/// them, then the keys against each other; all reported together.
+/// The attribute's checks, all reported together.
+///
+/// Each key's value is checked in place among args.rs's errors.
+///
+/// Then the keys are checked against each other.
 pub(crate) fn args(args: &Args) -> syn::Result<()> {
     let mut errors: Vec<syn::Error> = Vec::new();
     let mut reported = 0;
@@ -66,8 +74,11 @@ fn value_error(args: &Args, key: &Ident) -> Option<syn::Error> {
     }
 }
 
-/// Checks between keys: `policy` against the keys it replaces, `cap` against `base`. The first
-/// that fails.
+/// Checks between keys, returning the first that fails.
+///
+/// `policy` is checked against the keys it replaces.
+///
+/// `cap` is checked against `base`.
 fn between_keys(args: &Args) -> Option<syn::Error> {
     if args.policy.is_some() {
         if let Some((key, _)) = args
@@ -90,7 +101,7 @@ fn between_keys(args: &Args) -> Option<syn::Error> {
         _ => None,
     };
     let (base, cap) = (lit(&args.base), lit(&args.cap));
-    // `rate_limited_base` above the cap: every rate-limited wait would be the cap.
+    // `rate_limited_base` above the cap makes every rate-limited wait the cap.
     let cap_known = match (cap, &args.cap) {
         (Some((c, _)), _) => Some(c),
         (None, None) => Some(DEFAULT_CAP_NANOS),
@@ -136,11 +147,13 @@ fn between_keys(args: &Args) -> Option<syn::Error> {
     None
 }
 
-/// Everything that makes a function impossible to retry, each error on its token, all reported
-/// together.
+/// Everything that makes a function impossible to retry.
 ///
-/// `features`: whether an `async fn` without `sleep = …` has a timer (feature `tokio`), and
-/// whether trace events can be emitted (feature `tracing`).
+/// Each error is on its token; all are reported together.
+///
+/// `features`: whether an `async fn` without `sleep` has tokio's timer.
+///
+/// And whether trace events can be emitted (feature `tracing`).
 pub(crate) fn item(args: &Args, item: &Item, features: Features) -> syn::Result<()> {
     let mut errors: Vec<syn::Error> = Vec::new();
     let sig = &item.sig;
@@ -173,7 +186,7 @@ pub(crate) fn item(args: &Args, item: &Item, features: Features) -> syn::Result<
     if let Some(error) = output.and_then(returns_option) {
         errors.push(error);
     }
-    // A sync fn's attempts run in a closure, unless it is `#[track_caller]` (expand/sync.rs).
+    // A sync fn's attempts are closures, unless `#[track_caller]` (expand/sync.rs).
     let closure = !item.is_async() && !item.attrs.iter().any(|a| a.path().is_ident("track_caller"));
     if let Some(error) = output.and_then(|output| borrow_of_mut(sig, output, closure)) {
         errors.push(error);
@@ -256,7 +269,9 @@ pub(crate) fn item(args: &Args, item: &Item, features: Features) -> syn::Result<
 ///
 /// Each attempt is given a shared borrow of it (rebind.rs).
 ///
-/// A hedged attempt, a future of its own made by a closure, cannot hold that borrow.
+/// A hedged attempt is its own future, made by a closure.
+///
+/// It cannot hold that borrow.
 fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
     let FnArg::Typed(arg) = arg else { return None };
     let syn::Type::ImplTrait(it) = &*arg.ty else {
@@ -286,8 +301,11 @@ fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
     ))
 }
 
-/// The span of an argument that is an exclusive borrow (`&mut T`, `&mut self`,
-/// `self: Pin<&mut Self>`), which hedged attempts could not share.
+/// The span of an argument that is an exclusive borrow.
+///
+/// Such are `&mut T`, `&mut self`, `self: Pin<&mut Self>`.
+///
+/// Hedged attempts could not share it.
 fn exclusive_borrow(arg: &FnArg) -> Option<Span> {
     fn exclusive(ty: &syn::Type) -> bool {
         match ty {
@@ -310,11 +328,13 @@ fn exclusive_borrow(arg: &FnArg) -> Option<Span> {
 
 /// A function written to return an `Option<T>`.
 ///
-/// It is told what helps, the `on_ok` key or `.ok_or(..)`, at the type.
+/// The error at the type suggests `on_ok` or `.ok_or(..)`.
 ///
 /// The type check's "return `Result<Option<T>, YourError>`" would help less.
 ///
-/// Any other type that is not a `Result` is left to that check, which sees through aliases.
+/// Any other non-`Result` type is left to that check.
+///
+/// It sees through aliases.
 fn returns_option(output: &syn::Type) -> Option<syn::Error> {
     let syn::Type::Path(path) = strip_group(output) else {
         return None;
@@ -345,18 +365,23 @@ fn returns_option(output: &syn::Type) -> Option<syn::Error> {
     ))
 }
 
-/// A return type that may hold a borrow of a `&mut` argument (or `&mut self`), where the
-/// retried function cannot compile.
+/// A return type that may borrow from a `&mut` argument.
 ///
-/// Each attempt re-borrows the argument; the borrow checker cannot see that the attempt which
-/// returns is the last.
+/// `&mut self` counts too.
+///
+/// Then the retried function cannot compile.
+///
+/// Each attempt re-borrows the argument.
+///
+/// Borrowck cannot see that the returning attempt is the last.
 ///
 /// That holds for any borrow out of a sync fn's closure (`closure`).
 ///
-/// It holds for a borrow that may be mutable wherever the attempt runs.
+/// It holds for a maybe-mutable borrow wherever the attempt runs.
 ///
-/// Reported here, on the borrow: rustc's errors would be about a closure or loop the user never
-/// wrote.
+/// Reported here, on the borrow.
+///
+/// rustc would blame a closure or loop the user never wrote.
 fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<syn::Error> {
     let ReturnedBorrow { name, at, .. } = returned_borrows(sig, output)
         .into_iter()
@@ -372,15 +397,18 @@ fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<s
     ))
 }
 
-/// The keys against the function's arguments, its kind and its body, for a function [`item`]
-/// accepts: the first that fails, one error.
+/// The keys against the function's arguments, kind and body.
+///
+/// It runs on a function [`item`] accepts.
+///
+/// The first that fails is the one error.
 pub(crate) fn expansion(args: &Args, item: &Item) -> syn::Result<()> {
     attempt_name(args, &item.sig)?;
     awaited(args, item.is_async())?;
     track_caller(args, item)
 }
 
-/// `attempt = name` must not hide an argument of the same name from the body.
+/// `attempt = name` must not hide the body's argument `name`.
 fn attempt_name(args: &Args, sig: &Signature) -> syn::Result<()> {
     let Some((key, name)) = &args.attempt else {
         return Ok(());
@@ -421,8 +449,9 @@ fn binds(pat: &syn::Pat, name: &Ident) -> bool {
 
 /// Whether one of `pats` binds `name`.
 ///
-/// Indexed: `Punctuated`'s iterators are boxed `dyn` iterators, whose vtable each element type
-/// compiles.
+/// Indexed: `Punctuated`'s iterators are boxed `dyn` iterators.
+///
+/// Each element type compiles their vtable.
 fn any_binds<P>(pats: &syn::punctuated::Punctuated<syn::Pat, P>, name: &Ident) -> bool {
     (0..pats.len()).any(|i| binds(&pats[i], name))
 }
@@ -431,7 +460,9 @@ fn any_binds<P>(pats: &syn::punctuated::Punctuated<syn::Pat, P>, name: &Ident) -
 ///
 /// It must be an `async fn`.
 ///
-/// `notify`'s must not be hedged: the runtime's hedging loop calls `notify` itself.
+/// `notify`'s must not be hedged.
+///
+/// The runtime's hedging loop calls `notify` itself.
 fn awaited(args: &Args, is_async: bool) -> syn::Result<()> {
     let keys = [
         ("notify", &args.notify),
@@ -468,14 +499,19 @@ fn awaited(args: &Args, is_async: bool) -> syn::Result<()> {
     Ok(())
 }
 
-/// `#[track_caller]` on a sync fn: its attempt is written inline in the function
-/// (expand/sync.rs).
+/// `#[track_caller]` on a sync fn inlines its attempt (expand/sync.rs).
 ///
-/// So a body that cannot be is an error, said on what keeps it from being.
+/// So a body that cannot be inline is an error.
+///
+/// It points at what blocks it.
 ///
 /// Checked on the body the expansion inlines, made as it makes it.
 ///
-/// That is rebind.rs's body: `self` renamed where each attempt has its own, loop exits fenced.
+/// That is rebind.rs's body.
+///
+/// Its `self` is renamed where each attempt has its own.
+///
+/// Its loop exits are fenced.
 fn track_caller(args: &Args, item: &Item) -> syn::Result<()> {
     let (Some(attr), Some(body), ReturnType::Type(_, ret)) =
         (item.inline_track_caller(), &item.body, &item.sig.output)
@@ -484,7 +520,9 @@ fn track_caller(args: &Args, item: &Item) -> syn::Result<()> {
     };
     // The signature rebound as the expansion rebinds it (a copy).
     //
-    // Only which `self` the body is given is read: the facade's path is left out of the values.
+    // Only which `self` the body is given is read.
+    //
+    // The facade's path is left out of the values.
     let rebind = crate::rebind::rebind(
         &mut item.sig.clone(),
         &TokenStream::new(),
@@ -494,8 +532,7 @@ fn track_caller(args: &Args, item: &Item) -> syn::Result<()> {
         ret,
     );
     let body = rebind.attempt_body(body.clone());
-    // Whether the body can be inline does not depend on the label or the paths it is written
-    // with.
+    // Whether the body can be inline ignores its label and paths.
     let label = syn::Lifetime::new("'attempt", Span::call_site());
     match inline_attempt::rewrite(&body, &label, &TokenStream::new(), ret.span()) {
         Ok(_) => Ok(()),
@@ -503,8 +540,9 @@ fn track_caller(args: &Args, item: &Item) -> syn::Result<()> {
     }
 }
 
-/// `#[track_caller]` on a sync fn whose attempt cannot be written inline: said on what keeps it
-/// from being, with what to write instead.
+/// `#[track_caller]` on a sync fn whose attempt cannot be inline.
+///
+/// It marks the obstacle and says what to write instead.
 fn track_caller_error(not_inline: NotInline, attr: &syn::Attribute) -> syn::Error {
     const WHY: &str = "so each attempt would run in a closure, and a closure cannot be \
                        `#[track_caller]`";
@@ -726,7 +764,7 @@ mod tests {
         )
         .unwrap();
         assert!(err.contains("with `anyhow::bail!` in the body"), "{err}");
-        // Async, or not a `Result`: no attempt written inline, nothing to check.
+        // Async, or not a `Result`: no inline attempt, nothing to check.
         for item in [
             "#[track_caller] async fn f() -> Result<(), E> { anyhow::bail!(\"no\") }",
             "#[track_caller] fn f() -> Option<u8> { my_macro!() }",
@@ -737,7 +775,9 @@ mod tests {
 
     #[test]
     fn track_caller_is_checked_on_the_body_the_expansion_inlines() {
-        // A `break` outside the user's loops is fenced off, its value with it: rustc's error.
+        // A stray `break` is fenced off, its value with it.
+        //
+        // The error is rustc's.
         assert_eq!(
             expansion_error(
                 "",
@@ -747,7 +787,9 @@ mod tests {
         );
         // A `&mut self` the body passes on is each attempt's own, renamed.
         //
-        // `x.self`, which syn cannot read, becomes a field it can: rustc then says what is wrong.
+        // `x.self`, which syn cannot read, becomes a field it can.
+        //
+        // rustc then says what is wrong.
         let item = "#[track_caller] fn f(&mut self) -> Result<(), E> { g(self)?; x.self; Ok(()) }";
         assert_eq!(expansion_error("", item), None);
         let item: Item = syn::parse_str(item).unwrap();
