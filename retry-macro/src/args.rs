@@ -1,5 +1,6 @@
-//! The attribute's grammar, `#[retry(key = value, …)]`: each key's value read, or the error of
-//! reading it.
+//! The attribute's grammar, `#[retry(key = value, …)]`.
+//!
+//! It reads each key's value, or says why it cannot.
 //!
 //! What the keys mean together is valid.rs's to check.
 
@@ -12,8 +13,11 @@ use syn::{Expr, ExprLit, Ident, Lit, LitStr, Token};
 
 use crate::duration;
 
-/// A key of the attribute: its name, what reads its value into [`Args`], and whether `policy`
-/// sets it too.
+/// A key of the attribute: its name and reader.
+///
+/// The reader puts its value into [`Args`].
+///
+/// It also says whether `policy` sets the key.
 ///
 /// A key `policy` sets cannot be combined with `policy` (valid.rs).
 struct Key {
@@ -45,8 +49,9 @@ impl Key {
 
 /// Every key, in the order errors list them.
 ///
-/// The parser, the unknown-key error and the check against `policy` read this one list, so none
-/// of them can miss a key.
+/// The parser, unknown-key error and `policy` check read this list.
+///
+/// So none of them can miss a key.
 const KEYS: &[Key] = &[
     Key::of_policy("attempts", |a, _, v| put(&mut a.attempts, attempts(v)?)),
     Key::of_policy("base", |a, _, v| put(&mut a.base, duration_arg(v)?)),
@@ -128,7 +133,7 @@ pub(crate) enum DurationArg {
     Expr(Box<Expr>),
 }
 
-/// `attempts`: a literal `u32`, read here, or an expression of type `u32`.
+/// `attempts`: a literal `u32` read here, or a `u32` expression.
 ///
 /// 0 is valid.rs's error.
 pub(crate) enum AttemptsArg {
@@ -157,47 +162,63 @@ pub(crate) struct Args {
     pub on: Option<Expr>,
     /// `on_ok`: which `Ok` values are retried.
     pub on_ok: Option<Expr>,
-    /// `attempt = name`: the key, and the name the body sees the attempt's number as.
+    /// `attempt = name`: the key and the name.
+    ///
+    /// The body sees the attempt's number under that name.
     pub attempt: Option<(Ident, Ident)>,
     pub notify: Option<Expr>,
     pub give_up: Option<Expr>,
-    /// `stats`: a `Fn(&RetryStats)`, told the call's figures when it ends.
+    /// `stats`: a `Fn(&RetryStats)` told the call's figures at its end.
     pub stats: Option<Expr>,
     /// `budget = &X`: the budget shared instead of the function's own.
     pub budget: Option<Expr>,
     /// `budget = none`: no budget at all (the word, for spans).
     pub budget_none: Option<Ident>,
-    /// `throttle`, and the key's own name (a missing `From<Throttled>` is reported there).
+    /// `throttle`, and the key's name.
+    ///
+    /// A missing `From<Throttled>` is reported there.
     pub throttle: Option<(Ident, Expr)>,
-    /// `breaker`, and the key's own name (a missing `From<CircuitOpen>` is reported there).
+    /// `breaker`, and the key's name.
+    ///
+    /// A missing `From<CircuitOpen>` is reported there.
     pub breaker: Option<(Ident, Expr)>,
     /// `cancel`: a `&CancelToken` expression.
     pub cancel: Option<Expr>,
-    /// The `tracing::Level` constant's name (`WARN`…), spanned at the user's word.
+    /// The `tracing::Level` constant (`WARN`…), spanned at the user's word.
     pub trace_level: Option<Ident>,
-    /// `sleep`, and the key's own name (errors about it are spanned there).
+    /// `sleep`, and the key's name, where its errors are spanned.
     pub sleep: Option<(Ident, Expr)>,
     pub policy: Option<Expr>,
     pub krate: Option<syn::Path>,
-    /// `timeout`, and the key's own name (errors about it are spanned there).
+    /// `timeout`, and the key's name, where its errors are spanned.
     pub timeout: Option<(Ident, DurationArg)>,
     /// `hedge`, and the key's own name.
     pub hedge: Option<(Ident, HedgeArg)>,
-    /// `clock`: the clock `max_elapsed` and `timeout` are measured on, and the key's name.
+    /// `clock`, and the key's name.
+    ///
+    /// `max_elapsed` and `timeout` are measured on that clock.
     pub clock: Option<(Ident, Expr)>,
-    /// Every key's value as written: what the keys may name (`attempts = tries`).
+    /// Every key's value as written.
+    ///
+    /// It tells what the keys may name (`attempts = tries`).
     ///
     /// For the rebinding of the arguments (rebind.rs).
     pub values: Vec<Expr>,
-    /// The keys in the order written (a key given twice, once), each with how many `errors`
-    /// came before it.
+    /// The keys in the order written, a key given twice once.
     ///
-    /// valid.rs reports the checks on a key's value in its place among them.
+    /// Each comes with how many `errors` came before it.
+    ///
+    /// valid.rs reports each value check in its place among them.
     pub keys: Vec<(Ident, usize)>,
-    /// The errors of reading, in order: an unknown key, a key given twice, a value its key
-    /// cannot read.
+    /// The errors of reading, in order:
     ///
-    /// valid.rs reports them with its own, so one pass tells them all.
+    /// - An unknown key.
+    /// - A key given twice.
+    /// - A value its key cannot read.
+    ///
+    /// valid.rs reports them with its own.
+    ///
+    /// So one pass tells them all.
     pub errors: Vec<syn::Error>,
 }
 
@@ -320,10 +341,13 @@ fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
     }
 }
 
-/// The expression inside the invisible (None-delimited) groups a `macro_rules!` wraps its
-/// fragments in.
+/// The expression inside a `macro_rules!` fragment's invisible group.
 ///
-/// As in `cap = $cap` with `$cap:literal`; for the keys whose value is read here.
+/// Such groups are None-delimited.
+///
+/// As in `cap = $cap` with `$cap:literal`.
+///
+/// It serves the keys whose value is read here.
 fn ungroup(expr: &Expr) -> &Expr {
     match expr {
         Expr::Group(group) => ungroup(&group.expr),
@@ -331,7 +355,9 @@ fn ungroup(expr: &Expr) -> &Expr {
     }
 }
 
-/// `hedge`: a delay (literal or expression), or a percentile of recent latency (`"p95"`).
+/// `hedge`: a delay, literal or expression.
+///
+/// Or a percentile of recent latency (`"p95"`).
 pub(crate) enum HedgeArg {
     After(DurationArg),
     Percentile(u8, Span),
@@ -362,7 +388,7 @@ fn hedge_arg(value: Expr) -> syn::Result<HedgeArg> {
 
 /// A key whose value is one of a few words (`jitter = full`).
 ///
-/// Gives the runtime's name for it, spanned at the user's word.
+/// Gives the runtime's name, spanned at the user's word.
 fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::Result<Ident> {
     let word = match ungroup(&value) {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
@@ -386,7 +412,7 @@ fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::R
     ))
 }
 
-/// `attempt = name`: a plain identifier, the name of a `u32` in the body.
+/// `attempt = name`: a plain identifier, a `u32` in the body.
 fn binding(value: Expr) -> syn::Result<Ident> {
     match ungroup(&value) {
         Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => match p.path.get_ident() {
@@ -431,8 +457,9 @@ fn crate_path(value: Expr) -> syn::Result<syn::Path> {
 
 /// `name` quoted at the end of a list of names: `` `a`, `b` ``.
 ///
-/// A loop, not an iterator chain: each adapter is a handful of functions compiled in the user's
-/// build.
+/// A loop, not an iterator chain.
+///
+/// Each adapter is several functions compiled in the user's build.
 fn push_name(list: &mut String, name: &str) {
     if !list.is_empty() {
         list.push_str(", ");
@@ -458,7 +485,7 @@ fn closest(word: &str) -> Option<&'static str> {
         }
         row[b.len()]
     }
-    // The nearest, the first in alphabetical order of those as near.
+    // The nearest; among ties, the first alphabetically.
     let mut best: Option<(usize, &'static str)> = None;
     for k in KEYS {
         let d = distance(word, k.name);
