@@ -1,5 +1,8 @@
-//! Retries done right by default: capped exponential backoff with **full jitter**, on any sync or
-//! async function that returns a `Result`, with one attribute.
+//! Retries done right by default, with one attribute.
+//!
+//! It is capped exponential backoff with **full jitter**.
+//!
+//! It fits any sync or async function returning a `Result`.
 //!
 //! ```toml
 //! [dependencies]
@@ -36,19 +39,23 @@
 //!
 //! The [`guide`] has a page per task, each with a whole program.
 //!
-//! Its index opens with a reading order for a first read, then the tasks, each with its page.
+//! Its index opens with an order for a first read.
+//!
+//! Then come the tasks, each with its page.
 //!
 //! # Why jitter
 //!
 //! Thousands of clients that failed together must not retry together.
 //!
-//! So each wait before retry `k` is drawn uniformly in `[0, c(k)]`, where
-//! `c(k) = min(cap, base · 2^(k−1))`.
+//! So retry `k` waits a uniform draw in `[0, c(k)]`.
+//!
+//! Here `c(k) = min(cap, base · 2^(k−1))`.
 //!
 //! With the defaults: under 200 ms, 400 ms, 800 ms…
 //!
-//! Which errors are worth retrying is `on`'s to say, with a `bool` or a [`Decision`] (`Retry`,
-//! `Stop`, `RetryAfter(hint)`):
+//! `on` says which errors are worth retrying.
+//!
+//! It gives a `bool` or a [`Decision`] (`Retry`, `Stop`, `RetryAfter(hint)`):
 //!
 //! ```
 //! use retry_jitter::{retry, Decision};
@@ -110,8 +117,11 @@
 
 // The guide's pages use every feature.
 //
-// Their snippets run as doc tests with all of them (the README's test command), and are left
-// out of a doc-test run with fewer.
+// Their snippets run as doc tests with all of them.
+//
+// That is the README's test command.
+//
+// A doc-test run with fewer leaves them out.
 #[cfg(any(
     not(doctest),
     all(
@@ -140,8 +150,11 @@
 )]
 pub mod guide;
 
-/// Turn a function returning `Result` into a retry loop: capped exponential backoff with full
-/// jitter, and only the errors worth retrying retried.
+/// Turn a function returning `Result` into a retry loop.
+///
+/// The waits are capped exponential backoff with full jitter.
+///
+/// Only the errors worth retrying are retried.
 ///
 /// ```
 /// use retry_jitter::{retry, Decision};
@@ -160,14 +173,19 @@ pub mod guide;
 /// assert_eq!(read_config("/no/such/file").unwrap_err().kind(), io::ErrorKind::NotFound);
 /// ```
 ///
-/// [The keys](#keys) below are all of them, with their values, defaults and meaning.
+/// [The keys](#keys) below are all of them.
 ///
-/// [`guide::attribute`] walks through them and says what the function becomes.
+/// Each has its values, default and meaning.
 ///
-/// Async functions sleep on tokio's timer (feature `tokio`, on by default).
+/// [`guide::attribute`] walks through them.
 ///
-/// They measure `max_elapsed` on tokio's clock, so `#[tokio::test(start_paused = true)]` runs
-/// them in no real time:
+/// It says what the function becomes.
+///
+/// Async functions sleep on tokio's timer (default feature `tokio`).
+///
+/// They measure `max_elapsed` on tokio's clock.
+///
+/// So `#[tokio::test(start_paused = true)]` runs them in no real time:
 ///
 /// ```
 /// use retry_jitter::{retry, Decision};
@@ -196,11 +214,17 @@ pub mod guide;
 ///
 /// Nothing cuts a running attempt unless `timeout` is set.
 ///
-/// With it, an attempt still running at the limit is dropped and fails with `E::from(TimedOut)`.
+/// With it, an attempt running at the limit is dropped.
 ///
-/// `max_elapsed` then becomes a hard deadline: each attempt gets at most the time left.
+/// It fails with `E::from(TimedOut)`.
 ///
-/// A sync function cannot be cut: `timeout` on one is a compile error.
+/// `max_elapsed` then becomes a hard deadline.
+///
+/// Each attempt gets at most the time left.
+///
+/// A sync function cannot be cut.
+///
+/// `timeout` on one is a compile error.
 ///
 /// ```
 /// use retry_jitter::retry;
@@ -249,21 +273,29 @@ pub mod guide;
 /// | `policy` | [`Policy`] or `&Policy` expression | none | a policy built at run time (from configuration); excludes `attempts`, `base`, `cap`, `jitter`, `max_elapsed`, `rate_limited_base` |
 /// | `crate` | string literal path | `"::retry_jitter"` | where this crate is, for re-exports |
 ///
-/// **Duration literals** are a whole number followed by a unit, with no space.
+/// **Duration literals** are a whole number, then a unit, unspaced.
 ///
-/// The units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`; several may be joined (`"1m30s"`).
+/// The units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`.
 ///
-/// No fractions (`"1.5s"` is `"1500ms"`), no words (`"10 seconds"` is `"10s"`), no days
-/// (`"24h"`).
+/// Several may be joined (`"1m30s"`).
+///
+/// No fractions: `"1.5s"` is `"1500ms"`.
+///
+/// No words: `"10 seconds"` is `"10s"`.
+///
+/// No days: a day is `"24h"`.
 ///
 /// They are parsed at compile time.
 ///
 /// A `Duration` expression (`Duration::from_secs_f64(1.5)`) takes any value.
 ///
-/// **Key expressions** are evaluated once per call, before the first attempt, in the function's
-/// scope.
+/// **Key expressions** are evaluated once per call, before the first attempt.
 ///
-/// They may use `self` and the arguments (`policy = self.retry_policy`; `Policy` is `Copy`).
+/// They run in the function's scope.
+///
+/// They may use `self` and the arguments: `policy = self.retry_policy`.
+///
+/// `Policy` is `Copy`.
 pub use retry_jitter_macro::retry;
 
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
@@ -321,12 +353,15 @@ pub mod __private {
     pub use retry_jitter_runtime::__private::*;
 }
 
-// The traits a misuse's compile error names ("the trait `IsResult` is not implemented for
-// `Option<u32>`").
+// The traits a misuse's compile error names.
+//
+// As in "the trait `IsResult` is not implemented for `Option<u32>`".
 //
 // They are reachable outside the hidden `__private` as well.
 //
-// rustc then prints each by its own name, not as `retry_jitter::__private::IsResult`.
+// rustc then prints each by its own name.
+//
+// It does not print `retry_jitter::__private::IsResult`.
 //
 // Hidden: no user names them.
 #[doc(hidden)]
