@@ -5,8 +5,9 @@
 //! - The `impl AsRef` arguments an attempt can borrow.
 //! - Whether the return type may be a `Result`.
 //!
-//! The checks (valid.rs), the function (item.rs), the per-attempt rebinding (rebind.rs) and the
-//! expansion ask it; it asks none of them.
+//! valid.rs, item.rs, rebind.rs and the expansion ask it.
+//!
+//! It asks none of them.
 
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
@@ -16,10 +17,11 @@ use crate::walk::VisitMut;
 
 /// The receiver's type, as written or implied.
 ///
-/// `Self` for `self`, `&'a mut Self` for `&'a mut self` (spanned at the `&` and at `self`), the
-/// type of `self: Box<Self>`.
+/// - `Self` for `self`.
+/// - `&'a mut Self` for `&'a mut self`, spanned at the `&` and `self`.
+/// - The type of `self: Box<Self>`.
 ///
-/// syn's `Receiver` keeps how it was written, `ReceiverKind`, not its type.
+/// syn's `Receiver` keeps its spelling, `ReceiverKind`, not its type.
 pub(crate) fn receiver_type(r: &syn::Receiver) -> syn::Type {
     let this = syn::Type::Path(syn::TypePath {
         attrs: Vec::new(),
@@ -41,7 +43,9 @@ pub(crate) fn receiver_type(r: &syn::Receiver) -> syn::Type {
     }
 }
 
-/// A borrow of a `&mut` argument (or `&mut self`) that the return type may hold.
+/// A `&mut` argument's borrow the return type may hold.
+///
+/// The argument may be `&mut self`.
 pub(crate) struct ReturnedBorrow {
     /// The argument's name as written (`self` for the receiver).
     pub name: String,
@@ -49,19 +53,29 @@ pub(crate) struct ReturnedBorrow {
     pub at: proc_macro2::Span,
     /// Whether it is held only as a shared reference (`&T`).
     ///
-    /// An attempt written inline (an `async fn`'s, a `#[track_caller]` sync fn's) may return
-    /// one.
+    /// An inline attempt may return one.
     ///
-    /// It may if the body takes it without re-borrowing the argument mutably: rustc judges it.
+    /// Such are an `async fn`'s and a `#[track_caller]` sync fn's.
     ///
-    /// Held any other way, it may be a `&mut`, which no loop can hand out twice.
+    /// It may if the body never re-borrows the argument mutably.
     ///
-    /// The other ways: `&mut T`, a lifetime in a path or a bound, `Self` carrying the impl's
-    /// lifetimes.
+    /// rustc judges it.
+    ///
+    /// Held any other way, it may be a `&mut`.
+    ///
+    /// No loop can hand that out twice.
+    ///
+    /// The other ways:
+    ///
+    /// - `&mut T`.
+    /// - A lifetime in a path or a bound.
+    /// - `Self` carrying the impl's lifetimes.
     pub shared: bool,
 }
 
-/// The borrows of `&mut` arguments the return type `output` may hold, read from the signature:
+/// The `&mut` borrows the return type `output` may hold.
+///
+/// They are read from the signature:
 ///
 /// - an elided output lifetime that comes from a `&mut` receiver or a lone `&mut` argument;
 /// - a named one that a `&mut` argument carries, or that outlives it (`'c: 'e`);
@@ -75,10 +89,11 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
         found
     };
     let returned = lifetimes(output);
-    // Each argument's name, its lifetimes, and whether it is the receiver.
+    // Each argument's name, lifetimes, and whether it is the receiver.
     //
-    // Loops rather than iterator chains: each adapter is a handful of functions compiled in the
-    // user's build.
+    // Loops rather than iterator chains.
+    //
+    // Each adapter is several functions compiled in the user's build.
     let mut inputs: Vec<(String, Lifetimes, bool)> = Vec::new();
     for arg in &sig.inputs {
         inputs.push(match arg {
@@ -88,7 +103,9 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
     }
     // Where an elided lifetime of the output comes from.
     //
-    // The receiver, if it is a reference; else the only lifetime of the inputs, if there is one.
+    // The receiver, if it is a reference.
+    //
+    // Else the inputs' only lifetime, if there is one.
     let mut with_lifetimes: Vec<&(String, Lifetimes, bool)> = Vec::new();
     let mut receiver = None;
     for input in &inputs {
@@ -107,7 +124,9 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
         },
     };
     let outlives = outlives(sig);
-    // The lifetimes that may stand in for `named`: itself, and those that outlive it.
+    // The lifetimes that may stand in for `named`.
+    //
+    // They are itself and those that outlive it.
     let longer = |named: &String| {
         let mut set = vec![named.clone()];
         while let Some(more) = outlives
@@ -194,12 +213,14 @@ fn outlives(sig: &Signature) -> Vec<(String, String)> {
 /// - Those of `&mut` references.
 /// - Where it names `Self`.
 ///
-/// Not those of `fn` pointers and `Fn(…)` bounds, which are their own.
+/// Not those of `fn` pointers and `Fn(…)` bounds: their own.
 #[derive(Default)]
 struct Lifetimes {
     all: Vec<(Option<String>, proc_macro2::Span, bool)>,
     mutable: Vec<String>,
-    /// Whether the first is a `&mut` (the one an elided output lifetime then refers to).
+    /// Whether the first is a `&mut`.
+    ///
+    /// An elided output lifetime then refers to it.
     first_is_mut: bool,
     /// Each `Self` (or `Self::…`).
     selves: Vec<proc_macro2::Span>,
@@ -246,12 +267,17 @@ impl VisitMut for Lifetimes {
     }
 }
 
-/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…): an argument each attempt can borrow rather
-/// than clone.
+/// An `impl AsRef<Path>` (`impl AsRef<str> + Send`…) argument.
 ///
-/// `&T: AsRef<U>` wherever `T: AsRef<U>`, so it need not be `Clone` (`tokio::fs`'s signatures).
+/// Each attempt can borrow it rather than clone it.
 ///
-/// Only bounds that `&T` keeps: one that consumes (`Into<PathBuf>`) needs a value of its own.
+/// `&T: AsRef<U>` wherever `T: AsRef<U>`.
+///
+/// So it need not be `Clone` (`tokio::fs`'s signatures).
+///
+/// Only bounds that `&T` keeps.
+///
+/// One that consumes (`Into<PathBuf>`) needs a value of its own.
 pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
     let Type::ImplTrait(it) = strip_group(ty) else {
         return false;
@@ -287,14 +313,15 @@ pub(crate) fn strip_group(ty: &Type) -> &Type {
     }
 }
 
-/// Whether the return type may be a `Result` (or an alias of one).
+/// Whether the return type may be a `Result`, or its alias.
 ///
 /// Where it visibly is not, the one error about it is all the user should see.
 ///
-/// A `?` that suits it (on an `Option`, in a function returning an `Option`) must not be
-/// another.
+/// A `?` that suits it must not be another.
 ///
-/// So the attempt stays a nested block, where `?` is rustc's own.
+/// Say, an `Option`'s `?` where the function returns an `Option`.
+///
+/// So the attempt stays nested, where `?` is rustc's own.
 pub(crate) fn could_be_result(ret: &Type) -> bool {
     match ret {
         Type::Path(path) => path.path.segments.last().is_some_and(|last| {
