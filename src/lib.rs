@@ -1,8 +1,8 @@
 //! Retries done right by default, with one attribute.
 //!
-//! It is capped exponential backoff with **full jitter**.
+//! The waits are capped exponential backoff with **full jitter**.
 //!
-//! It fits any sync or async function returning a `Result`.
+//! The attribute fits any sync or async function returning a `Result`.
 //!
 //! ```toml
 //! [dependencies]
@@ -117,9 +117,7 @@
 
 // The guide's pages use every feature.
 //
-// Their snippets run as doc tests with all of them.
-//
-// That is the README's test command.
+// Their snippets run as doc tests with all of them (the README's test command).
 //
 // A doc-test run with fewer leaves them out.
 #[cfg(any(
