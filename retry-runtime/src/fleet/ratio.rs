@@ -2,43 +2,58 @@
 //!
 //! # How it counts
 //!
-//! The window is cut into 16 slots of `window / 16` (whole nanoseconds, at least 1 ns): the
-//! budget's *granularity*.
+//! The window is cut into 16 slots: the budget's *granularity*.
 //!
-//! Two rings of 16 atomics count, per slot, the first attempts and the retries made in it.
+//! A slot lasts `window / 16`.
 //!
-//! Each is tagged with its slot's number, so a slot the clock left behind is recognised.
+//! A slot is whole nanoseconds, at least 1 ns.
 //!
-//! Whoever reaches such a slot first empties it, exactly once (a compare-and-swap on the slot).
+//! Two 16-atomic rings count each slot's first attempts and retries.
 //!
-//! One more atomic holds the balance over the slots in the window, in millionths of a retry:
-//! `ratio × first attempts + min_per_sec × window − retries`.
+//! Each is tagged with its slot's number.
 //!
-//! A retry is granted by a compare-and-swap that never takes the balance below zero: two
-//! threads never both take the last retry.
+//! So a slot the clock left behind is recognised.
 //!
-//! Every first attempt ([`RatioBudget::begin`]) reads the clock and is counted in its own
-//! time's slot.
+//! Whoever reaches such a slot first empties it, exactly once.
 //!
-//! So it leaves the window exactly when it should, at any call rate (one call an hour
-//! included).
+//! That takes a compare-and-swap on the slot.
 //!
-//! Its cost: a clock reading, a compare-and-swap on its slot and an add to the balance.
+//! One more atomic holds the balance over the window's slots.
+//!
+//! It counts millionths of a retry: `ratio × first attempts + min_per_sec × window − retries`.
+//!
+//! A compare-and-swap grants a retry, never taking the balance negative.
+//!
+//! So two threads never both take the last retry.
+//!
+//! Each first attempt ([`RatioBudget::begin`]) reads the clock.
+//!
+//! It is counted in its own time's slot.
+//!
+//! So it leaves the window on time, at any rate.
+//!
+//! That includes one call an hour.
+//!
+//! Its cost: a clock reading, a slot compare-and-swap, an add.
 //!
 //! A granted retry comes with a [`RetryTicket`] naming its slot.
 //!
-//! A refund ([`RatioBudget::refund`]) gives the share back to that slot while it is in the
-//! window.
+//! A refund ([`RatioBudget::refund`]) gives the share back to that slot.
 //!
-//! Once the slot has left, the refund is dropped: the slot's retries were given back then.
+//! It does so only while the slot is in window.
+//!
+//! Once the slot has left, the refund is dropped.
+//!
+//! The slot's retries were given back as it left.
 
 use core::fmt;
 use core::time::Duration;
 
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-// Under `--cfg loom`, the budget's atomics are loom's, so that `tests/loom.rs` can explore every
-// interleaving of concurrent calls, retries and refunds.
+// Under `--cfg loom`, the budget's atomics are loom's.
+//
+// Then `tests/loom.rs` can explore every interleaving of calls and refunds.
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
@@ -46,27 +61,33 @@ use super::window::{SlotClock, SLOTS};
 use super::RetryTicket;
 use crate::policy::Clock;
 
-/// What one retry costs in the balance: the ratio is counted in millionths, so that 0.6 is
-/// 600,000 of them, exactly 60%.
+/// What one retry costs in the balance, counted in millionths.
+///
+/// So 0.6 is 600,000 of them, exactly 60%.
 const UNIT: i64 = 1_000_000;
 /// The largest ratio.
 const MAX_RATIO: f64 = 10.0;
-/// The floor is kept below this (in millionths of a retry), so the balance never overflows.
+/// The floor stays below this many millionths of retry.
+///
+/// So the balance never overflows.
 const MAX_FLOOR: u128 = 1 << 60;
 
 /// A retry budget shared by every call that uses it: Finagle's `RetryBudget`, exact and
 /// lock-free.
 ///
-/// Retries (hedges included) are allowed while, over the trailing `window`, they stay within
-/// `ratio ×` the first attempts plus `min_per_sec × window`.
+/// Retries (hedges included) are capped over the trailing `window`.
 ///
-/// [`RetryBudget`](crate::RetryBudget) (the AWS token bucket) suits a client; this suits a
-/// service's outbound calls.
+/// The cap: `ratio ×` first attempts, plus `min_per_sec × window`.
 ///
-/// However many calls come in, their retries add at most `ratio` to the dependency's load: 20%
-/// → 1.2 calls per call when it is down.
+/// [`RetryBudget`](crate::RetryBudget) (the AWS token bucket) suits a client.
 ///
-/// The floor lets a quiet service still retry its rare failure.
+/// This one suits a service's outbound calls.
+///
+/// However many calls come, retries add at most `ratio` load.
+///
+/// At 20%, a down dependency sees 1.2 calls per call.
+///
+/// The floor lets a quiet service retry its rare failure.
 ///
 /// - **Exact**: the ratio is counted in millionths, so `0.6` is 60%, not the 100% a whole
 ///   number of calls per retry would give.
@@ -76,11 +97,11 @@ const MAX_FLOOR: u128 = 1 << 60;
 /// - **Window**: cut into 16 slots of `window / 16`.
 /// - A call or retry counts from its slot until 16 slots later: between 15/16 of the window and
 ///   all of it.
-/// - Each call is counted in the slot of its own clock reading.
+/// - Each call counts in its own clock reading's slot.
 /// - **Refunds**: a retry granted but never made gives its share back to its slot, through its
 ///   [`RetryTicket`].
-/// - Once that slot has left the window, the refund is dropped.
-/// - So no sequence of takes, refunds and clock jumps grants more than the ratio allows.
+/// - Once that slot leaves the window, refunds are dropped.
+/// - So takes, refunds, clock jumps never exceed the ratio.
 /// - **Cheap on success**: a first attempt is a clock reading, a compare-and-swap on its slot
 ///   and an atomic add.
 /// - A success is nothing.
@@ -103,19 +124,23 @@ const MAX_FLOOR: u128 = 1 << 60;
 /// assert_eq!(granted, 300);
 /// ```
 pub struct RatioBudget {
-    /// What a first attempt adds to the balance: the ratio in millionths.
+    /// What a first attempt adds: the ratio in millionths.
     per_call: i64,
     min_per_sec: u32,
     window: Duration,
     /// The slots' time line.
     clock: SlotClock,
-    /// The latest slot the clock reached: every slot older than `head - 15` has been emptied.
+    /// The latest slot the clock reached.
+    ///
+    /// Every slot older than `head - 15` has been emptied.
     head: AtomicU64,
-    /// `ratio × first attempts + floor − retries` in the window, in millionths of a retry.
+    /// `ratio × first attempts + floor − retries`, windowed.
+    ///
+    /// It counts millionths of a retry.
     balance: AtomicI64,
-    /// Per slot, its number (low 32 bits) and the first attempts made in it.
+    /// Per slot, its number (low 32 bits) and first attempts.
     calls: [AtomicU64; SLOTS],
-    /// Per slot, its number and the retries granted in it (and not given back).
+    /// Per slot, its number and granted retries not given back.
     retries: [AtomicU64; SLOTS],
 }
 
@@ -126,7 +151,7 @@ enum Ring {
     Retries,
 }
 
-/// A slot's word: its number's low 32 bits, and a count.
+/// A slot's word: its number's low 32 bits, a count.
 const fn pack(tag: u32, count: u32) -> u64 {
     ((tag as u64) << 32) | count as u64
 }
@@ -135,7 +160,7 @@ const fn unpack(word: u64) -> (u32, u32) {
     ((word >> 32) as u32, word as u32)
 }
 
-/// Whether slot number `a` (its low 32 bits) comes after `b`.
+/// Whether slot number `a` (low 32 bits) comes after `b`.
 const fn later(a: u32, b: u32) -> bool {
     (a.wrapping_sub(b) as i32) > 0
 }
@@ -144,8 +169,9 @@ impl RatioBudget {
     /// Retries up to `ratio` of the first attempts made over the trailing `window`, plus
     /// `min_per_sec` a second over it (`min_per_sec × window` in all).
     ///
-    /// `ratio` is taken to the nearest millionth: `0.2` is 20%, `0.6` 60%, `10.0` ten retries
-    /// per call.
+    /// `ratio` is taken to the nearest millionth.
+    ///
+    /// So `0.2` is 20%, and `10.0` ten retries per call.
     ///
     /// `window` is cut into 16 slots (see [`granularity`](RatioBudget::granularity)).
     ///
@@ -154,7 +180,7 @@ impl RatioBudget {
     /// If `ratio` is negative, above 10.0 or NaN, or `window` is zero (a window that holds no
     /// call).
     ///
-    /// In a `static` or a `const` that is a compile-time error:
+    /// In a `static` or `const`, that is a compile-time error:
     ///
     /// ```compile_fail
     /// use retry_jitter::RatioBudget;
@@ -205,10 +231,11 @@ impl RatioBudget {
         }
     }
 
-    /// The arguments checked and turned into the ratio in millionths and the floor in
-    /// millionths of a retry.
+    /// The arguments checked, and turned into millionths.
+    ///
+    /// The ratio in millionths, the floor in millionths of retry.
     const fn shape(ratio: f64, min_per_sec: u32, window: Duration) -> (i64, i64) {
-        // `!(a && b)` rather than `a || b`: NaN fails both comparisons.
+        // `!(a && b)`, not `a || b`: NaN fails both.
         if !(ratio >= 0.0 && ratio <= MAX_RATIO) {
             panic!("RatioBudget::new: the ratio must be in 0.0..=10.0 (not negative, not NaN)");
         }
@@ -216,7 +243,9 @@ impl RatioBudget {
             panic!("RatioBudget::new: the window must be longer than zero");
         }
         let per_call = (ratio * UNIT as f64 + 0.5) as i64;
-        // min_per_sec × window_secs retries, in millionths: min × nanos / 1,000.
+        // min_per_sec × window_secs retries, in millionths.
+        //
+        // That is min × nanos / 1,000.
         let mut floor = min_per_sec as u128 * window.as_nanos() / 1_000;
         if floor > MAX_FLOOR {
             floor = MAX_FLOOR;
@@ -224,7 +253,9 @@ impl RatioBudget {
         (per_call, floor as i64)
     }
 
-    /// The share of the first attempts that may be retried, to the millionth.
+    /// The share of first attempts that may be retried.
+    ///
+    /// It is exact to the millionth.
     ///
     /// ```
     /// use std::time::Duration;
@@ -235,7 +266,9 @@ impl RatioBudget {
         self.per_call as f64 / UNIT as f64
     }
 
-    /// The retries a second allowed whatever the calls (the floor is `min_per_sec × window`).
+    /// The retries a second allowed whatever the calls.
+    ///
+    /// The floor is `min_per_sec × window`.
     ///
     /// ```
     /// use std::time::Duration;
@@ -257,10 +290,13 @@ impl RatioBudget {
         self.window
     }
 
-    /// The length of one of the window's 16 slots: `window / 16`, in whole nanoseconds (at
-    /// least 1).
+    /// The length of one of the window's 16 slots.
     ///
-    /// A call or retry counts from the start of its slot until 16 slots later.
+    /// That is `window / 16`, in whole nanoseconds (≥ 1).
+    ///
+    /// It is whole nanoseconds, at least 1.
+    ///
+    /// Calls and retries count for 16 slots from their own.
     ///
     /// ```
     /// use std::time::Duration;
@@ -271,11 +307,13 @@ impl RatioBudget {
         Duration::from_nanos(self.clock.slot_nanos())
     }
 
-    /// A call made its first attempt: it adds `ratio` of a retry to the budget.
+    /// A call made its first attempt: it adds `ratio` retries.
     ///
-    /// It is counted in the slot of `clock`'s reading now, and leaves the window with it.
+    /// It counts in the slot of `clock`'s reading now.
     ///
-    /// The retry loops call this as a call's first attempt ends.
+    /// It leaves the window with that slot.
+    ///
+    /// The retry loops call this as a first attempt ends.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -296,11 +334,13 @@ impl RatioBudget {
 
     /// Take one retry's (or hedge's) share.
     ///
-    /// `false`, taking nothing, when the window's retries already reach `ratio ×` its first
-    /// attempts plus the floor.
+    /// `false`, taking nothing, when the window's retries reach the cap.
     ///
-    /// A share taken here is never given back; [`take_retry`](RatioBudget::take_retry) gives
-    /// the ticket a refund needs.
+    /// The cap: `ratio ×` its first attempts plus the floor.
+    ///
+    /// A share taken here is never given back.
+    ///
+    /// [`take_retry`](RatioBudget::take_retry) gives the ticket a refund needs.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -318,8 +358,9 @@ impl RatioBudget {
     ///
     /// `None` when the budget is spent.
     ///
-    /// Else the ticket that names the slot it was taken in, for
-    /// [`refund`](RatioBudget::refund) should the retry not run.
+    /// Else the ticket naming the slot it was taken in.
+    ///
+    /// [`refund`](RatioBudget::refund) uses it should the retry not run.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -340,24 +381,31 @@ impl RatioBudget {
         if self.add(Ring::Retries, slot, 1) == 1 {
             Some(RetryTicket::new(slot))
         } else {
-            // This thread's slot left the window while it was taking: it slept longer than the
-            // window.
+            // This thread's slot left the window while it was taking.
             //
-            // Or the slot's count is full. Either way, the retry is not made.
+            // It slept longer than the window.
+            //
+            // Or the slot's count is full.
+            //
+            // Either way, the retry is not made.
             self.balance.fetch_add(UNIT, Ordering::AcqRel);
             None
         }
     }
 
-    /// A retry that [`take_retry`](RatioBudget::take_retry) granted did not run after all:
-    /// give its share back to its slot, if that slot is still in the window.
+    /// A retry that [`take_retry`](RatioBudget::take_retry) granted did not run after all.
     ///
-    /// The future was dropped during the wait, a hook panicked, or the deadline came first.
+    /// Give its share back to its slot, if in window.
     ///
-    /// A refund after the slot left the window is dropped: the slot's retries were given back
-    /// as it left.
+    /// The future was dropped, a hook panicked, or deadline passed.
     ///
-    /// Reads no clock. The retry loops here do this by themselves.
+    /// A refund after the slot left the window is dropped.
+    ///
+    /// The slot's retries were given back as it left.
+    ///
+    /// Reads no clock.
+    ///
+    /// The retry loops here do this by themselves.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -370,9 +418,11 @@ impl RatioBudget {
     /// ```
     pub fn refund(&self, ticket: RetryTicket) {
         let number = ticket.slot();
-        // Every slot before `head - 15` has left the window, or is leaving it now.
+        // Slots before `head - 15` have left, or are leaving.
         //
-        // The thread that moved `head` empties it next, and the tag check below then fails.
+        // The thread that moved `head` empties it next.
+        //
+        // Then the tag check below fails.
         if number.saturating_add(SLOTS as u64) <= self.head.load(Ordering::Acquire) {
             return;
         }
@@ -399,10 +449,11 @@ impl RatioBudget {
         }
     }
 
-    /// A call succeeded after `retries` retries (0: at its first attempt).
+    /// A call succeeded after `retries` retries (0: first attempt).
     ///
-    /// Nothing to do: a ratio budget counts calls when they begin and retries when they are
-    /// taken, whatever they return.
+    /// Nothing to do: a ratio budget ignores what calls return.
+    ///
+    /// It counts calls as they begin, retries when taken.
     ///
     /// Kept beside [`RetryBudget::succeeded_after`](crate::RetryBudget::succeeded_after).
     ///
@@ -418,7 +469,7 @@ impl RatioBudget {
         let _ = retries;
     }
 
-    /// The retries the budget would grant now, one after the other.
+    /// The retries the budget would grant now, one after another.
     ///
     /// ```
     /// use retry_jitter::{sleep, RatioBudget};
@@ -435,14 +486,19 @@ impl RatioBudget {
         u32::try_from(retries).unwrap_or(u32::MAX)
     }
 
-    /// Read the clock, as every method does, and return the number of the slot it is in.
+    /// Read the clock, as every method does.
+    ///
+    /// Return the number of the slot it is in.
     #[inline]
     pub(crate) fn slot_now(&self, clock: Clock) -> u64 {
         self.refresh(clock)
     }
 
-    /// `n` first attempts counted at once in slot `slot` (the clock's, just read): what
-    /// [`DefaultBudget`](crate::budget::DefaultBudget) folds its counters into.
+    /// `n` first attempts counted at once in slot `slot`.
+    ///
+    /// That slot is the clock's, just read.
+    ///
+    /// [`DefaultBudget`](crate::budget::DefaultBudget) folds its counters into this.
     pub(crate) fn begin_many(&self, slot: u64, n: u32) {
         if n == 0 {
             return;
@@ -454,7 +510,9 @@ impl RatioBudget {
         }
     }
 
-    /// Read the clock: empty the slots it has left behind, and return the slot it is in.
+    /// Read the clock and empty the slots it left behind.
+    ///
+    /// Return the slot it is in.
     #[inline]
     fn refresh(&self, clock: Clock) -> u64 {
         let slot = self.clock.slot_of(self.clock.nanos(clock));
@@ -464,7 +522,9 @@ impl RatioBudget {
         slot
     }
 
-    /// The clock is in slot `now`: empty every slot it left behind since the last reading.
+    /// The clock is in slot `now`.
+    ///
+    /// Empty every slot it left behind since the last reading.
     #[cold]
     #[inline(never)]
     fn sweep(&self, now: u64) {
@@ -477,7 +537,9 @@ impl RatioBudget {
         } else {
             head + 1
         };
-        // After a silence of 2^30 slots, a slot's 32-bit number may look younger than it is.
+        // After 2^30 silent slots, a 32-bit number may mislead.
+        //
+        // A slot may then look younger than it is.
         let long_silence = now - head >= 1 << 30;
         for number in from..=now {
             self.enter(Ring::Calls, number, long_silence);
@@ -487,7 +549,9 @@ impl RatioBudget {
 
     /// Bring the slot of `number` in `ring` to that number.
     ///
-    /// It empties what an older slot there counted (with `any`, whatever other slot).
+    /// It empties what an older slot there counted.
+    ///
+    /// With `any`, it empties whatever other slot.
     ///
     /// `false` if it already holds a younger one.
     fn enter(&self, ring: Ring, number: u64, any: bool) -> bool {
@@ -517,9 +581,13 @@ impl RatioBudget {
         }
     }
 
-    /// Count `n` in slot `number` of `ring`: how many were counted.
+    /// Count `n` in slot `number` of `ring`.
     ///
-    /// 0 if that slot has left the window; fewer than `n` if its count is full.
+    /// Return how many were counted.
+    ///
+    /// 0 if that slot has left the window.
+    ///
+    /// Fewer than `n` if its count is full.
     #[inline]
     fn add(&self, ring: Ring, number: u64, n: u32) -> u32 {
         let slot = self.ring(ring, number);
@@ -550,7 +618,9 @@ impl RatioBudget {
         }
     }
 
-    /// `count` first attempts or retries left the window: take them out of the balance.
+    /// `count` first attempts or retries left the window.
+    ///
+    /// Take them out of the balance.
     fn expire(&self, ring: Ring, count: u32) {
         if count == 0 {
             return;
@@ -574,7 +644,9 @@ impl RatioBudget {
 }
 
 impl Default for RatioBudget {
-    /// Finagle's default: 20% of the calls, 10 retries a second, over 10 s.
+    /// Finagle's default: 20% of calls, 10 retries a second.
+    ///
+    /// The window is 10 s.
     ///
     /// ```
     /// let b = retry_jitter::RatioBudget::default();
