@@ -1,6 +1,8 @@
 //! The hedging loop: the first attempt raced against one timer in place.
 //!
-//! Once it fails or the hedge delay passes, the loop that starts hedges beside it takes over.
+//! When it fails or is late, the loop takes over.
+//!
+//! That loop starts hedges beside it.
 
 use core::borrow::Borrow;
 use core::future::Future;
@@ -18,10 +20,11 @@ use crate::run::step::{IsResult, LoopHooks};
 use crate::run::timeout::Limit;
 use crate::{Decision, GiveUpReason, Policy, RetryEvent, TimedOut};
 
-/// One poll of an attempt and, if it has a time limit, its timer.
+/// One poll of an attempt and, if limited, its timer.
 ///
-/// The attempt is polled first: it can ask the time it has left (see
-/// [`poll_race_within`](crate::run::timeout::poll_race_within)).
+/// Polled first, the attempt can ask its time left.
+///
+/// See [`poll_race_within`](crate::run::timeout::poll_race_within).
 fn poll_attempt<F: Future, T: Future<Output = ()>>(
     fut: Pin<&mut F>,
     timer: Option<Pin<&mut T>>,
@@ -39,11 +42,13 @@ fn poll_attempt<F: Future, T: Future<Output = ()>>(
 /// What the loop remembers of a running attempt.
 #[derive(Clone, Copy, Default)]
 struct Running {
-    /// Its limit is the time left before the deadline: cut, it ends the call.
+    /// Its limit is the time left before the deadline.
+    ///
+    /// Cut, it ends the call.
     deadline: bool,
     /// When it began, for the latency histogram.
     began: Option<Instant>,
-    /// Its time limit, if it has one, and when that ends.
+    /// Its time limit, if any, and when that ends.
     ///
     /// The end is learnt at its first pending poll.
     limit: Option<Duration>,
@@ -51,7 +56,9 @@ struct Running {
 }
 
 impl Running {
-    /// An attempt starting now, under `limit`; its start read only for a `histogram`.
+    /// An attempt starting now, under `limit`.
+    ///
+    /// Its start is read only for a `histogram`.
     #[inline]
     fn new(limit: Option<Limit>, histogram: Option<&LatencyHistogram>, clock: Clock) -> Self {
         Running {
@@ -62,7 +69,9 @@ impl Running {
         }
     }
 
-    /// What is left of its limit now, from its end learnt at its first pending poll.
+    /// What is left of its limit now.
+    ///
+    /// Its end was learnt at its first pending poll.
     ///
     /// The whole limit if it was never polled pending.
     fn limit_left(&self, clock: Clock) -> Option<Duration> {
@@ -75,28 +84,37 @@ impl Running {
 }
 
 pin_project_lite::pin_project! {
-    /// The hedged call's first attempt, before the hedge: the attempt and one timer.
+    /// The hedged call's first attempt, before the hedge.
     ///
-    /// The timer is for its limit or the hedge delay, whichever ends first; the other is not
-    /// armed.
+    /// It holds the attempt and one timer.
     ///
-    /// A limit that ends first cuts the attempt before any hedge.
+    /// The timer is for its limit or the hedge delay.
     ///
-    /// A hedge delay that ends first starts the loop, which arms what is left of the limit.
+    /// Whichever ends first is armed; the other is not.
+    ///
+    /// A limit ending first cuts the attempt before any hedge.
+    ///
+    /// A hedge delay ending first starts the loop.
+    ///
+    /// The loop arms what is left of the limit.
     struct BeforeHedge<Fut, SFut> {
         #[pin]
         lead: Option<Fut>,
         #[pin]
         timer: Option<SFut>,
         info: Running,
-        // Whether the timer is the attempt's limit (it cuts the attempt), not the hedge delay.
+        // Whether the timer is the attempt's limit, not hedge delay.
+        //
+        // A limit timer cuts the attempt.
         cuts: bool,
         clock: Clock,
     }
 }
 
 impl<Fut: Future, SFut: Future<Output = ()>> BeforeHedge<Fut, SFut> {
-    /// The one timer: the attempt's limit if it ends first (or alone), else the hedge delay.
+    /// The one timer: the attempt's limit, or the hedge delay.
+    ///
+    /// The limit is armed if it ends first (or alone).
     ///
     /// And whether it is the limit, which cuts the attempt.
     fn timer(limit: Option<Duration>, delay: Option<Duration>) -> (Option<Duration>, bool) {
@@ -108,7 +126,9 @@ impl<Fut: Future, SFut: Future<Output = ()>> BeforeHedge<Fut, SFut> {
     }
 }
 
-/// Ready with the attempt's outcome once it ends (`Err` if its limit cut it).
+/// Ready with the attempt's outcome once it ends.
+///
+/// `Err` if its limit cut it.
 ///
 /// Ready with `None` once the hedge delay passes.
 impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
@@ -138,7 +158,9 @@ impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
 
 /// An attempt's end as the loop steps it.
 ///
-/// Its outcome (a cut one made the function's error), and whether the deadline cut it.
+/// Its outcome, and whether the deadline cut it.
+///
+/// A cut one made the function's error.
 ///
 /// An answer's latency is recorded for a `pNN` hedge.
 #[inline]
@@ -154,7 +176,7 @@ fn ended_attempt<R, M: Fn(TimedOut) -> R>(
             }
             (outcome, false)
         }
-        // Only an attempt with a limit has a timer that cuts it.
+        // Only a limited attempt has a timer that cuts it.
         Err(timed_out) => match timeout {
             Some((_, make_error)) => (make_error(timed_out), info.deadline),
             None => unreachable!("an attempt without a limit is never cut"),
@@ -170,12 +192,15 @@ fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Dura
     hedge.delay().filter(|_| started < policy.attempts())
 }
 
-/// Awaits a pinned future, its poll inlined where it is awaited.
+/// Awaits a pinned future, its poll inlined right there.
 ///
-/// `Pin<&mut F>`'s own `poll`, which `.await` on the pin would call, is a generic `fn`.
+/// `.await` on the pin would call `Pin<&mut F>`'s own `poll`.
 ///
-/// LLVM keeps it out of line once `BeforeHedge`'s poll is inlined into it: a call, its spills
-/// and its return, per poll.
+/// That `poll` is a generic `fn`.
+///
+/// Once `BeforeHedge`'s poll is inlined, LLVM keeps it outlined.
+///
+/// That costs a call, its spills and return, per poll.
 struct InlinedPoll<'a, F>(Pin<&'a mut F>);
 
 impl<F: Future> Future for InlinedPoll<'_, F> {
@@ -191,11 +216,15 @@ impl<F: Future> Future for InlinedPoll<'_, F> {
 // `__private::Loop::hedged`).
 //
 // Hidden from the docs, like the rest of `__private`.
-/// Where the hedging loop keeps the last outcome through a backoff wait.
+/// Where the hedging loop keeps the last outcome while waiting.
 ///
-/// An `Option<R>` where a deadline may end the call after the wait.
+/// An `Option<R>` where a deadline may end the call.
 ///
-/// [`Discard`] where none can: the loop's future then holds nothing of `R`.
+/// The deadline may end it after the wait.
+///
+/// [`Discard`] where none can.
+///
+/// The loop's future then holds nothing of `R`.
 ///
 /// It is then `Send` whatever its `T` and `E` are.
 #[doc(hidden)]
@@ -231,7 +260,9 @@ impl<R> KeepLast<R> for Discard {
     }
 }
 
-/// The hedging retry loop, shared by `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge).
+/// The hedging retry loop, shared by two entry points.
+///
+/// They are `#[retry(hedge = …)]` and [`Retry::hedge`](crate::Retry::hedge).
 ///
 /// - At most `call.policy.attempts()` calls of `make`.
 /// - A new one beside the running ones whenever the latest has not answered within `hedge`'s
@@ -239,26 +270,35 @@ impl<R> KeepLast<R> for Discard {
 /// - The usual backoff wait when none runs.
 /// - The first success returned, the other attempts dropped.
 ///
-/// `timeout`: each attempt's limit, and the outcome of an attempt cut by it.
+/// `timeout`: each attempt's limit.
 ///
-/// The waits, the hedge delays and the limits are slept with `sleep`.
+/// It also gives the outcome of an attempt it cut.
+///
+/// `sleep` sleeps the waits, hedge delays and limits.
 ///
 /// `call` is the call's policy, clock and start (see [`Started`]).
 ///
-/// `last` keeps the last outcome through a backoff wait where a deadline may end the call (see
-/// [`KeepLast`]).
+/// `last` keeps the last outcome through a backoff wait.
 ///
-/// This is the loop's entry: the first attempt and one timer, in place.
+/// That is where a deadline may end the call.
 ///
-/// The timer is its time limit or the hedge delay, whichever ends first.
+/// See [`KeepLast`].
 ///
-/// Once the first attempt fails or the hedge delay passes, the loop ([`hedged`]), boxed, takes
-/// over the attempt's slot.
+/// This is the loop's entry: the first attempt, one timer.
 ///
-/// A call whose first attempt answers in time pays for one attempt and one timer, not for the
-/// loop.
+/// The timer is its limit or hedge delay, whichever's first.
 ///
-/// A plain `fn` returning an `async move` block: an `async fn` would keep its arguments twice.
+/// When it fails or lags, the loop takes over.
+///
+/// That loop ([`hedged`]) is boxed, in the attempt's slot.
+///
+/// A call answered in time pays one attempt, one timer.
+///
+/// It does not pay for the loop.
+///
+/// A plain `fn` returning an `async move` block.
+///
+/// An `async fn` would keep its arguments twice.
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
 #[inline]
 pub(crate) fn hedged_lazily<'h, P, R, H, F, Fut, S, SFut, M, K>(
@@ -286,12 +326,16 @@ where
         if let Some(refused) = hooks.admit(None, call.clock, function) {
             return refused;
         }
-        // Borrowed until the loop starts (a `const` policy is not kept at all), copied then.
+        // Borrowed until the loop starts, copied then.
+        //
+        // A `const` policy is not kept at all.
         let limit = timeout.as_ref().map(|(t, _)| Limit::of(*t, call.owned()));
         let info = Running::new(limit, hedge.histogram(), call.clock);
         // The hedge delay, if a hedge is to come.
         //
-        // Worked out again after the first attempt (from the same arguments), not kept beside it.
+        // Worked out again after the first attempt, not kept.
+        //
+        // It comes from the same arguments.
         let (timer, cuts) = BeforeHedge::<Fut, SFut>::timer(
             info.limit,
             next_hedge_delay(&hedge, 1, call.policy.borrow()),
@@ -303,7 +347,7 @@ where
             cuts,
             clock: call.clock,
         });
-        // In a block: nothing of `R` is in scope at the `.await` of the loop below.
+        // In a block: no `R` is live at the `.await`.
         let (slots, seeds) = {
             let ended = InlinedPoll(first.as_mut()).await;
             let mut first = first.as_mut().project();
@@ -311,10 +355,13 @@ where
             let waiting = ended.is_some();
             // The first attempt ended, or the hedge delay passed.
             //
-            // An ended attempt is stepped here, before the loop, which then holds nothing of `R`.
+            // An ended attempt is stepped here, before the loop.
             //
-            // Like the unhedged loops', its future is `Send` whatever `T` and `E` are, unless
-            // `last` keeps one.
+            // The loop then holds nothing of `R`.
+            //
+            // Its future is `Send` whatever `T` and `E` are.
+            //
+            // As in unhedged loops, unless `last` keeps one.
             let (state, lead_timer, timer, delay) = match ended {
                 Some(outcome) => {
                     let info = (&*first.info, hedge.histogram(), call.clock);
@@ -324,8 +371,9 @@ where
                         hooks.succeeded(None, call.clock, function);
                         return outcome;
                     }
-                    // None runs: the loop's state begins, with the usual step, and the backoff
-                    // wait in the loop's timer.
+                    // None runs: the loop's state begins, with the usual step.
+                    //
+                    // The backoff wait goes in the loop's timer.
                     first.lead.set(None);
                     first.timer.set(None);
                     let mut state = hooks.begin(call.owned());
@@ -336,17 +384,18 @@ where
                             if state.has_deadline() || hooks.cancel().is_some() {
                                 last.keep(outcome);
                             }
-                            // The hedge delay is set again when the next attempt begins.
+                            // The next attempt's start sets the hedge delay again.
                             (state, None, Some(sleep(delay)), Duration::ZERO)
                         }
                     }
                 }
                 None => {
                     first.timer.set(None);
-                    // The attempt runs on, under what is left of its limit.
+                    // The attempt runs on, under its limit's remainder.
                     //
-                    // The hedge due now reports the delay that passed (a `pNN` one as the
-                    // percentile reads now).
+                    // The hedge due now reports the delay that passed.
+                    //
+                    // A `pNN` one reports the percentile as read now.
                     let left = first.info.limit_left(call.clock);
                     let state = hooks.begin(call.owned());
                     let delay =
@@ -375,14 +424,19 @@ where
     }
 }
 
-/// The hedging loop once the first attempt failed or the hedge delay passed (see
-/// [`hedged_lazily`]).
+/// The hedging loop, after the first attempt failed or lagged.
+///
+/// See [`hedged_lazily`].
 ///
 /// - `lead`: the first attempt's slot, in place.
-/// - `slots`: its timer (what is left of its limit), the timer, its record, and the hedge
-///   delay.
-/// - The timer is the backoff wait if `waiting`; else the hedge is due now.
-/// - `seeds`: the call's state, and the budget's share of a retry not yet made.
+/// - `slots`: its timer (its limit's remainder) and its record.
+/// - `slots` also holds the timer and the hedge delay.
+/// - The timer is the backoff wait if `waiting`.
+///
+///   Else the hedge is due now.
+/// - `seeds`: the call's state, and the budget's share.
+///
+///   That share is for a retry not yet made.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 async fn hedged<R, H, F, Fut, S, SFut, M, K>(
     call: Started,
@@ -417,25 +471,33 @@ where
     // gRPC's backoff brings gRPC's hedging rules (`Backoff::grpc`).
     let a6 = call.policy.backoff_ref().is_grpc();
     let mut started = 1u32;
-    // An attempt answered "slow down" (`RateLimited`, a server hint) while others ran.
+    // An attempt answered "slow down" while others ran.
     //
-    // No new attempt, hedge or retry, starts before the wait that answer called for ends.
+    // That answer is `RateLimited`, a server hint.
+    //
+    // No attempt, hedge or retry, starts before that wait ends.
     let mut not_before: Option<Instant> = None;
     let held_for = |not_before: Option<Instant>| {
         not_before.map_or(Duration::ZERO, |t| {
             t.saturating_duration_since((call.clock)())
         })
     };
-    // The first attempt in place; hedges beside it boxed (only a hedged call allocates).
+    // The first attempt is in place; hedges are boxed.
+    //
+    // Only a hedged call allocates.
     #[allow(clippy::type_complexity)]
     let mut others: Vec<(Running, Pin<Box<Fut>>, Option<Pin<Box<SFut>>>)> = Vec::new();
-    // One timer for the hedge delay and the backoff wait: never both at once.
+    // One timer for hedge delay and backoff wait, never both.
     //
-    // The wait comes only when no attempt runs, and then no hedge is due.
+    // The wait comes only when no attempt runs.
+    //
+    // Then no hedge is due.
     //
     // `waiting` says which it is.
 
-    // Start the next attempt (in the lead's place if free) and arm the next hedge.
+    // Start the next attempt, in the lead's place if free.
+    //
+    // Then arm the next hedge.
     macro_rules! begin {
         () => {{
             started += 1;
@@ -460,10 +522,11 @@ where
         }};
     }
 
-    // The hedge delay is over: the latest attempt has not answered in time.
+    // The hedge delay is over: the latest attempt is late.
     //
-    // `true` if the next attempt is let start beside it (the deadline, the guards and the
-    // budget decide).
+    // `true` if the next attempt may start beside it.
+    //
+    // The deadline, the guards and the budget decide.
     macro_rules! hedge_due {
         () => {{
             let event = RetryEvent {
@@ -478,14 +541,16 @@ where
         }};
     }
 
-    // The hedge delay passed (the first attempt still runs): the hedge is due now.
+    // The hedge delay passed, the first attempt running: hedge now.
     if !waiting && hedge_due!() {
         begin!();
     }
-    // With a cancel token (`cancel = …`), a backoff wait ends at once when it is cancelled.
+    // With `cancel = …`, cancelling ends a backoff wait.
     let mut cancelled = hooks.cancel().map(crate::policy::CancelToken::cancelled);
     core::future::poll_fn(|cx| loop {
-        // 1. The attempts: the first one to end is handled, the others run on.
+        // 1. The attempts: the first to end is handled.
+        //
+        //   The others run on.
         let mut ended = None;
         if let Some(fut) = lead.as_mut().as_pin_mut() {
             let info = (&mut lead_info, call.clock);
@@ -513,7 +578,7 @@ where
         if let Some((outcome, info)) = ended {
             let (outcome, cut) = ended_attempt(outcome, (&info, histogram, call.clock), &timeout);
             let verdict = hooks.verdict(&outcome);
-            // The attempts still running are calls made too (`GiveUp::calls`, the trace's).
+            // Running attempts are calls made too (`GiveUp::calls`, the trace's).
             let running = || u32::from(lead.is_some()).saturating_add(others.len() as u32);
             if verdict.accepted() {
                 if started > 1 {
@@ -526,15 +591,17 @@ where
             }
             let running = running();
             if running > 0 && !cut {
-                // Others still run: this error ends the call only if it must not be retried.
+                // Others run: this error ends the call only if final.
                 //
-                // Or if its server hint is beyond what the call may wait.
+                // It is final if it must not be retried.
+                //
+                // Or if its server hint exceeds the call's allowed wait.
                 let hint = match hooks.decide(&outcome, verdict, call.clock) {
                     Decision::Stop => Err(GiveUpReason::Stopped),
                     Decision::RetryAfter(hint) => state.allows_hint(hint).map(|()| hint),
-                    // The wait a retry after it would draw, never beyond the cap.
+                    // The wait a retry after it would draw, capped.
                     //
-                    // Past the deadline, no attempt starts again, and those running go on.
+                    // Past the deadline, no attempt starts; running ones go on.
                     Decision::RateLimited => {
                         Ok(state.rate_limited_draw(state.failed_calls().saturating_add(1)))
                     }
@@ -546,7 +613,7 @@ where
                         let reason = state.end(reason);
                         return Poll::Ready(hooks.give_up(&state, outcome, reason, function));
                     }
-                    // The server asked for time: no attempt starts before it passed.
+                    // The server asked for time: no attempt starts before then.
                     //
                     // The next hedge waits at least that long.
                     Ok(hint) if !hint.is_zero() => {
@@ -559,8 +626,9 @@ where
                     }
                     Ok(_) => {}
                 }
-                // gRPC's rule (A6, with its backoff): the next hedge goes at once after a
-                // failure it may follow.
+                // gRPC's rule (A6, with its backoff) applies here.
+                //
+                // A failure it may follow sends the next hedge at once.
                 //
                 // Or when the server's pushback says.
                 if let (true, false, Ok(hint)) = (a6, waiting, hint) {
@@ -572,7 +640,9 @@ where
                 state.count_failure();
                 continue;
             }
-            // None runs (or the deadline cut one, which ends them all): the usual step.
+            // None runs: the usual step.
+            //
+            // A deadline cut ends them all, and is stepped here.
             state.count_running(running);
             match hooks.step(&mut state, outcome, verdict, function, cut) {
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
@@ -598,7 +668,9 @@ where
             return Poll::Pending;
         }
         timer.set(None);
-        // 2. The backoff wait is over (or cancelled): nothing else ran meanwhile.
+        // 2. The backoff wait is over, or cancelled.
+        //
+        //   Nothing else ran meanwhile.
         if waiting {
             waiting = false;
             if let Some(outcome) = last.take() {
@@ -622,7 +694,9 @@ where
             begin!();
             continue;
         }
-        // 3. The hedge delay is over: a hedge, unless refused (the attempts running go on).
+        // 3. The hedge delay is over: a hedge, unless refused.
+        //
+        //   The attempts running go on.
         if hedge_due!() {
             begin!();
             continue;
