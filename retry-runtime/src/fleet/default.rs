@@ -1,22 +1,31 @@
 //! The budget every retry loop has unless told otherwise: a [`RatioBudget`] of Finagle's
 //! shape (20% of the calls over 10 s, a floor of 10 retries a second).
 //!
-//! Its calls are counted without a clock reading, a read-modify-write or a shared cache line.
+//! Its calls are counted with no clock reading or read-modify-write.
+//!
+//! They share no cache line either.
 //!
 //! # How it counts
 //!
-//! A call ([`SharedBudget::begin`]) adds one to its thread's *stripe*: a counter on a cache
-//! line only that thread writes.
+//! A call ([`SharedBudget::begin`]) adds one to its thread's *stripe*.
 //!
-//! So the add is a plain load and store, not a `lock`-prefixed instruction.
+//! A stripe: a counter on a line only it writes.
 //!
-//! Threads calling the same function never take a line from each other.
+//! So the add is a plain load and store.
 //!
-//! Stripes are handed to threads process-wide: the same index in every budget.
+//! It is no `lock`-prefixed instruction.
 //!
-//! The first 16 threads alive at once each own one, until they exit.
+//! Threads calling one function never take each other's lines.
 //!
-//! A thread beyond them adds to one shared counter with an atomic add.
+//! Stripes are handed to threads process-wide.
+//!
+//! A thread has the same index in every budget.
+//!
+//! The first 16 threads alive at once each own one.
+//!
+//! They own it until they exit.
+//!
+//! A thread beyond them atomically adds to one shared counter.
 //!
 //! That is the whole success path: no clock, no compare-and-swap.
 //!
@@ -27,8 +36,9 @@
 //!
 //! The fold runs under a lock only those take.
 //!
-//! Their own times are not known: the calls are spread evenly over the slots since the last
-//! fold.
+//! Their own times are not known.
+//!
+//! So the calls are spread evenly since the last fold.
 //!
 //! Calls found after a silence longer than the window count only for the window's share: an
 //! hour of healthy traffic does not fund a retry storm.
@@ -36,7 +46,9 @@
 //! The first call of all reads the clock once, so the first fold knows how long the counters
 //! have counted; the window is allocated then too.
 //!
-//! A budget never called is all zeros: a `static` of it costs the binary nothing (`.bss`).
+//! A budget never called is all zeros.
+//!
+//! So a `static` of it costs the binary nothing (`.bss`).
 
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -55,8 +67,9 @@ const SHARED: usize = OWNED;
 /// A thread that has not asked for a stripe yet.
 const UNASSIGNED: usize = usize::MAX;
 
-/// One counter of calls, alone on its cache line and the one beside it (x86's adjacent-line
-/// prefetch pulls lines in pairs).
+/// One counter of calls, alone on two cache lines.
+///
+/// x86's adjacent-line prefetch pulls lines in pairs.
 #[repr(align(128))]
 struct Stripe(AtomicU64);
 
@@ -64,30 +77,36 @@ struct Stripe(AtomicU64);
 static CLAIMED: AtomicU32 = AtomicU32::new(0);
 
 std::thread_local! {
-    /// This thread's stripe: an owned one (below [`OWNED`]), [`SHARED`], or [`UNASSIGNED`].
+    /// This thread's stripe: owned (below [`OWNED`]), [`SHARED`], or [`UNASSIGNED`].
     static STRIPE: Cell<usize> = const { Cell::new(UNASSIGNED) };
     /// The owned stripe this thread gives back when it exits.
     static CLAIM: Cell<Option<Claim>> = const { Cell::new(None) };
 }
 
-/// A stripe owned by this thread, given back when it exits.
+/// A stripe this thread owns, given back when it exits.
 struct Claim(usize);
 
 impl Drop for Claim {
     fn drop(&mut self) {
-        // Never write the stripe again (a destructor running after this one may still call).
+        // Never write the stripe again.
+        //
+        // A destructor running after this one may still call.
         let _ = STRIPE.try_with(|s| s.set(SHARED));
         CLAIMED.fetch_and(!(1 << self.0), Ordering::Release);
     }
 }
 
-/// This thread's stripe ([`UNASSIGNED`] before its first call, [`SHARED`] while it exits).
+/// This thread's stripe.
+///
+/// [`UNASSIGNED`] before its first call, [`SHARED`] while exiting.
 #[inline]
 fn stripe() -> usize {
     STRIPE.try_with(Cell::get).unwrap_or(SHARED)
 }
 
-/// Claim a free owned stripe for this thread, or take the shared counter if none is free.
+/// Claim a free owned stripe for this thread.
+///
+/// If none is free, take the shared counter.
 #[cold]
 #[inline(never)]
 fn assign() -> usize {
@@ -108,7 +127,7 @@ fn assign() -> usize {
         }
     };
     if i != SHARED && CLAIM.try_with(|c| c.set(Some(Claim(i)))).is_err() {
-        // The thread is exiting: it could not give the stripe back.
+        // The thread is exiting: it could not return the stripe.
         CLAIMED.fetch_and(!(1 << i), Ordering::Release);
         return SHARED;
     }
@@ -116,18 +135,22 @@ fn assign() -> usize {
     i
 }
 
-/// What the folds keep between them: all zeros until the budget's first call.
+/// What the folds keep between them.
+///
+/// It is all zeros until the budget's first call.
 struct Folded {
-    /// The slot of the last fold plus one (0: none yet).
+    /// The last fold's slot plus one (0: none yet).
     slot: u64,
     /// Each counter's value at the last fold.
     seen: [u64; OWNED + 1],
-    /// The window the calls are folded into, made at the first call.
+    /// The window calls are folded into, made at first call.
     ratio: Option<Box<RatioBudget>>,
 }
 
 impl Folded {
-    /// The window, made by the budget's first call (or, before any call, its first fold).
+    /// The window, made by the budget's first call.
+    ///
+    /// Before any call, its first fold makes it.
     fn ratio(&mut self) -> &RatioBudget {
         self.ratio.get_or_insert_with(|| {
             Box::new(RatioBudget::new(
@@ -148,24 +171,28 @@ impl Folded {
 /// Retries (hedges included) are allowed while, over the trailing 10 s, they stay within 20%
 /// of the calls plus 10 a second.
 ///
-/// That is the shape of Finagle's, Linkerd's, reqwest's and Gateway API's retry budgets.
+/// Finagle's, Linkerd's, reqwest's and Gateway API's budgets share it.
 ///
-/// A handful of calls retries exactly as without a budget: the floor is 100 retries over any
-/// 10 s.
+/// A handful of calls retries exactly as without a budget.
+///
+/// The floor is 100 retries over any 10 s.
 ///
 /// A fleet of callers sends a dependency that is down at most 1.2 attempts per call, plus the
 /// floor, where five attempts each would send five.
 ///
-/// Unlike [`RatioBudget`], a call is counted without reading the clock, on its thread's own
-/// counter (module docs).
+/// Unlike [`RatioBudget`], a call is counted without reading the clock.
 ///
-/// The success path is a thread-local read and a load and store on a line only that thread
-/// writes.
+/// It goes on its thread's own counter (module docs).
 ///
-/// The calls are brought into the window when a retry asks, spread evenly over the time since
-/// the last ask.
+/// Success costs a thread-local read, a load, a store.
 ///
-/// Calls found after a silence longer than the window count for the window's share of them.
+/// Only that thread writes that line.
+///
+/// Calls enter the window when a retry asks.
+///
+/// They are spread evenly since the last ask.
+///
+/// After a silence beyond the window, calls count pro rata.
 ///
 /// ```
 /// use retry_jitter::sleep;
@@ -179,13 +206,19 @@ impl Folded {
 /// assert_eq!(BUDGET.available(sleep::now), 300); // plus 20% of 1,000 calls
 /// ```
 pub struct DefaultBudget {
-    /// The calls counted, per stripe: the owned ones, then the shared one. They only grow.
+    /// Calls counted per stripe: owned ones, then the shared.
+    ///
+    /// They only grow.
     counted: [Stripe; OWNED + 1],
-    /// Whether a call was ever counted (the first one reads the clock).
+    /// Whether a call was ever counted.
+    ///
+    /// The first one reads the clock.
     started: AtomicBool,
     /// What the folds keep, and the window.
     ///
-    /// Held while folding, taking or giving back a share: the retry path alone takes it.
+    /// Held while folding, taking or giving back a share.
+    ///
+    /// Only the retry path takes it.
     folded: Mutex<Folded>,
 }
 
@@ -197,7 +230,7 @@ impl DefaultBudget {
     /// The window calls and retries are counted over.
     pub const WINDOW: Duration = Duration::from_secs(10);
 
-    /// A budget with nothing counted yet: the floor's 100 retries available.
+    /// A budget with nothing counted: the floor's 100 retries available.
     ///
     /// ```
     /// use retry_jitter::budget::DefaultBudget;
@@ -222,8 +255,9 @@ impl DefaultBudget {
         self.folded.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The retries the budget would grant now, one after the other (the calls counted so far
-    /// folded in first).
+    /// The retries the budget would grant now, one after another.
+    ///
+    /// The calls counted so far are folded in first.
     ///
     /// ```
     /// use retry_jitter::sleep;
@@ -236,8 +270,9 @@ impl DefaultBudget {
         folded.ratio().available(clock)
     }
 
-    /// [`SharedBudget::begin`] the first time on this stripe, on a thread without a stripe
-    /// yet, or on the shared counter.
+    /// [`SharedBudget::begin`] the first time on this stripe.
+    ///
+    /// Or on a stripeless thread, or the shared counter.
     #[cold]
     #[inline(never)]
     fn begin_cold<T>(&self, i: usize, clock: Clock, out: T) -> T {
@@ -256,7 +291,7 @@ impl DefaultBudget {
         out
     }
 
-    /// The first call: the clock's reading starts the counters' time line.
+    /// The first call: its clock reading starts the counters' timeline.
     #[cold]
     #[inline(never)]
     fn start(&self, clock: Clock) {
@@ -268,13 +303,15 @@ impl DefaultBudget {
         self.started.store(true, Ordering::Release);
     }
 
-    /// Count the calls made since the last fold in the window.
+    /// Fold the calls since the last fold into the window.
     ///
-    /// They are spread evenly over the slots since then, the clock's own included.
+    /// They are spread evenly over the slots since then.
+    ///
+    /// The clock's own slot is included.
     ///
     /// Only those still in the window keep their share.
     ///
-    /// Returns the state, still held, for the share to be taken.
+    /// Returns the state, still held, to take the share.
     fn fold(&self, clock: Clock) -> MutexGuard<'_, Folded> {
         let mut folded = self.folded();
         let slot = folded.ratio().slot_now(clock);
@@ -284,7 +321,9 @@ impl DefaultBudget {
             calls = calls.saturating_add(now.wrapping_sub(*seen));
             *seen = now;
         }
-        // The slots the calls came over: from the last fold's to now's, both included.
+        // The slots the calls came over.
+        //
+        // They run from the last fold's to now's, both included.
         let over = match folded.slot {
             0 => 1,
             last => slot.saturating_sub(last - 1).saturating_add(1),
@@ -295,10 +334,13 @@ impl DefaultBudget {
         }
         // Of `over` slots, the last `kept` are in the window.
         //
-        // Their share of the calls is spread over them: slot `slot - k` gets its part, the
-        // latest ones the remainder.
+        // Their share of the calls is spread over them.
         //
-        // The share is to the nearest call: one call after a silence still counts.
+        // Slot `slot - k` gets its part, the newest the rest.
+        //
+        // The share is to the nearest call.
+        //
+        // So one call after a silence still counts.
         let kept = over.min(SLOTS as u64);
         let share =
             (u128::from(calls) * u128::from(kept) + u128::from(over / 2)) / u128::from(over);
@@ -332,21 +374,25 @@ impl Default for DefaultBudget {
 impl SharedBudget for DefaultBudget {
     /// A load and a store on this thread's stripe.
     ///
-    /// Beyond 16 threads alive at once, an atomic add; the very first time, a clock reading.
+    /// Beyond 16 live threads, an atomic add.
+    ///
+    /// The very first time, a clock reading.
     #[inline]
     fn begin(&self, clock: Clock) {
         self.first_success(clock, ());
     }
-    /// [`begin`](SharedBudget::begin) (its `succeeded` is nothing), its cold part a tail call
-    /// that hands `out` back.
+    /// [`begin`](SharedBudget::begin), as its `succeeded` is nothing.
+    ///
+    /// Its cold part, a tail call, hands `out` back.
     #[inline]
     fn first_success<T>(&self, clock: Clock, out: T) -> T {
         let i = stripe();
         if i < OWNED {
             // Only this thread writes this stripe: no read-modify-write needed.
             //
-            // A stripe still at zero has never counted a call of this budget: the budget may
-            // not have begun.
+            // A stripe still at zero never counted this budget's call.
+            //
+            // The budget may not have begun.
             let c = &self.counted[i].0;
             let n = c.load(Ordering::Relaxed);
             if n != 0 {
@@ -356,7 +402,9 @@ impl SharedBudget for DefaultBudget {
         }
         self.begin_cold(i, clock, out)
     }
-    /// Every charge is one retry of the ratio, taken after the calls counted are folded in.
+    /// Every charge is one retry of the ratio.
+    ///
+    /// It is taken after the counted calls are folded in.
     fn take_retry(&self, _: Charge, clock: Clock) -> Option<RetryTicket> {
         self.fold(clock).ratio().take_retry(clock)
     }
@@ -368,7 +416,7 @@ impl SharedBudget for DefaultBudget {
 
 /// A [`Retry`](crate::Retry)'s own budget, what [`Retry::new`](crate::Retry::new) gives it.
 ///
-/// A [`DefaultBudget`] the `Retry` shares with its clones, and with nothing else.
+/// A [`DefaultBudget`] shared by the `Retry` with its clones only.
 ///
 /// [`budget`](crate::Retry::budget) or [`budget_none`](crate::Retry::budget_none) replaces it.
 ///
@@ -410,9 +458,11 @@ mod tests {
     use std::sync::atomic::AtomicU64 as Nanos;
     use std::time::Instant;
 
-    /// A clock tests move by hand, shared by the tests of this module.
+    /// A hand-moved clock, shared by this module's tests.
     ///
-    /// Each test has its own budget, and reads it only while holding `LOCK`.
+    /// Each test has its own budget.
+    ///
+    /// It reads it only while holding `LOCK`.
     static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     static OFFSET: Nanos = Nanos::new(0);
     static LOCK: Mutex<()> = Mutex::new(());
@@ -461,7 +511,9 @@ mod tests {
     fn an_hour_of_calls_funds_only_the_windows_share() {
         let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let b = DefaultBudget::new();
-        // 100 calls a second for an hour, no retry asked (the clock read once, at the first).
+        // 100 calls a second for an hour, no retry asked.
+        //
+        // The clock is read once, at the first.
         for _ in 0..3_600 {
             calls(&b, 100);
             advance(Duration::from_secs(1));
@@ -493,7 +545,7 @@ mod tests {
     fn more_threads_than_stripes_count_every_call_and_give_their_stripes_back() {
         let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
         let b = DefaultBudget::new();
-        // 40 threads alive at once: 16 own a stripe, the others share one.
+        // 40 live threads: 16 own stripes, the rest share one.
         let go = std::sync::Barrier::new(40);
         std::thread::scope(|s| {
             for _ in 0..40 {
@@ -505,9 +557,11 @@ mod tests {
             }
         });
         assert_eq!(b.available(clock), 100 + 8_000);
-        // They exited and gave their stripes back: the next threads own them and count as well.
+        // They exited and gave their stripes back.
         //
-        // Every bit is clear but those of threads alive now elsewhere in this process.
+        // The next threads own them and count as well.
+        //
+        // Every bit is clear but those of threads alive elsewhere.
         std::thread::scope(|s| {
             for _ in 0..16 {
                 s.spawn(|| calls(&b, 500));
@@ -526,7 +580,9 @@ mod tests {
         b.refund(early);
         assert_eq!(b.available(clock), 99); // 100 + 0.2 - 2 + 1
         advance(Duration::from_secs(11));
-        // The slot left the window, its retries with it: the floor, and the refund dropped.
+        // The slot left the window, its retries with it.
+        //
+        // The floor remains, and the refund is dropped.
         b.refund(late);
         assert_eq!(b.available(clock), 100);
     }
