@@ -3,8 +3,9 @@
 //!
 //! It says what an outcome is ([`Verdict`]).
 //!
-//! For a failed one, it classifies, decides, draws, charges the budget and tells the hooks
-//! ([`LoopHooks`]).
+//! For a failed one, it classifies, decides and draws.
+//!
+//! It also charges the budget and tells the hooks ([`LoopHooks`]).
 
 use core::ops::ControlFlow;
 use core::time::Duration;
@@ -45,12 +46,13 @@ impl Verdict {
 
 /// What `on_ok` makes of `outcome`.
 ///
-/// Without `on_ok` ([`AcceptOk`](crate::AcceptOk)) this is `Accepted` for every `Ok`, and costs
-/// what testing for an error costs.
+/// Without `on_ok` ([`AcceptOk`](crate::AcceptOk)) this is `Accepted` for every `Ok`.
 ///
-/// The loops test this first and return a success at once.
+/// It then costs what testing for an error costs.
 ///
-/// Handed through `ControlFlow`, a success would cost an `async fn` more.
+/// The loops test this first, returning a success at once.
+///
+/// Through `ControlFlow`, a success would cost an `async fn` more.
 #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
 pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Verdict {
     match outcome.as_ok() {
@@ -64,7 +66,9 @@ pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Ver
 
 /// A call succeeded after failed (or hedged) calls.
 ///
-/// The budget gets back what its retries took, and the metrics and the trace hear of it.
+/// The budget gets back what its retries took.
+///
+/// The metrics and the trace hear of it.
 #[cold]
 #[inline(never)]
 pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
@@ -75,27 +79,34 @@ pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
     hooks.succeeded::<R>(Some(state), state.clock(), function);
     #[cfg(feature = "metrics")]
     crate::run::metrics::recovered(state.listening(), function);
-    // The elapsed time is read (a clock read, with `tracing`) only for a trace that shows it.
+    // The elapsed time is read only for traces showing it.
+    //
+    // With `tracing`, that read is a clock read.
     if !Trace::<R>::is_silent(&hooks.trace) {
         let calls = state.failed_calls().saturating_add(1);
         hooks.trace.recovered(function, calls, state.elapsed());
     }
 }
 
-/// Hooks that serve a function returning `R`: every bound the loops need, in one place.
+/// Hooks serving a function returning `R`: the loops' bounds, together.
 ///
-/// The `Loop::<R>` entry points spell the bounds out instead: a mistake in a hook is then
-/// reported at the user's key.
+/// The `Loop::<R>` entry points spell the bounds out instead.
+///
+/// A hook's mistake is then reported at the user's key.
 pub trait LoopHooks<R> {
     /// One turn of every retry loop after a failure.
     ///
-    /// `cut`: an attempt cut by the deadline, which ends the call.
+    /// `cut`: an attempt the deadline cut, ending the call.
     ///
     /// `verdict`: what [`LoopHooks::verdict`] said of it.
     ///
-    /// - A success (of a later attempt) pays the budget back and breaks out.
-    /// - An outcome retrying ends on is reported to `give_up` and the trace, and breaks out.
-    /// - A retried one comes back with the wait and the budget's share its retry owes.
+    /// - A later success pays the budget back, then breaks.
+    /// - An outcome retrying ends on breaks out.
+    ///
+    ///   It is reported to `give_up` and the trace.
+    /// - A retried one comes back with its wait.
+    ///
+    ///   It also brings the budget share its retry owes.
     #[allow(clippy::type_complexity)]
     #[inline]
     fn step<'h>(
@@ -111,7 +122,7 @@ pub trait LoopHooks<R> {
 
     /// [`step`](LoopHooks::step), inlined whole into the blocking loop (`LoopState`).
     ///
-    /// The hooks' types and a constant policy then leave only what they do.
+    /// The hooks' types and a constant policy leave their work.
     #[allow(clippy::type_complexity)]
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn step_inline<'h>(
@@ -141,7 +152,7 @@ pub trait LoopHooks<R> {
 
     /// Retrying ends with `outcome` for `reason`.
     ///
-    /// The trace, the metrics, the `give_up` hook and the guards' `finished` hear of it.
+    /// The trace, metrics, `give_up` hook and guards' `finished` hear it.
     ///
     /// The outcome is handed back.
     #[doc(hidden)]
@@ -154,9 +165,11 @@ pub trait LoopHooks<R> {
         clock: Clock,
     ) -> R;
 
-    /// Retrying ends with `outcome` (an error, or an `Ok` `on_ok` retried) for `reason`.
+    /// Retrying ends with `outcome` for `reason`.
     ///
-    /// Tell the trace and the `give_up` hook, and hand the outcome back.
+    /// That outcome is an error, or an `Ok` `on_ok` retried.
+    ///
+    /// Tell the trace and `give_up` hook; hand the outcome back.
     fn give_up(
         &self,
         state: &RetryState,
@@ -165,28 +178,38 @@ pub trait LoopHooks<R> {
         function: &'static str,
     ) -> R;
 
-    /// What an attempt's `outcome` is: taken, an error, or an `Ok` that `on_ok` retries.
+    /// What an attempt's `outcome` is.
+    ///
+    /// Taken, an error, or an `Ok` that `on_ok` retries.
     fn verdict(&self, outcome: &R) -> Verdict;
 
-    /// The call's retry state begins: its first attempt failed, or its first hedge is due.
+    /// The call's retry state begins.
+    ///
+    /// Its first attempt failed, or its first hedge is due.
     ///
     /// The budget counts the call then, and only then.
     fn begin(&self, call: Started) -> RetryState;
 
-    /// A call succeeded, at its first attempt (`state`: `None`) or after its retry state began.
+    /// A call succeeded, at its first attempt or later.
+    ///
+    /// At its first, `state` is `None`.
     ///
     /// At its first attempt, the budget counts the call.
     ///
-    /// The budget hears what its retries and hedges took, and the guards are told.
+    /// The budget hears what its retries and hedges took.
+    ///
+    /// The guards are told.
     ///
     /// Nothing is reported: [`recovered`](LoopHooks::recovered) reports.
     fn succeeded(&self, state: Option<&RetryState>, clock: Clock, function: &'static str);
 
     /// A call succeeded at its first attempt, with `out`.
     ///
-    /// The guards are told, the budget counts the call, and `out` is handed back.
+    /// The guards are told, then the budget counts the call.
     ///
-    /// So the budget's rare work, out of line, is the success path's tail call.
+    /// Then `out` is handed back.
+    ///
+    /// So the budget's rare, outlined work is a tail call.
     ///
     /// What [`succeeded`](LoopHooks::succeeded) does with `None`.
     fn first_success(&self, clock: Clock, function: &'static str, out: R) -> R;
@@ -195,37 +218,52 @@ pub trait LoopHooks<R> {
     ///
     /// `state` is the call's state, `None` before its first attempt.
     ///
-    /// If they refuse, `Some` with the outcome the call ends with, already reported as a
-    /// give-up.
+    /// If they refuse, `Some` with the call's final outcome.
+    ///
+    /// It is already reported as a give-up.
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R>;
 
-    /// A call succeeded after failed (or hedged) calls: pay the budget back and report it.
+    /// A call succeeded after failed (or hedged) calls.
+    ///
+    /// Pay the budget back and report it.
     fn recovered(&self, state: &RetryState, function: &'static str);
 
-    /// What the classifier (or `on_ok`) says of a failed `outcome` whose verdict is `verdict`.
+    /// What the classifier (or `on_ok`) says of a failed `outcome`.
     ///
-    /// A hedged call decides with it while other attempts still run.
+    /// Its verdict is `verdict`.
+    ///
+    /// A hedged call decides with it while others run.
     ///
     /// The budget hears of a failure it would retry
     /// ([`SharedBudget::failed`](crate::SharedBudget::failed)).
     fn decide(&self, outcome: &R, verdict: Verdict, clock: Clock) -> Decision;
 
-    /// A hedge is about to start: ask the guards and take its budget share.
+    /// A hedge is about to start.
+    ///
+    /// Ask the guards and take its budget share.
     ///
     /// `false`, no hedge, if either refuses.
     ///
     /// Then tell the `notify` hook and the trace.
     fn hedge(&self, state: &mut RetryState, event: &RetryEvent) -> bool;
 
-    /// The call's cancel token, if it has one (a constant `None` without `cancel`).
+    /// The call's cancel token, if any.
+    ///
+    /// Without `cancel`, a constant `None`.
     fn cancel(&self) -> Option<&CancelToken>;
 
-    /// Whether the function awaits a hook with the last outcome after the step.
+    /// Whether the function awaits a hook with the last outcome.
     ///
-    /// A constant `false` without one; with one, the outcome is kept through the wait.
+    /// It does so after the step.
+    ///
+    /// A constant `false` without one.
+    ///
+    /// With one, the outcome is kept through the wait.
     fn awaits(&self) -> bool;
 
-    /// Whether the call was cancelled: never, without a token (and no code).
+    /// Whether the call was cancelled.
+    ///
+    /// Without a token, never (and no code).
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn cancelled(&self) -> bool {
         self.cancel().is_some_and(CancelToken::is_cancelled)
@@ -233,7 +271,9 @@ pub trait LoopHooks<R> {
 }
 
 impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
-    /// [`LoopHooks::begin`]: the call is counted. Nothing at all without a budget.
+    /// [`LoopHooks::begin`]: the call is counted.
+    ///
+    /// Nothing at all without a budget.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn begin(&self, call: Started) -> RetryState {
         Account::begin(self.budget.get(), call.clock);
@@ -242,8 +282,9 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
 
     /// [`LoopHooks::succeeded`].
     ///
-    /// At its first attempt (`state`: `None`) the budget counts the call and hears it took
-    /// nothing.
+    /// At the first attempt (`state`: `None`), the budget counts it.
+    ///
+    /// It also hears the call took nothing.
     ///
     /// Else it hears what its retries and hedges took.
     ///
@@ -272,12 +313,15 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     /// [`LoopHooks::first_success`], and [`succeeded`](Hooks::succeeded) with `None` (`out`
     /// then `()`).
     ///
-    /// The guards are told first, then the budget, whose
-    /// [`first_success`](crate::SharedBudget::first_success) hands `out` back.
+    /// The guards are told first, then the budget.
     ///
-    /// That order lets the budget's cold part be a tail call.
+    /// The budget's [`first_success`](crate::SharedBudget::first_success) hands `out` back.
     ///
-    /// The guards and the budget are told of the same success; neither reads the other.
+    /// That order lets the budget's cold part tail-call.
+    ///
+    /// The guards and budget hear of one success.
+    ///
+    /// Neither reads the other.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn first_success<R, Out>(
         &self,
@@ -316,18 +360,22 @@ where
         cut: bool,
         inline: bool,
     ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
-        // The throttle hears whether the service answered: an `Ok`, or an error it stopped on.
+        // The throttle hears whether the service answered.
+        //
+        // It did with an `Ok`, or an error stopped on.
         let step = match (verdict, outcome.as_err()) {
             _ if cut => {
-                // Cut by the caller's deadline, the attempt says nothing of the service.
+                // A deadline-cut attempt says nothing of the service.
                 if !state.deadline_is_callers() {
                     self.guard.answered(false, state.clock());
                 }
                 Err(state.end(GiveUpReason::Elapsed))
             }
-            // Cancelled (`cancel = …`), no retry is made: the call ends with this outcome.
+            // Cancelled (`cancel = …`), no retry is made.
             //
-            // That is before any wait is drawn, any budget taken or `notify` told.
+            // The call ends with this outcome.
+            //
+            // No wait is drawn, budget taken or `notify` told.
             //
             // A `Decision::Stop` still says `Stopped`. Without a token, no code.
             (Verdict::RetryOk(decision), _) => {
@@ -341,8 +389,7 @@ where
                 }
             }
             (_, Some(error)) => {
-                // An attempt that never reached the server's application is sent again at
-                // once.
+                // Never reaching the server's application, an attempt is resent at once.
                 //
                 // No count, no wait, nothing taken or told.
                 //
@@ -420,9 +467,13 @@ where
     ) -> R {
         // The breaker counts the call.
         //
-        // A success if the service answered (an `Ok`, a `Decision::Stop`), else a failure.
+        // A success if the service answered, else a failure.
+        //
+        // It answered with an `Ok` or a `Decision::Stop`.
         let answered = reason == GiveUpReason::Stopped || outcome.as_err().is_none();
-        // Ended by the caller's deadline, the call counts as a drop: not at all.
+        // Ended by the caller's deadline, it counts as a drop.
+        //
+        // That is, not at all.
         if reason != GiveUpReason::Elapsed || !state.deadline_is_callers() {
             self.guard.ended(answered, state.clock(), function);
         }
@@ -431,8 +482,9 @@ where
 
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R> {
         let (outcome, reason) = self.guard.before(state.is_none(), clock, function).err()?;
-        // A call the throttle stopped after the breaker let it through is a failure to the
-        // breaker.
+        // The breaker let it through, then the throttle stopped it.
+        //
+        // To the breaker, that call is a failure.
         //
         // One the breaker refused never began.
         if reason != GiveUpReason::CircuitOpen {
@@ -477,7 +529,7 @@ where
         self.guard.answered(answered, clock);
         // A failure the loop would retry, while other attempts run.
         //
-        // The budget hears of it as the step tells it of one after the last attempt.
+        // The budget hears as if told after the last attempt.
         if decision != Decision::Stop {
             Account::failed(self.budget.get(), clock);
         }
@@ -507,7 +559,9 @@ where
         {
             return false;
         }
-        // Owed until the hedge starts: should a hook unwind, the share goes back.
+        // Owed until the hedge starts.
+        //
+        // Should a hook unwind, the share goes back.
         let Some(mut owed) = state.take_share(self.budget.get(), Charge::Hedge) else {
             return false;
         };
@@ -521,7 +575,9 @@ where
     }
 }
 
-/// The `Result` a retried function returns, seen through any alias (`io::Result<T>`…).
+/// The `Result` a retried function returns, through any alias.
+///
+/// An alias like `io::Result<T>`.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a function that returns a `Result`, not `{Self}`",
@@ -543,16 +599,18 @@ pub trait IsResult {
     ///
     /// Called as `IsResult::returned(PhantomData::<Ret>)` at the return type.
     ///
-    /// So a type that is not one gets this trait's message alone.
+    /// So a type not one gets this trait's message alone.
     ///
-    /// A method of the trait's own carries no "required by a bound in" a function of ours.
+    /// The trait's own method carries no "required by a bound".
+    ///
+    /// It names no function of ours.
     #[inline]
     fn returned(_: core::marker::PhantomData<Self>) {}
 }
 
 // Not recommended: a misuse's error is this trait's message alone.
 //
-// It shows neither the impl nor the path of this file.
+// It shows neither the impl nor this file's path.
 #[diagnostic::do_not_recommend]
 impl<T, E> IsResult for Result<T, E> {
     type Ok = T;
