@@ -34,7 +34,7 @@
 //!
 //! That includes one call an hour.
 //!
-//! Its cost: a clock reading, a slot compare-and-swap, an add.
+//! Its cost: a clock read, a slot compare-and-swap, a balance add.
 //!
 //! A granted retry comes with a [`RetryTicket`] naming its slot.
 //!
@@ -53,7 +53,7 @@ use core::time::Duration;
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 // Under `--cfg loom`, the budget's atomics are loom's.
 //
-// Then `tests/loom.rs` can explore every interleaving of calls and refunds.
+// Then `tests/loom.rs` explores every interleaving of calls, retries, refunds.
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
@@ -67,7 +67,7 @@ use crate::policy::Clock;
 const UNIT: i64 = 1_000_000;
 /// The largest ratio.
 const MAX_RATIO: f64 = 10.0;
-/// The floor stays below this many millionths of retry.
+/// The floor, in millionths of a retry, stays below this.
 ///
 /// So the balance never overflows.
 const MAX_FLOOR: u128 = 1 << 60;
@@ -101,7 +101,7 @@ const MAX_FLOOR: u128 = 1 << 60;
 /// - **Refunds**: a retry granted but never made gives its share back to its slot, through its
 ///   [`RetryTicket`].
 /// - Once that slot leaves the window, refunds are dropped.
-/// - So takes, refunds, clock jumps never exceed the ratio.
+/// - No takes, refunds or clock jumps grant beyond the ratio.
 /// - **Cheap on success**: a first attempt is a clock reading, a compare-and-swap on its slot
 ///   and an atomic add.
 /// - A success is nothing.
@@ -134,7 +134,7 @@ pub struct RatioBudget {
     ///
     /// Every slot older than `head - 15` has been emptied.
     head: AtomicU64,
-    /// `ratio × first attempts + floor − retries`, windowed.
+    /// Over the window: `ratio × first attempts + floor − retries`.
     ///
     /// It counts millionths of a retry.
     balance: AtomicI64,
@@ -171,7 +171,7 @@ impl RatioBudget {
     ///
     /// `ratio` is taken to the nearest millionth.
     ///
-    /// So `0.2` is 20%, and `10.0` ten retries per call.
+    /// So `0.2` is 20%, `0.6` 60%, `10.0` ten per call.
     ///
     /// `window` is cut into 16 slots (see [`granularity`](RatioBudget::granularity)).
     ///
@@ -233,7 +233,7 @@ impl RatioBudget {
 
     /// The arguments checked, and turned into millionths.
     ///
-    /// The ratio in millionths, the floor in millionths of retry.
+    /// The ratio becomes millionths, the floor millionths of a retry.
     const fn shape(ratio: f64, min_per_sec: u32, window: Duration) -> (i64, i64) {
         // `!(a && b)`, not `a || b`: NaN fails both.
         if !(ratio >= 0.0 && ratio <= MAX_RATIO) {
@@ -292,7 +292,7 @@ impl RatioBudget {
 
     /// The length of one of the window's 16 slots.
     ///
-    /// That is `window / 16`, in whole nanoseconds (≥ 1).
+    /// That is `window / 16`.
     ///
     /// It is whole nanoseconds, at least 1.
     ///
@@ -397,7 +397,9 @@ impl RatioBudget {
     ///
     /// Give its share back to its slot, if in window.
     ///
-    /// The future was dropped, a hook panicked, or deadline passed.
+    /// Its future was dropped mid-wait, or a hook panicked.
+    ///
+    /// Or the deadline came first.
     ///
     /// A refund after the slot left the window is dropped.
     ///
@@ -551,7 +553,7 @@ impl RatioBudget {
     ///
     /// It empties what an older slot there counted.
     ///
-    /// With `any`, it empties whatever other slot.
+    /// With `any`, it empties any other slot's count.
     ///
     /// `false` if it already holds a younger one.
     fn enter(&self, ring: Ring, number: u64, any: bool) -> bool {
