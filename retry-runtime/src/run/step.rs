@@ -101,12 +101,10 @@ pub trait LoopHooks<R> {
     /// `verdict`: what [`LoopHooks::verdict`] said of it.
     ///
     /// - A later success pays the budget back, then breaks.
-    /// - An outcome retrying ends on breaks out.
-    ///
-    ///   It is reported to `give_up` and the trace.
+    /// - A final outcome is reported to `give_up` and the trace.
+    /// - Then it breaks out.
     /// - A retried one comes back with its wait.
-    ///
-    ///   It also brings the budget share its retry owes.
+    /// - It also brings the budget share its retry owes.
     #[allow(clippy::type_complexity)]
     #[inline]
     fn step<'h>(
@@ -122,7 +120,7 @@ pub trait LoopHooks<R> {
 
     /// [`step`](LoopHooks::step), inlined whole into the blocking loop (`LoopState`).
     ///
-    /// The hooks' types and a constant policy leave their work.
+    /// The hooks' types and a constant policy then leave only their work.
     #[allow(clippy::type_complexity)]
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn step_inline<'h>(
@@ -209,7 +207,7 @@ pub trait LoopHooks<R> {
     ///
     /// Then `out` is handed back.
     ///
-    /// So the budget's rare, outlined work is a tail call.
+    /// So the budget's rare work is the success path's tail call.
     ///
     /// What [`succeeded`](LoopHooks::succeeded) does with `None`.
     fn first_success(&self, clock: Clock, function: &'static str, out: R) -> R;
@@ -319,7 +317,7 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     ///
     /// That order lets the budget's cold part tail-call.
     ///
-    /// The guards and budget hear of one success.
+    /// The guards and the budget hear of the same success.
     ///
     /// Neither reads the other.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
@@ -362,7 +360,7 @@ where
     ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
         // The throttle hears whether the service answered.
         //
-        // It did with an `Ok`, or an error stopped on.
+        // Answers: an `Ok`, or an error it stopped on.
         let step = match (verdict, outcome.as_err()) {
             _ if cut => {
                 // A deadline-cut attempt says nothing of the service.
@@ -575,9 +573,9 @@ where
     }
 }
 
-/// The `Result` a retried function returns, through any alias.
+/// The `Result` a retried function returns, seen through any alias.
 ///
-/// An alias like `io::Result<T>`.
+/// For example, `io::Result<T>`.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a function that returns a `Result`, not `{Self}`",
@@ -599,11 +597,9 @@ pub trait IsResult {
     ///
     /// Called as `IsResult::returned(PhantomData::<Ret>)` at the return type.
     ///
-    /// So a type not one gets this trait's message alone.
+    /// So a type that is not one gets this trait's message alone.
     ///
-    /// The trait's own method carries no "required by a bound".
-    ///
-    /// It names no function of ours.
+    /// A method of the trait's own carries no "required by a bound in" a function of ours.
     #[inline]
     fn returned(_: core::marker::PhantomData<Self>) {}
 }

@@ -216,11 +216,9 @@ impl<F: Future> Future for InlinedPoll<'_, F> {
 // `__private::Loop::hedged`).
 //
 // Hidden from the docs, like the rest of `__private`.
-/// Where the hedging loop keeps the last outcome while waiting.
+/// Where the hedging loop holds its last outcome during backoff.
 ///
-/// An `Option<R>` where a deadline may end the call.
-///
-/// The deadline may end it after the wait.
+/// An `Option<R>` where a deadline may end the call after the wait.
 ///
 /// [`Discard`] where none can.
 ///
@@ -284,7 +282,7 @@ impl<R> KeepLast<R> for Discard {
 ///
 /// See [`KeepLast`].
 ///
-/// This is the loop's entry: the first attempt, one timer.
+/// Here, the first attempt and one timer run in place.
 ///
 /// The timer is its limit or hedge delay, whichever's first.
 ///
@@ -347,7 +345,7 @@ where
             cuts,
             clock: call.clock,
         });
-        // In a block: no `R` is live at the `.await`.
+        // In a block: no `R` is in scope at the loop's `.await`.
         let (slots, seeds) = {
             let ended = InlinedPoll(first.as_mut()).await;
             let mut first = first.as_mut().project();
@@ -359,9 +357,9 @@ where
             //
             // The loop then holds nothing of `R`.
             //
-            // Its future is `Send` whatever `T` and `E` are.
+            // Like the unhedged loops', its future is `Send` for any `T`, `E`.
             //
-            // As in unhedged loops, unless `last` keeps one.
+            // The exception: `last` keeps one.
             let (state, lead_timer, timer, delay) = match ended {
                 Some(outcome) => {
                     let info = (&*first.info, hedge.histogram(), call.clock);
@@ -432,11 +430,9 @@ where
 /// - `slots`: its timer (its limit's remainder) and its record.
 /// - `slots` also holds the timer and the hedge delay.
 /// - The timer is the backoff wait if `waiting`.
-///
-///   Else the hedge is due now.
-/// - `seeds`: the call's state, and the budget's share.
-///
-///   That share is for a retry not yet made.
+/// - Else the hedge is due now.
+/// - `seeds`: the call's state, and a budget share.
+/// - That share is for a retry not yet made.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 async fn hedged<R, H, F, Fut, S, SFut, M, K>(
     call: Started,
@@ -475,7 +471,7 @@ where
     //
     // That answer is `RateLimited`, a server hint.
     //
-    // No attempt, hedge or retry, starts before that wait ends.
+    // Nothing new (attempt, hedge, retry) starts until the asked wait ends.
     let mut not_before: Option<Instant> = None;
     let held_for = |not_before: Option<Instant>| {
         not_before.map_or(Duration::ZERO, |t| {
@@ -541,16 +537,16 @@ where
         }};
     }
 
-    // The hedge delay passed, the first attempt running: hedge now.
+    // The hedge delay passed while the first attempt runs: hedge now.
     if !waiting && hedge_due!() {
         begin!();
     }
-    // With `cancel = …`, cancelling ends a backoff wait.
+    // With `cancel = …`, a cancel ends backoff waits at once.
     let mut cancelled = hooks.cancel().map(crate::policy::CancelToken::cancelled);
     core::future::poll_fn(|cx| loop {
         // 1. The attempts: the first to end is handled.
         //
-        //   The others run on.
+        // The others run on.
         let mut ended = None;
         if let Some(fut) = lead.as_mut().as_pin_mut() {
             let info = (&mut lead_info, call.clock);
@@ -670,7 +666,7 @@ where
         timer.set(None);
         // 2. The backoff wait is over, or cancelled.
         //
-        //   Nothing else ran meanwhile.
+        // Nothing else ran meanwhile.
         if waiting {
             waiting = false;
             if let Some(outcome) = last.take() {
@@ -696,7 +692,7 @@ where
         }
         // 3. The hedge delay is over: a hedge, unless refused.
         //
-        //   The attempts running go on.
+        // The attempts running go on.
         if hedge_due!() {
             begin!();
             continue;
