@@ -9,7 +9,7 @@
 //!
 //! A call ([`SharedBudget::begin`]) adds one to its thread's *stripe*.
 //!
-//! A stripe: a counter on a line only it writes.
+//! A stripe: a cache line counter only that thread writes.
 //!
 //! So the add is a plain load and store.
 //!
@@ -67,7 +67,7 @@ const SHARED: usize = OWNED;
 /// A thread that has not asked for a stripe yet.
 const UNASSIGNED: usize = usize::MAX;
 
-/// One counter of calls, alone on two cache lines.
+/// One call counter, alone on its cache line and the next.
 ///
 /// x86's adjacent-line prefetch pulls lines in pairs.
 #[repr(align(128))]
@@ -171,7 +171,7 @@ impl Folded {
 /// Retries (hedges included) are allowed while, over the trailing 10 s, they stay within 20%
 /// of the calls plus 10 a second.
 ///
-/// Finagle's, Linkerd's, reqwest's and Gateway API's budgets share it.
+/// Finagle's, Linkerd's, reqwest's and Gateway API's budgets share this shape.
 ///
 /// A handful of calls retries exactly as without a budget.
 ///
@@ -184,15 +184,17 @@ impl Folded {
 ///
 /// It goes on its thread's own counter (module docs).
 ///
-/// Success costs a thread-local read, a load, a store.
+/// Success costs a thread-local read, then a load and store.
 ///
-/// Only that thread writes that line.
+/// Only the calling thread writes that stripe's line.
 ///
 /// Calls enter the window when a retry asks.
 ///
 /// They are spread evenly since the last ask.
 ///
-/// After a silence beyond the window, calls count pro rata.
+/// Calls can come after a silence longer than the window.
+///
+/// They then count for the window's share of them.
 ///
 /// ```
 /// use retry_jitter::sleep;
@@ -272,7 +274,7 @@ impl DefaultBudget {
 
     /// [`SharedBudget::begin`] the first time on this stripe.
     ///
-    /// Or on a stripeless thread, or the shared counter.
+    /// Or on a thread yet without one, or the shared counter.
     #[cold]
     #[inline(never)]
     fn begin_cold<T>(&self, i: usize, clock: Clock, out: T) -> T {
@@ -381,7 +383,7 @@ impl SharedBudget for DefaultBudget {
     fn begin(&self, clock: Clock) {
         self.first_success(clock, ());
     }
-    /// [`begin`](SharedBudget::begin), as its `succeeded` is nothing.
+    /// [`begin`](SharedBudget::begin); its `succeeded` is nothing.
     ///
     /// Its cold part, a tail call, hands `out` back.
     #[inline]
@@ -390,7 +392,7 @@ impl SharedBudget for DefaultBudget {
         if i < OWNED {
             // Only this thread writes this stripe: no read-modify-write needed.
             //
-            // A stripe still at zero never counted this budget's call.
+            // A stripe at zero never counted a call of this budget.
             //
             // The budget may not have begun.
             let c = &self.counted[i].0;
@@ -561,7 +563,7 @@ mod tests {
         //
         // The next threads own them and count as well.
         //
-        // Every bit is clear but those of threads alive elsewhere.
+        // Only bits of threads alive elsewhere in this process stay set.
         std::thread::scope(|s| {
             for _ in 0..16 {
                 s.spawn(|| calls(&b, 500));
