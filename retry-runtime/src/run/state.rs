@@ -1,4 +1,4 @@
-//! The per-call retry state: the one driver behind `#[retry]` and the closure API.
+//! The per-call retry state, driving both `#[retry]` and the closure API.
 
 use core::time::Duration;
 use std::time::Instant;
@@ -23,16 +23,17 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 
 /// The state of one retried call.
 ///
-/// It holds how many calls failed, the previous wait, and the start time.
+/// It holds the failure count, the previous wait, the start.
 ///
 /// Creating it costs nothing but a copy of the policy.
 ///
-/// The clock is read only when the policy has a `max_elapsed`.
+/// The clock is read only if the policy has `max_elapsed`.
 ///
 /// Nothing random is drawn until a call fails.
 ///
-/// With feature `metrics`, it asks once whether a recorder listens; the answer holds for the
-/// call.
+/// With feature `metrics`, it asks once whether a recorder listens.
+///
+/// The answer holds for the call.
 ///
 /// ```
 /// use retry_jitter::{Decision, GiveUpReason, Jitter, Policy};
@@ -51,38 +52,47 @@ pub struct RetryState {
     call: Started,
     /// Calls made that did not succeed: each failed one.
     ///
-    /// Once a hedged call ends, those still running beside its last one count too: they were
-    /// made.
+    /// Once a hedged call ends, attempts still running count too.
+    ///
+    /// They were made.
     calls_spent: u32,
-    /// The failed calls counted when gRPC's backoff last started again, after a server's
-    /// pushback ([`Backoff::grpc`](crate::Backoff::grpc)).
+    /// The failed calls counted when gRPC's backoff last restarted.
+    ///
+    /// A server's pushback restarts it ([`Backoff::grpc`](crate::Backoff::grpc)).
     ///
     /// The retry after is the backoff's first. Zero otherwise.
     restart: u32,
-    /// The attempt (1-based, as `calls_spent + 1`) last sent again transparently: 0 for none.
-    transparent_at: u32,
-    /// The backoff's base and cap in nanoseconds, converted once for the call.
+    /// The attempt last resent transparently: 0 for none.
     ///
-    /// Present where its waits are drawn the common way (full jitter, bounds within 584 years):
-    /// inline.
+    /// It is 1-based, as `calls_spent + 1`.
+    transparent_at: u32,
+    /// The backoff's base and cap in nanoseconds, converted once.
+    ///
+    /// Present, inline, where waits are drawn the common way.
+    ///
+    /// That way is full jitter, with bounds within 584 years.
     full: Option<(u64, u64)>,
     prev: Duration,
     /// What the call took from its budget.
     account: Account,
     /// When the first call failed, for the trace's `recovered` event.
     ///
-    /// Read only with the `tracing` feature, and only when the call kept no start time.
+    /// Read only with `tracing`, when the call kept no start.
     #[cfg(feature = "tracing")]
     first_failure: Option<Instant>,
-    /// Whether a metrics recorder listened when the state began (feature `metrics`).
+    /// Whether a metrics recorder listened as the state began.
     ///
-    /// The call's events are reported only then, and the question is not asked again.
+    /// That needs feature `metrics`.
+    ///
+    /// Only if one did are the call's events reported.
+    ///
+    /// The question is not asked again.
     #[cfg(feature = "metrics")]
     listening: bool,
 }
 
 impl RetryState {
-    /// The state for one call under `policy`, timed on the monotonic system clock.
+    /// One call's state under `policy`, on the system monotonic clock.
     ///
     /// ```
     /// use retry_jitter::Policy;
@@ -97,8 +107,9 @@ impl RetryState {
 
     /// The state for one call under `policy`, timed on `clock`.
     ///
-    /// `clock` is the clock of the timer that sleeps the waits, e.g.
-    /// [`sleep::tokio_now`](crate::sleep::tokio_now).
+    /// `clock` is the clock of the timer sleeping the waits.
+    ///
+    /// An example: [`sleep::tokio_now`](crate::sleep::tokio_now).
     ///
     /// ```
     /// use retry_jitter::{sleep, Policy};
@@ -116,9 +127,13 @@ impl RetryState {
         })
     }
 
-    /// The state of a `call` whose first attempt failed (its start kept as [`start_time`] says).
+    /// The state of a `call` whose first attempt failed.
     ///
-    /// The retry loops build it only then: a first-call success never does.
+    /// Its start is kept as [`start_time`] says.
+    ///
+    /// The retry loops build it only then.
+    ///
+    /// A first-call success never does.
     #[inline]
     pub(crate) fn resume(call: Started) -> Self {
         RetryState {
@@ -136,7 +151,9 @@ impl RetryState {
         }
     }
 
-    /// Whether a metrics recorder listened when this state began: its events are reported.
+    /// Whether a metrics recorder listened when this state began.
+    ///
+    /// If so, its events are reported.
     #[cfg(feature = "metrics")]
     #[inline]
     pub(crate) fn listening(&self) -> bool {
@@ -156,7 +173,9 @@ impl RetryState {
 
     /// How many calls have failed so far.
     ///
-    /// Once a hedged call has ended, those still running then count too: they were made.
+    /// Once a hedged call ended, those still running count too.
+    ///
+    /// They were made.
     ///
     /// ```
     /// use retry_jitter::{Decision, Policy};
@@ -169,9 +188,11 @@ impl RetryState {
         self.calls_spent
     }
 
-    /// What this call's retries and hedges took from its budget, by [`Charge`].
+    /// What this call's retries and hedges took from its budget.
     ///
-    /// A loop of your own tells it to [`SharedBudget::succeeded`] when the call succeeds.
+    /// It is split by [`Charge`].
+    ///
+    /// Your own loop passes it to [`SharedBudget::succeeded`] on success.
     ///
     /// ```
     /// use retry_jitter::hooks::{AcceptOk, Hooks, Unset};
@@ -191,8 +212,9 @@ impl RetryState {
         self.account.taken()
     }
 
-    /// A call just failed and `decision` says what to do: the wait before the next call, or
-    /// why there is none.
+    /// A call just failed and `decision` says what to do.
+    ///
+    /// Returns the wait before the next call, or why none.
     ///
     /// ```
     /// use retry_jitter::{Decision, GiveUpReason, Policy};
@@ -212,7 +234,9 @@ impl RetryState {
 
     /// [`next_wait`](RetryState::next_wait), inlined into the retry loops.
     ///
-    /// A plain retry's wait is drawn in place; a server's hint and a rate limit's out of line.
+    /// A plain retry's wait is drawn in place.
+    ///
+    /// Hint and rate-limit waits are drawn out of line.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn wait_after(&mut self, decision: Decision) -> Result<Duration, GiveUpReason> {
         self.count_failure();
@@ -240,8 +264,11 @@ impl RetryState {
 
     /// The next retry's wait under the backoff, as drawn.
     ///
-    /// Inline where its bounds were converted for the call (full jitter, the crate's shape);
-    /// else by one call.
+    /// Inline where its bounds were converted for the call.
+    ///
+    /// That holds for full jitter, the crate's shape.
+    ///
+    /// Else it takes one call.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn draw(&self) -> Duration {
         let k = self.calls_spent - self.restart;
@@ -251,13 +278,15 @@ impl RetryState {
         }
     }
 
-    /// The wait after a server's hint ([`Decision::RetryAfter`]): the hint plus the backoff's
-    /// draw.
+    /// The wait after a server's hint ([`Decision::RetryAfter`]).
+    ///
+    /// It is the hint plus the backoff's draw.
     ///
     /// If the hint passes the cap, retrying ends.
     ///
-    /// Under gRPC's backoff, a pushback waits the hint exactly, of any length; the deadline
-    /// still bounds it.
+    /// Under gRPC's backoff, a pushback waits exactly its hint.
+    ///
+    /// Any length is waited; only the deadline bounds it.
     ///
     /// The backoff then starts again.
     #[cold]
@@ -285,7 +314,7 @@ impl RetryState {
 
     /// The wait after a [`Decision::RateLimited`]: drawn as usual, from `rate_limited_base`.
     ///
-    /// Out of line: a server limiting the rate is the rare case.
+    /// Out of line: a server limiting the rate is rare.
     #[cold]
     #[inline(never)]
     fn rate_limited_wait(&mut self) -> Result<Duration, GiveUpReason> {
@@ -297,8 +326,9 @@ impl RetryState {
         Ok(drawn)
     }
 
-    /// A wait drawn for retry `k` after a [`Decision::RateLimited`]: from the policy's
-    /// `rate_limited_base`, with its jitter, under its cap.
+    /// A wait drawn for retry `k` after a [`Decision::RateLimited`].
+    ///
+    /// It uses the policy's `rate_limited_base`, its jitter and its cap.
     pub(crate) fn rate_limited_draw(&self, k: u32) -> Duration {
         let policy = self.call.policy;
         let backoff = policy.backoff();
@@ -309,15 +339,17 @@ impl RetryState {
 
     /// The whole step after a failed call.
     ///
-    /// It classifies `error` with `hooks.on`, computes the wait, takes the budget's tokens, and
-    /// tells `hooks.notify`.
+    /// It classifies `error` with `hooks.on` and computes the wait.
+    ///
+    /// It takes the budget's tokens and tells `hooks.notify`.
     ///
     /// `Ok(wait)` to retry after `wait`, `Err(reason)` to return `error`.
     ///
     /// If `notify` panics, the tokens are given back.
     ///
-    /// The retry loops here also give them back when the retry never runs: the future dropped
-    /// during the wait, the deadline reached.
+    /// These loops give them back if the retry never runs.
+    ///
+    /// That is, the future dropped mid-wait, or the deadline reached.
     ///
     /// A loop of your own does that with [`SharedBudget::refund`](crate::budget::SharedBudget::refund).
     ///
@@ -350,10 +382,11 @@ impl RetryState {
 
     /// [`on_error`](RetryState::on_error), the budget's tokens still owed.
     ///
-    /// They are given back if what is returned is dropped before the retry runs.
+    /// They are given back if the result drops before the retry.
     ///
-    /// `inline`: the wait is computed in place, as in the retry loops, where most of it folds
-    /// away.
+    /// `inline`: computes the wait in place, as the loops do.
+    ///
+    /// There most of it folds away.
     ///
     /// Else it is one call of [`next_wait`](RetryState::next_wait).
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
@@ -373,8 +406,11 @@ impl RetryState {
         self.decided_step(decision, Some(error), hooks, function, inline)
     }
 
-    /// [`retry_step`](RetryState::retry_step) once the `decision` is made: on an error, or
-    /// (`error` `None`) on an `Ok` value `on_ok` retries.
+    /// [`retry_step`](RetryState::retry_step) once the `decision` is made.
+    ///
+    /// It runs on an error, or an `Ok` `on_ok` retries.
+    ///
+    /// For that `Ok`, `error` is `None`.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn decided_step<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
@@ -388,7 +424,7 @@ impl RetryState {
         N: Notify<E>,
         B: Budget,
     {
-        // Before the attempts are checked: the last attempt's failure counts too.
+        // Before the attempts are checked: the last failure counts too.
         if decision != Decision::Stop {
             Account::failed(hooks.budget.get(), self.clock());
         }
@@ -404,7 +440,9 @@ impl RetryState {
         self.take_retry(error, delay, charge, hooks, function)
     }
 
-    /// The rest of a retry step once its wait is known: the budget's tokens, and `notify`.
+    /// The rest of a retry step, its wait known.
+    ///
+    /// That is the budget's tokens, and `notify`.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn take_retry<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
@@ -418,7 +456,7 @@ impl RetryState {
         N: Notify<E>,
         B: Budget,
     {
-        // Owed from here on: should `notify` unwind, the share goes back.
+        // Owed from here: should `notify` unwind, the share goes back.
         let Some(owed) = self.take_share(hooks.budget.get(), charge) else {
             return Err(GiveUpReason::BudgetEmpty);
         };
@@ -430,8 +468,9 @@ impl RetryState {
         Ok((delay, owed))
     }
 
-    /// A call failed in a way that ends retrying whatever the classifier says: an attempt cut
-    /// by the deadline.
+    /// A call failed in a way no classifier can retry.
+    ///
+    /// That is an attempt cut by the deadline.
     ///
     /// It is counted, and `reason` handed back.
     pub(crate) fn end(&mut self, reason: GiveUpReason) -> GiveUpReason {
@@ -439,16 +478,19 @@ impl RetryState {
         reason
     }
 
-    /// Whether this call has a deadline (`max_elapsed`, or its caller's) to check after each
-    /// wait.
+    /// Whether this call checks a deadline after each wait.
     ///
-    /// Inlined: without one it folds into the test the loop already made.
+    /// It is `max_elapsed`, or its caller's.
+    ///
+    /// Inlined: without one, it folds into the loop's earlier test.
     #[inline]
     pub(crate) fn has_deadline(&self) -> bool {
         self.call.has_deadline()
     }
 
-    /// Whether the deadline this call keeps to is its caller's (a chain's scope), not its own.
+    /// Whether this call keeps its caller's deadline, not its own.
+    ///
+    /// The caller's is a chain's scope.
     pub(crate) fn deadline_is_callers(&self) -> bool {
         self.call.deadline().is_some_and(|d| d.callers)
     }
@@ -470,21 +512,25 @@ impl RetryState {
         }
     }
 
-    /// `running` calls still running as the call ends (hedges, `hedge = …`).
+    /// `running` hedges (`hedge = …`) run on as the call ends.
     ///
-    /// They were made, so they count in [`GiveUp::calls`](crate::GiveUp::calls) and the trace's
-    /// `calls`.
+    /// They were made, so they count in [`GiveUp::calls`](crate::GiveUp::calls).
+    ///
+    /// They also count in the trace's `calls`.
     pub(crate) fn count_running(&mut self, running: u32) {
         self.calls_spent = self.calls_spent.saturating_add(running);
     }
 
-    /// Whether a server hint `hint`, on a failed call while others still run (`hedge = …`),
-    /// lets the call go on.
+    /// Whether a server hint `hint` lets the call go on.
     ///
-    /// Not beyond the cap ([`GiveUpReason::HintBeyondCap`]), nor past the deadline
-    /// ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait) decides.
+    /// It came on a failed call, others running (`hedge = …`).
     ///
-    /// Under gRPC's backoff, a pushback of any length: only the deadline bounds it.
+    /// It must not pass the cap ([`GiveUpReason::HintBeyondCap`]).
+    ///
+    /// Nor the deadline ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait)
+    /// decides.
+    ///
+    /// Under gRPC's backoff, any pushback: only the deadline bounds it.
     pub(crate) fn allows_hint(&self, hint: Duration) -> Result<(), GiveUpReason> {
         let backoff = self.call.policy.backoff_ref();
         if !backoff.is_grpc() && hint > backoff.cap() {
@@ -496,14 +542,17 @@ impl RetryState {
         Ok(())
     }
 
-    /// Whether the attempt that just failed as `kind` says is sent again at once, uncounted:
-    /// gRFC A6's transparent retry.
+    /// Whether the attempt that failed as `kind` says is resent.
     ///
-    /// One that never left the client is, until the call's deadline.
+    /// If so, at once and uncounted: gRFC A6's transparent retry.
+    ///
+    /// One that never left the client is, until the deadline.
     ///
     /// Without a deadline, once per attempt: never a spin.
     ///
-    /// One the server's transport did not hand on is, once per attempt.
+    /// One the server's transport did not hand on is resent too.
+    ///
+    /// That happens once per attempt.
     #[inline]
     pub(crate) fn transparent(&mut self, kind: Transparent) -> bool {
         let attempt = self.calls_spent.saturating_add(1);
@@ -527,8 +576,9 @@ impl RetryState {
         }
     }
 
-    /// How long the call has run: since its start if it kept one, else since its first
-    /// failure.
+    /// How long the call has run.
+    ///
+    /// Since its start if kept, else since its first failure.
     ///
     /// Zero before that.
     pub(crate) fn elapsed(&self) -> Duration {
@@ -541,7 +591,9 @@ impl RetryState {
         })
     }
 
-    /// Take the share of `budget` a retry or a hedge costs (`charge` says which).
+    /// Take the share of `budget` a retry or hedge costs.
+    ///
+    /// `charge` says which.
     ///
     /// `None` if the budget refuses it.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
@@ -585,7 +637,9 @@ mod tests {
         let mut state = RetryState::new(policy);
         let first = state.next_wait(Decision::Retry).unwrap();
         let second = state.next_wait(Decision::Retry).unwrap();
-        // Past the max backoff: honoured, not given up (A6: the server's word).
+        // Past the max backoff: honoured, not given up.
+        //
+        // A6 honours the server's word.
         let pushed = state.next_wait(Decision::RetryAfter(ms(5000))).unwrap();
         let again = state.next_wait(Decision::Retry).unwrap();
         let zero = state
@@ -602,9 +656,13 @@ mod tests {
             state.next_wait(Decision::RetryAfter(ms(1))),
             Err(GiveUpReason::Attempts)
         );
-        // While other attempts run (hedged), the same: a pushback past the max is waited.
+        // While other attempts run (hedged), the same holds.
+        //
+        // A pushback past the max is waited.
         assert_eq!(state.allows_hint(ms(60_000)), Ok(()));
-        // The crate's own backoff keeps its rule: a hint past the cap ends retrying.
+        // The crate's own backoff keeps its rule.
+        //
+        // There, a hint past the cap ends retrying.
         let mut state = RetryState::new(Policy::new().with_cap(ms(1000)));
         assert_eq!(
             state.allows_hint(ms(5000)),
