@@ -5,7 +5,7 @@
 //! [`RetryLayer`](crate::tower::RetryLayer) and
 //! [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware) are this type.
 //!
-//! `F` holds the settings only one of them has (`LayerOnly`, `MiddlewareOnly`).
+//! In each, `F` holds the settings only it has (`LayerOnly`, `MiddlewareOnly`).
 
 use core::time::Duration;
 
@@ -28,13 +28,13 @@ use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::{Policy, Retry};
 
-/// The settings of a retry middleware, layer or middleware.
+/// The settings of a retry middleware: the layer or the middleware.
 ///
-/// They are the loop's: [`Retry`]'s policy, budget, timeout, hedge, name.
+/// They hold the loop's: [`Retry`]'s policy, budget, timeout, hedge, name.
 ///
 /// `C` and `O` are the error and response classifiers.
 ///
-/// `F` holds what only one of them has.
+/// `F` holds what only the layer or only the middleware has.
 ///
 /// Named through its aliases, [`RetryLayer`](crate::tower::RetryLayer) and
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).
@@ -61,13 +61,13 @@ use crate::{Policy, Retry};
 /// - `F`: what only one middleware has.
 /// - `C`: the error classifier ([`on`](RetryBuilder::on)).
 /// - `O`: the response classifier ([`on_ok`](RetryBuilder::on_ok)).
-/// - `R`: the loop's settings, a [`Retry`] the other setters write.
+/// - `R`: the loop's settings, a [`Retry`] whose parameters the other setters write.
 #[derive(Clone, Debug)]
 #[must_use = "a retry middleware does nothing until it wraps a service or joins a client"]
 pub struct RetryBuilder<F, C, O, R = Settings> {
     /// The loop's settings.
     ///
-    /// Its classifiers are set per call, from `on` and `on_ok`.
+    /// Their classifiers are set per call, from `on` and `on_ok`.
     pub(super) retry: R,
     pub(super) on: C,
     pub(super) on_ok: O,
@@ -81,12 +81,13 @@ pub struct RetryBuilder<F, C, O, R = Settings> {
 
 // The setters' types are the settings they change.
 //
-// They are spelled out, one letter each.
+// Those types are spelled out, one letter each.
 #[allow(clippy::type_complexity)]
 impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, G>> {
     /// Which errors are retried: a [`Classify`](crate::hooks::Classify) of the error.
     ///
-    /// - `tower`: [`BoxError`](crate::tower::BoxError), the inner error boxed, for downcasting.
+    /// - `tower`: [`BoxError`](crate::tower::BoxError), the inner service's error boxed.
+    ///   A closure may downcast it.
     /// - `reqwest-middleware`: `reqwest_middleware::Error`.
     ///
     /// Usually a closure `Fn(&Error) -> D` where `D: Into<Decision>`.
@@ -118,17 +119,17 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     /// - `tower`: the inner service's response, an `http::Response<B>` for HTTP.
     /// - `reqwest-middleware`: `reqwest::Response`.
     ///
-    /// A response it retries is a poll.
+    /// A response this classifier retries is a poll.
     ///
-    /// It waits the backoff and is sent again.
+    /// The middleware waits the backoff and sends the request again.
     ///
     /// When retrying ends on such a response, it is returned.
     ///
-    /// It is no failure: `notify` and `give_up` are not told.
+    /// Such a response is no failure: `notify` and `give_up` are not told.
     ///
     /// The breaker and throttle count it as answered.
     ///
-    /// A response the default retries (`503`, `429`) fails to all of them.
+    /// A response the default retries (a `503`, a `429`) is a failure to all four.
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
@@ -148,7 +149,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_classifiers(|on, _| (on, on_ok))
     }
 
-    /// Share a `static` budget with all its users (see [`Retry::budget`]).
+    /// Share a `static` budget with every other call using it (see [`Retry::budget`]).
     ///
     /// It replaces the default for every request, whatever its host.
     ///
@@ -180,9 +181,9 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// It replaces the default, a budget per host ([`HostBudgets`]).
     ///
-    /// For a middleware whose retries are bounded elsewhere.
+    /// It suits a middleware whose retries are bounded elsewhere.
     ///
-    /// Examples: a proxy with its own budget, a caller of few calls.
+    /// Such bounds: a proxy's own budget, a caller of few calls.
     ///
     /// ```
     /// # #[cfg(all(feature = "tower", feature = "reqwest-middleware"))] {
@@ -219,7 +220,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// An attempt cut fails with [`TimedOut`](crate::TimedOut), and is retried.
     ///
-    /// `reqwest-middleware`: a middleware error whose source is `TimedOut`.
+    /// `reqwest-middleware`: the error is a middleware error whose source is `TimedOut`.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -247,9 +248,9 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// [`idempotent`](RetryBuilder::idempotent) lifts the rule.
     ///
-    /// Nor is a request whose body cannot be sent again.
+    /// A request whose body cannot be sent again is never hedged either.
     ///
-    /// A hedge waits for a body still being sent to be buffered.
+    /// A hedge of a request whose body is still being sent waits for it to be buffered.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -276,7 +277,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// The same settings under `policy`.
     ///
-    /// The gRPC layer puts a method's policy on its user's hooks.
+    /// The gRPC layer uses it to put a method's policy on the hooks its user set.
     #[cfg(feature = "tonic")]
     pub(crate) fn with_policy(self, policy: Policy) -> Self {
         self.with_retry(|retry| retry.with_policy(policy))
@@ -284,7 +285,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// The same settings, their guards made into others by `f`.
     ///
-    /// The gRPC layer adds its A96 figures to its user's.
+    /// The gRPC layer uses it to add its A96 figures to its user's guards.
     #[cfg(feature = "tonic")]
     pub(crate) fn with_guards<Gd2>(
         self,
@@ -302,27 +303,25 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self.with_retry(|retry| retry.hedge_maybe(hedge))
     }
 
-    /// Vouch that every request here is safe to send again.
+    /// Vouch that every request through this middleware is safe to send again.
     ///
-    /// Its method does not matter.
+    /// A request's method then does not matter.
     ///
-    /// A `POST` or `PATCH` is then retried like a `GET`.
-    ///
-    /// The whole table applies to it.
+    /// A `POST` or `PATCH` is then retried like a `GET`, on the whole table.
     ///
     /// Without it (or [`idempotency_key`](RetryBuilder::idempotency_key)), the write rule holds.
     ///
-    /// A non-idempotent request without an `Idempotency-Key` is retried less.
+    /// The rule covers a non-idempotent request without an `Idempotency-Key`.
     ///
     /// `X-Idempotency-Key` counts as a key too.
     ///
-    /// It is retried only on what proves it was not applied.
+    /// Such a request is retried only on what proves it was not applied.
     ///
     /// An empty or blank key is none.
     ///
     /// The proofs: a failed connect, a stream the server refused.
     ///
-    /// So do `408`, `425`, `429`, `503`, and the server's `x-should-retry: true`.
+    /// So are `408`, `425`, `429`, `503`, and the server's `x-should-retry: true`.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -352,13 +351,13 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// Such a request is then retried on the whole table.
     ///
-    /// The server applies it once.
+    /// The key lets the server apply it once.
     ///
     /// A key the caller set is kept as it is.
     ///
     /// An empty or blank one is no key.
     ///
-    /// It is replaced under its own name.
+    /// That header is replaced under its own name.
     ///
     /// A `GET` gets none.
     ///
@@ -384,11 +383,11 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// What failed is [`Failed::Error`], the middleware's error, or [`Failed::Status`].
     ///
-    /// [`Failed::Status`]: retried for its status or the server's word.
+    /// [`Failed::Status`] is a response retried for its status or the server's word.
     ///
     /// A response a user's [`on_ok`](RetryBuilder::on_ok) retries is an answer.
     ///
-    /// It is polling, so the hook is not told.
+    /// That retry is polling, so the hook is not told.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -411,7 +410,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// Tell `hook` once, when retrying ends on a failure.
     ///
-    /// It is told what failed and why it ended ([`GiveUp`]).
+    /// The hook is told what failed and why retrying ended ([`GiveUp`]).
     ///
     /// `#[retry]`'s `give_up` is told the same way.
     ///
@@ -498,7 +497,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     ///
     /// The call ends with the middleware's error made from [`Throttled`](crate::Throttled).
     ///
-    /// A response retried for its status counts as not accepted.
+    /// A response retried for its status counts as a request the service did not accept.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -527,11 +526,11 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// Count each call in `breaker` (see [`Retry::breaker`]).
     ///
-    /// While it is open, a call fails at once, unsent.
+    /// While it is open, a call fails at once, sending nothing.
     ///
     /// Its error is the middleware's, made from [`CircuitOpen`](crate::CircuitOpen).
     ///
-    /// A call ending on a response retried for its status fails to it.
+    /// A call ending on a response retried for its status is a failure to the breaker.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -560,9 +559,9 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// Await `hook` before each retry's wait.
     ///
-    /// The wait starts after it.
+    /// The wait starts after the hook's future is done.
     ///
-    /// It is told what [`notify`](RetryBuilder::notify) is.
+    /// The hook is told what [`notify`](RetryBuilder::notify) is.
     ///
     /// That is the [`Failed`], by value, and the [`RetryEvent`].
     ///
@@ -617,7 +616,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
 
     /// Await `hook` once, when retrying ends on a failure.
     ///
-    /// It is told what [`give_up`](RetryBuilder::give_up) is.
+    /// The hook is told what [`give_up`](RetryBuilder::give_up) is.
     ///
     /// See [`notify_async`](RetryBuilder::notify_async).
     ///
@@ -698,15 +697,13 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
     /// Read them as `response.extensions().get::<RetryStats>()`, on an `http::Response` or a
     /// `reqwest::Response`.
     ///
-    /// A response retried for its status carries them too.
+    /// A response retried for its status carries them too, with `gave_up` set.
     ///
-    /// It has `gave_up` set.
+    /// A handler can then log or export them without a hook.
     ///
-    /// A handler can then log or export them, no hook needed.
+    /// Without this setter, the middleware reads no clock for figures.
     ///
-    /// Without it, the middleware reads no clock for figures.
-    ///
-    /// It adds nothing to a response.
+    /// Nor does it add anything to a response.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -833,7 +830,7 @@ pub trait ErrorOf {
 
 /// A middleware whose requests carry headers across the hop.
 ///
-/// It keeps their names here.
+/// This trait is where such a middleware keeps the headers' names.
 ///
 /// That is [`RetryLayer`](crate::tower::RetryLayer) over `http::Request`s, and
 /// [`RetryMiddleware`](crate::reqwest_middleware::RetryMiddleware).
@@ -847,7 +844,7 @@ pub trait OwnHops {
 
 /// The names a middleware keeps, behind one pointer.
 ///
-/// None until a setter names one.
+/// The pointer is none until a setter names one.
 ///
 /// It adds one word to the future of every request.
 pub(crate) fn hops_mut(hops: &mut Option<Arc<Hops>>) -> &mut Hops {
@@ -864,11 +861,11 @@ impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
     /// Inside a [`ChainLayer`](crate::tower::ChainLayer)'s scope, an attempt sends the smallest
     /// limit.
     ///
-    /// The limits: its `timeout`, its loop's deadline and its caller's.
+    /// The limits: the attempt's `timeout`, its loop's deadline and its caller's.
     ///
     /// A gRPC request sends `grpc-timeout` instead.
     ///
-    /// It lowers a larger value it carries.
+    /// The attempt lowers a larger `grpc-timeout` the request carries.
     ///
     /// Outside a scope, nothing is sent.
     ///
@@ -891,11 +888,11 @@ impl<F: OwnHops, C, O, R> RetryBuilder<F, C, O, R> {
     ///
     /// It is 1 on the first, 2 on the first retry, …
     ///
-    /// The server sees which attempt of a request it answers.
+    /// The server then sees which attempt of one logical request it answers.
     ///
     /// A gRPC request sent again carries `grpc-previous-rpc-attempts` either way.
     ///
-    /// That is gRPC's A6.
+    /// That header is gRPC's A6.
     ///
     /// ```
     /// # #[cfg(feature = "tower")] {
@@ -948,7 +945,7 @@ impl<F, C, O> RetryBuilder<F, C, O> {
 /// - `N`: the [`notify`](RetryBuilder::notify) hook.
 /// - `G`: the [`give_up`](RetryBuilder::give_up) hook.
 ///
-/// A service configured with values is written in one line:
+/// A service configured with values is written with it in one line:
 ///
 /// ```
 /// # #[cfg(feature = "tower")] {
@@ -981,10 +978,14 @@ pub type Settings<
 
 /// A `static` [`CircuitBreaker`] among a middleware's guards.
 ///
-/// [`RetryBuilder::breaker`] sets it, as its [`Settings`] name it.
+/// [`RetryBuilder::breaker`] sets it.
+///
+/// This alias is how [`Settings`] names its type.
 pub type Breaker = BreakerGuard<'static, IntoErr>;
 
 /// A `static` [`AdaptiveThrottle`] among a middleware's guards.
 ///
-/// [`RetryBuilder::throttle`] sets it, as its [`Settings`] name it.
+/// [`RetryBuilder::throttle`] sets it.
+///
+/// This alias is how [`Settings`] names its type.
 pub type Throttle = ThrottleGuard<'static, IntoErr>;
