@@ -53,17 +53,17 @@ const NO_LIMIT: Duration = Duration::from_secs(u32::MAX as u64);
 ///
 /// They are held as a [`RetryLayer`] that never runs a loop.
 ///
-/// Each method's loop is made from it.
+/// Each method's loop is made from that layer.
 type Hooks<Gd, N, G> =
     RetryLayer<TransportErrors, ByStatus, Settings<Unset, Unset, Unset, Gd, N, G>>;
 
 /// The loop settings of a method with a policy.
 ///
-/// Its budget is the channel's throttle, if any.
+/// Their budget is the channel's throttle, if any.
 ///
-/// It has an attempt's limit, and a hedge for a `hedgingPolicy`.
+/// They hold an attempt's limit, and a hedge for a `hedgingPolicy`.
 ///
-/// It has the user's hooks.
+/// They hold the user's hooks.
 ///
 /// With feature `metrics`, A96's figures are heard after the user's `stats`.
 type Loop<Gd, N, G> = Settings<
@@ -77,9 +77,9 @@ type Loop<Gd, N, G> = Settings<
 
 /// Guards with each call's figures going to A96's histograms too.
 ///
-/// That is with feature `metrics` (see [`super::a96`]).
+/// The figures go there with feature `metrics` (see [`super::a96`]).
 ///
-/// Without it, the guards are as they are.
+/// Without that feature, the guards are as they are.
 ///
 /// Public in a private module: in the layer's bounds only.
 pub trait Figured {
@@ -107,7 +107,7 @@ impl<Gd> Figured for Gd {
 
 /// The loop of one method with a policy: [`RetryLayer`]'s.
 ///
-/// A6 classifies it ([`ChannelErrors`], [`ByCodes`]).
+/// Its outcomes are classified by A6 ([`ChannelErrors`], [`ByCodes`]).
 type Route<Gd, N, G> = RetryLayer<ChannelErrors, ByCodes, Loop<Gd, N, G>>;
 
 /// The service a call with a policy runs.
@@ -177,9 +177,9 @@ pub type Retried<S, Gd, N, G> = RetryService<Counted<S>, ChannelErrors, ByCodes,
 ///
 /// A generated client takes the layer's service as it takes a `Channel`.
 ///
-/// `GreeterClient::new(ServiceBuilder::new().layer(layer).service(channel))` does it.
+/// For example: `GreeterClient::new(ServiceBuilder::new().layer(layer).service(channel))`.
 ///
-/// Its calls are told to the same hooks as [`RetryLayer`]'s, set the same way.
+/// Its calls are told to the same hooks as [`RetryLayer`]'s, set the same way:
 ///
 /// - [`notify`](ServiceConfigLayer::notify), [`give_up`](ServiceConfigLayer::give_up),
 ///   [`stats`](ServiceConfigLayer::stats).
@@ -199,7 +199,7 @@ pub struct ServiceConfigLayer<Gd = (Unset, Unset), N = Unset, G = Unset> {
     config: Arc<ServiceConfig>,
     /// The channel's throttle.
     ///
-    /// Every service the layer and its clones make shares it.
+    /// Every service the layer and its clones make shares the throttle.
     throttle: Option<Arc<RetryThrottling>>,
     /// The target the throttle guards, named `grpc.target` in the figures.
     target: Arc<str>,
@@ -229,13 +229,13 @@ struct Entry<Gd: Figured, N, G> {
     layer: Route<Gd, N, G>,
     /// The loop of a call with a deadline: every attempt limited.
     ///
-    /// So the deadline cuts the one running.
+    /// That way the deadline cuts the attempt running.
     bounded: Route<Gd, N, G>,
     /// `timeout`: the call's deadline, unless its own `grpc-timeout` is shorter.
     timeout: Option<Duration>,
     /// The throttle and the codes, for attempts a negative pushback ends.
     ///
-    /// A6 counts them.
+    /// A6 counts those attempts.
     refused: Option<(Arc<RetryThrottling>, CodeSet)>,
 }
 
@@ -244,9 +244,9 @@ impl ServiceConfigLayer {
     ///
     /// It makes one loop per method entry with a `retryPolicy` or a `hedgingPolicy`.
     ///
-    /// It makes one [`RetryThrottling`] from its `retryThrottling`, none without it.
+    /// It makes one [`RetryThrottling`] from the config's `retryThrottling`, none without it.
     ///
-    /// Every service the layer and its clones make shares it.
+    /// Every service the layer and its clones make shares that throttle.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -270,7 +270,7 @@ impl ServiceConfigLayer {
 impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     /// Name the target the layer's channel calls, for its calls' figures.
     ///
-    /// It is their `grpc.target`, `"unknown"` unless named.
+    /// The name is their `grpc.target`, `"unknown"` unless named.
     ///
     /// The throttle is the layer's whatever its name: one channel, one throttle.
     ///
@@ -302,12 +302,12 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
 
     /// Tell `hook` of each retry.
     ///
-    /// It is told the [`Failed`] attempt (a response, or the channel's error) and the
+    /// The hook is told the [`Failed`] attempt (a response, or the channel's error) and the
     /// [`RetryEvent`].
     ///
     /// [`RetryLayer::notify`](crate::builder::RetryBuilder::notify) does the same.
     ///
-    /// A transparent retry is not one.
+    /// A transparent retry does not count as one.
     ///
     /// ```
     /// use retry_jitter::http::Failed;
@@ -327,7 +327,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
 
     /// Tell `hook` once, when retrying ends on a failure.
     ///
-    /// It is told what failed and why ([`GiveUp`]).
+    /// The hook is told what failed and why ([`GiveUp`]).
     ///
     /// [`RetryLayer::give_up`](crate::builder::RetryBuilder::give_up) does the same.
     ///
@@ -488,7 +488,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     ///
     /// A call it refuses ends `UNAVAILABLE`.
     ///
-    /// It works beside the config's `retryThrottling`, which bounds retries alone.
+    /// This throttle works beside the config's `retryThrottling`, which bounds retries alone.
     ///
     /// ```
     /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
@@ -550,7 +550,7 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
 }
 
 impl<Gd: Figured + Clone, N: Clone, G: Clone> Entry<Gd, N, G> {
-    /// The loop of `method`, if it has a policy, on `hooks`.
+    /// The loop of `method`, if it has a policy, on the user's `hooks`.
     fn of(
         method: &MethodConfig,
         throttle: &Option<Arc<RetryThrottling>>,
@@ -593,7 +593,7 @@ type Unclassified<Gd, N, G> = RetryLayer<
 ///
 /// The config vouches for every request (`idempotent`).
 ///
-/// gRPC sends again what the config says to, whatever it does.
+/// gRPC sends again what the config says to, whatever the request does.
 fn vouched<Gd, N, G>(hooks: Hooks<Gd, N, G>, attempts: crate::Policy) -> Hooks<Gd, N, G> {
     hooks
         .with_policy(attempts)
@@ -606,7 +606,7 @@ fn vouched<Gd, N, G>(hooks: Hooks<Gd, N, G>, attempts: crate::Policy) -> Hooks<G
 ///
 /// Else, for a call with a deadline (`bounded`), one never reached.
 ///
-/// Then the deadline cuts the attempt.
+/// That lets the deadline cut the attempt.
 fn limit(per_attempt: Option<Duration>, bounded: bool) -> Option<Duration> {
     per_attempt.or(bounded.then_some(NO_LIMIT))
 }
@@ -659,7 +659,7 @@ impl<S, Gd: Figured + Clone, N: Clone, G: Clone> Layer<S> for ServiceConfigLayer
 
     /// A service over `inner`, with a loop per method entry made now.
     ///
-    /// Their throttle is the layer's.
+    /// The loops' throttle is the layer's.
     fn layer(&self, inner: S) -> Self::Service {
         let routes = self
             .config
@@ -684,9 +684,9 @@ impl<S, Gd: Figured + Clone, N: Clone, G: Clone> Layer<S> for ServiceConfigLayer
 ///
 /// It is `Clone` as a `Channel` is: its clones share the layer's throttle.
 ///
-/// A client held in a struct names it over its channel.
+/// A client held in a struct names this type over its channel.
 ///
-/// It names the layer's hooks too, if it has any:
+/// The type names the layer's hooks too, if the layer has any:
 ///
 /// ```
 /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer, ServiceConfigService};
@@ -749,7 +749,7 @@ where
     fn call(&mut self, mut req: Request) -> Self::Future {
         // The service made ready goes to this call.
         //
-        // A clone of it waits for the next.
+        // A clone of the service waits for the next call.
         let clone = self.inner.clone();
         let mut ready = core::mem::replace(&mut self.inner, clone);
         let config = &self.config;
@@ -792,7 +792,7 @@ type CallLabels = Option<super::a96::Labels>;
 #[cfg(not(feature = "metrics"))]
 type CallLabels = ();
 
-/// The labels of a call of `path` through `target`'s layer.
+/// The labels of a call of `path` through a layer for `target`.
 #[cfg(feature = "metrics")]
 fn call_labels(uri: &http::Uri, target: &Arc<str>) -> CallLabels {
     Some(super::a96::labels(uri, target))
@@ -818,7 +818,7 @@ fn labelled<O>(_: &mut CallLabels, poll: impl FnOnce() -> O) -> O {
 ///
 /// Inside a chain's scope, its caller's counts too.
 ///
-/// A method `timeout` shorter than the `grpc-timeout` is written in its place.
+/// A method `timeout` shorter than the request's `grpc-timeout` is written in its place.
 ///
 /// So the first attempt carries it too.
 fn deadline(req: &mut Request, timeout: Option<Duration>) -> Option<std::time::Instant> {
@@ -849,7 +849,7 @@ pin_project_lite::pin_project! {
     ///
     /// The status is `DEADLINE_EXCEEDED` once the call's deadline passed.
     ///
-    /// A tonic client reports it as it is.
+    /// A tonic client reports that status as it is.
     ///
     /// ```
     /// use retry_jitter::tonic::future::ResponseFuture;
@@ -893,7 +893,7 @@ where
                     return Poll::Pending;
                 };
                 let scope = this.scope.as_deref();
-                // A loop that gave up inside the call's deadline tells the chain.
+                // A loop that gave up inside the call's deadline tells the chain around it.
                 if scope.is_some_and(Scope::gave_up) {
                     scope::mark_gave_up();
                 }
@@ -908,7 +908,7 @@ where
 ///
 /// Any error once the call's `deadline` has passed is `DEADLINE_EXCEEDED`.
 ///
-/// That covers the loop's cut and the channel's own timer.
+/// That covers the loop's cut and the channel's own timer alike.
 ///
 /// The timer reads the request's `grpc-timeout`.
 ///
@@ -916,7 +916,7 @@ where
 ///
 /// A call the layer's breaker or throttle refused is `UNAVAILABLE`.
 ///
-/// That is as for a call no server could take.
+/// That is the code of a call no server could take.
 fn grpc_error(error: BoxError, deadline: Option<std::time::Instant>) -> BoxError {
     if deadline.is_some_and(|at| crate::sleep::tokio_now() >= at) {
         return Box::new(tonic::Status::deadline_exceeded("deadline exceeded"));
