@@ -20,15 +20,13 @@ use http_body_util::BodyExt;
 
 use super::{known_over, KeepBody, WrapBody};
 
-/// How long a failed attempt's verdict waits for its body's release.
+/// How long a failed attempt's verdict waits for its transport to let go of its body.
 ///
-/// Its transport releases the body.
-///
-/// hyper's connection task drops it once it sees the failure.
+/// hyper's connection task drops the body as soon as it sees the failure.
 ///
 /// A body held past this is still being sent.
 ///
-/// It is not sent again.
+/// Such a body is not sent again.
 const SETTLING: Duration = Duration::from_millis(500);
 
 /// Where the original body is, for the next attempt.
@@ -37,7 +35,7 @@ enum Source<B> {
     ///
     /// A body that held it reached its end, or went over the limit.
     ///
-    /// Else it was dropped with an attempt the server answered.
+    /// Or that body was dropped with an attempt the server answered.
     Sending,
     /// Given back unfinished by attempt `by`'s body, dropped midway.
     ///
@@ -62,7 +60,7 @@ enum Fate {
 
 /// What may become of the rest an attempt's body gives back.
 ///
-/// Its call's outcome decides.
+/// What its call came to decides.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Hand {
     /// Its call runs: the rest waits for its verdict.
@@ -108,7 +106,7 @@ struct Recorded<B> {
     /// The first attempt's body, and later ones' (numbered from 1).
     first: Sent,
     later: Vec<Sent>,
-    /// Futures of the call's one loop that wait.
+    /// The waiting futures of the call's one loop.
     ///
     /// Hedges wait for the body to be complete or given back.
     ///
@@ -119,7 +117,7 @@ struct Recorded<B> {
 impl<B> Recorded<B> {
     /// Whether a next attempt can be sent.
     ///
-    /// The body is complete, or given back within the limit.
+    /// It can when the body is complete, or given back within the limit.
     fn replayable(&self) -> bool {
         !self.over && (self.complete || matches!(self.source, Source::Returned { .. }))
     }
@@ -156,11 +154,11 @@ impl<B> Recorded<B> {
     ///
     /// `None` while its body is still being sent after a failure.
     ///
-    /// Its transport lets go soon.
+    /// Its transport lets go of it soon.
     ///
     /// Only a call that failed hands on a body given back.
     ///
-    /// One the server answered before its end is not resent.
+    /// A body the server answered before its end is not sent again.
     ///
     /// Nor is its rest.
     fn verdict(&mut self, id: u32, failed: bool) -> Option<(bool, Option<B>)> {
@@ -206,15 +204,13 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// Then the trailers.
 pub(super) struct AttemptBody<B: Body> {
     prefix: VecDeque<Bytes>,
-    /// In a `Mutex` only to make the replay `Sync` (for `BoxBody`).
-    ///
-    /// That holds whatever `B` is.
+    /// In a `Mutex` only to make the replay `Sync` (for `BoxBody`) whatever `B` is.
     ///
     /// Polling it goes through `&mut` (`get_mut`).
     ///
     /// Only `is_end_stream` and `size_hint`, which take `&self`, lock it.
     ///
-    /// It is uncontended, as the replay has one owner.
+    /// The lock is uncontended, as the replay has one owner.
     rest: Mutex<Option<B>>,
     trailers: Option<HeaderMap>,
     shared: Shared<B>,
@@ -361,9 +357,9 @@ fn head<B>(req: &http::Request<B>) -> http::Request<()> {
     head
 }
 
-/// How a body that is not `Clone` is kept.
+/// How a body that is not `Clone` is kept: recorded as it is sent.
 ///
-/// Examples: a boxed body, a stream.
+/// A boxed body or a stream is such a body.
 ///
 /// The first attempt records the body as it sends it.
 ///
@@ -373,7 +369,7 @@ fn head<B>(req: &http::Request<B>) -> http::Request<()> {
 ///
 /// They are wrapped in the body type ([`WrapBody`]).
 ///
-/// Then it sends the rest, if a failed connection gave the body back unfinished.
+/// Then the attempt sends the rest, if a failed connection gave the body back unfinished.
 ///
 /// Each attempt's body decides for its attempt alone.
 ///
@@ -422,13 +418,13 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
 
     /// The next attempt's body, once the body is complete.
     ///
-    /// Also once an attempt that failed unanswered gave it back.
+    /// Or once an attempt that failed with no answer gave the body back.
     ///
-    /// A hedge may start while the first attempt still sends.
+    /// A hedge may start while the first attempt still sends the body.
     ///
-    /// Never, when it went over the limit or its rest was dropped.
+    /// Never, when the body went over the limit or its rest was dropped.
     ///
-    /// The call then ends on that answer, which drops this.
+    /// The call then ends on the answer that did it, which drops this.
     pub(super) fn next(&self) -> impl Future<Output = AttemptBody<B>> + '_ {
         poll_fn(move |cx| {
             let mut r = lock(&self.shared);
@@ -466,13 +462,11 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
         })
     }
 
-    /// [`KeepBody::judge`]: at once, unless the call failed.
+    /// [`KeepBody::judge`]: at once, unless the call failed while its body is still held.
     ///
-    /// A failed call whose body is still held waits.
+    /// The verdict then waits until the transport lets go of the body, or [`SETTLING`] passes.
     ///
-    /// It waits until its transport lets go of it, or [`SETTLING`] passes.
-    ///
-    /// If it is still being sent, the verdict is no.
+    /// If the body is still being sent by then, the verdict is no.
     async fn judged(&self, id: u32, failed: bool) -> bool {
         let now = lock(&self.shared).verdict(id, failed);
         let (replayable, dropped) = match now {
@@ -490,7 +484,7 @@ impl<B: Body<Data = Bytes> + Unpin> Replayer<B> {
                 });
                 match tokio::time::timeout(SETTLING, settled).await {
                     Ok(verdict) => verdict,
-                    // Judged as answered: what it gives back later is dropped.
+                    // Judged as answered: what it gives back later is dropped too.
                     Err(_) => lock(&self.shared)
                         .verdict(id, false)
                         .unwrap_or((false, None)),
@@ -519,7 +513,7 @@ where
         //
         // An empty one is in its place until then.
         //
-        // It is a boxed zero-sized body: no allocation.
+        // The empty one is a boxed zero-sized body: no allocation.
         let empty = B::from_replay(http_body_util::Empty::new().map_err(|never| match never {}));
         let (first, replayer) = Replayer::start(core::mem::replace(req.body_mut(), empty), limit);
         *req.body_mut() = B::from_replay(first);
