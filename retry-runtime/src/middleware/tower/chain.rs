@@ -29,7 +29,7 @@ use crate::policy::scope::{self, Scope};
 ///
 /// Each request's handler runs in a scope.
 ///
-/// Every retry loop polled inside it sees the scope.
+/// Every retry loop polled inside the handler sees the scope.
 ///
 /// That holds whatever the loop's face: `#[retry]`, [`Retry`](crate::Retry),
 /// [`RetryLayer`](super::RetryLayer),
@@ -45,31 +45,32 @@ use crate::policy::scope::{self, Scope};
 ///   - Of several values, the smallest counts.
 ///   - A malformed or absent header is no deadline.
 ///   - [`deadline`](ChainLayer::deadline) sets one of the service's own.
-///   - Inside the scope, every loop's deadline is the earlier of two.
-///   - They are its `max_elapsed` and the request's deadline.
+///   - Inside the scope, every loop's deadline is the earlier of its `max_elapsed` and the
+///     request's.
 ///   - An attempt's `timeout` is cut to what is left.
-///   - No attempt starts once it has passed ([`GiveUpReason::Elapsed`](crate::GiveUpReason)).
-///   - An attempt or call cut by the request's deadline counts for nothing.
-///   - That holds in a shared breaker or throttle.
+///   - No attempt starts once the deadline has passed
+///     ([`GiveUpReason::Elapsed`](crate::GiveUpReason)).
+///   - An attempt or call cut by the request's deadline counts for nothing in a shared breaker
+///     or throttle.
 ///   - Each attempt a `RetryLayer` or `RetryMiddleware` sends carries the time left.
-///   - It goes in the same header (gRPC: `grpc-timeout`).
-///   - A deadline already there is lowered to it, never raised.
+///   - The time left goes in the same header (gRPC: `grpc-timeout`).
+///   - A deadline the request already carries there is lowered to it, never raised.
 /// - **Up: "already retried".** The answer gets `x-should-retry: false` when:
 ///   - A loop inside the scope gave up on a failure it retried.
 ///   - Or it gave up on one it would have retried but for a limit.
-///   - Or its downstream said "don't retry".
-///   - The limits: its attempts (once it retried), time, budget.
-///   - Also throttle, breaker, and a server's wait past its `cap`.
+///   - Or it gave up because its downstream said "don't retry".
+///   - The limits: its attempts (once it retried), time, budget, throttle, breaker.
+///   - A server's wait past its `cap` is a limit too.
 ///   - And the handler's answer is one its caller would retry.
 ///   - That is HTTP `5xx` or `429`; gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED`.
 ///   - For gRPC, the mark is `grpc-retry-pushback-ms: -1`, in the trailers.
 ///   - A trailers-only answer has it in the headers.
-///   - The chain's retries then happen at one tier, next to the failure.
+///   - The chain's retries then happen at the one tier next to the failure.
 ///   - A failure no loop gave up on is left alone.
 ///   - So is one a single-attempt loop ended on.
-///   - A tier told to fail fast leaves the retry to its caller.
+///   - The reason: a tier told to fail fast leaves the retry to its caller.
 ///   - So is one a loop's [`CancelToken`](crate::CancelToken) ended.
-///   - Another replica may still serve the caller.
+///   - The reason: another replica may still serve the caller.
 ///   - An answer is gRPC by its own `content-type`, never the request's.
 ///   - [`grpc`](ChainLayer::grpc) makes every answer gRPC.
 ///
@@ -81,7 +82,7 @@ use crate::policy::scope::{self, Scope};
 ///
 /// A service outside clients reach takes [`ChainLayer::edge`].
 ///
-/// It reads no deadline from the request.
+/// That layer reads no deadline from the request.
 ///
 /// Either way, one request's headers bound its own loops alone.
 ///
@@ -120,7 +121,7 @@ pub struct ChainLayer {
 
 /// What a [`ChainLayer`] reads a request's deadline from.
 ///
-/// It also says what it adds of its own.
+/// It also holds the deadline the layer adds of its own.
 #[derive(Clone, Debug, Default)]
 struct Deadlines {
     /// `false` at the edge: nothing the request carries is read.
@@ -169,7 +170,7 @@ impl ChainLayer {
     ///
     /// It reads no deadline from the request.
     ///
-    /// Its headers and `content-type` do not matter.
+    /// The request's headers and `content-type` do not matter.
     ///
     /// It still scopes each request.
     ///
@@ -220,7 +221,7 @@ impl ChainLayer {
     ///
     /// Its loops' deadline is then the earliest of three.
     ///
-    /// They are their own `max_elapsed`, this, and the caller's.
+    /// The three: their own `max_elapsed`, this one, and the caller's.
     ///
     /// The caller's counts only for [`ChainLayer::new`].
     ///
@@ -295,7 +296,7 @@ impl Default for ChainLayer {
 impl Deadlines {
     /// A request's deadline, on tokio's clock.
     ///
-    /// It comes from what it carries (where trusted) and the service's own.
+    /// It comes from what the request carries (where trusted) and the service's own.
     ///
     /// `None` when neither gives one.
     fn of(&self, headers: &HeaderMap) -> Option<std::time::Instant> {
@@ -424,7 +425,7 @@ where
 ///
 /// That is an HTTP `5xx` or `429` (`status`, `None` for trailers).
 ///
-/// Or a gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED`, its `grpc-status` in `headers`.
+/// Or it is a gRPC `UNAVAILABLE` or `RESOURCE_EXHAUSTED` whose `grpc-status` is in `headers`.
 fn mark(headers: &mut HeaderMap, status: Option<http::StatusCode>, grpc: bool) {
     if grpc {
         // 8: RESOURCE_EXHAUSTED, 14: UNAVAILABLE.
@@ -446,9 +447,7 @@ pin_project_lite::pin_project! {
     ///
     /// A streaming answer's retry loops see the scope too.
     ///
-    /// A gRPC answer's trailers are marked "don't retry" on a give-up.
-    ///
-    /// That is when a loop inside the scope gave up.
+    /// A gRPC answer's trailers are marked "don't retry" when a loop inside the scope gave up.
     ///
     /// ```
     /// use retry_jitter::tower::body::ChainBody;
@@ -552,9 +551,9 @@ impl<F: Future> Future for InChain<F> {
 
 /// Run `future` outside every chain's scope, wherever it is polled.
 ///
-/// For work shared between requests.
+/// It is for work shared between requests.
 ///
-/// A fetch several requests await is one; a cache's loader another.
+/// A fetch several requests await is such work; so is a cache's loader.
 ///
 /// Its retry loops must keep to no single caller's deadline.
 ///
