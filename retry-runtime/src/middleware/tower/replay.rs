@@ -29,7 +29,7 @@ use core::time::Duration;
 ///
 /// `K` is [`ByBodyType`] for [`RetryLayer::new`](super::RetryLayer::new).
 ///
-/// Then the body type's [`ReplayBody`] says how.
+/// With it, the body type's [`ReplayBody`] says how.
 ///
 /// `K` is [`Cloned`] for [`RetryLayer::clone_bodies`](super::RetryLayer::clone_bodies)
 /// (any `Clone` body).
@@ -117,7 +117,7 @@ pub type Saved<M, Req> = (<M as Replay<Req>>::Shared, <M as Replay<Req>>::Owned)
 ///
 /// What is kept has two parts.
 ///
-/// - What the attempts and the loop's classifiers read, shared, hence `Sync`.
+/// - What the attempts and the loop's classifiers read, shared by every attempt, hence `Sync`.
 /// - Each attempt is [judged](Replay::judge) by its own request's fate.
 /// - What the loop's attempts own, each next request made from it.
 /// - That part is only `Send`: a cloned request need not be `Sync`.
@@ -133,11 +133,11 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     /// What the attempts alone keep, cloned for each next request.
     type Owned: Clone + Send + 'static;
 
-    /// What is kept of the first request `req` for the others.
+    /// What is kept of the first attempt's request `req` for the others.
     ///
     /// `None` when the request cannot be sent again.
     ///
-    /// It is then sent once.
+    /// The request is then sent once.
     ///
     /// `limit` is the layer's body limit.
     ///
@@ -169,16 +169,14 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ///
     /// Its method, key and `writes` decide.
     ///
-    /// If not, only when a failure proves it was not applied.
+    /// If not, it may only when a failure proves it was not applied.
     ///
     /// This is what the classifiers are told.
     ///
-    /// Asked once the first attempt failed.
-    ///
-    /// A success reads nothing of the request.
+    /// Asked once the first attempt failed: a success reads nothing of the request.
     fn resend(kept: &Saved<Self, Req>, writes: Writes) -> Resend;
 
-    /// The method and URI of the request the attempts own.
+    /// The method and URI of the request whose head the attempts own.
     ///
     /// An event says them (feature `tracing`).
     ///
@@ -193,7 +191,7 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ///
     /// Made once it can be sent.
     ///
-    /// A hedge may start while the first attempt still sends the body.
+    /// That matters to a hedge: it may start while the first attempt still sends the body.
     fn clone_request(
         shared: &Self::Shared,
         owned: Self::Owned,
@@ -231,7 +229,7 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
 
     /// Attempt `sent` ended without a verdict: cut by its timeout.
     ///
-    /// The next attempt may send what it gives back.
+    /// The next attempt may send what attempt `sent` gives back of its request.
     #[inline]
     fn release(shared: &Self::Shared, sent: u32) {
         let _ = (shared, sent);
@@ -241,7 +239,7 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ///
     /// A budget kept per host is found by it.
     ///
-    /// None for a non-HTTP request, or a relative URI.
+    /// None for a request that is not HTTP, or whose URI is relative.
     #[inline]
     fn authority(req: &Req) -> Option<&str> {
         let _ = req;
@@ -252,9 +250,9 @@ pub trait Replay<Req>: Clone + Send + Sync + 'static {
     ///
     /// `attempt` is 1-based.
     ///
-    /// It has `left` of time.
+    /// The attempt has `left` of time.
     ///
-    /// That is the smallest of its timeout, its loop's deadline and its caller's.
+    /// `left` is the smallest of its timeout, its loop's deadline and its caller's.
     ///
     /// `left` is asked only by a mode that sends it.
     ///
@@ -349,13 +347,13 @@ impl<B: Send + 'static, K: BodyMode<B>> Replay<http::Request<B>> for HttpRequest
 ///
 /// It is never guessed from the one impl above.
 ///
-/// A `u32` handed to `RetryLayer::new`'s service is then reported as such.
+/// A `u32` handed to `RetryLayer::new`'s service is then reported as a `u32`.
 ///
-/// The error says it cannot retry a `u32`, and what to do.
+/// The error says a `u32` cannot be retried, and what to do.
 ///
-/// Without it, the error would blame the closure.
+/// Without this impl, the error would blame a closure.
 ///
-/// It would say it should have taken an `http::Request`.
+/// It would say the closure should have taken an `http::Request`.
 #[diagnostic::do_not_recommend]
 impl<K: Clone + Send + Sync + 'static> Replay<core::convert::Infallible> for HttpRequests<K> {
     type Shared = ();
@@ -439,7 +437,7 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
 
     /// A request of the user's own type.
     ///
-    /// Its classifiers decide for it.
+    /// The classifiers decide for it.
     fn resend(_: &((), Req), _: Writes) -> Resend {
         Resend::Any
     }
@@ -453,7 +451,7 @@ impl<Req: Clone + Send + 'static> Replay<Req> for CloneRequests {
 ///
 /// That attempt hands it to the classifiers.
 ///
-/// The loop classifies an attempt's outcome as soon as it returns.
+/// The loop classifies an attempt's outcome as soon as its future returns it.
 ///
 /// No other attempt is polled in between.
 ///
@@ -475,7 +473,7 @@ impl Verdicts {
         }
     }
 
-    /// Whether the last attempt's request can be resent, if it said.
+    /// Whether the just-ended attempt's request can be resent, if that attempt said.
     ///
     /// Said once; an attempt cut by its timeout says nothing.
     #[inline]
@@ -494,9 +492,9 @@ impl Verdicts {
 
 /// A kept request's attempt, until its outcome is judged.
 ///
-/// Dropped unjudged, cut by its timeout, it still releases.
+/// Dropped unjudged (cut by its timeout), it still releases to the next attempt.
 ///
-/// It releases what its request gave back to the next attempt.
+/// What it releases is what its request gave back.
 pub(super) struct Attempt<'a, M: Replay<Req>, Req> {
     shared: Option<&'a M::Shared>,
     sent: u32,
