@@ -16,9 +16,9 @@
 //!
 //! Its size is bounded to 64 KiB.
 //!
-//! Its time is bounded: 250 ms without a chunk, 1 s in all.
+//! Its read's time is bounded: 250 ms without a chunk, 1 s in all.
 //!
-//! A huge error body cannot fill memory.
+//! So a huge error body cannot fill memory.
 //!
 //! A stalled one cannot hold the call.
 //!
@@ -70,7 +70,7 @@ use crate::policy::TimedOut;
 ///
 /// Its [`source`](std::error::Error::source) is the inner error's source, as for `std::io::Error`.
 ///
-/// A reporter printing an error and its sources prints each once.
+/// A reporter printing an error and its sources prints each message once.
 ///
 /// ```
 /// use retry_jitter::reqwest::Error;
@@ -95,7 +95,7 @@ pub enum Error {
     TimedOut(TimedOut),
     /// The adaptive throttle (`throttle = …`) rejected the attempt.
     ///
-    /// It was not sent.
+    /// The attempt was not sent.
     Throttled(Throttled),
     /// The circuit breaker (`breaker = …`) is open.
     ///
@@ -130,7 +130,7 @@ pub struct StatusError {
     /// It reads every line of `x-should-retry`, `stripe-should-retry` and `x-envoy-overloaded`.
     ///
     /// - `Some(false)` stops whatever the status.
-    /// - Inside a `ChainLayer`'s scope, the tier then answers "don't retry".
+    /// - Inside a `ChainLayer`'s scope, `Some(false)` also has the tier answer "don't retry".
     /// - `Some(true)` retries a failure the table stops on.
     /// - `None` leaves the status to decide.
     pub server_says_retry: Option<bool>,
@@ -163,9 +163,9 @@ pub(crate) const ERROR_BODY_IDLE_TIMEOUT: Duration = Duration::from_millis(250);
 /// That holds however slowly it trickles in.
 pub(crate) const ERROR_BODY_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// How long before its attempt's end [`check`] stops reading: 5 ms.
+/// How long before its attempt's end [`check`] stops reading an error body: 5 ms.
 ///
-/// The attempt's end is its `timeout`; the body read is an error body.
+/// The attempt's end is set by its `timeout`.
 ///
 /// So its read ends before the attempt's timer cuts it.
 ///
@@ -340,7 +340,7 @@ impl Error {
 ///   - That limit is `#[retry(timeout = …)]` or [`Retry::timeout`](crate::Retry::timeout).
 ///   - The deadline `max_elapsed` sets with it is one too.
 ///   - The read ends 5 ms before the attempt's cut.
-///   - So the status and its `Retry-After`, which decided, are returned.
+///   - So the status and its `Retry-After`, which decided the outcome, are returned.
 ///   - They are not lost to a `TimedOut` (see
 ///     [`attempt_time_left`](crate::policy::attempt_time_left)).
 ///
@@ -431,7 +431,7 @@ async fn read_error_body(resp: &mut reqwest::Response) -> String {
 ///
 /// Invalid UTF-8 is replaced.
 fn text(mut bytes: Vec<u8>) -> String {
-    // A multi-byte character cut at the end: drop its start.
+    // A multi-byte character cut at the end: drop its first bytes.
     let len = bytes.len();
     if let Some(back) = (1..=len.min(3)).find(|&back| bytes[len - back] & 0xC0 != 0x80) {
         let lead = bytes[len - back];
@@ -451,7 +451,7 @@ fn text(mut bytes: Vec<u8>) -> String {
     };
     // A replacement character is 3 bytes.
     //
-    // Invalid bytes may have grown the text.
+    // So invalid bytes may have grown the text.
     if text.len() > MAX_ERROR_BODY {
         let mut end = MAX_ERROR_BODY;
         while !text.is_char_boundary(end) {
@@ -464,7 +464,7 @@ fn text(mut bytes: Vec<u8>) -> String {
 
 /// Retried: timeouts, refused or broken connections, failures to send.
 ///
-/// A body cut mid-way is a broken connection.
+/// A body cut mid-way counts as a broken connection.
 ///
 /// Not retried: a request that could not be built, a redirect loop.
 ///
@@ -490,19 +490,19 @@ fn text(mut bytes: Vec<u8>) -> String {
 ///
 /// To call `https://` URLs, enable one of reqwest's TLS features.
 ///
-/// Those are `rustls` and `native-tls`, in your own dependency on it.
+/// Enable `rustls` or `native-tls` in your own dependency on reqwest.
 ///
 /// A body cut mid-way is a *decode* error for reqwest.
 ///
 /// Its message: `error decoding response body`.
 ///
-/// It is caused by hyper's `error reading a body from connection`.
+/// That error is caused by hyper's `error reading a body from connection`.
 ///
-/// That is caused by an `io::Error` of kind `UnexpectedEof`.
+/// hyper's is caused in turn by an `io::Error` of kind `UnexpectedEof`.
 ///
 /// The source chain is read, and that `io::Error` decides.
 ///
-/// It decides by [`io::Error`](std::io::Error)'s `Transient` table.
+/// It decides by the same table as [`io::Error`](std::io::Error)'s `Transient`.
 ///
 /// ```
 /// use retry_jitter::{Decision, Transient};
@@ -538,9 +538,9 @@ impl Transient for reqwest::Error {
 ///
 /// `Some(false)` stops, `Some(true)` retries.
 ///
-/// Inside a `ChainLayer`'s scope, a "don't" also reaches the tier.
+/// Inside a `ChainLayer`'s scope, a "don't" may also reach the tier.
 ///
-/// It applies to a status the table retries: the tier answers "don't retry".
+/// A "don't" on a status the table retries has the tier answer "don't retry" too.
 ///
 /// ```
 /// use retry_jitter::reqwest::StatusError;
