@@ -91,7 +91,7 @@ pub struct ServiceConfig {
 ///
 /// JSON that does not parse is refused too.
 ///
-/// Then serde_json's account says where.
+/// The error then gives serde_json's account of where.
 ///
 /// ```
 /// use retry_jitter::tonic::ServiceConfig;
@@ -189,7 +189,7 @@ pub(crate) struct RetryPolicy {
     pub(crate) backoff_multiplier: f64,
     /// The codes a failed attempt is retried on.
     ///
-    /// It is empty only with `per_attempt_recv_timeout`.
+    /// The set is empty only with `per_attempt_recv_timeout`.
     pub(crate) retryable_status_codes: CodeSet,
     /// `perAttemptRecvTimeout` (gRPC C-core): each attempt's own timeout; above zero.
     pub(crate) per_attempt_recv_timeout: Option<Duration>,
@@ -224,7 +224,7 @@ pub(crate) struct Throttling {
 }
 
 impl Throttling {
-    /// A full bucket of this size and ratio, for one target.
+    /// A full bucket of this size and ratio, for one target's calls.
     pub(crate) fn budget(self) -> crate::fleet::RetryThrottling {
         crate::fleet::RetryThrottling::from_milli(self.max_milli_tokens, self.milli_token_ratio)
     }
@@ -322,7 +322,7 @@ impl ServiceConfig {
     ///
     /// `path` is `/service/method`.
     ///
-    /// It is the one naming that method, else its service.
+    /// It is the one naming that method, else the one naming its service.
     ///
     /// Else it is the default (the empty name), as gRPC looks it up.
     pub(crate) fn method_index(&self, path: &str) -> Option<usize> {
@@ -517,7 +517,7 @@ fn hedging_policy(at: &str, value: &Value) -> Result<HedgingPolicy, ServiceConfi
 /// A6: "values greater than 5 are treated as 5".
 const MAX_ATTEMPTS_CAP: u32 = 5;
 
-/// A policy's `maxAttempts`: an integer above 1, capped at 5.
+/// A policy's `maxAttempts`: a JSON integer above 1, capped at 5.
 fn max_attempts(at: &str, policy: &Map<String, Value>) -> Result<u32, ServiceConfigError> {
     let at = join(at, "maxAttempts");
     let value = required(&at, policy, "maxAttempts")?;
@@ -760,11 +760,11 @@ fn required<'a>(
 
 /// The error `message` for the missing field `key`.
 ///
-/// It has a hint when the object has it in another case.
+/// It has a hint when the object has that field in another case.
 ///
 /// grpc-go reads field names in any case, as Go's JSON does.
 ///
-/// So configs written for it may say `"MaxAttempts"`.
+/// So configs written for grpc-go may say `"MaxAttempts"`.
 ///
 /// gRPC's other clients, and this parser, do not.
 fn with_hint(
@@ -807,12 +807,12 @@ mod tests {
         }
     }
 
-    /// A config with one method entry (`pkg.S`), `body` added.
+    /// A config whose one method entry (named `pkg.S`) has `body` added.
     fn method(body: &str) -> String {
         format!(r#"{{"methodConfig": [{{"name": [{{"service": "pkg.S"}}]{body}}}]}}"#)
     }
 
-    /// A retry policy: the valid one, `fields` replacing or added.
+    /// A retry policy: the valid one with `fields` replacing or adding fields.
     fn retry(fields: &str) -> String {
         let mut policy: Map<String, Value> = serde_json::from_str(
             r#"{"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
@@ -1293,7 +1293,7 @@ mod tests {
             throttling(r#""maxTokens": 10, "tokenRatio": 0.1"#),
             read(10_000, 100)
         );
-        // The bucket a target's calls share: full, that size and ratio.
+        // The bucket a target's calls share: full, of that size and ratio.
         let bucket = throttling(r#""maxTokens": 2.5, "tokenRatio": 0.1"#)
             .unwrap()
             .budget();
@@ -1416,7 +1416,7 @@ mod tests {
             error(go),
             r#"methodConfig[0].retryPolicy.maxAttempts: is required (found "MaxAttempts": field names are case-sensitive)"#
         );
-        // With A6's field names, it reads as grpc-go reads it.
+        // With A6's field names, the config's values read as grpc-go reads them.
         let fixed = go
             .replace("\"Max", "\"max")
             .replace("\"Initial", "\"initial")
