@@ -9,7 +9,7 @@
 //!
 //! A call ([`SharedBudget::begin`]) adds one to its thread's *stripe*.
 //!
-//! A stripe: a cache line counter only that thread writes.
+//! A stripe is a counter on a cache line only that thread writes.
 //!
 //! So the add is a plain load and store.
 //!
@@ -36,9 +36,9 @@
 //!
 //! The fold runs under a lock only those take.
 //!
-//! Their own times are not known.
+//! The calls' own times are not known.
 //!
-//! So the calls are spread evenly since the last fold.
+//! So the calls are spread evenly over the slots since the last fold.
 //!
 //! Calls found after a silence longer than the window count only for the window's share: an
 //! hour of healthy traffic does not fund a retry storm.
@@ -143,7 +143,7 @@ struct Folded {
     slot: u64,
     /// Each counter's value at the last fold.
     seen: [u64; OWNED + 1],
-    /// The window calls are folded into, made at first call.
+    /// The window calls are folded into, made at the first call.
     ratio: Option<Box<RatioBudget>>,
 }
 
@@ -175,7 +175,7 @@ impl Folded {
 ///
 /// A handful of calls retries exactly as without a budget.
 ///
-/// The floor is 100 retries over any 10 s.
+/// The floor, 100 retries over any 10 s, covers them.
 ///
 /// A fleet of callers sends a dependency that is down at most 1.2 attempts per call, plus the
 /// floor, where five attempts each would send five.
@@ -190,11 +190,9 @@ impl Folded {
 ///
 /// Calls enter the window when a retry asks.
 ///
-/// They are spread evenly since the last ask.
+/// They are spread evenly over the time since the last ask.
 ///
-/// Calls can come after a silence longer than the window.
-///
-/// They then count for the window's share of them.
+/// Calls found after a silence longer than the window count for the window's share.
 ///
 /// ```
 /// use retry_jitter::sleep;
@@ -210,7 +208,7 @@ impl Folded {
 pub struct DefaultBudget {
     /// Calls counted per stripe: owned ones, then the shared.
     ///
-    /// They only grow.
+    /// The counts only grow.
     counted: [Stripe; OWNED + 1],
     /// Whether a call was ever counted.
     ///
@@ -274,7 +272,7 @@ impl DefaultBudget {
 
     /// [`SharedBudget::begin`] the first time on this stripe.
     ///
-    /// Or on a thread yet without one, or the shared counter.
+    /// Or on a thread without a stripe yet, or on the shared counter.
     #[cold]
     #[inline(never)]
     fn begin_cold<T>(&self, i: usize, clock: Clock, out: T) -> T {
@@ -313,7 +311,7 @@ impl DefaultBudget {
     ///
     /// Only those still in the window keep their share.
     ///
-    /// Returns the state, still held, to take the share.
+    /// Returns the state, still held, for the share to be taken.
     fn fold(&self, clock: Clock) -> MutexGuard<'_, Folded> {
         let mut folded = self.folded();
         let slot = folded.ratio().slot_now(clock);
@@ -394,7 +392,7 @@ impl SharedBudget for DefaultBudget {
             //
             // A stripe at zero never counted a call of this budget.
             //
-            // The budget may not have begun.
+            // So the budget may not have begun.
             let c = &self.counted[i].0;
             let n = c.load(Ordering::Relaxed);
             if n != 0 {
@@ -464,7 +462,7 @@ mod tests {
     ///
     /// Each test has its own budget.
     ///
-    /// It reads it only while holding `LOCK`.
+    /// A test reads its budget only while holding `LOCK`.
     static BASE: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     static OFFSET: Nanos = Nanos::new(0);
     static LOCK: Mutex<()> = Mutex::new(());
