@@ -2,15 +2,15 @@
 //!
 //! # How it counts
 //!
-//! The window is cut into 16 slots: the budget's *granularity*.
+//! The window is cut into 16 slots.
 //!
-//! A slot lasts `window / 16`.
+//! A slot lasts `window / 16`: the budget's *granularity*.
 //!
-//! A slot is whole nanoseconds, at least 1 ns.
+//! That length is whole nanoseconds, at least 1 ns.
 //!
 //! Two 16-atomic rings count each slot's first attempts and retries.
 //!
-//! Each is tagged with its slot's number.
+//! Each atomic is tagged with its slot's number.
 //!
 //! So a slot the clock left behind is recognised.
 //!
@@ -30,7 +30,7 @@
 //!
 //! It is counted in its own time's slot.
 //!
-//! So it leaves the window on time, at any rate.
+//! So it leaves the window exactly when it should, at any call rate.
 //!
 //! That includes one call an hour.
 //!
@@ -40,7 +40,7 @@
 //!
 //! A refund ([`RatioBudget::refund`]) gives the share back to that slot.
 //!
-//! It does so only while the slot is in window.
+//! It does so only while the slot is in the window.
 //!
 //! Once the slot has left, the refund is dropped.
 //!
@@ -53,7 +53,7 @@ use core::time::Duration;
 use core::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 // Under `--cfg loom`, the budget's atomics are loom's.
 //
-// Then `tests/loom.rs` explores every interleaving of calls, retries, refunds.
+// That lets `tests/loom.rs` explore every interleaving of concurrent calls, retries and refunds.
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
@@ -61,9 +61,9 @@ use super::window::{SlotClock, SLOTS};
 use super::RetryTicket;
 use crate::policy::Clock;
 
-/// What one retry costs in the balance, counted in millionths.
+/// What one retry costs in the balance.
 ///
-/// So 0.6 is 600,000 of them, exactly 60%.
+/// The ratio is counted in millionths, so 0.6 is 600,000 of them, exactly 60%.
 const UNIT: i64 = 1_000_000;
 /// The largest ratio.
 const MAX_RATIO: f64 = 10.0;
@@ -83,11 +83,11 @@ const MAX_FLOOR: u128 = 1 << 60;
 ///
 /// This one suits a service's outbound calls.
 ///
-/// However many calls come, retries add at most `ratio` load.
+/// However many calls come in, their retries add at most `ratio` to the dependency's load.
 ///
 /// At 20%, a down dependency sees 1.2 calls per call.
 ///
-/// The floor lets a quiet service retry its rare failure.
+/// The floor lets a quiet service still retry its rare failure.
 ///
 /// - **Exact**: the ratio is counted in millionths, so `0.6` is 60%, not the 100% a whole
 ///   number of calls per retry would give.
@@ -101,7 +101,7 @@ const MAX_FLOOR: u128 = 1 << 60;
 /// - **Refunds**: a retry granted but never made gives its share back to its slot, through its
 ///   [`RetryTicket`].
 /// - Once that slot leaves the window, refunds are dropped.
-/// - No takes, refunds or clock jumps grant beyond the ratio.
+/// - So no sequence of takes, refunds and clock jumps grants more than the ratio allows.
 /// - **Cheap on success**: a first attempt is a clock reading, a compare-and-swap on its slot
 ///   and an atomic add.
 /// - A success is nothing.
@@ -124,7 +124,7 @@ const MAX_FLOOR: u128 = 1 << 60;
 /// assert_eq!(granted, 300);
 /// ```
 pub struct RatioBudget {
-    /// What a first attempt adds: the ratio in millionths.
+    /// What a first attempt adds to the balance: the ratio in millionths.
     per_call: i64,
     min_per_sec: u32,
     window: Duration,
@@ -138,9 +138,9 @@ pub struct RatioBudget {
     ///
     /// It counts millionths of a retry.
     balance: AtomicI64,
-    /// Per slot, its number (low 32 bits) and first attempts.
+    /// Per slot, its number (low 32 bits) and the first attempts made in it.
     calls: [AtomicU64; SLOTS],
-    /// Per slot, its number and granted retries not given back.
+    /// Per slot, its number and the retries granted in it, not given back.
     retries: [AtomicU64; SLOTS],
 }
 
@@ -171,7 +171,7 @@ impl RatioBudget {
     ///
     /// `ratio` is taken to the nearest millionth.
     ///
-    /// So `0.2` is 20%, `0.6` 60%, `10.0` ten per call.
+    /// So `0.2` is 20%, `0.6` 60%, `10.0` ten retries per call.
     ///
     /// `window` is cut into 16 slots (see [`granularity`](RatioBudget::granularity)).
     ///
@@ -235,7 +235,7 @@ impl RatioBudget {
     ///
     /// The ratio becomes millionths, the floor millionths of a retry.
     const fn shape(ratio: f64, min_per_sec: u32, window: Duration) -> (i64, i64) {
-        // `!(a && b)`, not `a || b`: NaN fails both.
+        // `!(a && b)`, not `a || b`: NaN fails both comparisons.
         if !(ratio >= 0.0 && ratio <= MAX_RATIO) {
             panic!("RatioBudget::new: the ratio must be in 0.0..=10.0 (not negative, not NaN)");
         }
@@ -255,7 +255,7 @@ impl RatioBudget {
 
     /// The share of first attempts that may be retried.
     ///
-    /// It is exact to the millionth.
+    /// It is given to the millionth.
     ///
     /// ```
     /// use std::time::Duration;
@@ -296,7 +296,7 @@ impl RatioBudget {
     ///
     /// It is whole nanoseconds, at least 1.
     ///
-    /// Calls and retries count for 16 slots from their own.
+    /// A call or retry counts from the start of its slot until 16 slots later.
     ///
     /// ```
     /// use std::time::Duration;
@@ -307,7 +307,7 @@ impl RatioBudget {
         Duration::from_nanos(self.clock.slot_nanos())
     }
 
-    /// A call made its first attempt: it adds `ratio` retries.
+    /// A call made its first attempt: it adds `ratio` of a retry to the budget.
     ///
     /// It counts in the slot of `clock`'s reading now.
     ///
@@ -336,7 +336,7 @@ impl RatioBudget {
     ///
     /// `false`, taking nothing, when the window's retries reach the cap.
     ///
-    /// The cap: `ratio ×` its first attempts plus the floor.
+    /// The cap: `ratio ×` the window's first attempts, plus the floor.
     ///
     /// A share taken here is never given back.
     ///
@@ -383,7 +383,7 @@ impl RatioBudget {
         } else {
             // This thread's slot left the window while it was taking.
             //
-            // It slept longer than the window.
+            // The thread slept longer than the window.
             //
             // Or the slot's count is full.
             //
@@ -395,9 +395,9 @@ impl RatioBudget {
 
     /// A retry that [`take_retry`](RatioBudget::take_retry) granted did not run after all.
     ///
-    /// Give its share back to its slot, if in window.
+    /// Give its share back to its slot, if that slot is still in the window.
     ///
-    /// Its future was dropped mid-wait, or a hook panicked.
+    /// Causes: the future was dropped mid-wait, or a hook panicked.
     ///
     /// Or the deadline came first.
     ///
@@ -420,9 +420,9 @@ impl RatioBudget {
     /// ```
     pub fn refund(&self, ticket: RetryTicket) {
         let number = ticket.slot();
-        // Slots before `head - 15` have left, or are leaving.
+        // Slots before `head - 15` have left the window, or are leaving it now.
         //
-        // The thread that moved `head` empties it next.
+        // The thread that moved `head` empties such a slot next.
         //
         // Then the tag check below fails.
         if number.saturating_add(SLOTS as u64) <= self.head.load(Ordering::Acquire) {
@@ -539,9 +539,9 @@ impl RatioBudget {
         } else {
             head + 1
         };
-        // After 2^30 silent slots, a 32-bit number may mislead.
+        // After 2^30 silent slots, a slot's number may mislead.
         //
-        // A slot may then look younger than it is.
+        // Its low 32 bits may make it look younger than it is.
         let long_silence = now - head >= 1 << 30;
         for number in from..=now {
             self.enter(Ring::Calls, number, long_silence);
