@@ -1,4 +1,4 @@
-//! The per-call retry state, driving both `#[retry]` and the closure API.
+//! The per-call retry state: the one driver behind `#[retry]` and the closure API.
 
 use core::time::Duration;
 use std::time::Instant;
@@ -23,7 +23,7 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 
 /// The state of one retried call.
 ///
-/// It holds the failure count, the previous wait, the start.
+/// It holds the failure count, the previous wait, and the start time.
 ///
 /// Creating it costs nothing but a copy of the policy.
 ///
@@ -31,7 +31,7 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
 ///
 /// Nothing random is drawn until a call fails.
 ///
-/// With feature `metrics`, it asks once whether a recorder listens.
+/// With feature `metrics`, the state asks once whether a recorder listens.
 ///
 /// The answer holds for the call.
 ///
@@ -52,7 +52,7 @@ pub struct RetryState {
     call: Started,
     /// Calls made that did not succeed: each failed one.
     ///
-    /// Once a hedged call ends, attempts still running count too.
+    /// Once a hedged call ends, attempts still running beside its last one count too.
     ///
     /// They were made.
     calls_spent: u32,
@@ -64,27 +64,25 @@ pub struct RetryState {
     restart: u32,
     /// The attempt last resent transparently: 0 for none.
     ///
-    /// It is 1-based, as `calls_spent + 1`.
+    /// The attempt number is 1-based, as `calls_spent + 1`.
     transparent_at: u32,
-    /// The backoff's base and cap in nanoseconds, converted once.
+    /// The backoff's base and cap in nanoseconds, converted once for the call.
     ///
-    /// Present, inline, where waits are drawn the common way.
+    /// Present where the backoff's waits are drawn the common way, inline.
     ///
-    /// That way is full jitter, with bounds within 584 years.
+    /// The common way is full jitter, with bounds within 584 years.
     full: Option<(u64, u64)>,
     prev: Duration,
     /// What the call took from its budget.
     account: Account,
     /// When the first call failed, for the trace's `recovered` event.
     ///
-    /// Read only with `tracing`, when the call kept no start.
+    /// Read only with feature `tracing`, and only if the call kept no start time.
     #[cfg(feature = "tracing")]
     first_failure: Option<Instant>,
-    /// Whether a metrics recorder listened as the state began.
+    /// Whether a metrics recorder listened as the state began (feature `metrics`).
     ///
-    /// That needs feature `metrics`.
-    ///
-    /// Only if one did are the call's events reported.
+    /// The call's events are reported only if one did.
     ///
     /// The question is not asked again.
     #[cfg(feature = "metrics")]
@@ -109,7 +107,7 @@ impl RetryState {
     ///
     /// `clock` is the clock of the timer sleeping the waits.
     ///
-    /// An example: [`sleep::tokio_now`](crate::sleep::tokio_now).
+    /// One such clock is [`sleep::tokio_now`](crate::sleep::tokio_now).
     ///
     /// ```
     /// use retry_jitter::{sleep, Policy};
@@ -129,11 +127,11 @@ impl RetryState {
 
     /// The state of a `call` whose first attempt failed.
     ///
-    /// Its start is kept as [`start_time`] says.
+    /// The call's start is kept as [`start_time`] says.
     ///
-    /// The retry loops build it only then.
+    /// The retry loops build this state only then.
     ///
-    /// A first-call success never does.
+    /// A first-call success never builds one.
     #[inline]
     pub(crate) fn resume(call: Started) -> Self {
         RetryState {
@@ -153,7 +151,7 @@ impl RetryState {
 
     /// Whether a metrics recorder listened when this state began.
     ///
-    /// If so, its events are reported.
+    /// If so, this state's events are reported.
     #[cfg(feature = "metrics")]
     #[inline]
     pub(crate) fn listening(&self) -> bool {
@@ -173,7 +171,7 @@ impl RetryState {
 
     /// How many calls have failed so far.
     ///
-    /// Once a hedged call ended, those still running count too.
+    /// Once a hedged call has ended, calls still running then count too.
     ///
     /// They were made.
     ///
@@ -190,9 +188,9 @@ impl RetryState {
 
     /// What this call's retries and hedges took from its budget.
     ///
-    /// It is split by [`Charge`].
+    /// The amount is split by [`Charge`].
     ///
-    /// Your own loop passes it to [`SharedBudget::succeeded`] on success.
+    /// A loop of your own passes it to [`SharedBudget::succeeded`] when the call succeeds.
     ///
     /// ```
     /// use retry_jitter::hooks::{AcceptOk, Hooks, Unset};
@@ -214,7 +212,7 @@ impl RetryState {
 
     /// A call just failed and `decision` says what to do.
     ///
-    /// Returns the wait before the next call, or why none.
+    /// It returns the wait before the next call, or why there is none.
     ///
     /// ```
     /// use retry_jitter::{Decision, GiveUpReason, Policy};
@@ -264,11 +262,11 @@ impl RetryState {
 
     /// The next retry's wait under the backoff, as drawn.
     ///
-    /// Inline where its bounds were converted for the call.
+    /// It is drawn inline where the bounds were converted for the call.
     ///
-    /// That holds for full jitter, the crate's shape.
+    /// They are converted for full jitter, the crate's shape.
     ///
-    /// Else it takes one call.
+    /// Otherwise the draw takes one function call.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn draw(&self) -> Duration {
         let k = self.calls_spent - self.restart;
@@ -286,7 +284,7 @@ impl RetryState {
     ///
     /// Under gRPC's backoff, a pushback waits exactly its hint.
     ///
-    /// Any length is waited; only the deadline bounds it.
+    /// The hint may be of any length; the deadline still bounds it.
     ///
     /// The backoff then starts again.
     #[cold]
@@ -328,7 +326,7 @@ impl RetryState {
 
     /// A wait drawn for retry `k` after a [`Decision::RateLimited`].
     ///
-    /// It uses the policy's `rate_limited_base`, its jitter and its cap.
+    /// It is drawn from the policy's `rate_limited_base`, with the backoff's jitter and cap.
     pub(crate) fn rate_limited_draw(&self, k: u32) -> Duration {
         let policy = self.call.policy;
         let backoff = policy.backoff();
@@ -347,9 +345,9 @@ impl RetryState {
     ///
     /// If `notify` panics, the tokens are given back.
     ///
-    /// These loops give them back if the retry never runs.
+    /// The retry loops here also give the tokens back if the retry never runs.
     ///
-    /// That is, the future dropped mid-wait, or the deadline reached.
+    /// It never runs if the future drops during the wait, or the deadline is reached.
     ///
     /// A loop of your own does that with [`SharedBudget::refund`](crate::budget::SharedBudget::refund).
     ///
@@ -382,11 +380,11 @@ impl RetryState {
 
     /// [`on_error`](RetryState::on_error), the budget's tokens still owed.
     ///
-    /// They are given back if the result drops before the retry.
+    /// The tokens are given back if what is returned drops before the retry runs.
     ///
-    /// `inline`: computes the wait in place, as the loops do.
+    /// `inline`: the wait is computed in place, as in the retry loops.
     ///
-    /// There most of it folds away.
+    /// In those loops, most of that work folds away.
     ///
     /// Else it is one call of [`next_wait`](RetryState::next_wait).
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
@@ -408,9 +406,9 @@ impl RetryState {
 
     /// [`retry_step`](RetryState::retry_step) once the `decision` is made.
     ///
-    /// It runs on an error, or an `Ok` `on_ok` retries.
+    /// It runs on an error, or on an `Ok` value that `on_ok` retries.
     ///
-    /// For that `Ok`, `error` is `None`.
+    /// For such an `Ok`, `error` is `None`.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     pub(crate) fn decided_step<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
@@ -424,7 +422,7 @@ impl RetryState {
         N: Notify<E>,
         B: Budget,
     {
-        // Before the attempts are checked: the last failure counts too.
+        // Before the attempts are checked: the last attempt's failure counts too.
         if decision != Decision::Stop {
             Account::failed(hooks.budget.get(), self.clock());
         }
@@ -440,9 +438,9 @@ impl RetryState {
         self.take_retry(error, delay, charge, hooks, function)
     }
 
-    /// The rest of a retry step, its wait known.
+    /// The rest of a retry step once its wait is known.
     ///
-    /// That is the budget's tokens, and `notify`.
+    /// It takes the budget's tokens, then tells `notify`.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn take_retry<'h, E, C, N, G, B, T, O, Gd>(
         &mut self,
@@ -470,7 +468,7 @@ impl RetryState {
 
     /// A call failed in a way no classifier can retry.
     ///
-    /// That is an attempt cut by the deadline.
+    /// Such a failure is an attempt cut by the deadline.
     ///
     /// It is counted, and `reason` handed back.
     pub(crate) fn end(&mut self, reason: GiveUpReason) -> GiveUpReason {
@@ -480,9 +478,9 @@ impl RetryState {
 
     /// Whether this call checks a deadline after each wait.
     ///
-    /// It is `max_elapsed`, or its caller's.
+    /// The deadline is `max_elapsed`, or its caller's.
     ///
-    /// Inlined: without one, it folds into the loop's earlier test.
+    /// Inlined: without a deadline, the check folds into a test the loop already made.
     #[inline]
     pub(crate) fn has_deadline(&self) -> bool {
         self.call.has_deadline()
@@ -490,7 +488,7 @@ impl RetryState {
 
     /// Whether this call keeps its caller's deadline, not its own.
     ///
-    /// The caller's is a chain's scope.
+    /// The caller's deadline is a chain's scope.
     pub(crate) fn deadline_is_callers(&self) -> bool {
         self.call.deadline().is_some_and(|d| d.callers)
     }
@@ -512,7 +510,7 @@ impl RetryState {
         }
     }
 
-    /// `running` hedges (`hedge = …`) run on as the call ends.
+    /// Counts `running` calls (hedges, `hedge = …`) still running as the call ends.
     ///
     /// They were made, so they count in [`GiveUp::calls`](crate::GiveUp::calls).
     ///
@@ -523,14 +521,15 @@ impl RetryState {
 
     /// Whether a server hint `hint` lets the call go on.
     ///
-    /// It came on a failed call, others running (`hedge = …`).
+    /// The hint came on a failed call while others still run (`hedge = …`).
     ///
-    /// It must not pass the cap ([`GiveUpReason::HintBeyondCap`]).
+    /// The hint must not pass the cap ([`GiveUpReason::HintBeyondCap`]).
     ///
-    /// Nor the deadline ([`GiveUpReason::Elapsed`]), as [`next_wait`](RetryState::next_wait)
-    /// decides.
+    /// Nor may it pass the deadline ([`GiveUpReason::Elapsed`]).
     ///
-    /// Under gRPC's backoff, any pushback: only the deadline bounds it.
+    /// Both are decided as [`next_wait`](RetryState::next_wait) decides them.
+    ///
+    /// Under gRPC's backoff, a pushback may be of any length: only the deadline bounds it.
     pub(crate) fn allows_hint(&self, hint: Duration) -> Result<(), GiveUpReason> {
         let backoff = self.call.policy.backoff_ref();
         if !backoff.is_grpc() && hint > backoff.cap() {
@@ -542,17 +541,15 @@ impl RetryState {
         Ok(())
     }
 
-    /// Whether the attempt that failed as `kind` says is resent.
+    /// Whether the attempt that just failed as `kind` says is resent.
     ///
-    /// If so, at once and uncounted: gRFC A6's transparent retry.
+    /// If so, it is resent at once and uncounted: gRFC A6's transparent retry.
     ///
-    /// One that never left the client is, until the deadline.
+    /// An attempt that never left the client is resent, until the call's deadline.
     ///
-    /// Without a deadline, once per attempt: never a spin.
+    /// Without a deadline, it is resent once per attempt: never a spin.
     ///
-    /// One the server's transport did not hand on is resent too.
-    ///
-    /// That happens once per attempt.
+    /// One the server's transport did not hand on is resent once per attempt.
     #[inline]
     pub(crate) fn transparent(&mut self, kind: Transparent) -> bool {
         let attempt = self.calls_spent.saturating_add(1);
@@ -578,7 +575,7 @@ impl RetryState {
 
     /// How long the call has run.
     ///
-    /// Since its start if kept, else since its first failure.
+    /// It is measured from the call's start if kept, else from its first failure.
     ///
     /// Zero before that.
     pub(crate) fn elapsed(&self) -> Duration {
@@ -662,7 +659,8 @@ mod tests {
         assert_eq!(state.allows_hint(ms(60_000)), Ok(()));
         // The crate's own backoff keeps its rule.
         //
-        // There, a hint past the cap ends retrying.
+        // Under it, a hint past the cap ends retrying.
+
         let mut state = RetryState::new(Policy::new().with_cap(ms(1000)));
         assert_eq!(
             state.allows_hint(ms(5000)),
