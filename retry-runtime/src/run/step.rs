@@ -3,7 +3,7 @@
 //!
 //! It says what an outcome is ([`Verdict`]).
 //!
-//! For a failed one, it classifies, decides and draws.
+//! For a failed one, the step classifies, decides and draws.
 //!
 //! It also charges the budget and tells the hooks ([`LoopHooks`]).
 
@@ -48,11 +48,11 @@ impl Verdict {
 ///
 /// Without `on_ok` ([`AcceptOk`](crate::AcceptOk)) this is `Accepted` for every `Ok`.
 ///
-/// It then costs what testing for an error costs.
+/// This then costs what testing for an error costs.
 ///
 /// The loops test this first, returning a success at once.
 ///
-/// Through `ControlFlow`, a success would cost an `async fn` more.
+/// Handed through `ControlFlow`, a success would cost an `async fn` more.
 #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
 pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Verdict {
     match outcome.as_ok() {
@@ -68,7 +68,7 @@ pub fn verdict<R: IsResult, O: ClassifyOk<R::Ok>>(outcome: &R, on_ok: &O) -> Ver
 ///
 /// The budget gets back what its retries took.
 ///
-/// The metrics and the trace hear of it.
+/// The metrics and the trace hear of the recovery.
 #[cold]
 #[inline(never)]
 pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
@@ -88,11 +88,11 @@ pub(crate) fn recovered<R, C, N, G, B: Budget, T: Trace<R>, O, Gd: Guard<R>>(
     }
 }
 
-/// Hooks serving a function returning `R`: the loops' bounds, together.
+/// Hooks serving a function returning `R`: every bound the loops need, in one place.
 ///
 /// The `Loop::<R>` entry points spell the bounds out instead.
 ///
-/// A hook's mistake is then reported at the user's key.
+/// Spelled out, a mistake in a hook is reported at the user's key.
 pub trait LoopHooks<R> {
     /// One turn of every retry loop after a failure.
     ///
@@ -100,11 +100,9 @@ pub trait LoopHooks<R> {
     ///
     /// `verdict`: what [`LoopHooks::verdict`] said of it.
     ///
-    /// - A later success pays the budget back, then breaks.
-    /// - A final outcome is reported to `give_up` and the trace.
-    /// - Then it breaks out.
-    /// - A retried one comes back with its wait.
-    /// - It also brings the budget share its retry owes.
+    /// - A success (of a later attempt) pays the budget back and breaks out.
+    /// - An outcome retrying ends on is reported to `give_up` and the trace, and breaks out.
+    /// - A retried one comes back with its wait and the budget share its retry owes.
     #[allow(clippy::type_complexity)]
     #[inline]
     fn step<'h>(
@@ -150,7 +148,7 @@ pub trait LoopHooks<R> {
 
     /// Retrying ends with `outcome` for `reason`.
     ///
-    /// The trace, metrics, `give_up` hook and guards' `finished` hear it.
+    /// The trace, metrics, `give_up` hook and guards' `finished` hear of it.
     ///
     /// The outcome is handed back.
     #[doc(hidden)]
@@ -165,7 +163,7 @@ pub trait LoopHooks<R> {
 
     /// Retrying ends with `outcome` for `reason`.
     ///
-    /// That outcome is an error, or an `Ok` `on_ok` retried.
+    /// The outcome is an error, or an `Ok` that `on_ok` retried.
     ///
     /// Tell the trace and `give_up` hook; hand the outcome back.
     fn give_up(
@@ -178,19 +176,19 @@ pub trait LoopHooks<R> {
 
     /// What an attempt's `outcome` is.
     ///
-    /// Taken, an error, or an `Ok` that `on_ok` retries.
+    /// It is taken, an error, or an `Ok` that `on_ok` retries.
     fn verdict(&self, outcome: &R) -> Verdict;
 
     /// The call's retry state begins.
     ///
-    /// Its first attempt failed, or its first hedge is due.
+    /// That happens when the call's first attempt failed, or its first hedge is due.
     ///
     /// The budget counts the call then, and only then.
     fn begin(&self, call: Started) -> RetryState;
 
-    /// A call succeeded, at its first attempt or later.
+    /// A call succeeded, at its first attempt or after its retry state began.
     ///
-    /// At its first, `state` is `None`.
+    /// At the first attempt, `state` is `None`.
     ///
     /// At its first attempt, the budget counts the call.
     ///
@@ -207,7 +205,7 @@ pub trait LoopHooks<R> {
     ///
     /// Then `out` is handed back.
     ///
-    /// So the budget's rare work is the success path's tail call.
+    /// So the budget's rare work, out of line, is the success path's tail call.
     ///
     /// What [`succeeded`](LoopHooks::succeeded) does with `None`.
     fn first_success(&self, clock: Clock, function: &'static str, out: R) -> R;
@@ -218,19 +216,19 @@ pub trait LoopHooks<R> {
     ///
     /// If they refuse, `Some` with the call's final outcome.
     ///
-    /// It is already reported as a give-up.
+    /// That outcome is already reported as a give-up.
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R>;
 
     /// A call succeeded after failed (or hedged) calls.
     ///
-    /// Pay the budget back and report it.
+    /// Pay the budget back and report the recovery.
     fn recovered(&self, state: &RetryState, function: &'static str);
 
     /// What the classifier (or `on_ok`) says of a failed `outcome`.
     ///
-    /// Its verdict is `verdict`.
+    /// The outcome's verdict is `verdict`.
     ///
-    /// A hedged call decides with it while others run.
+    /// A hedged call decides with this while other attempts still run.
     ///
     /// The budget hears of a failure it would retry
     /// ([`SharedBudget::failed`](crate::SharedBudget::failed)).
@@ -247,21 +245,21 @@ pub trait LoopHooks<R> {
 
     /// The call's cancel token, if any.
     ///
-    /// Without `cancel`, a constant `None`.
+    /// Without `cancel`, it is a constant `None`.
     fn cancel(&self) -> Option<&CancelToken>;
 
     /// Whether the function awaits a hook with the last outcome.
     ///
-    /// It does so after the step.
+    /// The hook is awaited after the step.
     ///
-    /// A constant `false` without one.
+    /// A constant `false` without such a hook.
     ///
     /// With one, the outcome is kept through the wait.
     fn awaits(&self) -> bool;
 
     /// Whether the call was cancelled.
     ///
-    /// Without a token, never (and no code).
+    /// Without a token, never: the check compiles to nothing.
     #[inline(always)] // the fail4 rows (scripts/instructions.sh): without it, +4 to +150
     fn cancelled(&self) -> bool {
         self.cancel().is_some_and(CancelToken::is_cancelled)
@@ -280,11 +278,11 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
 
     /// [`LoopHooks::succeeded`].
     ///
-    /// At the first attempt (`state`: `None`), the budget counts it.
+    /// At the first attempt (`state`: `None`), the budget counts the call.
     ///
-    /// It also hears the call took nothing.
+    /// The budget also hears the call took nothing.
     ///
-    /// Else it hears what its retries and hedges took.
+    /// Else the budget hears what the call's retries and hedges took.
     ///
     /// The guards hear of an answered call.
     ///
@@ -315,7 +313,7 @@ impl<C, N, G, B: Budget, T, O, Gd> Hooks<C, N, G, B, T, O, Gd> {
     ///
     /// The budget's [`first_success`](crate::SharedBudget::first_success) hands `out` back.
     ///
-    /// That order lets the budget's cold part tail-call.
+    /// That order lets the budget's cold part be a tail call.
     ///
     /// The guards and the budget hear of the same success.
     ///
@@ -360,10 +358,10 @@ where
     ) -> ControlFlow<R, (Duration, RetryShare<'h>, R)> {
         // The throttle hears whether the service answered.
         //
-        // Answers: an `Ok`, or an error it stopped on.
+        // An answer is an `Ok`, or an error that retrying stops on.
         let step = match (verdict, outcome.as_err()) {
             _ if cut => {
-                // A deadline-cut attempt says nothing of the service.
+                // Cut by the caller's deadline, an attempt says nothing of the service.
                 if !state.deadline_is_callers() {
                     self.guard.answered(false, state.clock());
                 }
@@ -373,7 +371,7 @@ where
             //
             // The call ends with this outcome.
             //
-            // No wait is drawn, budget taken or `notify` told.
+            // That is before any wait is drawn, budget taken or `notify` told.
             //
             // A `Decision::Stop` still says `Stopped`. Without a token, no code.
             (Verdict::RetryOk(decision), _) => {
@@ -387,7 +385,7 @@ where
                 }
             }
             (_, Some(error)) => {
-                // Never reaching the server's application, an attempt is resent at once.
+                // An attempt that never reached the server's application is resent at once.
                 //
                 // No count, no wait, nothing taken or told.
                 //
@@ -467,11 +465,11 @@ where
         //
         // A success if the service answered, else a failure.
         //
-        // It answered with an `Ok` or a `Decision::Stop`.
+        // An `Ok` or a `Decision::Stop` means the service answered.
         let answered = reason == GiveUpReason::Stopped || outcome.as_err().is_none();
-        // Ended by the caller's deadline, it counts as a drop.
+        // Ended by the caller's deadline, the call counts as a drop.
         //
-        // That is, not at all.
+        // A drop is not counted at all.
         if reason != GiveUpReason::Elapsed || !state.deadline_is_callers() {
             self.guard.ended(answered, state.clock(), function);
         }
@@ -480,7 +478,7 @@ where
 
     fn admit(&self, state: Option<&RetryState>, clock: Clock, function: &'static str) -> Option<R> {
         let (outcome, reason) = self.guard.before(state.is_none(), clock, function).err()?;
-        // The breaker let it through, then the throttle stopped it.
+        // The breaker let a call through, then the throttle stopped it.
         //
         // To the breaker, that call is a failure.
         //
@@ -527,7 +525,8 @@ where
         self.guard.answered(answered, clock);
         // A failure the loop would retry, while other attempts run.
         //
-        // The budget hears as if told after the last attempt.
+        // The budget hears of it as the step tells it of the last attempt's failure.
+
         if decision != Decision::Stop {
             Account::failed(self.budget.get(), clock);
         }
