@@ -1,8 +1,8 @@
 //! The hedging loop: the first attempt raced against one timer in place.
 //!
-//! When it fails or is late, the loop takes over.
+//! Once that attempt fails or the hedge delay passes, another loop takes over.
 //!
-//! That loop starts hedges beside it.
+//! That loop starts hedges beside the first attempt.
 
 use core::borrow::Borrow;
 use core::future::Future;
@@ -22,7 +22,7 @@ use crate::{Decision, GiveUpReason, Policy, RetryEvent, TimedOut};
 
 /// One poll of an attempt and, if limited, its timer.
 ///
-/// Polled first, the attempt can ask its time left.
+/// The attempt is polled first, so it can ask the time it has left.
 ///
 /// See [`poll_race_within`](crate::run::timeout::poll_race_within).
 fn poll_attempt<F: Future, T: Future<Output = ()>>(
@@ -44,7 +44,7 @@ fn poll_attempt<F: Future, T: Future<Output = ()>>(
 struct Running {
     /// Its limit is the time left before the deadline.
     ///
-    /// Cut, it ends the call.
+    /// Cut by that limit, the attempt ends the call.
     deadline: bool,
     /// When it began, for the latency histogram.
     began: Option<Instant>,
@@ -71,7 +71,7 @@ impl Running {
 
     /// What is left of its limit now.
     ///
-    /// Its end was learnt at its first pending poll.
+    /// The limit's end was learnt at the attempt's first pending poll.
     ///
     /// The whole limit if it was never polled pending.
     fn limit_left(&self, clock: Clock) -> Option<Duration> {
@@ -103,7 +103,7 @@ pin_project_lite::pin_project! {
         #[pin]
         timer: Option<SFut>,
         info: Running,
-        // Whether the timer is the attempt's limit, not hedge delay.
+        // Whether the timer is the attempt's limit, not the hedge delay.
         //
         // A limit timer cuts the attempt.
         cuts: bool,
@@ -116,7 +116,7 @@ impl<Fut: Future, SFut: Future<Output = ()>> BeforeHedge<Fut, SFut> {
     ///
     /// The limit is armed if it ends first (or alone).
     ///
-    /// And whether it is the limit, which cuts the attempt.
+    /// It also returns whether the timer is the limit, which cuts the attempt.
     fn timer(limit: Option<Duration>, delay: Option<Duration>) -> (Option<Duration>, bool) {
         match (limit, delay) {
             (Some(limit), Some(delay)) if delay < limit => (Some(delay), false),
@@ -158,9 +158,9 @@ impl<Fut: Future, SFut: Future<Output = ()>> Future for BeforeHedge<Fut, SFut> {
 
 /// An attempt's end as the loop steps it.
 ///
-/// Its outcome, and whether the deadline cut it.
+/// It returns the attempt's outcome, and whether the deadline cut it.
 ///
-/// A cut one made the function's error.
+/// A cut attempt's outcome is made the function's error.
 ///
 /// An answer's latency is recorded for a `pNN` hedge.
 #[inline]
@@ -198,9 +198,9 @@ fn next_hedge_delay(hedge: &Hedge, started: u32, policy: &Policy) -> Option<Dura
 ///
 /// That `poll` is a generic `fn`.
 ///
-/// Once `BeforeHedge`'s poll is inlined, LLVM keeps it outlined.
+/// LLVM keeps that `poll` out of line once `BeforeHedge`'s poll is inlined into it.
 ///
-/// That costs a call, its spills and return, per poll.
+/// That costs a call, its spills and its return, per poll.
 struct InlinedPoll<'a, F>(Pin<&'a mut F>);
 
 impl<F: Future> Future for InlinedPoll<'_, F> {
@@ -224,7 +224,7 @@ impl<F: Future> Future for InlinedPoll<'_, F> {
 ///
 /// The loop's future then holds nothing of `R`.
 ///
-/// It is then `Send` whatever its `T` and `E` are.
+/// That future is then `Send` whatever the `T` and `E` of `R` are.
 #[doc(hidden)]
 pub trait KeepLast<R> {
     /// Keep `outcome` through the wait.
@@ -270,7 +270,7 @@ impl<R> KeepLast<R> for Discard {
 ///
 /// `timeout`: each attempt's limit.
 ///
-/// It also gives the outcome of an attempt it cut.
+/// `timeout` also makes the outcome of an attempt its limit cut.
 ///
 /// `sleep` sleeps the waits, hedge delays and limits.
 ///
@@ -278,23 +278,21 @@ impl<R> KeepLast<R> for Discard {
 ///
 /// `last` keeps the last outcome through a backoff wait.
 ///
-/// That is where a deadline may end the call.
+/// It does so only where a deadline may end the call (see [`KeepLast`]).
 ///
-/// See [`KeepLast`].
+/// This entry runs the first attempt and one timer in place.
 ///
-/// Here, the first attempt and one timer run in place.
+/// The timer is the attempt's time limit or the hedge delay, whichever ends first.
 ///
-/// The timer is its limit or hedge delay, whichever's first.
+/// Once the first attempt fails or the hedge delay passes, the loop takes over.
 ///
-/// When it fails or lags, the loop takes over.
+/// That loop ([`hedged`]) is boxed, and takes over the attempt's slot.
 ///
-/// That loop ([`hedged`]) is boxed, in the attempt's slot.
-///
-/// A call answered in time pays one attempt, one timer.
+/// A call whose first attempt answers in time pays for one attempt and one timer.
 ///
 /// It does not pay for the loop.
 ///
-/// A plain `fn` returning an `async move` block.
+/// This is a plain `fn` returning an `async move` block.
 ///
 /// An `async fn` would keep its arguments twice.
 #[allow(clippy::too_many_arguments, clippy::manual_async_fn)]
@@ -331,9 +329,9 @@ where
         let info = Running::new(limit, hedge.histogram(), call.clock);
         // The hedge delay, if a hedge is to come.
         //
-        // Worked out again after the first attempt, not kept.
+        // Worked out again after the first attempt, from the same arguments.
         //
-        // It comes from the same arguments.
+        // It is not kept beside the attempt.
         let (timer, cuts) = BeforeHedge::<Fut, SFut>::timer(
             info.limit,
             next_hedge_delay(&hedge, 1, call.policy.borrow()),
@@ -357,9 +355,9 @@ where
             //
             // The loop then holds nothing of `R`.
             //
-            // Like the unhedged loops', its future is `Send` for any `T`, `E`.
+            // Like the unhedged loops', the loop's future is `Send` whatever `T` and `E` are.
             //
-            // The exception: `last` keeps one.
+            // The exception is when `last` keeps an outcome.
             let (state, lead_timer, timer, delay) = match ended {
                 Some(outcome) => {
                     let info = (&*first.info, hedge.histogram(), call.clock);
@@ -422,17 +420,15 @@ where
     }
 }
 
-/// The hedging loop, after the first attempt failed or lagged.
+/// The hedging loop once the first attempt failed or the hedge delay passed.
 ///
 /// See [`hedged_lazily`].
 ///
 /// - `lead`: the first attempt's slot, in place.
 /// - `slots`: its timer (its limit's remainder) and its record.
 /// - `slots` also holds the timer and the hedge delay.
-/// - The timer is the backoff wait if `waiting`.
-/// - Else the hedge is due now.
-/// - `seeds`: the call's state, and a budget share.
-/// - That share is for a retry not yet made.
+/// - The timer is the backoff wait if `waiting`; else the hedge is due now.
+/// - `seeds`: the call's state, and the budget's share of a retry not yet made.
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 async fn hedged<R, H, F, Fut, S, SFut, M, K>(
     call: Started,
@@ -469,9 +465,9 @@ where
     let mut started = 1u32;
     // An attempt answered "slow down" while others ran.
     //
-    // That answer is `RateLimited`, a server hint.
+    // That answer is `RateLimited`, or a server hint.
     //
-    // Nothing new (attempt, hedge, retry) starts until the asked wait ends.
+    // Nothing new (attempt, hedge, retry) starts until the wait it asked for ends.
     let mut not_before: Option<Instant> = None;
     let held_for = |not_before: Option<Instant>| {
         not_before.map_or(Duration::ZERO, |t| {
@@ -541,7 +537,7 @@ where
     if !waiting && hedge_due!() {
         begin!();
     }
-    // With `cancel = …`, a cancel ends backoff waits at once.
+    // With a cancel token (`cancel = …`), cancelling ends a backoff wait at once.
     let mut cancelled = hooks.cancel().map(crate::policy::CancelToken::cancelled);
     core::future::poll_fn(|cx| loop {
         // 1. The attempts: the first to end is handled.
@@ -591,7 +587,7 @@ where
                 //
                 // It is final if it must not be retried.
                 //
-                // Or if its server hint exceeds the call's allowed wait.
+                // It is also final if its server hint exceeds what the call may wait.
                 let hint = match hooks.decide(&outcome, verdict, call.clock) {
                     Decision::Stop => Err(GiveUpReason::Stopped),
                     Decision::RetryAfter(hint) => state.allows_hint(hint).map(|()| hint),
@@ -624,9 +620,9 @@ where
                 }
                 // gRPC's rule (A6, with its backoff) applies here.
                 //
-                // A failure it may follow sends the next hedge at once.
+                // After a failure a hedge may follow, the next hedge goes at once.
                 //
-                // Or when the server's pushback says.
+                // Given a server's pushback, it goes when the pushback says.
                 if let (true, false, Ok(hint)) = (a6, waiting, hint) {
                     if timer.is_some() {
                         hedge_delay = hint;
@@ -636,9 +632,10 @@ where
                 state.count_failure();
                 continue;
             }
-            // None runs: the usual step.
+            // None runs, or the deadline cut one: the usual step.
             //
-            // A deadline cut ends them all, and is stepped here.
+            // A deadline cut ends all the attempts.
+
             state.count_running(running);
             match hooks.step(&mut state, outcome, verdict, function, cut) {
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
