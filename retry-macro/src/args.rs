@@ -1,6 +1,6 @@
 //! The attribute's grammar, `#[retry(key = value, …)]`.
 //!
-//! It reads each key's value, or says why it cannot.
+//! This module reads each key's value, or gives the error of reading it.
 //!
 //! What the keys mean together is valid.rs's to check.
 
@@ -15,9 +15,9 @@ use crate::duration;
 
 /// A key of the attribute: its name and reader.
 ///
-/// The reader puts its value into [`Args`].
+/// The reader puts the key's value into [`Args`].
 ///
-/// It also says whether `policy` sets the key.
+/// A `Key` also says whether `policy` sets it too.
 ///
 /// A key `policy` sets cannot be combined with `policy` (valid.rs).
 struct Key {
@@ -49,7 +49,7 @@ impl Key {
 
 /// Every key, in the order errors list them.
 ///
-/// The parser, unknown-key error and `policy` check read this list.
+/// The parser, unknown-key error and `policy` check read this one list.
 ///
 /// So none of them can miss a key.
 const KEYS: &[Key] = &[
@@ -176,15 +176,15 @@ pub(crate) struct Args {
     pub budget_none: Option<Ident>,
     /// `throttle`, and the key's name.
     ///
-    /// A missing `From<Throttled>` is reported there.
+    /// A missing `From<Throttled>` is reported at that name.
     pub throttle: Option<(Ident, Expr)>,
     /// `breaker`, and the key's name.
     ///
-    /// A missing `From<CircuitOpen>` is reported there.
+    /// A missing `From<CircuitOpen>` is reported at that name.
     pub breaker: Option<(Ident, Expr)>,
     /// `cancel`: a `&CancelToken` expression.
     pub cancel: Option<Expr>,
-    /// The `tracing::Level` constant (`WARN`…), spanned at the user's word.
+    /// The `tracing::Level` constant's name (`WARN`…), spanned at the user's word.
     pub trace_level: Option<Ident>,
     /// `sleep`, and the key's name, where its errors are spanned.
     pub sleep: Option<(Ident, Expr)>,
@@ -200,11 +200,11 @@ pub(crate) struct Args {
     pub clock: Option<(Ident, Expr)>,
     /// Every key's value as written.
     ///
-    /// It tells what the keys may name (`attempts = tries`).
+    /// These values show what the keys may name (`attempts = tries`).
     ///
     /// For the rebinding of the arguments (rebind.rs).
     pub values: Vec<Expr>,
-    /// The keys in the order written, a key given twice once.
+    /// The keys in the order written; a key given twice appears once.
     ///
     /// Each comes with how many `errors` came before it.
     ///
@@ -345,9 +345,9 @@ fn duration_arg(value: Expr) -> syn::Result<DurationArg> {
 ///
 /// Such groups are None-delimited.
 ///
-/// As in `cap = $cap` with `$cap:literal`.
+/// An example is `cap = $cap` with `$cap:literal`.
 ///
-/// It serves the keys whose value is read here.
+/// This serves the keys whose value is read here.
 fn ungroup(expr: &Expr) -> &Expr {
     match expr {
         Expr::Group(group) => ungroup(&group.expr),
@@ -357,7 +357,7 @@ fn ungroup(expr: &Expr) -> &Expr {
 
 /// `hedge`: a delay, literal or expression.
 ///
-/// Or a percentile of recent latency (`"p95"`).
+/// It may instead be a percentile of recent latency (`"p95"`).
 pub(crate) enum HedgeArg {
     After(DurationArg),
     Percentile(u8, Span),
@@ -388,7 +388,7 @@ fn hedge_arg(value: Expr) -> syn::Result<HedgeArg> {
 
 /// A key whose value is one of a few words (`jitter = full`).
 ///
-/// Gives the runtime's name, spanned at the user's word.
+/// Gives the runtime's name for it, spanned at the user's word.
 fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::Result<Ident> {
     let word = match ungroup(&value) {
         Expr::Path(p) if p.qself.is_none() => p.path.get_ident().cloned(),
@@ -412,7 +412,7 @@ fn word(value: Expr, key: &str, words: &[(&str, &str)], default: &str) -> syn::R
     ))
 }
 
-/// `attempt = name`: a plain identifier, a `u32` in the body.
+/// `attempt = name`: a plain identifier, naming a `u32` in the body.
 fn binding(value: Expr) -> syn::Result<Ident> {
     match ungroup(&value) {
         Expr::Path(p) if p.qself.is_none() && p.attrs.is_empty() => match p.path.get_ident() {
@@ -459,7 +459,8 @@ fn crate_path(value: Expr) -> syn::Result<syn::Path> {
 ///
 /// A loop, not an iterator chain.
 ///
-/// Each adapter is several functions compiled in the user's build.
+/// Each adapter is a handful of functions compiled in the user's build.
+
 fn push_name(list: &mut String, name: &str) {
     if !list.is_empty() {
         list.push_str(", ");

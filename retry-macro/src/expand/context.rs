@@ -14,14 +14,14 @@ use crate::valid::Features;
 ///
 /// It is located at `at`.
 ///
-/// Calls it appears in are reported there.
+/// So the calls it appears in are reported there.
 pub(super) fn local(name: &str, at: Span) -> Ident {
     Ident::new(name, Span::mixed_site().located_at(at))
 }
 
 /// What every shape of the new body is written with.
 ///
-/// The paths, return type, keys' choices and generated locals.
+/// It holds the paths, return type, keys' choices and generated locals.
 ///
 /// Everything the expansion adds is spanned at the return type.
 ///
@@ -51,15 +51,15 @@ pub(super) struct Context<'a> {
     ///
     /// Nothing to compute per call.
     pub(super) policy_const: bool,
-    /// A deadline or cancel may end the call after waiting.
+    /// Whether the last error is kept through a wait.
     ///
-    /// Only then is the last error kept through the wait.
+    /// It is kept only where a deadline or a cancel may end the call after the wait.
     ///
     /// That is `max_elapsed`, a `policy` that may have one, or `cancel`.
     ///
-    /// Elsewhere no error value is held across an `.await`.
+    /// Elsewhere the future holds nothing of the error type across any `.await`.
     ///
-    /// So it is `Send` whatever that type is.
+    /// So the future is `Send` whatever that type is.
     pub(super) keeps_last: bool,
     /// `Loop::<R>`, through which every call about `R` goes.
     pub(super) ret_loop: TokenStream,
@@ -93,7 +93,7 @@ pub(super) struct Context<'a> {
     pub(super) last_l: Ident,
     /// With `cancel`, in an `async fn`: the last outcome.
     ///
-    /// It is kept through the attempt after it.
+    /// That outcome is kept through the next attempt.
     pub(super) kept_l: Ident,
     pub(super) start_l: Ident,
     pub(super) timeout_l: Ident,
@@ -120,9 +120,9 @@ impl<'a> Context<'a> {
         //
         // So is the outcome below.
         //
-        // The after-wait call taking it then reports a non-`Result` `R`.
+        // The after-wait call taking the state may then report `R` not being a `Result`.
         //
-        // It does so where the other calls do, once.
+        // That call reports it where the other calls do, once.
         let policy_l = if policy_const {
             Ident::new("__RETRY_POLICY", Span::mixed_site().located_at(ret_span))
         } else {
@@ -145,7 +145,7 @@ impl<'a> Context<'a> {
         };
         // The clock the waits are measured on: the `clock` key's.
         //
-        // Else tokio's when built in, even with the user's `sleep`.
+        // Else tokio's clock whenever tokio is built in, even with the user's `sleep`.
         //
         // A paused test clock then still holds.
         //
@@ -161,7 +161,7 @@ impl<'a> Context<'a> {
         //
         // Otherwise it is a constant `None`.
         //
-        // The future does not carry it.
+        // The future then does not carry the start time.
         let start_l = local("__retry_start", ret_span);
         let start = if args.policy.is_some() || args.max_elapsed.is_some() {
             start_l.to_token_stream()
@@ -177,7 +177,7 @@ impl<'a> Context<'a> {
         //
         // That is an async closure, or a path (sorted by type).
         //
-        // Not `notify` in a hedged one.
+        // In a hedged `async fn`, `notify` is not such a hook.
         //
         // The runtime's hedging loop calls its hooks itself.
         let hedged = args.hedge.is_some();
@@ -320,7 +320,7 @@ impl Calling {
 ///
 /// `impl Trait` cannot be named in an expression.
 ///
-/// Also whether there was one to replace.
+/// It also returns whether there was one to replace.
 fn erase_impl_trait(ty: &Type) -> (Type, bool) {
     let mut ty = ty.clone();
     let erased = erase(&mut ty);
@@ -368,7 +368,8 @@ fn erase(ty: &mut Type) -> bool {
 
 /// Whether the policy is known at compile time.
 ///
-/// It has no `policy` key, and its keys are all literals.
+/// That needs no `policy` key, and a literal for every key it is made of.
+
 ///
 /// It is then a `const`, and the loop reads it as one.
 pub(super) fn policy_is_const(args: &Args) -> bool {
