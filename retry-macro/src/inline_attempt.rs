@@ -15,31 +15,31 @@
 //!
 //! No rewriting reaches inside a macro call.
 //!
-//! One may expand to a `return` (`anyhow::bail!`).
+//! A macro call may expand to a `return` (`anyhow::bail!`).
 //!
-//! One may hide a `?` in its arguments.
+//! It may also hide a `?` in its arguments.
 //!
 //! So only std's and the logging crates' macros stay inline.
 //!
-//! And only without `return` or `?` in their arguments.
+//! They must also have no `return` or `?` in their arguments.
 //!
 //! Logging macros must be reached through their crate: `tracing::info!`.
 //!
 //! Other macros and unparsable bodies keep the nested block.
 //!
-//! It is slower, never wrong.
+//! The nested block is slower, never wrong.
 //!
 //! [`NotInline`] says which it was.
 //!
-//! A sync fn's attempt is a closure, except under `#[track_caller]`.
+//! A sync fn's attempt runs in a closure, except under `#[track_caller]`.
 //!
 //! A closure cannot be `#[track_caller]`.
 //!
-//! So the caller's location would not reach the body.
+//! In one, the caller's location would not reach the body.
 //!
-//! There the attempt is inline.
+//! Under `#[track_caller]` the attempt is inline.
 //!
-//! Otherwise it is an error naming what is in the way.
+//! There a body that cannot be inline is an error naming what is in the way.
 
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
@@ -55,7 +55,7 @@ pub(crate) struct InlineAttempt {
     pub stmts: TokenStream,
     /// Whether they `break` to the attempt's label.
     ///
-    /// Only then is the label written: unused, it is a warning.
+    /// The label is written only then: an unused label is a warning.
     pub labelled: bool,
 }
 
@@ -131,7 +131,7 @@ impl Rewrite<'_> {
     ///
     /// The operand's fallible steps are spanned at the `?`.
     ///
-    /// There rustc reports its own.
+    /// That is where rustc reports its own.
     ///
     /// The step that needs `R` to be a `Result` is spanned at the return type.
     fn question_mark(&self, operand: &Expr, mark: syn::Token![?]) -> TokenStream {
@@ -168,7 +168,7 @@ impl Rewrite<'_> {
         let converted = quote_spanned!(at=> ::core::convert::From::from #args);
         // The whole call is spanned at the return type.
         //
-        // Then its `R: IsResult` is reported once, with the others.
+        // Then its bound `R: IsResult` is reported once, with the others.
         //
         // The conversion inside it is spanned at the `?`.
         let private_ret = respan(self.private, span);
@@ -179,7 +179,7 @@ impl Rewrite<'_> {
         //
         // So `clippy::useless_conversion` fires when the error types already match.
         //
-        // The arm, holding nothing of the user's, allows it.
+        // The lint is allowed on the arm, which holds nothing of the user's.
         quote_spanned! {at=>
             (match #branch(#operand) {
                 #flow::Continue(#value) => #value,
@@ -290,7 +290,8 @@ const LOG_MACROS: &[&str] = &["debug", "error", "event", "info", "trace", "warn"
 ///
 /// It has a known name, reached as the table above says.
 ///
-/// It stays inline if its arguments hold no `return` or `?` either.
+/// A call of it stays inline if its arguments hold no `return` or `?` either.
+
 fn is_known(mac: &Macro) -> bool {
     let mut names: Vec<String> = Vec::new();
     for s in &mac.path.segments {

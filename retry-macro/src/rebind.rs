@@ -20,17 +20,17 @@
 //!
 //! Yet each attempt may need a `self` of its own.
 //!
-//! There the body's `self` is renamed `__retry_self` (receiver.rs).
+//! Where it does, the body's `self` is renamed `__retry_self` (receiver.rs).
 //!
-//! Some `&mut` arguments, `&mut self` included, are not re-borrowed.
+//! A `&mut` argument or `&mut self` is not always re-borrowed.
 //!
-//! The return type may hold a shared borrow of them.
+//! It is not where the return type may hold a shared borrow of it.
 //!
-//! The body borrows from them itself.
+//! There the body borrows from it itself.
 //!
-//! For a nested `async` block, values are made before it.
+//! In a nested `async` block, the values are made before the block.
 //!
-//! They are moved into it ([`Rebind::moved_in`]).
+//! They are then moved into it ([`Rebind::moved_in`]).
 //!
 //! `#[cfg]` attributes on an argument are copied onto its rebinding.
 
@@ -48,10 +48,10 @@ use crate::signature::{is_borrowed_impl, receiver_type, returned_borrows, strip_
 ///
 /// As tokens: the statements binding them where the attempt runs.
 ///
-/// That is the sync closure or the inline `async` attempt.
+/// The attempt runs in the sync closure or the inline `async` attempt.
 pub(crate) struct Rebind {
     bindings: Vec<Binding>,
-    /// The body's `self` renamed, where each attempt has its own.
+    /// What the body's `self` is renamed to, where each attempt has its own.
     pub self_alias: Option<Ident>,
 }
 
@@ -79,11 +79,11 @@ impl Rebind {
     ///
     /// The block then owns by-value arguments, like the function.
     ///
-    /// It does not borrow them.
+    /// It does not borrow them from the function.
     ///
     /// So a `Send + !Sync` argument keeps the future `Send`.
     ///
-    /// Such are `Cell` and a generic `T: Send`.
+    /// Examples are `Cell` and a generic `T: Send`.
     pub(crate) fn moved_in(&self) -> (TokenStream, TokenStream) {
         let (mut outside, mut inside) = (TokenStream::new(), TokenStream::new());
         for Binding {
@@ -104,11 +104,11 @@ impl Rebind {
     ///
     /// Its `self` is renamed if each attempt owns one (receiver.rs).
     ///
-    /// Stray `break`s and `continue`s are fenced off (loop_exits.rs).
+    /// A `break` or `continue` outside the user's loops is fenced off (loop_exits.rs).
     ///
-    /// They stay the errors they are without `#[retry]`.
+    /// It stays the error it is without `#[retry]`.
     ///
-    /// The expansion writes it.
+    /// The expansion writes this body.
     ///
     /// valid.rs checks the one a `#[track_caller]` sync fn inlines.
     pub(crate) fn attempt_body(&self, body: TokenStream) -> TokenStream {
@@ -172,9 +172,9 @@ pub(crate) fn rebind(
                 //
                 // See `own_self`.
                 //
-                // Unless a key borrows `self` too.
+                // It is not if a key borrows `self` too.
                 //
-                // A hook holds that borrow while each attempt takes its own.
+                // A hook would hold that borrow while each attempt takes its own.
                 //
                 // So a `Self` that is a `&mut` cannot serve.
                 let own = !keys.iter().any(|key| names(&key.to_token_stream(), "self"));
@@ -193,7 +193,7 @@ pub(crate) fn rebind(
         };
         let ty = &*arg.ty;
         let returned = returned.contains(&arg.pat.to_token_stream().to_string());
-        // How an attempt gets its own value from argument `source`.
+        // How an attempt gets its own value from the argument `source`.
         let value = |source: &Ident| match strip_group(ty) {
             Type::Reference(r) if r.mutability.is_some() => quote!(&mut *#source),
             Type::Reference(_) => quote!(#source),
@@ -237,7 +237,8 @@ pub(crate) fn rebind(
             pat => {
                 // Located at the pattern, not at the attribute.
                 //
-                // An error about the argument (not `Clone`) is reported there.
+                // An error about the argument (its type not `Clone`) is reported there.
+
                 let source = Ident::new(
                     &format!("__retry_arg{index}"),
                     Span::mixed_site().located_at(pat.span()),
