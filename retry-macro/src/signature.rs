@@ -5,7 +5,7 @@
 //! - The `impl AsRef` arguments an attempt can borrow.
 //! - Whether the return type may be a `Result`.
 //!
-//! valid.rs, item.rs, rebind.rs and the expansion ask it.
+//! valid.rs, item.rs, rebind.rs and the expansion ask this module.
 //!
 //! It asks none of them.
 
@@ -55,11 +55,11 @@ pub(crate) struct ReturnedBorrow {
     ///
     /// An inline attempt may return one.
     ///
-    /// Such are an `async fn`'s and a `#[track_caller]` sync fn's.
+    /// Inline attempts are an `async fn`'s and a `#[track_caller]` sync fn's.
     ///
-    /// It may if the body never re-borrows the argument mutably.
+    /// It may if the body takes the borrow without re-borrowing the argument mutably.
     ///
-    /// rustc judges it.
+    /// rustc judges whether it does.
     ///
     /// Held any other way, it may be a `&mut`.
     ///
@@ -93,7 +93,7 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
     //
     // Loops rather than iterator chains.
     //
-    // Each adapter is several functions compiled in the user's build.
+    // Each adapter is a handful of functions compiled in the user's build.
     let mut inputs: Vec<(String, Lifetimes, bool)> = Vec::new();
     for arg in &sig.inputs {
         inputs.push(match arg {
@@ -126,7 +126,7 @@ pub(crate) fn returned_borrows(sig: &Signature, output: &syn::Type) -> Vec<Retur
     let outlives = outlives(sig);
     // The lifetimes that may stand in for `named`.
     //
-    // They are itself and those that outlive it.
+    // They are `named` itself and those that outlive it.
     let longer = |named: &String| {
         let mut set = vec![named.clone()];
         while let Some(more) = outlives
@@ -213,7 +213,7 @@ fn outlives(sig: &Signature) -> Vec<(String, String)> {
 /// - Those of `&mut` references.
 /// - Where it names `Self`.
 ///
-/// Not those of `fn` pointers and `Fn(…)` bounds: their own.
+/// Not those of `fn` pointers and `Fn(…)` bounds, which are their own.
 #[derive(Default)]
 struct Lifetimes {
     all: Vec<(Option<String>, proc_macro2::Span, bool)>,
@@ -273,9 +273,9 @@ impl VisitMut for Lifetimes {
 ///
 /// `&T: AsRef<U>` wherever `T: AsRef<U>`.
 ///
-/// So it need not be `Clone` (`tokio::fs`'s signatures).
+/// So the argument need not be `Clone` (`tokio::fs`'s signatures).
 ///
-/// Only bounds that `&T` keeps.
+/// It accepts only bounds that `&T` keeps.
 ///
 /// One that consumes (`Into<PathBuf>`) needs a value of its own.
 pub(crate) fn is_borrowed_impl(ty: &Type) -> bool {
@@ -313,15 +313,16 @@ pub(crate) fn strip_group(ty: &Type) -> &Type {
     }
 }
 
-/// Whether the return type may be a `Result`, or its alias.
+/// Whether the return type may be a `Result` (or an alias of one).
 ///
 /// Where it visibly is not, the one error about it is all the user should see.
 ///
-/// A `?` that suits it must not be another.
+/// A `?` that suits the return type must not add another.
 ///
-/// Say, an `Option`'s `?` where the function returns an `Option`.
+/// An example is an `Option`'s `?` in a function returning an `Option`.
 ///
-/// So the attempt stays nested, where `?` is rustc's own.
+/// So the attempt stays a nested block, where `?` is rustc's own.
+
 pub(crate) fn could_be_result(ret: &Type) -> bool {
     match ret {
         Type::Path(path) => path.path.segments.last().is_some_and(|last| {

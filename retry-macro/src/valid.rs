@@ -1,6 +1,6 @@
 //! Every semantic check of the macro.
 //!
-//! They run between parsing (args.rs, item.rs) and expansion (expand/).
+//! The checks run between parsing (args.rs, item.rs) and expansion (expand/).
 //!
 //! So the expansion cannot fail.
 //!
@@ -42,9 +42,11 @@ impl Features {
 const DEFAULT_BASE_NANOS: u128 = 200_000_000;
 const DEFAULT_CAP_NANOS: u128 = 30_000_000_000;
 
-/// The attribute's checks, all reported together.
+/// The attribute's errors, all reported together.
 ///
-/// Each key's value is checked in place among args.rs's errors.
+/// They start with args.rs's errors of reading.
+///
+/// Each key's value is checked in its place among those.
 ///
 /// Then the keys are checked against each other.
 pub(crate) fn args(args: &Args) -> syn::Result<()> {
@@ -153,7 +155,7 @@ fn between_keys(args: &Args) -> Option<syn::Error> {
 ///
 /// `features`: whether an `async fn` without `sleep` has tokio's timer.
 ///
-/// And whether trace events can be emitted (feature `tracing`).
+/// It also says whether trace events can be emitted (feature `tracing`).
 pub(crate) fn item(args: &Args, item: &Item, features: Features) -> syn::Result<()> {
     let mut errors: Vec<syn::Error> = Vec::new();
     let sig = &item.sig;
@@ -186,7 +188,7 @@ pub(crate) fn item(args: &Args, item: &Item, features: Features) -> syn::Result<
     if let Some(error) = output.and_then(returns_option) {
         errors.push(error);
     }
-    // A sync fn's attempts are closures, unless `#[track_caller]` (expand/sync.rs).
+    // A sync fn's attempts run in a closure, unless it is `#[track_caller]` (expand/sync.rs).
     let closure = !item.is_async() && !item.attrs.iter().any(|a| a.path().is_ident("track_caller"));
     if let Some(error) = output.and_then(|output| borrow_of_mut(sig, output, closure)) {
         errors.push(error);
@@ -271,7 +273,7 @@ pub(crate) fn item(args: &Args, item: &Item, features: Features) -> syn::Result<
 ///
 /// A hedged attempt is its own future, made by a closure.
 ///
-/// It cannot hold that borrow.
+/// Such an attempt cannot hold that borrow.
 fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
     let FnArg::Typed(arg) = arg else { return None };
     let syn::Type::ImplTrait(it) = &*arg.ty else {
@@ -303,9 +305,9 @@ fn hedged_as_ref(arg: &FnArg) -> Option<syn::Error> {
 
 /// The span of an argument that is an exclusive borrow.
 ///
-/// Such are `&mut T`, `&mut self`, `self: Pin<&mut Self>`.
+/// Those are `&mut T`, `&mut self` and `self: Pin<&mut Self>`.
 ///
-/// Hedged attempts could not share it.
+/// Hedged attempts could not share such an argument.
 fn exclusive_borrow(arg: &FnArg) -> Option<Span> {
     fn exclusive(ty: &syn::Type) -> bool {
         match ty {
@@ -334,7 +336,7 @@ fn exclusive_borrow(arg: &FnArg) -> Option<Span> {
 ///
 /// Any other non-`Result` type is left to that check.
 ///
-/// It sees through aliases.
+/// That check sees through aliases.
 fn returns_option(output: &syn::Type) -> Option<syn::Error> {
     let syn::Type::Path(path) = strip_group(output) else {
         return None;
@@ -369,19 +371,19 @@ fn returns_option(output: &syn::Type) -> Option<syn::Error> {
 ///
 /// `&mut self` counts too.
 ///
-/// Then the retried function cannot compile.
+/// With such a return type, the retried function cannot compile.
 ///
 /// Each attempt re-borrows the argument.
 ///
-/// Borrowck cannot see that the returning attempt is the last.
+/// The borrow checker cannot see that the returning attempt is the last.
 ///
 /// That holds for any borrow out of a sync fn's closure (`closure`).
 ///
 /// It holds for a maybe-mutable borrow wherever the attempt runs.
 ///
-/// Reported here, on the borrow.
+/// It is reported here, on the borrow.
 ///
-/// rustc would blame a closure or loop the user never wrote.
+/// rustc's errors would be about a closure or loop the user never wrote.
 fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<syn::Error> {
     let ReturnedBorrow { name, at, .. } = returned_borrows(sig, output)
         .into_iter()
@@ -401,7 +403,7 @@ fn borrow_of_mut(sig: &Signature, output: &syn::Type, closure: bool) -> Option<s
 ///
 /// It runs on a function [`item`] accepts.
 ///
-/// The first that fails is the one error.
+/// The first check that fails gives the one error.
 pub(crate) fn expansion(args: &Args, item: &Item) -> syn::Result<()> {
     attempt_name(args, &item.sig)?;
     awaited(args, item.is_async())?;
@@ -451,16 +453,16 @@ fn binds(pat: &syn::Pat, name: &Ident) -> bool {
 ///
 /// Indexed: `Punctuated`'s iterators are boxed `dyn` iterators.
 ///
-/// Each element type compiles their vtable.
+/// Their vtable is compiled for each element type.
 fn any_binds<P>(pats: &syn::punctuated::Punctuated<syn::Pat, P>, name: &Ident) -> bool {
     (0..pats.len()).any(|i| binds(&pats[i], name))
 }
 
 /// An async closure given to `notify`, `give_up` or `stats` is awaited by the function.
 ///
-/// It must be an `async fn`.
+/// The function must be an `async fn`.
 ///
-/// `notify`'s must not be hedged.
+/// With an async `notify`, the function must not be hedged.
 ///
 /// The runtime's hedging loop calls `notify` itself.
 fn awaited(args: &Args, is_async: bool) -> syn::Result<()> {
@@ -503,7 +505,7 @@ fn awaited(args: &Args, is_async: bool) -> syn::Result<()> {
 ///
 /// So a body that cannot be inline is an error.
 ///
-/// It points at what blocks it.
+/// The error points at what keeps the body from being inline.
 ///
 /// Checked on the body the expansion inlines, made as it makes it.
 ///
@@ -532,7 +534,7 @@ fn track_caller(args: &Args, item: &Item) -> syn::Result<()> {
         ret,
     );
     let body = rebind.attempt_body(body.clone());
-    // Whether the body can be inline ignores its label and paths.
+    // Whether the body can be inline does not depend on its label or paths.
     let label = syn::Lifetime::new("'attempt", Span::call_site());
     match inline_attempt::rewrite(&body, &label, &TokenStream::new(), ret.span()) {
         Ok(_) => Ok(()),
@@ -542,7 +544,7 @@ fn track_caller(args: &Args, item: &Item) -> syn::Result<()> {
 
 /// `#[track_caller]` on a sync fn whose attempt cannot be inline.
 ///
-/// It marks the obstacle and says what to write instead.
+/// The error points at the obstacle and says what to write instead.
 fn track_caller_error(not_inline: NotInline, attr: &syn::Attribute) -> syn::Error {
     const WHY: &str = "so each attempt would run in a closure, and a closure cannot be \
                        `#[track_caller]`";
@@ -775,7 +777,8 @@ mod tests {
 
     #[test]
     fn track_caller_is_checked_on_the_body_the_expansion_inlines() {
-        // A stray `break` is fenced off, its value with it.
+        // A `break` outside the user's loops is fenced off, its value with it.
+
         //
         // The error is rustc's.
         assert_eq!(
