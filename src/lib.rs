@@ -2,7 +2,7 @@
 //!
 //! The waits are capped exponential backoff with **full jitter**.
 //!
-//! The attribute fits any sync or async function returning a `Result`.
+//! The attribute works on any sync or async function that returns a `Result`.
 //!
 //! ```toml
 //! [dependencies]
@@ -39,7 +39,7 @@
 //!
 //! The [`guide`] has a page per task, each with a whole program.
 //!
-//! Its index opens with an order for a first read.
+//! The guide's index opens with a reading order for a first read.
 //!
 //! Then come the tasks, each with its page.
 //!
@@ -47,15 +47,15 @@
 //!
 //! Thousands of clients that failed together must not retry together.
 //!
-//! So retry `k` waits a uniform draw in `[0, c(k)]`.
+//! So the wait before retry `k` is drawn uniformly in `[0, c(k)]`.
 //!
 //! Here `c(k) = min(cap, base · 2^(k−1))`.
 //!
 //! With the defaults: under 200 ms, 400 ms, 800 ms…
 //!
-//! `on` says which errors are worth retrying.
+//! The `on` key says which errors are worth retrying.
 //!
-//! It gives a `bool` or a [`Decision`] (`Retry`, `Stop`, `RetryAfter(hint)`):
+//! It answers with a `bool` or a [`Decision`] (`Retry`, `Stop`, `RetryAfter(hint)`):
 //!
 //! ```
 //! use retry_jitter::{retry, Decision};
@@ -171,13 +171,13 @@ pub mod guide;
 /// assert_eq!(read_config("/no/such/file").unwrap_err().kind(), io::ErrorKind::NotFound);
 /// ```
 ///
-/// [The keys](#keys) below are all of them.
+/// The table of [keys](#keys) below lists them all.
 ///
-/// Each has its values, default and meaning.
+/// It gives each key's values, default and meaning.
 ///
 /// [`guide::attribute`] walks through them.
 ///
-/// It says what the function becomes.
+/// That page also says what the function becomes.
 ///
 /// Async functions sleep on tokio's timer (default feature `tokio`).
 ///
@@ -212,9 +212,9 @@ pub mod guide;
 ///
 /// Nothing cuts a running attempt unless `timeout` is set.
 ///
-/// With it, an attempt running at the limit is dropped.
+/// With it, an attempt still running at the limit is dropped.
 ///
-/// It fails with `E::from(TimedOut)`.
+/// That attempt fails with `E::from(TimedOut)`.
 ///
 /// `max_elapsed` then becomes a hard deadline.
 ///
@@ -271,7 +271,7 @@ pub mod guide;
 /// | `policy` | [`Policy`] or `&Policy` expression | none | a policy built at run time (from configuration); excludes `attempts`, `base`, `cap`, `jitter`, `max_elapsed`, `rate_limited_base` |
 /// | `crate` | string literal path | `"::retry_jitter"` | where this crate is, for re-exports |
 ///
-/// **Duration literals** are a whole number, then a unit, unspaced.
+/// **Duration literals** are a whole number followed by a unit, with no space.
 ///
 /// The units: `ns`, `us` (or `µs`), `ms`, `s`, `m`, `h`.
 ///
@@ -293,7 +293,7 @@ pub mod guide;
 ///
 /// They may use `self` and the arguments: `policy = self.retry_policy`.
 ///
-/// `Policy` is `Copy`.
+/// `Policy` is `Copy`, so the field is copied, not moved.
 pub use retry_jitter_macro::retry;
 
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
@@ -353,13 +353,14 @@ pub mod __private {
 
 // The traits a misuse's compile error names.
 //
-// As in "the trait `IsResult` is not implemented for `Option<u32>`".
+// One reads "the trait `IsResult` is not implemented for `Option<u32>`".
 //
 // They are reachable outside the hidden `__private` as well.
 //
 // rustc then prints each by its own name.
 //
-// It does not print `retry_jitter::__private::IsResult`.
+// It no longer prints them as `retry_jitter::__private::IsResult`.
+
 //
 // Hidden: no user names them.
 #[doc(hidden)]
