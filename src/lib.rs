@@ -360,7 +360,6 @@ pub mod __private {
 // rustc then prints each by its own name.
 //
 // It no longer prints them as `retry_jitter::__private::IsResult`.
-
 //
 // Hidden: no user names them.
 #[doc(hidden)]

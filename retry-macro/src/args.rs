@@ -460,7 +460,6 @@ fn crate_path(value: Expr) -> syn::Result<syn::Path> {
 /// A loop, not an iterator chain.
 ///
 /// Each adapter is a handful of functions compiled in the user's build.
-
 fn push_name(list: &mut String, name: &str) {
     if !list.is_empty() {
         list.push_str(", ");

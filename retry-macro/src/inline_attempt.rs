@@ -291,7 +291,6 @@ const LOG_MACROS: &[&str] = &["debug", "error", "event", "info", "trace", "warn"
 /// It has a known name, reached as the table above says.
 ///
 /// A call of it stays inline if its arguments hold no `return` or `?` either.
-
 fn is_known(mac: &Macro) -> bool {
     let mut names: Vec<String> = Vec::new();
     for s in &mac.path.segments {

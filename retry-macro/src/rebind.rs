@@ -238,7 +238,6 @@ pub(crate) fn rebind(
                 // Located at the pattern, not at the attribute.
                 //
                 // An error about the argument (its type not `Clone`) is reported there.
-
                 let source = Ident::new(
                     &format!("__retry_arg{index}"),
                     Span::mixed_site().located_at(pat.span()),

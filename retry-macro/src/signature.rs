@@ -322,7 +322,6 @@ pub(crate) fn strip_group(ty: &Type) -> &Type {
 /// An example is an `Option`'s `?` in a function returning an `Option`.
 ///
 /// So the attempt stays a nested block, where `?` is rustc's own.
-
 pub(crate) fn could_be_result(ret: &Type) -> bool {
     match ret {
         Type::Path(path) => path.path.segments.last().is_some_and(|last| {

@@ -778,7 +778,6 @@ mod tests {
     #[test]
     fn track_caller_is_checked_on_the_body_the_expansion_inlines() {
         // A `break` outside the user's loops is fenced off, its value with it.
-
         //
         // The error is rustc's.
         assert_eq!(

@@ -369,7 +369,6 @@ fn erase(ty: &mut Type) -> bool {
 /// Whether the policy is known at compile time.
 ///
 /// That needs no `policy` key, and a literal for every key it is made of.
-
 ///
 /// It is then a `const`, and the loop reads it as one.
 pub(super) fn policy_is_const(args: &Args) -> bool {

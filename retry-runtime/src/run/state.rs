@@ -660,7 +660,6 @@ mod tests {
         // The crate's own backoff keeps its rule.
         //
         // Under it, a hint past the cap ends retrying.
-
         let mut state = RetryState::new(Policy::new().with_cap(ms(1000)));
         assert_eq!(
             state.allows_hint(ms(5000)),

@@ -526,7 +526,6 @@ where
         // A failure the loop would retry, while other attempts run.
         //
         // The budget hears of it as the step tells it of the last attempt's failure.
-
         if decision != Decision::Stop {
             Account::failed(self.budget.get(), clock);
         }

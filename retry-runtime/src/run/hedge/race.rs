@@ -635,7 +635,6 @@ where
             // None runs, or the deadline cut one: the usual step.
             //
             // A deadline cut ends all the attempts.
-
             state.count_running(running);
             match hooks.step(&mut state, outcome, verdict, function, cut) {
                 ControlFlow::Break(outcome) => return Poll::Ready(outcome),
