@@ -277,7 +277,7 @@ async fn settle() {
 }
 
 /// How long the healthy downstream of the guard tests takes to answer.
-const HEALTHY: Duration = Duration::from_millis(0);
+const HEALTHY: Duration = Duration::from_millis(20);
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_callers_deadline_does_not_open_a_shared_breaker() {
