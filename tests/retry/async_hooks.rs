@@ -233,3 +233,69 @@ fn a_retried_async_fn_whose_error_is_not_send_is_still_send() {
         .unwrap();
     assert_eq!(rt.block_on(local_error()).map_err(|e| *e.0), Err(1));
 }
+
+/// An error that proves its attempt never reached the server (`Refused`), or one that may have
+/// (`Down`).
+#[derive(Debug, PartialEq, Eq)]
+enum Wire {
+    Down,
+    Refused,
+}
+
+/// Retries every error; a `Refused` one is sent again transparently (gRPC's layer is the one
+/// classifier that says so: this stands in for it).
+struct Refusals;
+
+impl retry_jitter::hooks::Classify<Wire> for Refusals {
+    fn classify(&self, _: &Wire) -> retry_jitter::Decision {
+        retry_jitter::Decision::Retry
+    }
+    fn transparent(&self, e: &Wire) -> retry_jitter::__private::Transparent {
+        match e {
+            Wire::Refused => retry_jitter::__private::Transparent::NotSeenByServer,
+            Wire::Down => retry_jitter::__private::Transparent::No,
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_transparent_retry_after_a_counted_one_is_told_to_no_async_hook() {
+    use retry_jitter::hooks::HookFuture;
+    let told: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let figures: Mutex<Option<RetryStats>> = Mutex::new(None);
+    let policy = retry_jitter::Policy::new()
+        .with_attempts(3)
+        .with_base(100 * MS)
+        .with_jitter(retry_jitter::Jitter::None);
+    let r = retry_jitter::Retry::new(policy)
+        .on(Refusals)
+        .notify_async(|e: &Wire, ev: &RetryEvent| -> HookFuture<'_> {
+            told.lock()
+                .unwrap()
+                .push(format!("{e:?} #{} after {:?}", ev.attempt, ev.delay));
+            Box::pin(async {})
+        })
+        .stats_async(|s: &RetryStats| -> HookFuture<'_> {
+            *figures.lock().unwrap() = Some(*s);
+            Box::pin(async {})
+        });
+    // A counted failure, then one refused (sent again at once), then a success.
+    let script = Mutex::new(vec![Ok(7), Err(Wire::Refused), Err(Wire::Down)]);
+    let started = Instant::now();
+    let out = r
+        .call_async(|| {
+            let next = script.lock().unwrap().pop().unwrap();
+            async move { next }
+        })
+        .await;
+    assert_eq!(out, Ok(7));
+    assert_eq!(*told.lock().unwrap(), ["Down #1 after 100ms"]);
+    let s = figures
+        .lock()
+        .unwrap()
+        .expect("the stats hook heard the call");
+    // Two counted attempts; the refused one is a transparent retry, counted apart.
+    assert_eq!((s.attempts, s.transparent_retries), (2, 1));
+    assert_eq!(s.waited, 100 * MS, "the transparent retry waited nothing");
+    assert_eq!(started.elapsed(), 100 * MS);
+}

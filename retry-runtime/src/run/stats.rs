@@ -205,6 +205,14 @@ impl<R, H: StatsHook> Guard<R> for &Recorder<H> {
     }
     #[inline]
     fn transparent(&self) {
+        // No retry is told of a transparent one: an awaited `notify` after it finds no event,
+        // rather than the last retry's again, and no wait starts.
+        if H::AWAITS {
+            *self
+                .last_event
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) = None;
+        }
         if H::ACTIVE {
             self.transparent.fetch_add(1, Ordering::Relaxed);
         }
