@@ -14,3 +14,4 @@ mod lints;
 mod on_ok;
 mod send;
 mod stats;
+mod transparent;
