@@ -6,6 +6,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use retry_jitter::__private::Transparent;
+use retry_jitter::hedge::Hedge;
 use retry_jitter::hooks::{Classify, HookFuture};
 use retry_jitter::{Decision, Jitter, Policy, Retry, RetryEvent, RetryStats};
 use tokio::time::Instant;
@@ -75,4 +76,45 @@ async fn a_transparent_retry_after_a_counted_one_is_told_to_no_async_hook() {
     assert_eq!((s.attempts, s.transparent_retries), (2, 1));
     assert_eq!(s.waited, 100 * MS, "the transparent retry waited nothing");
     assert_eq!(started.elapsed(), 100 * MS);
+}
+
+/// A call's copies, one after another, each told the script's next answer; what the stats
+/// hook heard of the call.
+async fn hedged(script: Vec<Result<u32, Wire>>) -> (Result<u32, Wire>, RetryStats, u32) {
+    let figures: Mutex<Option<RetryStats>> = Mutex::new(None);
+    let sent = Mutex::new(0);
+    let policy = Policy::new()
+        .with_attempts(2)
+        .with_base(100 * MS)
+        .with_jitter(Jitter::None);
+    let r = Retry::new(policy)
+        .on(Refusals)
+        .hedge(Hedge::After(Duration::from_secs(1)))
+        .stats(|s: &RetryStats| *figures.lock().unwrap() = Some(*s));
+    let script = Mutex::new(script);
+    let out = r
+        .call_async(|| {
+            *sent.lock().unwrap() += 1;
+            let next = script.lock().unwrap().pop().unwrap();
+            async move { next }
+        })
+        .await;
+    let s = figures
+        .lock()
+        .unwrap()
+        .expect("the stats hook heard the call");
+    let sent = *sent.lock().unwrap();
+    (out, s, sent)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_makes_no_transparent_retry() {
+    // The first copy is refused with none beside it: a counted failure, retried after the
+    // backoff, as when a copy fails while others run. A resend would have taken the second
+    // copy's place uncounted.
+    let started = Instant::now();
+    let (out, s, sent) = hedged(vec![Ok(7), Err(Wire::Refused)]).await;
+    assert_eq!(out, Ok(7));
+    assert_eq!((sent, s.attempts, s.transparent_retries), (2, 2, 0));
+    assert_eq!(started.elapsed(), 100 * MS, "the retry waited its backoff");
 }

@@ -21,6 +21,9 @@ pub fn start_time(policy: &Policy, clock: Clock) -> Option<Instant> {
     policy.max_elapsed().map(|_| clock())
 }
 
+/// `RetryState::transparent_at` of a call that makes no transparent retry.
+const NO_TRANSPARENT: u32 = u32::MAX;
+
 /// The state of one retried call.
 ///
 /// It holds the failure count, the previous wait, and the start time.
@@ -65,6 +68,8 @@ pub struct RetryState {
     /// The attempt last resent transparently: 0 for none.
     ///
     /// The attempt number is 1-based, as `calls_spent + 1`.
+    ///
+    /// [`NO_TRANSPARENT`] in a hedged call.
     transparent_at: u32,
     /// The backoff's base and cap in nanoseconds, converted once for the call.
     ///
@@ -555,6 +560,7 @@ impl RetryState {
         let attempt = self.calls_spent.saturating_add(1);
         let again = match kind {
             Transparent::No => return false,
+            _ if self.transparent_at == NO_TRANSPARENT => return false,
             Transparent::NotSentOnWire if self.has_deadline() => !self.past_deadline(),
             _ => self.transparent_at != attempt,
         };
@@ -562,6 +568,16 @@ impl RetryState {
             self.transparent_at = attempt;
         }
         again
+    }
+
+    /// The state of a hedged call, which makes no transparent retry.
+    ///
+    /// Its copies' failures are counted while others run, and its attempts are its copies: a
+    /// resend would take a copy's place.
+    #[inline]
+    pub(crate) fn without_transparent_retries(mut self) -> Self {
+        self.transparent_at = NO_TRANSPARENT;
+        self
     }
 
     /// A failed call: counted.

@@ -372,7 +372,7 @@ where
                     // The backoff wait goes in the loop's timer.
                     first.lead.set(None);
                     first.timer.set(None);
-                    let mut state = hooks.begin(call.owned());
+                    let mut state = hooks.begin(call.owned()).without_transparent_retries();
                     match hooks.step(&mut state, outcome, verdict, function, cut) {
                         ControlFlow::Break(outcome) => return outcome,
                         ControlFlow::Continue((delay, tokens, outcome)) => {
@@ -393,7 +393,7 @@ where
                     //
                     // A `pNN` one reports the percentile as read now.
                     let left = first.info.limit_left(call.clock);
-                    let state = hooks.begin(call.owned());
+                    let state = hooks.begin(call.owned()).without_transparent_retries();
                     let delay =
                         next_hedge_delay(&hedge, 1, call.policy.borrow()).unwrap_or_default();
                     (state, left.map(&mut sleep), None, delay)
