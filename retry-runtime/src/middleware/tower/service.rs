@@ -138,11 +138,10 @@ where
             //
             // For one cut by its timeout, which judged nothing, what the call kept says.
             let verdicts = &Verdicts::default();
-            let again = move || {
-                verdicts
-                    .take()
-                    .unwrap_or_else(|| shared.is_some_and(M::replayable))
+            let replayable = move |verdict: Option<bool>| {
+                verdict.unwrap_or_else(|| shared.is_some_and(M::replayable))
             };
+            let again = move || replayable(verdicts.take());
             let (on, on_ok) = (&layer.on, &layer.on_ok);
             // What the "not sent again" event says of the request: its head, where kept.
             #[cfg(feature = "tracing")]
@@ -181,16 +180,17 @@ where
                         Failure::Status { decision, .. } => *decision,
                     },
                     move |failure: &Lost<S::Response>| match failure {
-                        // Sent again only if it can be: its verdict read, not taken.
+                        // Sent again only if it can be: its verdict taken then.
                         //
-                        // `classify` takes it if the loop does not send it again at once.
-                        Failure::Error(e)
-                            if verdicts
-                                .peek()
-                                .unwrap_or_else(|| shared.is_some_and(M::replayable)) =>
-                        {
-                            on.transparent(e)
-                        }
+                        // Otherwise `classify` is asked, and takes it.
+                        Failure::Error(e) => match on.transparent(e) {
+                            Transparent::No => Transparent::No,
+                            kind if replayable(verdicts.peek()) => {
+                                verdicts.take();
+                                kind
+                            }
+                            _ => Transparent::No,
+                        },
                         _ => Transparent::No,
                     },
                 ),
