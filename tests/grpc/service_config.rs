@@ -1520,3 +1520,47 @@ async fn the_layer_awaits_its_async_hooks() {
     assert_eq!((status.code(), seen.calls()), (Code::Aborted, 2));
     assert_eq!(*told.lock().unwrap(), ["retry 1", "gave up 2", "stats 2"]);
 }
+
+/// `with_name` names the calls as `RetryLayer::with_name` does: the hooks hear it, `"tonic"`
+/// without it.
+#[tokio::test]
+async fn the_layer_names_its_calls() {
+    use retry_jitter::http::Failed;
+    use retry_jitter::tower::BoxError;
+    use retry_jitter::{RetryEvent, RetryStats};
+    for (name, heard) in [(None, "tonic"), (Some("billing"), "billing")] {
+        let (channel, _) = serve(replies(&[Reply::Fail(Code::Aborted), Reply::Ok])).await;
+        let told = Arc::new(Mutex::new(Vec::new()));
+        let (notified, figures) = (told.clone(), told.clone());
+        let config = ServiceConfig::from_json(&config(2, QUICK, "", "")).unwrap();
+        let mut layer = ServiceConfigLayer::new(config);
+        if let Some(name) = name {
+            layer = layer.with_name(name);
+        }
+        let layer = layer
+            .notify(move |_: &Failed<'_, BoxError>, ev: &RetryEvent| {
+                notified.lock().unwrap().push(ev.function);
+            })
+            .stats(move |s: &RetryStats| figures.lock().unwrap().push(s.function));
+        let mut client = tonic::client::Grpc::new(layer.layer(channel));
+        call(&mut client, "/service/method").await.unwrap();
+        assert_eq!(*told.lock().unwrap(), [heard, heard]);
+    }
+}
+
+/// `stats_in_response` puts a call's figures in its response's extensions, as
+/// `RetryLayer::stats_in_response` does.
+#[tokio::test]
+async fn the_layer_puts_the_figures_in_the_response() {
+    use retry_jitter::RetryStats;
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted), Reply::Ok])).await;
+    let config = ServiceConfig::from_json(&config(3, QUICK, "", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config).stats_in_response();
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    client.ready().await.unwrap();
+    let path = http::uri::PathAndQuery::from_static("/service/method");
+    let request = tonic::Request::new(Bytes::from_static(b"foo"));
+    let resp = client.unary(request, path, Raw).await.unwrap();
+    let stats = resp.extensions().get::<RetryStats>().expect("the figures");
+    assert_eq!((stats.attempts, stats.gave_up, seen.calls()), (2, None, 2));
+}

@@ -267,6 +267,14 @@ impl<P: GuardPair> GuardPair for InResponse<P> {
 
 forward_guard!(impl[P] InResponse<P> => 0: P);
 
+#[cfg(all(feature = "tonic", feature = "metrics"))]
+impl<P: super::AlsoStats<H>, H> super::AlsoStats<H> for InResponse<P> {
+    type Out = InResponse<P::Out>;
+    fn also(self, hook: H) -> Self::Out {
+        InResponse(self.0.also(hook))
+    }
+}
+
 impl<P: StatsOf> StatsOf for InResponse<P> {
     type Hook = P::Hook;
     type Awaited = P::Awaited;

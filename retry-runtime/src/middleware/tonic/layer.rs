@@ -29,7 +29,7 @@ use crate::middleware::hops;
 use crate::policy::scope::{self, Scope};
 use crate::policy::Unset;
 use crate::policy::{CancelToken, GiveUp, RetryEvent, RetryStats};
-use crate::retry::{Cancellable, GuardPair, WithStats};
+use crate::retry::{Cancellable, GuardPair, InResponse, WithStats};
 use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
 use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, TransportErrors};
@@ -262,7 +262,9 @@ impl ServiceConfigLayer {
             config: Arc::new(config),
             throttle,
             target: Arc::from("unknown"),
-            hooks: RetryLayer::new(crate::Policy::new()).budget_none(),
+            hooks: RetryLayer::new(crate::Policy::new())
+                .budget_none()
+                .with_name("tonic"),
         }
     }
 }
@@ -547,6 +549,33 @@ impl<Gd, N, G> ServiceConfigLayer<Gd, N, G> {
     pub fn trace(self, level: tracing::Level) -> Self {
         self.with_hooks(|hooks| hooks.trace(level))
     }
+
+    /// The name hooks and metrics see: [`RetryEvent::function`], `"tonic"` by default.
+    ///
+    /// [`RetryLayer::with_name`](crate::builder::RetryBuilder::with_name) sets it the same way.
+    ///
+    /// ```
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap()).with_name("billing");
+    /// # let _ = layer;
+    /// ```
+    pub fn with_name(self, name: &'static str) -> Self {
+        self.with_hooks(|hooks| hooks.with_name(name))
+    }
+
+    /// Put each call's figures ([`RetryStats`]) in its response's extensions, as
+    /// [`RetryLayer::stats_in_response`](crate::builder::RetryBuilder::stats_in_response) does.
+    ///
+    /// Only a call of a method with a policy has figures: one sent once has none.
+    ///
+    /// ```
+    /// use retry_jitter::tonic::{ServiceConfig, ServiceConfigLayer};
+    /// let layer = ServiceConfigLayer::new(ServiceConfig::from_json("{}").unwrap()).stats_in_response();
+    /// # let _ = layer;
+    /// ```
+    pub fn stats_in_response(self) -> ServiceConfigLayer<InResponse<Gd>, N, G> {
+        self.with_hooks(|hooks| hooks.stats_in_response())
+    }
 }
 
 impl<Gd: Figured + Clone, N: Clone, G: Clone> Entry<Gd, N, G> {
@@ -597,7 +626,6 @@ type Unclassified<Gd, N, G> = RetryLayer<
 fn vouched<Gd, N, G>(hooks: Hooks<Gd, N, G>, attempts: crate::Policy) -> Hooks<Gd, N, G> {
     hooks
         .with_policy(attempts)
-        .with_name("tonic")
         .with_body_limit(RETRY_BUFFER)
         .idempotent()
 }

@@ -91,8 +91,11 @@
 //! - **Hooks.** [`notify`](ServiceConfigLayer::notify),
 //!   [`give_up`](ServiceConfigLayer::give_up), [`stats`](ServiceConfigLayer::stats),
 //!   [`cancel`](ServiceConfigLayer::cancel), [`throttle`](ServiceConfigLayer::throttle),
-//!   [`breaker`](ServiceConfigLayer::breaker), `trace` and the `*_async` ones, as on
-//!   `RetryLayer`.
+//!   [`breaker`](ServiceConfigLayer::breaker), `trace`, the `*_async` ones,
+//!   [`with_name`](ServiceConfigLayer::with_name) and
+//!   [`stats_in_response`](ServiceConfigLayer::stats_in_response), as on `RetryLayer`.
+//! - Not here: `budget` (the config's `retryThrottling` is the budget), and what the config
+//!   sets (`on`, `timeout`, `hedge`).
 //! - A call the breaker or the throttle refuses ends `UNAVAILABLE`.
 //! - **`hedgingPolicy`**: up to `maxAttempts` copies, `hedgingDelay` apart (`0s`: all at
 //!   once). The first answer wins.
