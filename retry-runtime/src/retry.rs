@@ -530,10 +530,14 @@ impl<C, N, G, B, T, L, D, O, Gd> Retry<C, N, G, B, T, L, D, O, Gd> {
     }
 
     /// The same retry, its guards made into others by `f`: a breaker, a throttle, a cancel
-    /// token or a `stats` hook added.
+    /// token or a `stats` hook added (the gRPC layer adds its A96 figures to its user's this
+    /// way).
     ///
     /// The one place the other fields are carried over.
-    fn map_guard<Gd2>(self, f: impl FnOnce(Gd) -> Gd2) -> Retry<C, N, G, B, T, L, D, O, Gd2> {
+    pub(crate) fn map_guard<Gd2>(
+        self,
+        f: impl FnOnce(Gd) -> Gd2,
+    ) -> Retry<C, N, G, B, T, L, D, O, Gd2> {
         Retry {
             policy: self.policy,
             hooks: Hooks {

@@ -291,7 +291,7 @@ impl<F, C, O, B, L, D, Gd, N, G> RetryBuilder<F, C, O, Settings<B, L, D, Gd, N, 
         self,
         f: impl FnOnce(Gd) -> Gd2,
     ) -> RetryBuilder<F, C, O, Settings<B, L, D, Gd2, N, G>> {
-        self.with_retry(|retry| retry.with_guards(f))
+        self.with_retry(|retry| retry.map_guard(f))
     }
 
     /// [`hedge`](RetryBuilder::hedge), or not (`None`), the type the same either way.

@@ -109,17 +109,6 @@ impl<N, G, B, L, D, Gd> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd> {
         self
     }
 
-    /// The same settings, their guards made into others by `f`.
-    ///
-    /// The gRPC layer adds its A96 figures to its user's this way.
-    #[cfg(feature = "tonic")]
-    pub(crate) fn with_guards<Gd2>(
-        self,
-        f: impl FnOnce(Gd) -> Gd2,
-    ) -> Retry<RetryAll, N, G, B, Unset, L, D, AcceptOk, Gd2> {
-        self.map_guard(f)
-    }
-
     /// The same settings, hedged or not by `hedge`.
     ///
     /// A layer whose loops differ in this alone has one type for all.
