@@ -32,6 +32,7 @@ use crate::policy::{CancelToken, GiveUp, RetryEvent, RetryStats};
 use crate::retry::{Cancellable, GuardPair, InResponse, WithStats};
 use crate::run::awaiting::{AsyncHook, HookFuture, Slots};
 use crate::run::guard::{BreakerGuard, IntoErr, ThrottleGuard};
+use crate::tower::future::{ResponseFuture as RetriedFuture, Serve};
 use crate::tower::{BoxError, ByStatus, RetryLayer, RetryService, TransportErrors};
 use crate::{Backoff, TimedOut};
 
@@ -764,11 +765,11 @@ where
     S::Error: Into<BoxError>,
     Gd: Figured,
     Route<Gd, N, G>: Layer<Counted<S>, Service = Retried<S, Gd, N, G>>,
-    Retried<S, Gd, N, G>: Service<Request, Response = http::Response<B>, Error = BoxError>,
+    Retried<S, Gd, N, G>: Serve<Request, Response = http::Response<B>>,
 {
     type Response = http::Response<B>;
     type Error = BoxError;
-    type Future = ResponseFuture<<Retried<S, Gd, N, G> as Service<Request>>::Future, S::Future>;
+    type Future = ResponseFuture<RetriedFuture<Retried<S, Gd, N, G>, Request>, S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -799,13 +800,14 @@ where
             Some(_) => &entry.bounded,
             None => &entry.layer,
         };
-        let mut service = route.layer(Counted {
+        // Made for this call: it moves into the call's future (`start_owned`), not copied.
+        let service = route.layer(Counted {
             inner: ready,
             refused: entry.refused.clone(),
         });
         #[allow(clippy::let_unit_value)] // `()` without feature `metrics`
         let labels = call_labels(req.uri(), &config.target);
-        let future = scope::enter(&mut scope, || service.call(req));
+        let future = scope::enter(&mut scope, || service.start_owned(req));
         ResponseFuture {
             call: Call::Retried { future },
             scope,

@@ -67,6 +67,11 @@ pub trait Serve<Req>: Sized {
     /// `max_elapsed`.
     fn start(&mut self, req: Req) -> ResponseFuture<Self, Req>;
 
+    /// [`start`](Serve::start) for a service made for this one call (the gRPC layer's).
+    ///
+    /// It moves into the call's future, where `start` copies itself.
+    fn start_owned(self, req: Req) -> ResponseFuture<Self, Req>;
+
     /// Whether a first attempt's response is the call's answer: `on_ok` accepts it.
     ///
     /// The loop's bookkeeping of a first success is then done.

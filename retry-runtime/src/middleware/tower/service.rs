@@ -29,6 +29,33 @@ use crate::Decision;
 /// The inner service's error, boxed, or a response retried for its status.
 type Lost<Resp> = Failure<BoxError, Resp>;
 
+/// A call's start, for [`Serve::start`] and [`Serve::start_owned`]: its request kept, its
+/// first attempt sent to the service made ready, then the future, holding the service
+/// `$held` makes for the request's host.
+macro_rules! start {
+    ($service:ident, $req:ident, |$host:ident| $held:expr) => {{
+        let retry = &$service.layer.retry;
+        let $host = retry.host(|| M::authority(&$req));
+        let kept = $service.layer.only.mode.keep(
+            &mut $req,
+            usize::try_from($service.layer.only.limit).unwrap_or(usize::MAX),
+            $service.layer.writes,
+            || retry.hop_limits::<Lost<S::Response>>().left(),
+        );
+        // The first attempt goes to the service made ready; the others to clones of it.
+        let first = $service.inner.call($req);
+        if $service
+            .layer
+            .retry
+            .first_attempt_alone::<Lost<S::Response>>()
+        {
+            ResponseFuture::first(first, $held, kept)
+        } else {
+            ResponseFuture::looping($held.looping(kept, FirstAttempt::Sent(first)))
+        }
+    }};
+}
+
 impl<S, Req, C, O, N, G, B, L, D, Gd, M> Serve<Req>
     for RetryService<S, C, O, Settings<B, L, D, Gd, N, G>, M>
 where
@@ -67,16 +94,6 @@ where
 
     #[inline]
     fn start(&mut self, mut req: Req) -> ResponseFuture<Self, Req> {
-        let retry = &self.layer.retry;
-        let host = retry.host(|| M::authority(&req));
-        let kept = self.layer.only.mode.keep(
-            &mut req,
-            usize::try_from(self.layer.only.limit).unwrap_or(usize::MAX),
-            self.layer.writes,
-            || retry.hop_limits::<Lost<S::Response>>().left(),
-        );
-        // The first attempt goes to the service made ready; the others to clones of it.
-        let first = self.inner.call(req);
         // The clone is made in place, inside the future: a first-attempt success copies no
         // more than it must.
         //
@@ -86,11 +103,15 @@ where
         // core.
         //
         // The default budget's table is the exception: its `Arc` is counted once per call.
-        if self.layer.retry.first_attempt_alone::<Lost<S::Response>>() {
-            ResponseFuture::first(first, self.for_call(host), kept)
-        } else {
-            ResponseFuture::looping(self.for_call(host).looping(kept, FirstAttempt::Sent(first)))
-        }
+        start!(self, req, |host| self.for_call(host))
+    }
+
+    #[inline]
+    fn start_owned(mut self, mut req: Req) -> ResponseFuture<Self, Req> {
+        start!(self, req, |host| {
+            self.layer.only.host = host;
+            self
+        })
     }
 
     #[inline]
