@@ -49,6 +49,14 @@ impl Down {
     }
 }
 
+/// `f`'s output, with the answers to the calls that arrive at `down` meanwhile held.
+async fn held<F: std::future::Future>(down: &Down, f: F) -> F::Output {
+    down.hold(true);
+    let out = f.await;
+    down.hold(false);
+    out
+}
+
 /// A downstream answering `status` after `delay`, recording the deadline each call carried.
 async fn downstream(status: u16, delay: Duration) -> (SocketAddr, Arc<Down>) {
     let down = Arc::new(Down::default());
@@ -209,6 +217,23 @@ async fn the_edge_reads_no_deadline_and_keeps_its_own() {
     assert_eq!(seen.deadlines(), vec![None]);
 }
 
+/// A client with no pooled connections: a connection left by an attempt cut mid-request is
+/// never handed to the next caller, so every call's outcome is its own.
+fn unpooled() -> reqwest::Client {
+    reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap()
+}
+
+/// One attempt of a tier's call to `down`: a non-success status is an error.
+async fn fetch(client: reqwest::Client, down: SocketAddr) -> std::io::Result<reqwest::Response> {
+    let resp = client.get(format!("http://{down}/")).send().await;
+    resp.map_err(std::io::Error::other)?
+        .error_for_status()
+        .map_err(std::io::Error::other)
+}
+
 /// A tier under `ChainLayer::new()` whose handler calls `down` once per request with `Retry`
 /// (one attempt, cut at `timeout`) under a shared breaker or throttle: `200` when the call
 /// succeeded, else `503`.
@@ -218,24 +243,11 @@ async fn guarded_tier(
     breaker: Option<&'static CircuitBreaker>,
     throttle: Option<&'static AdaptiveThrottle>,
 ) -> SocketAddr {
-    // No pooled connections: a connection left by an attempt cut mid-request is never handed
-    // to the next caller, so every call's outcome is its own.
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .build()
-        .unwrap();
+    let client = unpooled();
     let handler = move || {
         let client = client.clone();
         async move {
-            let fetch = || {
-                let client = client.clone();
-                async move {
-                    let resp = client.get(format!("http://{down}/")).send().await;
-                    resp.map_err(std::io::Error::other)?
-                        .error_for_status()
-                        .map_err(std::io::Error::other)
-                }
-            };
+            let fetch = || fetch(client.clone(), down);
             let once = Retry::new(Policy::new().with_attempts(1)).timeout(timeout);
             let out = match (breaker, throttle) {
                 (Some(b), _) => once.breaker(b).call_async(fetch).await,
@@ -286,9 +298,10 @@ async fn a_callers_deadline_does_not_open_a_shared_breaker() {
     let (down, seen) = downstream(200, HEALTHY).await;
     let top = guarded_tier(down, Duration::from_secs(5), Some(&BREAKER), None).await;
     // Ten strangers with 1 ms: each attempt is cut by its own caller's deadline.
-    seen.hold(true);
-    assert_eq!(at_once(top, 10, &[(ENVOY, "1")]).await, vec![503; 10]);
-    seen.hold(false);
+    assert_eq!(
+        held(&seen, at_once(top, 10, &[(ENVOY, "1")])).await,
+        vec![503; 10]
+    );
     // Every later caller still gets through to the healthy downstream.
     settle().await;
     let before = seen.calls();
@@ -301,9 +314,10 @@ async fn a_callers_deadline_does_not_drive_a_shared_throttle() {
     static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(2.0, Duration::from_secs(60));
     let (down, seen) = downstream(200, HEALTHY).await;
     let top = guarded_tier(down, Duration::from_secs(5), None, Some(&THROTTLE)).await;
-    seen.hold(true);
-    assert_eq!(at_once(top, 40, &[(ENVOY, "1")]).await, vec![503; 40]);
-    seen.hold(false);
+    assert_eq!(
+        held(&seen, at_once(top, 40, &[(ENVOY, "1")])).await,
+        vec![503; 40]
+    );
     settle().await;
     let before = seen.calls();
     assert_eq!(at_once(top, 10, &[]).await, vec![200; 10]);
@@ -317,22 +331,11 @@ async fn a_callers_deadline_does_not_drive_a_shared_throttle() {
 /// A tier under `ChainLayer::new()` whose handler calls `down` with `Retry` (four attempts)
 /// under a shared budget: `200` when the call succeeded, else `503`.
 async fn budgeted_tier(down: SocketAddr, budget: &'static RetryBudget) -> SocketAddr {
-    let client = reqwest::Client::builder()
-        .pool_max_idle_per_host(0)
-        .build()
-        .unwrap();
+    let client = unpooled();
     let handler = move || {
         let client = client.clone();
         async move {
-            let fetch = || {
-                let client = client.clone();
-                async move {
-                    let resp = client.get(format!("http://{down}/")).send().await;
-                    resp.map_err(std::io::Error::other)?
-                        .error_for_status()
-                        .map_err(std::io::Error::other)
-                }
-            };
+            let fetch = || fetch(client.clone(), down);
             match Retry::new(four()).budget(budget).call_async(fetch).await {
                 Ok(_) => StatusCode::OK,
                 Err(_) => StatusCode::SERVICE_UNAVAILABLE,
@@ -386,9 +389,7 @@ async fn the_loops_own_timeout_still_counts_in_the_breaker() {
     // The tier's own 1 ms timeout: its attempts fail whoever calls, and that is the breaker's
     // business.
     let top = guarded_tier(down, Duration::from_millis(1), Some(&BREAKER), None).await;
-    seen.hold(true);
-    assert_eq!(at_once(top, 10, &[]).await, vec![503; 10]);
-    seen.hold(false);
+    assert_eq!(held(&seen, at_once(top, 10, &[])).await, vec![503; 10]);
     settle().await;
     let before = seen.calls();
     assert_eq!(call(top, &[]).await, 503);
