@@ -90,7 +90,11 @@ fn is_incomplete_message(error: Cause<'_>) -> bool {
 ///
 /// If the connection then closes, it fails as a reset or a broken pipe, which prove nothing.
 fn is_unprocessed_stream(error: Cause<'_>) -> bool {
-    let message = error.to_string();
+    says_unprocessed(&error.to_string())
+}
+
+/// Whether an error's message is an HTTP/2 stream's the server did not process.
+fn says_unprocessed(message: &str) -> bool {
     message == REFUSED_STREAM || message.starts_with(GOAWAY_RECEIVED)
 }
 
@@ -130,11 +134,14 @@ const CANCELED_UNSENT: (&str, &str) = ("operation was canceled", "connection clo
 pub(crate) fn unseen(error: Cause<'_>) -> crate::policy::Transparent {
     use crate::policy::Transparent;
     for e in chain(error) {
-        if is_unprocessed_stream(e) {
+        // Each link's message rendered once; its cause's only when it matched.
+        let message = e.to_string();
+        if says_unprocessed(&message) {
             return Transparent::NotSeenByServer;
         }
-        let cause = e.source().map(ToString::to_string);
-        if e.to_string() == CANCELED_UNSENT.0 && cause.as_deref() == Some(CANCELED_UNSENT.1) {
+        if message == CANCELED_UNSENT.0
+            && e.source().map(ToString::to_string).as_deref() == Some(CANCELED_UNSENT.1)
+        {
             return Transparent::NotSentOnWire;
         }
     }
