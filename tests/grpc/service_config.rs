@@ -1291,16 +1291,32 @@ impl std::error::Error for Closed {}
 /// `retry_transparent_not_sent_on_wire`: a call that never left the client is sent again at
 /// once until its deadline, however many times, uncounted; without a deadline, once per
 /// attempt (never a spin). hyper fails a request this way only in a race (its connection
-/// closing while it waits), so the channel here is a stand-in that fails the first five
-/// sends so, then answers.
+/// closing while it waits), so the channel here is a stand-in that follows a script of
+/// answers, one per send.
+///
+/// Without a deadline, "once per attempt" is told from "once per call" by a second attempt
+/// that meets an unsent failure too: unsent (resent, attempt 1), `ABORTED` (attempt 1
+/// counted, retried), unsent (attempt 2: resent only if each attempt gets its own), `OK`: 4
+/// sends and `OK`. Once per call, the second unsent would end the call (its `UNAVAILABLE` is
+/// not listed, and the attempts are spent) after 3 sends. Five unsent sends in a row, without
+/// a deadline, end the call after 2: the resend's own failure is not resent (no spin).
 #[tokio::test]
 async fn retry_transparent_not_sent_on_wire() {
-    for (deadline, sends, answered) in [(true, 6, true), (false, 2, false)] {
-        let unsent = || Box::new(Unsent(Closed)) as retry_jitter::tower::BoxError;
+    const U: Wire = Wire::Unsent;
+    const OK: Wire = Wire::Status(Code::Ok);
+    const ABORTED: Wire = Wire::Status(Code::Aborted);
+    let cases: [(bool, &[Wire], u32, bool); 3] = [
+        (true, &[U, U, U, U, U, OK], 6, true),
+        (false, &[U, U, U, U, U, OK], 2, false),
+        (false, &[U, ABORTED, U, OK], 4, true),
+    ];
+    for (deadline, script, sends, answered) in cases {
         let json = config(2, QUICK, "", "");
-        let (answer, sent) = stand_in_call(&json, 5, deadline, unsent).await;
-        assert_eq!(answer.is_ok(), answered, "deadline: {deadline}");
-        assert_eq!(sent, sends, "deadline: {deadline}");
+        let (answer, sent) = stand_in_call(&json, deadline, script).await;
+        let status = answer.as_ref().map(|a| a.headers()["grpc-status"].clone());
+        let ok = matches!(&status, Ok(code) if code == "0");
+        assert_eq!(ok, answered, "deadline: {deadline}, {script:?}: {status:?}");
+        assert_eq!(sent, sends, "deadline: {deadline}, {script:?}");
     }
 }
 
@@ -1309,41 +1325,57 @@ async fn retry_transparent_not_sent_on_wire() {
 /// sent once and counted, and the call ends on the last refusal.
 #[tokio::test]
 async fn a_refused_connection_is_retried_as_counted_attempts_not_transparently() {
-    let refused = || {
-        let error = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        Box::new(error) as retry_jitter::tower::BoxError
-    };
     let json = config(3, QUICK, "", "").replace(r#""ABORTED""#, r#""UNAVAILABLE""#);
-    let (answer, sent) = stand_in_call(&json, 10, true, refused).await;
+    let mut script = vec![Wire::Refused; 10];
+    script.push(Wire::Status(Code::Ok));
+    let (answer, sent) = stand_in_call(&json, true, &script).await;
     assert!(answer.is_err());
     assert_eq!(sent, 3);
 }
 
+/// What the stand-in channel of [`stand_in_call`] does with one send.
+#[derive(Clone, Copy, Debug)]
+enum Wire {
+    /// Fails it as hyper fails a request it never wrote ([`Unsent`]).
+    Unsent,
+    /// Fails it as a refused connect.
+    Refused,
+    /// Answers it with this code (trailers-only).
+    Status(Code),
+}
+
 /// One call of `/service/method` (with `grpc-timeout: 10S` if `deadline`) through a layer of
-/// the service config `json` over a stand-in channel whose first `failing` sends fail with
-/// `error()`, then answer `OK`: the outcome, and the sends the channel got.
+/// the service config `json` over a stand-in channel whose `n`-th send gets `script[n]` (past
+/// the script, its last): the outcome, and the sends the channel got.
 async fn stand_in_call(
     json: &str,
-    failing: u32,
     deadline: bool,
-    error: fn() -> retry_jitter::tower::BoxError,
+    script: &[Wire],
 ) -> (
     Result<http::Response<tonic::body::Body>, retry_jitter::tower::BoxError>,
     u32,
 ) {
+    use retry_jitter::tower::BoxError;
     use std::sync::atomic::{AtomicU32, Ordering};
     use tower::{Service as _, ServiceExt as _};
     let sent = Arc::new(AtomicU32::new(0));
     let counted = sent.clone();
+    let script = script.to_vec();
     let channel = tower::service_fn(move |_: http::Request<tonic::body::Body>| {
-        let n = counted.fetch_add(1, Ordering::SeqCst);
+        let n = counted.fetch_add(1, Ordering::SeqCst) as usize;
+        let wire = script[n.min(script.len() - 1)];
         async move {
-            if n < failing {
-                return Err(error());
-            }
+            let code = match wire {
+                Wire::Unsent => return Err(Box::new(Unsent(Closed)) as BoxError),
+                Wire::Refused => {
+                    let error = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+                    return Err(Box::new(error) as BoxError);
+                }
+                Wire::Status(code) => code as i32,
+            };
             let answer = http::Response::builder()
                 .header("content-type", "application/grpc")
-                .header("grpc-status", "0")
+                .header("grpc-status", code.to_string())
                 .body(tonic::body::Body::empty())
                 .unwrap();
             Ok(answer)
