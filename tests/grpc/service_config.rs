@@ -1596,3 +1596,78 @@ async fn the_layer_puts_the_figures_in_the_response() {
     let stats = resp.extensions().get::<RetryStats>().expect("the figures");
     assert_eq!((stats.attempts, stats.gave_up, seen.calls()), (2, None, 2));
 }
+
+// --- What the layer's docs promise of transparent retries -------------------------------------
+
+/// A transparent retry is no retry to `notify` and is counted apart in `stats`: an attempt
+/// that went away, then `ABORTED`, then `OK`: `notify` hears the one counted retry (as attempt
+/// 1), and `stats` 2 attempts and 1 transparent retry.
+#[tokio::test]
+async fn a_transparent_retry_is_told_to_no_notify_and_counted_apart_in_stats() {
+    use retry_jitter::http::Failed;
+    use retry_jitter::tower::BoxError;
+    use retry_jitter::{RetryEvent, RetryStats};
+    use std::sync::atomic::Ordering;
+    let script = replies(&[Reply::Fail(Code::Aborted), Reply::Ok]);
+    let (channel, seen, gone) = serve_going_away(script, 1).await;
+    let told = Arc::new(Mutex::new(Vec::new()));
+    let (notified, figures) = (told.clone(), told.clone());
+    let config = ServiceConfig::from_json(&config(3, QUICK, "", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config)
+        .notify(move |_: &Failed<'_, BoxError>, ev: &RetryEvent| {
+            notified
+                .lock()
+                .unwrap()
+                .push(format!("retry {}", ev.attempt));
+        })
+        .stats(move |s: &RetryStats| {
+            let line = format!("stats {} {}", s.attempts, s.transparent_retries);
+            figures.lock().unwrap().push(line);
+        });
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert_eq!((gone.load(Ordering::SeqCst), seen.calls()), (1, 2));
+    assert_eq!(*told.lock().unwrap(), ["retry 1", "stats 2 1"]);
+}
+
+/// A hedged method makes no transparent retry: a first copy that went away is a non-fatal
+/// `UNAVAILABLE` (a channel error) the race counts, and the next copy goes at once, not after
+/// the `hedgingDelay` of 1 s: 2 attempts, none transparent.
+#[tokio::test]
+async fn a_hedged_method_makes_no_transparent_retry() {
+    use retry_jitter::RetryStats;
+    use std::sync::atomic::Ordering;
+    let (channel, seen, gone) = serve_going_away(replies(&[Reply::Ok]), 1).await;
+    let figures = Arc::new(Mutex::new(None));
+    let kept = figures.clone();
+    let config = ServiceConfig::from_json(&hedging(2, "1s", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config).stats(move |s: &RetryStats| {
+        *kept.lock().unwrap() = Some((s.attempts, s.transparent_retries));
+    });
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    let start = Instant::now();
+    assert_eq!(call(&mut client, "/service/method").await.unwrap(), "foo");
+    assert!(
+        start.elapsed() < Duration::from_millis(900),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_eq!((gone.load(Ordering::SeqCst), seen.calls()), (1, 1));
+    assert_eq!(
+        *figures.lock().unwrap(),
+        Some((2, 0)),
+        "(attempts, transparent)"
+    );
+}
+
+/// A method without a policy makes no transparent retry: sent once, untouched, its call
+/// that went away ends with the channel's error.
+#[tokio::test]
+async fn a_method_without_a_policy_makes_no_transparent_retry() {
+    use std::sync::atomic::Ordering;
+    let (channel, seen, gone) = serve_going_away(replies(&[Reply::Ok]), 1).await;
+    let mut client = client(&config(3, QUICK, "", ""), channel);
+    let status = call(&mut client, "/service/other").await.unwrap_err();
+    assert!(status.message().contains("h2 protocol error"), "{status:?}");
+    assert_eq!((gone.load(Ordering::SeqCst), seen.calls()), (1, 0));
+}
