@@ -1597,7 +1597,7 @@ async fn the_layer_puts_the_figures_in_the_response() {
     assert_eq!((stats.attempts, stats.gave_up, seen.calls()), (2, None, 2));
 }
 
-// --- What the layer's docs promise of transparent retries -------------------------------------
+// --- What the layer's docs promise of transparent retries and of its guards -----------------
 
 /// A transparent retry is no retry to `notify` and is counted apart in `stats`: an attempt
 /// that went away, then `ABORTED`, then `OK`: `notify` hears the one counted retry (as attempt
@@ -1670,4 +1670,80 @@ async fn a_method_without_a_policy_makes_no_transparent_retry() {
     let status = call(&mut client, "/service/other").await.unwrap_err();
     assert!(status.message().contains("h2 protocol error"), "{status:?}");
     assert_eq!((gone.load(Ordering::SeqCst), seen.calls()), (1, 0));
+}
+
+/// `throttle`: an `AdaptiveThrottle` (k = 1) asked before every attempt. Against a server that
+/// answers every attempt `ABORTED` (listed: retryable, so each adds a request and no accept),
+/// the rejection probability after `n` requests is `n / (n + 1)`: soon an attempt is refused,
+/// not sent, and its call ends `UNAVAILABLE`. Each call either makes both its attempts and ends
+/// `ABORTED`, or has one refused (a refused retry: 1 sent; a refused first attempt: none), and
+/// the throttle's counts are exactly the attempts sent plus those refused, no accepts.
+#[tokio::test]
+async fn the_layers_adaptive_throttle_refuses_attempts_of_a_failing_server() {
+    use retry_jitter::{sleep, AdaptiveThrottle};
+    static THROTTLE: AdaptiveThrottle = AdaptiveThrottle::new(1.0, Duration::from_secs(60));
+    retry_jitter::testing::seed_jitter(55);
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted)])).await;
+    let config = ServiceConfig::from_json(&config(2, QUICK, "", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config).throttle(&THROTTLE);
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    assert_eq!(THROTTLE.rejection_probability(sleep::now), 0.0);
+    let mut refused = 0;
+    let mut unsent = None;
+    for n in 0..100 {
+        let before = seen.calls();
+        let status = call(&mut client, "/service/method").await.unwrap_err();
+        let sent = seen.calls() - before;
+        match status.code() {
+            Code::Aborted => assert_eq!(sent, 2, "call {n}: both attempts let through"),
+            Code::Unavailable => {
+                assert!(sent < 2, "call {n}: {sent} sent, yet refused");
+                refused += 1;
+            }
+            other => panic!("call {n}: {other:?}"),
+        }
+        let counts = ((seen.calls() + refused) as u64, 0);
+        assert_eq!(THROTTLE.counts(sleep::now), counts, "call {n}");
+        if sent == 0 {
+            unsent = Some(n);
+            break;
+        }
+    }
+    let n = unsent.expect("a call refused before its first attempt");
+    assert!(n > 0, "the first call's first attempt: nothing had failed");
+    assert!(THROTTLE.rejection_probability(sleep::now) > 0.5);
+}
+
+/// `cancel` ends a wait at once: a token cancelled while the call waits out a backoff of 10 s
+/// (8 s at least, jittered) ends the call with its first answer, sent once.
+#[tokio::test]
+async fn the_layers_cancel_ends_a_wait_at_once() {
+    let (channel, seen) = serve(replies(&[Reply::Fail(Code::Aborted), Reply::Ok])).await;
+    let shutdown = retry_jitter::CancelToken::new();
+    let config = ServiceConfig::from_json(&config(3, "10s", "", "")).unwrap();
+    let layer = ServiceConfigLayer::new(config).cancel(&shutdown);
+    let mut client = tonic::client::Grpc::new(layer.layer(channel));
+    let (token, watched) = (shutdown.clone(), seen.clone());
+    tokio::spawn(async move {
+        while watched.calls() < 1 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        // The answer is on its way: the call is in its wait by then.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        token.cancel();
+    });
+    let start = Instant::now();
+    let status = call(&mut client, "/service/method").await.unwrap_err();
+    let took = start.elapsed();
+    assert!(
+        took >= Duration::from_millis(100),
+        "ended before the cancel: {took:?}"
+    );
+    assert!(
+        took < Duration::from_secs(1),
+        "the wait was not cut: {took:?}"
+    );
+    assert_eq!((status.code(), seen.calls()), (Code::Aborted, 1));
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(seen.calls(), 1, "nothing sent after the cancel");
 }
