@@ -60,7 +60,10 @@
 //! - **Commit.** An answer whose headers came without a status has begun: its trailers are
 //!   the answer.
 //! - **Channel errors** count as `UNAVAILABLE`. They are retried when that code is listed, or
-//!   when they prove the request never left.
+//!   when they prove the request never left ([`never_sent`](crate::http::never_sent): a
+//!   refused or failed connect, a stream the server did not process).
+//! - A request hyper hands back unwritten is resent only transparently (below); once that is
+//!   spent, it is retried only where `UNAVAILABLE` is listed.
 //! - **Transparent retries.** An attempt that never reached the server's application is sent
 //!   again at once, uncounted, without `grpc-previous-rpc-attempts` of its own.
 //! - Refused by the server's transport (`REFUSED_STREAM`, beyond a `GOAWAY`): once per attempt.
