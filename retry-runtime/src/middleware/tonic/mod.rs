@@ -63,7 +63,7 @@
 //!   when they prove the request never left ([`never_sent`](crate::http::never_sent): a
 //!   refused or failed connect, a stream the server did not process).
 //! - A request hyper hands back unwritten is resent only transparently (below); once that is
-//!   spent, it is retried only where `UNAVAILABLE` is listed.
+//!   spent, the call ends with it.
 //! - **Transparent retries.** An attempt that never reached the server's application is sent
 //!   again at once, uncounted, without `grpc-previous-rpc-attempts` of its own.
 //! - Refused by the server's transport (`REFUSED_STREAM`, beyond a `GOAWAY`): once per attempt.
